@@ -1,0 +1,112 @@
+"""Every difference between supported JAX versions (0.4.35 and newer) lives here.
+
+Only the worker process imports this module: it imports JAX.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+import jax
+from jax._src import source_info_util
+
+try:  # Jaxpr and friends moved to jax.extend.core; jax.core lost them in 0.6.0.
+    from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
+except ImportError:  # pragma: no cover - very old releases
+    from jax.core import ClosedJaxpr, Jaxpr, Literal  # type: ignore[no-redef]
+
+JAX_VERSION: tuple[int, ...] = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+
+# The jit primitive was named "pjit" before 0.7.0.
+CALL_PRIMITIVES = frozenset(
+    {"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
+     "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"}
+)
+JIT_PRIMITIVES = frozenset({"jit", "pjit"})
+
+
+def exclude_from_user_frames(path: str) -> None:
+    """Make frames in ``path`` (jaxlint's own files) invisible to JAX's user-frame lookup."""
+    source_info_util.register_exclusion(os.path.dirname(path))
+
+
+def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
+    """(file, start_line, start_col, end_line, end_col) of the innermost user frame, or None."""
+    if source_info is None:
+        return None
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frame = source_info_util.user_frame(source_info.traceback)
+        else:
+            frame = source_info_util.user_frame(source_info)
+    except Exception:  # a malformed traceback must not stop the analysis
+        return None
+    if frame is None:
+        return None
+    start_col = getattr(frame, "start_column", 0) or 0
+    end_line = getattr(frame, "end_line", None) or frame.start_line
+    end_col = getattr(frame, "end_column", None) or start_col
+    return frame.file_name, frame.start_line, start_col, end_line, end_col
+
+
+def name_stack_entries(source_info: Any) -> list[tuple[str, str]]:
+    """The name stack as (kind, name) pairs, kind "transform" or "scope", outermost first.
+
+    On old releases the string form of a bare transform can be empty, so read the elements.
+    """
+    stack = getattr(getattr(source_info, "name_stack", None), "stack", ())
+    entries = []
+    for element in stack:
+        kind = "transform" if type(element).__name__ == "Transform" else "scope"
+        entries.append((kind, str(getattr(element, "name", element))))
+    return entries
+
+
+def subjaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(param name, Jaxpr or ClosedJaxpr) for every sub-jaxpr in an equation's params."""
+    for key, value in params.items():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for index, item in enumerate(items):
+            if isinstance(item, (ClosedJaxpr, Jaxpr)):
+                name = key if len(items) == 1 and not isinstance(value, (tuple, list)) else f"{key}[{index}]"
+                yield name, item
+
+
+def open_jaxpr(jaxpr: Any) -> tuple[Any, list[Any]]:
+    """(open Jaxpr, consts) for a Jaxpr or ClosedJaxpr."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        return jaxpr.jaxpr, list(jaxpr.consts)
+    return jaxpr, []
+
+
+def is_literal(atom: Any) -> bool:
+    return isinstance(atom, Literal)
+
+
+def trace_to_jaxpr(fun: Any, args: tuple, kwargs: dict) -> Any:
+    """ClosedJaxpr of ``fun`` applied to abstract args (ShapeDtypeStruct leaves)."""
+    return jax.make_jaxpr(lambda *a, **k: fun(*a, **k))(*args, **kwargs)
+
+
+def eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
+    return jax.eval_shape(fun, *args, **kwargs)
+
+
+def shape_dtype_struct(value: Any) -> Any:
+    """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak types."""
+    aval = getattr(value, "aval", None)
+    shape, dtype = value.shape, value.dtype
+    weak = bool(getattr(aval, "weak_type", False)) or bool(getattr(value, "weak_type", False))
+    if weak:
+        return jax.ShapeDtypeStruct(shape, dtype, weak_type=True)
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+def array_types() -> tuple[type, ...]:
+    import numpy as np
+
+    return (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
+
+
+def is_tracer(value: Any) -> bool:
+    return isinstance(value, jax.core.Tracer)

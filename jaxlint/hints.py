@@ -1,0 +1,333 @@
+"""Parse ``# jaxlint: args x=f32[], y=f32[n, 3], k=3`` hint comments into argument specs.
+
+Pure Python on purpose: hints are parsed while collecting targets, before (and often
+without) importing jax. Only ``to_abstract`` touches jax, and imports it lazily.
+"""
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# dtype names as jaxprs print them -> numpy dtype names (ml_dtypes calls bf16 "bfloat16").
+DTYPES: dict[str, str] = {
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "bool": "bool",
+    "c64": "complex64",
+    "c128": "complex128",
+}
+_SHORT_NAMES: dict[str, str] = {numpy_name: short for short, numpy_name in DTYPES.items()}
+
+# jax.export.symbolic_shape reads these as operators or placeholders, never as variables.
+_RESERVED_DIMS = ("_", "mod", "floordiv", "max", "min")
+
+_NAME = re.compile(r"[^\W\d]\w*")  # a Python identifier
+_INT = re.compile(r"[0-9]+")
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+_LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    dtype: str  # numpy dtype name, e.g. "float32", "bfloat16"
+    dims: tuple[int | str, ...]  # ints are fixed sizes, strs are symbolic dimension names
+
+
+@dataclass(frozen=True)
+class StaticSpec:
+    value: object
+
+
+class HintError(ValueError):
+    """A malformed hint; ``column`` is the 0-based offset into the hint text (best effort)."""
+
+    def __init__(self, message: str, column: int = 0) -> None:
+        super().__init__(message)
+        self.column = column
+
+
+# --- public API ---------------------------------------------------------------------------
+
+
+def parse_hint(text: str) -> dict[str, Any]:
+    """Parse the text after ``args`` into param name -> pytree of ArraySpec/StaticSpec leaves."""
+    # Check brackets and strings once up front, so the scans below cannot fail.
+    for _ in _scan(text, 0, len(text)):
+        pass
+    spec: dict[str, Any] = {}
+    for start, end in _items(text, 0, len(text), "parameter (stray comma?)"):
+        m = _NAME.match(text, start, end)
+        if m is None:
+            raise HintError(f"expected a parameter name at {text[start:end]!r}", start)
+        name = m.group()
+        if keyword.iskeyword(name):
+            raise HintError(f"parameter name {name!r} is a Python keyword", start)
+        eq, _ = _strip(text, m.end(), end)
+        if eq == end or text[eq] != "=":
+            raise HintError(f"missing '=' after {name!r}", eq)
+        if name in spec:
+            raise HintError(f"duplicate parameter {name!r}", start)
+        spec[name] = _parse_value(text, eq + 1, end, text[start:end], name)
+    return spec
+
+
+def dim_names(spec: dict[str, Any]) -> list[str]:
+    """Symbolic dimension names of the whole hint, in first-appearance order."""
+    arrays = [leaf for leaf in _leaves(spec) if isinstance(leaf, ArraySpec)]
+    return list(dict.fromkeys(d for leaf in arrays for d in leaf.dims if isinstance(d, str)))
+
+
+def to_abstract(spec: dict[str, Any]) -> dict[str, Any]:
+    """ArraySpec -> jax.ShapeDtypeStruct, StaticSpec -> its value; containers keep their types."""
+    import jax
+    from jax import export
+
+    names = dim_names(spec)
+    # One call for the whole hint: dims from separate symbolic_shape calls never unify.
+    symbols = dict(zip(names, export.symbolic_shape(", ".join(names)))) if names else {}
+
+    def convert(leaf: Any) -> Any:
+        if isinstance(leaf, ArraySpec):
+            shape = tuple(symbols[d] if isinstance(d, str) else d for d in leaf.dims)
+            return jax.ShapeDtypeStruct(shape, leaf.dtype)
+        if isinstance(leaf, StaticSpec):
+            return leaf.value
+        raise TypeError(f"not an ArraySpec or StaticSpec: {leaf!r}")
+
+    return {name: _map_leaves(convert, tree) for name, tree in spec.items()}
+
+
+def describe(spec: dict[str, Any]) -> str:
+    """Back to hint text, e.g. ``x=f32[], y=f32[n, 3], k=3`` (parse_hint reads it back)."""
+    return ", ".join(f"{name}={_format(tree, ', ')}" for name, tree in spec.items())
+
+
+def format_abstract(value: Any) -> str:
+    """Render a pytree of ShapeDtypeStruct / arrays / static values like ``(f32[n,3], 2)``."""
+    return _format(value, ",")
+
+
+# --- scanning -----------------------------------------------------------------------------
+
+
+def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, str, int]]:
+    """Yield (index, char, depth) for the chars of text[start:end] outside string literals.
+
+    A bracket reports the depth outside itself, so top-level brackets have depth 0.
+    """
+    stack: list[int] = []  # indices of the open brackets
+    i = start
+    while i < end:
+        ch = text[i]
+        if ch in "'\"":
+            i = _string_end(text, i, end)
+            continue
+        if ch in _CLOSERS:
+            if not stack:
+                raise HintError(f"unbalanced brackets: {ch!r} closes nothing", i)
+            opener = stack.pop()
+            if _OPENERS[text[opener]] != ch:
+                message = f"{ch!r} does not match {text[opener]!r} at column {opener}"
+                raise HintError(f"unbalanced brackets: {message}", i)
+        yield i, ch, len(stack)
+        if ch in _OPENERS:
+            stack.append(i)
+        i += 1
+    if stack:
+        raise HintError(f"unbalanced brackets: {text[stack[-1]]!r} is never closed", stack[-1])
+
+
+def _string_end(text: str, start: int, end: int) -> int:
+    """Index just past the string literal whose opening quote is at text[start]."""
+    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
+    i = start + len(quote)
+    while i < end:
+        if text[i] == "\\":
+            i += 2  # even raw strings can't end on an escaped quote
+        elif text.startswith(quote, i):
+            return i + len(quote)
+        else:
+            i += 1
+    raise HintError("unterminated string", start)
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _split(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
+    """Ranges of text[start:end] between top-level ``sep`` chars (not in brackets or strings)."""
+    pieces = []
+    for i, ch, depth in _scan(text, start, end):
+        if ch == sep and depth == 0:
+            pieces.append((start, i))
+            start = i + 1
+    pieces.append((start, end))
+    return pieces
+
+
+def _items(text: str, start: int, end: int, what: str) -> list[tuple[int, int]]:
+    """Stripped comma-separated items of text[start:end]; a trailing comma is fine, as in Python."""
+    pieces = [_strip(text, s, e) for s, e in _split(text, start, end, ",")]
+    if pieces[-1][0] == pieces[-1][1]:
+        pieces.pop()  # empty text, or a trailing comma
+    for s, e in pieces:
+        if s == e:
+            raise HintError(f"empty {what}", s)
+    return pieces
+
+
+def _closing(text: str, start: int, end: int) -> int:
+    """Index of the bracket that closes the one at text[start]."""
+    return next(i for i, ch, depth in _scan(text, start, end) if depth == 0 and ch in _CLOSERS)
+
+
+# --- values -------------------------------------------------------------------------------
+
+
+def _parse_value(text: str, start: int, end: int, item: str, path: str) -> Any:
+    """Parse one value. For messages: ``item`` is the whole ``name=value``, ``path`` e.g. "p[0]"."""
+    start, end = _strip(text, start, end)
+    if start == end:
+        raise HintError(f"missing value for {path}", start)
+    m = _NAME.match(text, start, end)
+    if m is not None:
+        bracket, _ = _strip(text, m.end(), end)
+        if bracket < end and text[bracket] == "[":
+            return _parse_array(text, m, bracket, end, item, path)
+        if m.group() in DTYPES and m.end() == end:
+            hint = f"write {m.group()}[] for a scalar"
+            raise HintError(f"missing dimensions after dtype {m.group()!r} in {path} ({hint})", end)
+    if text[start] in _OPENERS and _closing(text, start, end) == end - 1:
+        try:
+            return StaticSpec(ast.literal_eval(text[start:end]))
+        except _LITERAL_ERRORS:
+            return _parse_container(text, start, end, item, path)  # has array specs, or is broken
+    try:
+        return StaticSpec(ast.literal_eval(text[start:end]))
+    except _LITERAL_ERRORS:
+        message = f"value of {path} is not a Python literal: {text[start:end]!r}"
+        raise HintError(message, start) from None
+
+
+def _parse_array(
+    text: str, m: re.Match[str], bracket: int, end: int, item: str, path: str
+) -> ArraySpec:
+    """``dtype[dims]``: ``m`` matched the dtype name and text[bracket] is its ``[``."""
+    dtype = m.group()
+    if dtype not in DTYPES:
+        known = ", ".join(DTYPES)
+        raise HintError(f"unknown dtype {dtype!r} in {item!r} (expected one of {known})", m.start())
+    close = _closing(text, bracket, end)
+    if close != end - 1:
+        extra, array = text[close + 1 : end].strip(), text[m.start() : close + 1]
+        raise HintError(f"unexpected {extra!r} after {array!r} in {path}", close + 1)
+    dims: list[int | str] = []
+    for s, e in _items(text, bracket + 1, close, f"dimension in {path}"):
+        dim = text[s:e]
+        if _INT.fullmatch(dim):
+            dims.append(int(dim))
+        elif _NAME.fullmatch(dim):
+            if dim in _RESERVED_DIMS:
+                avoid = ", ".join(_RESERVED_DIMS)
+                message = f"dimension name {dim!r} of {path} is reserved by jax.export ({avoid})"
+                raise HintError(message, s)
+            dims.append(dim)
+        else:
+            message = f"dimension {dim!r} of {path} is not a non-negative integer or a name"
+            raise HintError(message, s)
+    return ArraySpec(DTYPES[dtype], tuple(dims))
+
+
+def _parse_container(text: str, start: int, end: int, item: str, path: str) -> Any:
+    """A tuple, list or dict (text[start] is its opening bracket) with array specs inside."""
+    opener = text[start]
+    items = _items(text, start + 1, end - 1, f"element in {path}")
+    if opener == "(" and len(_split(text, start + 1, end - 1, ",")) == 1:
+        # As in Python, `(x)` only groups; `(x,)` is a tuple.
+        return _parse_value(text, start + 1, end - 1, item, path)
+    if opener != "{":
+        values = [_parse_value(text, s, e, item, f"{path}[{k}]") for k, (s, e) in enumerate(items)]
+        return tuple(values) if opener == "(" else values
+    result = {}
+    for s, e in items:
+        colon = next((i for i, ch, depth in _scan(text, s, e) if ch == ":" and depth == 0), None)
+        if colon is None:
+            message = f"expected 'key: value' in dict {path} (sets of arrays are not supported)"
+            raise HintError(message, s)
+        ks, ke = _strip(text, s, colon)
+        try:
+            key = ast.literal_eval(text[ks:ke])
+            hash(key)
+        except _LITERAL_ERRORS:
+            message = f"dict key {text[ks:ke]!r} in {path} is not a hashable Python literal"
+            raise HintError(message, ks) from None
+        result[key] = _parse_value(text, colon + 1, e, item, f"{path}[{key!r}]")
+    return result
+
+
+# --- pytrees ------------------------------------------------------------------------------
+
+
+def _leaves(tree: Any) -> Iterator[Any]:
+    if isinstance(tree, (tuple, list)):
+        for child in tree:
+            yield from _leaves(child)
+    elif isinstance(tree, dict):
+        for child in tree.values():
+            yield from _leaves(child)
+    else:
+        yield tree
+
+
+def _map_leaves(fn: Callable[[Any], Any], tree: Any) -> Any:
+    if isinstance(tree, tuple):
+        return tuple(_map_leaves(fn, child) for child in tree)
+    if isinstance(tree, list):
+        return [_map_leaves(fn, child) for child in tree]
+    if isinstance(tree, dict):
+        return {key: _map_leaves(fn, child) for key, child in tree.items()}
+    return fn(tree)
+
+
+def _format(tree: Any, dim_sep: str) -> str:
+    if isinstance(tree, tuple):
+        inner = ", ".join(_format(child, dim_sep) for child in tree)
+        return f"({inner},)" if len(tree) == 1 else f"({inner})"
+    if isinstance(tree, list):
+        return "[" + ", ".join(_format(child, dim_sep) for child in tree) + "]"
+    if isinstance(tree, dict):
+        inner = ", ".join(f"{key!r}: {_format(child, dim_sep)}" for key, child in tree.items())
+        return "{" + inner + "}"
+    if isinstance(tree, ArraySpec):
+        return _format_array(tree.dtype, tree.dims, dim_sep)
+    if isinstance(tree, StaticSpec):
+        return repr(tree.value)
+    if hasattr(tree, "shape") and hasattr(tree, "dtype"):  # ShapeDtypeStruct, arrays, tracers
+        dtype = tree.dtype
+        name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
+        return _format_array(name, tree.shape, dim_sep)
+    return repr(tree)
+
+
+def _format_array(dtype: str, dims: Any, dim_sep: str) -> str:
+    return f"{_SHORT_NAMES.get(dtype, dtype)}[{dim_sep.join(str(d) for d in dims)}]"

@@ -1,0 +1,173 @@
+"""A jaxpr IR with source locations: call-like equations inlined, control flow kept as regions.
+
+Built in the worker from a traced ClosedJaxpr. Every op knows the user's file:line:col (innermost
+user frame; when a library jit hides it, the enclosing call's) and its transform stack.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from jaxlint import compat
+from jaxlint.model import Span
+
+# Scope names jaxlint's own instrumentation puts on identity markers (see record.py).
+MARKER_PREFIX = "jaxlint_mark_"
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    span: Span
+
+
+class Value:
+    """One SSA value: a jaxpr variable, literal or constant, after inlining."""
+
+    __slots__ = ("aval", "producer", "uses", "literal", "const", "region_input")
+
+    def __init__(self, aval: Any, literal: Any = None, const: bool = False) -> None:
+        self.aval = aval
+        self.producer: Op | None = None
+        self.uses: list[Op] = []
+        self.literal = literal  # the Python/NumPy value of a jaxpr Literal, else None
+        self.const = const  # a closed-over constant
+        self.region_input: Region | None = None
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(getattr(self.aval, "shape", ()))
+
+    @property
+    def dtype(self) -> Any:
+        return getattr(self.aval, "dtype", None)
+
+    def __repr__(self) -> str:
+        return f"Value({self.aval})"
+
+
+@dataclass(eq=False)
+class Op:
+    primitive: str
+    params: dict[str, Any]
+    inputs: list[Value]
+    outputs: list[Value]
+    location: Location | None
+    transforms: tuple[str, ...]  # outermost first, e.g. ("jvp", "vmap")
+    scopes: tuple[str, ...]
+    under_jit: bool
+    region: Region | None = None  # the region this op belongs to
+    regions: list[Region] = field(default_factory=list)  # bodies of control flow ops
+
+    def __repr__(self) -> str:
+        return f"Op({self.primitive} @ {self.location})"
+
+
+@dataclass(eq=False)
+class Region:
+    name: str
+    inputs: list[Value]
+    outputs: list[Value] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    parent: Op | None = None
+
+
+@dataclass(eq=False)
+class Program:
+    top: Region
+    markers: dict[str, list[Value]] = field(default_factory=dict)
+
+    def walk(self) -> Iterator[Op]:
+        """Every op, nested regions included, in program order."""
+        stack = [iter(self.top.ops)]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            for region in reversed(op.regions):
+                stack.append(iter(region.ops))
+
+
+@dataclass(frozen=True)
+class _Context:
+    transforms: tuple[str, ...]
+    scopes: tuple[str, ...]
+    location: Location | None  # fallback for equations without a user frame
+    under_jit: bool
+
+
+def build_program(closed_jaxpr: Any) -> Program:
+    jaxpr, consts = compat.open_jaxpr(closed_jaxpr)
+    inputs = [Value(v.aval) for v in jaxpr.invars]
+    top = Region("top", inputs)
+    program = Program(top)
+    const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
+    env = dict(zip(jaxpr.constvars, const_values)) | dict(zip(jaxpr.invars, inputs))
+    for value in inputs:
+        value.region_input = top
+    ctx = _Context((), (), None, False)
+    _walk(program, jaxpr, env, top, ctx)
+    top.outputs = [_read(env, v) for v in jaxpr.outvars]
+    return program
+
+
+def _read(env: dict, atom: Any) -> Value:
+    if compat.is_literal(atom):
+        return Value(atom.aval, literal=atom.val)
+    return env[atom]
+
+
+def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context) -> None:
+    for eqn in jaxpr.eqns:
+        name_stack = compat.name_stack_entries(eqn.source_info)
+        transforms = ctx.transforms + tuple(n for k, n in name_stack if k == "transform")
+        scopes = ctx.scopes + tuple(n for k, n in name_stack if k == "scope")
+        found = compat.user_location(eqn.source_info)
+        location = Location(found[0], Span(*found[1:])) if found else ctx.location
+        inputs = [_read(env, v) for v in eqn.invars]
+        prim = eqn.primitive.name
+        subs = list(compat.subjaxprs(eqn.params))
+
+        marker = next((s for s in reversed(scopes) if s.startswith(MARKER_PREFIX)), None)
+        if prim == "optimization_barrier" and marker is not None:
+            # jaxlint's own marker: transparent, its outputs are its inputs.
+            for out_var, value in zip(eqn.outvars, inputs):
+                env[out_var] = value
+                program.markers.setdefault(marker, []).append(value)
+            continue
+
+        if prim in compat.CALL_PRIMITIVES and subs:
+            inner_jaxpr, inner_consts = compat.open_jaxpr(subs[0][1])
+            if len(inner_jaxpr.invars) == len(inputs):
+                inner_env = {v: Value(v.aval, const=True) for v in inner_jaxpr.constvars}
+                inner_env.update(zip(inner_jaxpr.invars, inputs))
+                inner_ctx = _Context(transforms, scopes, location,
+                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES)
+                _walk(program, inner_jaxpr, inner_env, region, inner_ctx)
+                for out_var, inner_out in zip(eqn.outvars, inner_jaxpr.outvars):
+                    env[out_var] = _read(inner_env, inner_out)
+                continue
+
+        outputs = [Value(v.aval) for v in eqn.outvars]
+        params = {k: v for k, v in eqn.params.items()}
+        op = Op(prim, params, inputs, outputs, location, transforms, scopes, ctx.under_jit, region)
+        for value in inputs:
+            value.uses.append(op)
+        for out_var, value in zip(eqn.outvars, outputs):
+            value.producer = op
+            env[out_var] = value
+        for sub_name, sub in subs:
+            sub_jaxpr, _ = compat.open_jaxpr(sub)
+            sub_inputs = [Value(v.aval) for v in sub_jaxpr.invars]
+            sub_region = Region(sub_name, sub_inputs, parent=op)
+            for value in sub_inputs:
+                value.region_input = sub_region
+            sub_env = {v: Value(v.aval, const=True) for v in sub_jaxpr.constvars}
+            sub_env.update(zip(sub_jaxpr.invars, sub_inputs))
+            sub_ctx = _Context(transforms, scopes, location, ctx.under_jit)
+            _walk(program, sub_jaxpr, sub_env, sub_region, sub_ctx)
+            sub_region.outputs = [_read(sub_env, v) for v in sub_jaxpr.outvars]
+            op.regions.append(sub_region)
+        region.ops.append(op)

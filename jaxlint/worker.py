@@ -1,0 +1,86 @@
+"""The worker process: imports user modules, traces their targets, runs the rules.
+
+User code only ever runs here, never in the jaxlint process: it can crash, hang or print
+without harming the report. Protocol: one JSON job per line on stdin, one JSON result per line
+on the file descriptor given as argv[1]. The JAX import happens once per worker.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+
+def main() -> None:
+    result_fd = int(sys.argv[1])
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    sys.dont_write_bytecode = True  # never litter the user's tree with __pycache__
+    started = time.perf_counter()
+    import jax  # noqa: F401  (paid once per worker)
+
+    from jaxlint import compat
+    compat.exclude_from_user_frames(__file__)
+    jax_import = time.perf_counter() - started
+    with os.fdopen(result_fd, "w") as results:
+        results.write(json.dumps({"ready": True, "jax_import": jax_import}) + "\n")
+        results.flush()
+        for line in sys.stdin:
+            job = json.loads(line)
+            result = analyze_module(job)
+            results.write(json.dumps(result) + "\n")
+            results.flush()
+
+
+class _SourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles from source (optionally replaced, for verifying a fix); never reads or writes .pyc."""
+
+    def __init__(self, fullname: str, path: str, override: str | None) -> None:
+        super().__init__(fullname, path)
+        self.override = override
+
+    def get_code(self, fullname: str) -> Any:
+        source = self.override
+        if source is None:
+            source = importlib.util.decode_source(self.get_data(self.path))
+        return compile(source, self.path, "exec", dont_inherit=True)
+
+
+def import_module(name: str, path: str, root: str, override: str | None) -> Any:
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    parent = name.rpartition(".")[0]
+    if parent:
+        importlib.import_module(parent)
+    is_package = os.path.basename(path) == "__init__.py"
+    loader = _SourceLoader(name, path, override)
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=loader,
+        submodule_search_locations=[os.path.dirname(path)] if is_package else None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def analyze_module(job: dict[str, Any]) -> dict[str, Any]:
+    from jaxlint.analyze import analyze
+
+    try:
+        return analyze(job)
+    except BaseException as error:  # jaxlint's own bug: report it, keep the worker alive
+        return {"path": job["path"], "internal_error": "".join(
+            traceback.format_exception(type(error), error, error.__traceback__))}
+
+
+if __name__ == "__main__":
+    main()
