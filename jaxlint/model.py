@@ -56,7 +56,7 @@ class Target:
     name_span: Span  # the function's (or bound) name, where findings about the whole target point
     first_line: int  # first line of the def including decorators; a hint comment sits above it
     params: list[str] = field(default_factory=list)
-    # For "jit-bound": the name the jitted object is bound to; qualname is the wrapped function.
+    # For "jit-bound": qualname and bound_name are the module-level name of the jitted object.
     bound_name: str | None = None
     static_argnums: tuple[int, ...] = ()
     static_argnames: tuple[str, ...] = ()

@@ -1,0 +1,63 @@
+"""Benchmark: time per stage and peak worker memory of `jaxlint check` (run by hand).
+
+    python bench/bench_check.py [--repeat 5]
+
+Cases: the founding example; a tree of 200 files without JAX code; a project of 20 modules,
+each with a jitted function holding the founding pattern. Prints the median of each stage.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from jaxlint.check import check
+from jaxlint.rules import select_rules
+
+REPO = Path(__file__).resolve().parent.parent
+MODULE = (REPO / "examples" / "founding.py").read_text().replace(
+    "print(my_mapped_function.lower(x, y).compile().as_text())", "my_mapped_function(x, y)")
+
+
+def make_cases(root: Path) -> dict[str, Path]:
+    founding = root / "founding"
+    founding.mkdir()
+    shutil.copy(REPO / "examples" / "founding.py", founding / "founding.py")
+    plain = root / "plain"
+    plain.mkdir()
+    for i in range(200):
+        (plain / f"mod{i}.py").write_text(f"def f{i}(a, b):\n    return [a + b for _ in range(3)]\n" * 20)
+    project = root / "project"
+    project.mkdir()
+    for i in range(20):
+        (project / f"mod{i}.py").write_text(MODULE)
+    return {"founding example": founding, "200 files, no jax": plain, "20 jax modules": project}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    repeat = parser.parse_args().repeat
+    rules = select_rules(None, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in make_cases(Path(tmp)).items():
+            walls, stages = [], {}
+            for _ in range(repeat):
+                started = time.perf_counter()
+                result = check([str(path)], rules)
+                walls.append(time.perf_counter() - started)
+                for stage, seconds in result.timings.items():
+                    stages.setdefault(stage, []).append(seconds)
+            print(f"{name}: wall {statistics.median(walls) * 1000:.0f} ms (median of {repeat}), "
+                  f"{len(result.findings)} findings")
+            print("   " + ", ".join(f"{s} {statistics.median(v) * 1000:.1f} ms" for s, v in stages.items()))
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak worker RSS: {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""The founding example end to end through the command line, as a user runs it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FOUNDING = REPO / "examples" / "founding.py"
+FIXED_LINES = (
+    "    x, y = jax.vmap(blackbox_function, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n"
+    "    return x, y\n"
+)
+
+
+def jaxlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(FOUNDING, tmp_path / "founding.py")
+    return tmp_path
+
+
+def test_text_report_points_at_the_vmap_call(project: Path) -> None:
+    run = jaxlint("check", "founding.py", cwd=project)
+    assert run.returncode == 1, run.stderr
+    first = run.stdout.splitlines()[0]
+    assert first.startswith("founding.py:13:12: JX101 [*] ")
+    assert "under jax.jit XLA deletes the broadcast" in first
+    # The source line and a marker under the whole vmap application.
+    assert "13 |     x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)" in run.stdout
+    assert "|            " + "^" * 52 in run.stdout
+    # Nothing the module printed (its HLO) reaches stdout; the summary goes to stderr.
+    assert "HloModule" not in run.stdout
+    assert "traced 1 of 1 functions" in run.stderr and "1 fixable" in run.stderr
+
+
+def test_json_report_is_ruff_shaped(project: Path) -> None:
+    run = jaxlint("check", "--output-format", "json", "founding.py", cwd=project)
+    assert run.returncode == 1, run.stderr
+    [finding] = json.loads(run.stdout)
+    assert finding["code"] == "JX101" and finding["name"] == "vmap-unbatched-output"
+    assert finding["severity"] == "warning" and finding["url"] is None
+    assert finding["filename"] == str(project / "founding.py")
+    assert finding["location"] == {"row": 13, "column": 12}
+    assert finding["end_location"] == {"row": 13, "column": 64}
+    fix = finding["fix"]
+    assert fix["applicability"] == "safe"
+    assert {e["content"] for e in fix["edits"]} == {", out_axes=(None, 0)", "x"}
+
+
+def test_diff_shows_the_fix_and_writes_nothing(project: Path) -> None:
+    before = (project / "founding.py").read_bytes()
+    run = jaxlint("check", "--diff", "founding.py", cwd=project)
+    assert run.returncode == 1, run.stderr
+    assert "\n-    return x[0], y\n" in run.stdout and "\n+    return x, y\n" in run.stdout
+    assert "+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0), out_axes=(None, 0))(x, y)" in run.stdout
+    assert (project / "founding.py").read_bytes() == before
+
+
+def test_fix_then_recheck_is_clean(project: Path) -> None:
+    run = jaxlint("check", "--fix", "founding.py", cwd=project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 fixed" in run.stderr
+    text = (project / "founding.py").read_text()
+    assert FIXED_LINES in text
+    original = FOUNDING.read_text()
+    assert text == original.replace(
+        "    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)\n    return x[0], y\n", FIXED_LINES)
+    again = jaxlint("check", "founding.py", cwd=project)
+    assert again.returncode == 0 and again.stdout == "", again.stdout + again.stderr
+    assert not list(project.glob(".jaxlint-*")), "temporary files left behind"
+
+
+def test_bundled_examples_folder(tmp_path: Path) -> None:
+    run = jaxlint("check", str(REPO / "examples"), cwd=tmp_path)
+    assert run.returncode == 1
+    assert "JX101" in run.stdout
+
+
+def test_select_ignore_and_usage_errors(project: Path) -> None:
+    assert jaxlint("check", "--ignore", "JX1", "founding.py", cwd=project).returncode == 0
+    assert jaxlint("check", "--ignore", "vmap-unbatched-output", "founding.py", cwd=project).returncode == 0
+    assert jaxlint("check", "--select", "JX101", "founding.py", cwd=project).returncode == 1
+    unknown = jaxlint("check", "--select", "JX999", "founding.py", cwd=project)
+    assert unknown.returncode == 2 and "unknown rule selector" in unknown.stderr
+    missing = jaxlint("check", "no_such_dir", cwd=project)
+    assert missing.returncode == 2 and "no_such_dir" in missing.stderr
+    assert jaxlint("check", "--bogus-flag", cwd=project).returncode == 2
+
+
+def test_timings_name_every_stage(project: Path) -> None:
+    run = jaxlint("check", "--timings", "founding.py", cwd=project)
+    line = next(l for l in run.stderr.splitlines() if l.startswith("timings:"))
+    for stage in ("discover", "scan", "import", "trace", "rules", "fix"):
+        assert f"{stage} " in line
+
+
+def test_rules_command_lists_registry() -> None:
+    run = jaxlint("rules", cwd=REPO)
+    assert run.returncode == 0
+    codes = [line.split()[0] for line in run.stdout.splitlines()]
+    assert codes[0] == "JX101" and {"JX900", "JX901", "JX902", "JX903"} <= set(codes)

@@ -1,0 +1,45 @@
+"""The rule registry, rule selection, and the README's rule table agree."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxlint.rules import all_rules, select_rules
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_every_rule_has_metadata() -> None:
+    for rule in all_rules():
+        assert re.fullmatch(r"JX\d{3}", rule.code)
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+        assert rule.severity in ("error", "warning", "info")
+        assert rule.summary.endswith(".")
+    assert len({r.name for r in all_rules()}) == len(all_rules())
+
+
+def test_readme_table_lists_every_rule() -> None:
+    readme = (REPO / "README.md").read_text()
+    for rule in all_rules():
+        assert f"| {rule.code} | `{rule.name}` | {rule.severity} |" in readme
+
+
+def test_selectors_take_codes_prefixes_and_names() -> None:
+    codes = lambda rules: {r.code for r in rules}  # noqa: E731
+    assert codes(select_rules(["JX101"], None)) == {"JX101"}
+    assert codes(select_rules(["JX9"], None)) == {r.code for r in all_rules() if r.code.startswith("JX9")}
+    assert codes(select_rules(["trace-error"], None)) == {"JX904"}
+    assert "JX101" not in codes(select_rules(None, ["vmap-unbatched-output"]))
+    assert codes(select_rules(["ALL"], ["JX9"])) == {"JX101"} | {
+        r.code for r in all_rules() if r.code[2] not in "9"}
+    with pytest.raises(ValueError):
+        select_rules(["JX7"], None)
+
+
+def test_registry_import_does_not_import_jax() -> None:
+    code = "import sys, jaxlint.rules as r; r.all_rules(); assert 'jax' not in sys.modules, 'jax imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
