@@ -19,7 +19,7 @@ JAX_VERSION: tuple[int, ...] = tuple(int(p) for p in jax.__version__.split(".")[
 
 # The jit primitive was named "pjit" before 0.7.0.
 CALL_PRIMITIVES = frozenset(
-    {"jit", "pjit", "closed_call", "core_call", "remat", "checkpoint", "custom_jvp_call",
+    {"jit", "pjit", "closed_call", "core_call", "remat", "remat2", "checkpoint", "custom_jvp_call",
      "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"}
 )
 JIT_PRIMITIVES = frozenset({"jit", "pjit"})
