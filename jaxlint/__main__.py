@@ -1,5 +1,5 @@
 import sys
 
-from jaxlint.cli import main
+from jaxlint.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

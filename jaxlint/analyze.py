@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import time
 import traceback
 from typing import Any
@@ -19,6 +20,38 @@ from jaxlint.rules.analysis_failures import ImportErrorRule, InvalidHintRule, Tr
 
 
 def analyze(job: dict[str, Any]) -> dict[str, Any]:
+    """Analyze one module, then forget the project's modules and sys.path changes: the next
+    module may come from another folder with its own ``utils.py``."""
+    modules, path = set(sys.modules), list(sys.path)
+    # A user file named like a module the worker already uses (``types.py``, ``code.py``)
+    # replaces it in sys.modules while it is analyzed; put the original back afterwards.
+    shadowed = sys.modules.get(job["module"])
+    try:
+        return _analyze(job)
+    finally:
+        for name in set(sys.modules) - modules:
+            if _is_project_module(sys.modules.get(name), job["root"]):
+                del sys.modules[name]
+        if shadowed is not None:
+            sys.modules[job["module"]] = shadowed
+        sys.path[:] = path
+
+
+def _is_project_module(module: Any, root: str) -> bool:
+    """Loaded from the project's folder (and not from a virtual environment inside it)."""
+    try:
+        file = getattr(module, "__file__", None)
+        files = [file] if file else list(getattr(module, "__path__", []))
+    except Exception:  # a module object of the user's with surprising attributes
+        return False
+    installed = tuple(os.path.join(p, "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+    prefix = os.path.join(root, "")
+    return any(isinstance(f, str) and f.startswith(prefix) and not f.startswith((here, *installed))
+               and "site-packages" not in f and "dist-packages" not in f for f in files)
+
+
+def _analyze(job: dict[str, Any]) -> dict[str, Any]:
     from jaxlint.worker import import_module
 
     path = job["path"]
@@ -65,7 +98,7 @@ def analyze(job: dict[str, Any]) -> dict[str, Any]:
             signature = _signature(arguments)
             try:
                 closed = _trace(function, arguments)
-            except Exception as error:
+            except BaseException as error:  # user code: sys.exit() while traced is a trace error too
                 timings["trace"] += time.perf_counter() - started
                 if TraceErrorRule.code in codes:
                     findings.append(_trace_error(error, path, target, signature))
@@ -89,7 +122,10 @@ def analyze(job: dict[str, Any]) -> dict[str, Any]:
 def _resolve(module: Any, qualname: str) -> Any:
     value = module
     for part in qualname.split("."):
-        value = getattr(value, part, None)
+        try:
+            value = getattr(value, part, None)
+        except Exception:  # a module or class __getattr__ of the user's that raises
+            return None
         if value is None:
             return None
     return value
@@ -118,52 +154,81 @@ def _trace(function: Any, arguments: ArgumentSet) -> Any:
     return jax.make_jaxpr(apply)(*[leaves[i] for i in dynamic])
 
 
+class _Opaque:
+    """Stands in for a static object whose repr is useless in a message (``<M object at 0x..>``)."""
+
+    def __init__(self, value: Any) -> None:
+        self.text = f"<{type(value).__name__} object>"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _readable(leaf: Any) -> Any:
+    if isinstance(leaf, jax.ShapeDtypeStruct):
+        return leaf
+    try:
+        text = repr(leaf)
+    except Exception:  # a user's __repr__ that raises
+        return _Opaque(leaf)
+    return _Opaque(leaf) if " at 0x" in text else leaf
+
+
 def _signature(arguments: ArgumentSet) -> str:
-    parts = [hints.format_abstract(a) for a in arguments.args]
-    parts += [f"{k}={hints.format_abstract(v)}" for k, v in arguments.kwargs.items()]
+    def show(tree: Any) -> str:
+        return hints.format_abstract(jax.tree_util.tree_map(_readable, tree))
+
+    # Each argument on its own: mapping over the kwargs dict would sort its keys.
+    parts = [show(a) for a in arguments.args] + [f"{k}={show(v)}" for k, v in arguments.kwargs.items()]
     return ", ".join(parts)
 
 
-def _user_frame(error: BaseException, path: str) -> traceback.FrameSummary | None:
-    """The innermost frame of the analyzed file, else of any file outside JAX and jaxlint."""
+def _user_frames(error: BaseException, path: str) -> tuple[traceback.FrameSummary | None, str]:
+    """The innermost frame in the analyzed file, and where the error was raised if that is
+    deeper in another user file (" (raised at helpers.py:7)"), else ""."""
     frames = traceback.extract_tb(error.__traceback__)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     in_file = [f for f in frames if f.filename == path]
-    if in_file:
-        return in_file[-1]
     outside = [f for f in frames if not f.filename.startswith(here) and "/jax/" not in f.filename
                and "importlib" not in f.filename and not f.filename.startswith("<")]
-    return outside[-1] if outside else None
+    frame = in_file[-1] if in_file else None
+    raised = outside[-1] if outside else None
+    if raised is None or raised.filename == path:
+        return frame, ""
+    name = os.path.relpath(raised.filename, os.path.dirname(path))
+    return frame, f" (raised at {raised.filename if name.startswith('..') else name}:{raised.lineno})"
 
 
 def _frame_span(frame: traceback.FrameSummary | None) -> Span:
     if frame is None or frame.lineno is None:
         return Span(1, 0, 1, 0)
-    col = frame.colno or 0
-    return Span(frame.lineno, col, frame.end_lineno or frame.lineno, frame.end_colno or col)
+    # Traceback columns are UTF-8 byte offsets; spans count characters.
+    col = compat.char_column(frame.filename, frame.lineno, frame.colno or 0)
+    end_line = frame.end_lineno or frame.lineno
+    end_col = compat.char_column(frame.filename, end_line, frame.end_colno) if frame.end_colno else col
+    return Span(frame.lineno, col, end_line, end_col)
 
 
 def _describe(error: BaseException) -> str:
     text = str(error).strip().splitlines()
-    head = text[0] if text else ""
+    head = text[0].rstrip(".") if text else ""  # messages append "; ..." after it
     return f"{type(error).__name__}: {head}" if head else type(error).__name__
 
 
 def _import_error(error: BaseException, path: str) -> Finding:
-    frame = _user_frame(error, path)
+    frame, raised = _user_frames(error, path)
     if isinstance(error, SystemExit):
         message = f"the module exits while being imported (SystemExit({error.code!r})); it was not analyzed"
     else:
-        where = "" if frame is None or frame.filename == path else f" (raised at {frame.filename}:{frame.lineno})"
-        message = f"importing the module raised {_describe(error)}{where}; its functions were not traced"
-    span = _frame_span(frame) if frame is not None and frame.filename == path else Span(1, 0, 1, 0)
-    return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity, path, span)
+        message = f"importing the module raised {_describe(error)}{raised}; its functions were not traced"
+    return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity, path,
+                   _frame_span(frame))
 
 
 def _trace_error(error: BaseException, path: str, target: Target, signature: str) -> Finding:
-    frame = _user_frame(error, path)
-    span = _frame_span(frame) if frame is not None and frame.filename == path else target.name_span
-    message = f"tracing {target.qualname}({signature}) raised {_describe(error)}"
+    frame, raised = _user_frames(error, path)
+    span = _frame_span(frame) if frame is not None else target.name_span
+    message = f"tracing {target.qualname}({signature}) raised {_describe(error)}{raised}"
     return Finding(TraceErrorRule.code, TraceErrorRule.name, message, TraceErrorRule.severity, path,
                    span, target=target.qualname)
 

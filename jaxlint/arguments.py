@@ -5,6 +5,7 @@ and the first call the module made while it was imported. More sources plug in h
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -47,7 +48,11 @@ def from_import_call(target: Target, function: Any, recorded: Callable[[Any], An
     call = recorded(function)
     if call is None:
         return None
-    return ArgumentSet("import-call", call.args, call.kwargs)
+    args = call.args
+    if inspect.ismethod(function) and args:
+        # A classmethod resolves to a bound method; the recorded call includes ``cls``.
+        args = args[1:]
+    return ArgumentSet("import-call", args, call.kwargs)
 
 
 SOURCES: list[Callable[..., ArgumentSet | None]] = [from_hint, from_import_call]

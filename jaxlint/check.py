@@ -1,7 +1,9 @@
 """The pipeline in the jaxlint process: discover -> scan -> (worker: import, trace, rules) -> fix."""
 from __future__ import annotations
 
+import ast
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,8 +12,8 @@ from jaxlint import discover, scan
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules import Rule
 from jaxlint.rules.analysis_failures import AnalysisTimeoutRule, SyntaxErrorRule, WorkerCrashedRule
-from jaxlint.runner import WorkerFailure, WorkerPool
-from jaxlint.sources import SourceFile, read_source
+from jaxlint.runner import DEFAULT_TIMEOUT, WorkerFailure, WorkerPool
+from jaxlint.sources import SourceError, SourceFile, read_source
 
 
 @dataclass
@@ -30,6 +32,7 @@ class CheckResult:
     fixed: list[Finding] = field(default_factory=list)
     fix_rejected: list[Finding] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
+    workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
 
     @property
     def findings(self) -> list[Finding]:
@@ -61,9 +64,11 @@ def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str
         rule = AnalysisTimeoutRule if failure.kind == "timeout" else WorkerCrashedRule
         what = ("importing or tracing the module took too long" if failure.kind == "timeout"
                 else "the worker process analyzing the module died")
+        where = "" if failure.line is None else f"; at line {failure.line}"
+        hint = "; --timeout sets the limit" if failure.kind == "timeout" else ""
         findings = [] if rule.code not in codes else [Finding(
-            rule.code, rule.name, f"{what} ({failure.detail}); it was not analyzed",
-            rule.severity, job["path"], Span(1, 0, 1, 0)).to_json()]
+            rule.code, rule.name, f"{what} ({failure.detail}{where}); it was not analyzed{hint}",
+            rule.severity, job["path"], _line_span(job["source"], failure.line)).to_json()]
         return {"path": job["path"], "findings": findings, "traced": [],
                 "skipped": [{"target": t["qualname"], "reason": failure.kind} for t in job["targets"]]}
     if "internal_error" in result:
@@ -71,26 +76,68 @@ def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str
     return result
 
 
-def prepare(path: str, codes: list[str]) -> FileAnalysis | None:
-    """Read and scan one file; None for files that never mention jax (no import, no cost)."""
-    source = read_source(path)
+def _line_span(text: str, line: int | None) -> Span:
+    """The code on a 1-based line, without indentation; the file's start when unknown."""
+    lines = re.split(r"\r\n|\r|\n", text)  # Python's line breaks only, unlike str.splitlines
+    if line is None or not 1 <= line <= len(lines):
+        return Span(1, 0, 1, 0)
+    code = lines[line - 1].rstrip()
+    return Span(line, len(code) - len(code.lstrip()), line, len(code))
+
+
+def prepare(path: str, codes: list[str]) -> FileAnalysis:
+    """Read and scan one file; no job for files that never mention jax (no import, no cost)."""
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        # Python could not import it either; worth a finding only if it is JAX code.
+        unread = SourceFile(path, "", "utf-8", False)
+        if not discover.mentions_jax(error.data.decode("latin-1")):
+            return FileAnalysis(unread, [], None)
+        return _syntax_error(unread, f"cannot decode the file: {error.message}", 1, 0, codes)
+    except OSError as error:  # unreadable, or deleted since discovery
+        return _syntax_error(SourceFile(path, "", "utf-8", False),
+                             f"cannot read the file: {error.strerror or error}", 1, 0, codes)
     if not discover.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
     try:
         targets = scan.scan_source(path, source.text)
     except scan.ScanSyntaxError as error:
-        analysis = FileAnalysis(source, [], None)
-        if SyntaxErrorRule.code in codes:
-            analysis.findings.append(Finding(
-                SyntaxErrorRule.code, SyntaxErrorRule.name, f"syntax error: {error.message}",
-                SyntaxErrorRule.severity, path, Span(error.line, error.column, error.line, error.column)))
-        return analysis
+        return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
+    except Exception as error:  # e.g. RecursionError in libcst on deeply nested code
+        return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
     job = make_job(source, targets, codes) if targets else None
     return FileAnalysis(source, targets, job)
 
 
+def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
+    """Message and position when libcst fails: Python's own syntax error if there is one."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as syntax:
+        return f"syntax error: {syntax.msg}", syntax.lineno or 1, max((syntax.offset or 1) - 1, 0)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"jaxlint could not scan the file ({type(error).__name__}: {error})", 1, 0
+
+
+def _syntax_error(source: SourceFile, message: str, line: int, column: int,
+                  codes: list[str]) -> FileAnalysis:
+    analysis = FileAnalysis(source, [], None)
+    if SyntaxErrorRule.code in codes:
+        rule = SyntaxErrorRule
+        analysis.findings.append(Finding(rule.code, rule.name, message, rule.severity, source.path,
+                                         Span(line, column, line, column)))
+    return analysis
+
+
 def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
-          timeout: float = 60.0) -> CheckResult:
+          timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
+    """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
+
+    Only files that mention jax and have targets are imported, each in a worker process;
+    a tree without such files never starts one (``CheckResult.workers_started == 0``).
+    """
     codes = [r.code for r in rules]
     timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
                "rules": 0.0, "fix": 0.0}
@@ -111,6 +158,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
             for stage, seconds in analysis.result.get("timings", {}).items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
         timings["worker-start"] = pool.jax_import
+        result.workers_started = pool.started
         if fix or diff:
             from jaxlint.fixer import fix_files
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from jaxlint import __version__
@@ -77,5 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if result.findings else 0
 
 
+def entry() -> int:
+    """Console entry point: a closed pipe (``jaxlint check | head``) ends quietly."""
+    try:
+        return main()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # keep Python from failing again at exit
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -4,6 +4,7 @@ Only the worker process imports this module: it imports JAX.
 """
 from __future__ import annotations
 
+import linecache
 import os
 from typing import Any, Iterator
 
@@ -46,7 +47,18 @@ def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
     start_col = getattr(frame, "start_column", 0) or 0
     end_line = getattr(frame, "end_line", None) or frame.start_line
     end_col = getattr(frame, "end_column", None) or start_col
+    # Frame columns come from co_positions: UTF-8 bytes. jaxlint's spans count characters.
+    start_col = char_column(frame.file_name, frame.start_line, start_col)
+    end_col = char_column(frame.file_name, end_line, end_col)
     return frame.file_name, frame.start_line, start_col, end_line, end_col
+
+
+def char_column(path: str, line: int, byte_col: int) -> int:
+    """Character column of a UTF-8 byte column on a line of a file."""
+    text = linecache.getline(path, line)
+    if not text or text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
 def name_stack_entries(source_info: Any) -> list[tuple[str, str]]:

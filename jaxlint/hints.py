@@ -95,11 +95,14 @@ def dim_names(spec: dict[str, Any]) -> list[str]:
 def to_abstract(spec: dict[str, Any]) -> dict[str, Any]:
     """ArraySpec -> jax.ShapeDtypeStruct, StaticSpec -> its value; containers keep their types."""
     import jax
-    from jax import export
 
     names = dim_names(spec)
     # One call for the whole hint: dims from separate symbolic_shape calls never unify.
-    symbols = dict(zip(names, export.symbolic_shape(", ".join(names)))) if names else {}
+    symbols = {}
+    if names:
+        from jax import export  # only for symbolic dims: on JAX 0.4.x it needs absl-py
+
+        symbols = dict(zip(names, export.symbolic_shape(", ".join(names))))
 
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, ArraySpec):

@@ -20,6 +20,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 import jax
+import numpy as np
 
 from jaxlint import compat
 from jaxlint.ir import MARKER_PREFIX
@@ -37,6 +38,11 @@ def abstractify(tree: Any) -> Any:
     array_types = compat.array_types()
 
     def convert(leaf: Any) -> Any:
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            if leaf.dtype.kind in "OSU":  # objects and strings: static values, not arrays
+                return leaf
+            # As JAX sees it: float64 NumPy data becomes float32 unless x64 is on.
+            return jax.ShapeDtypeStruct(leaf.shape, jax.dtypes.canonicalize_dtype(leaf.dtype))
         if compat.is_tracer(leaf) or isinstance(leaf, array_types):
             return compat.shape_dtype_struct(leaf)
         return leaf
@@ -45,7 +51,10 @@ def abstractify(tree: Any) -> Any:
 
 
 def frame_span(frame: FrameType) -> Span | None:
-    """Span of the expression the frame is executing (Python 3.11 co_positions)."""
+    """Span of the expression the frame is executing (Python 3.11 co_positions).
+
+    Columns are UTF-8 byte offsets, as co_positions and ``ast`` give them (not characters).
+    """
     try:
         positions = list(frame.f_code.co_positions())
         start_line, end_line, start_col, end_col = positions[frame.f_lasti // 2]
@@ -118,7 +127,7 @@ def _arguments_of(frame: FrameType) -> RecordedCall:
 class VmapRecord:
     tag: str
     path: str
-    span: Span
+    span: Span  # byte columns (co_positions); rules convert with fixes.vmap_out_axes.char_span
     fun: Any
     in_axes: Any
     out_axes: Any

@@ -16,28 +16,58 @@ class SourceFile:
     bom: bool
 
 
+class SourceError(Exception):
+    """The file's bytes are not text Python can read (bad coding cookie, undecodable bytes)."""
+
+    def __init__(self, message: str, data: bytes) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data  # the raw bytes, e.g. to check whether the file mentions jax at all
+
+
 def read_source(path: str) -> SourceFile:
+    """Decode as Python would: PEP 263 coding cookie, UTF-8 BOM, else UTF-8.
+
+    Raises OSError if the file cannot be read and SourceError if it cannot be decoded.
+    """
     with open(path, "rb") as handle:
         data = handle.read()
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except SyntaxError as error:  # unknown coding, or a cookie that contradicts the BOM
+        raise SourceError(error.msg, data) from None
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SourceError(f"cannot decode line {line} as {error.encoding}: {error.reason}", data) from None
     bom = encoding == "utf-8-sig"
-    text = data.decode(encoding)
     return SourceFile(path, text, "utf-8" if bom else encoding, bom)
 
 
 def write_atomic(source: SourceFile, text: str) -> None:
-    """Write through a temporary file in the same folder and rename it over the original."""
+    """Write through a temporary file in the same folder and rename it over the original.
+
+    Readers see the old file or the new one, never a partial write. ``text`` keeps its own
+    newlines (no translation) and is encoded as the file was; a character that the file's
+    encoding cannot hold raises UnicodeEncodeError before anything is written.
+    """
     data = (b"\xef\xbb\xbf" if source.bom else b"") + text.encode(source.encoding)
-    folder = os.path.dirname(os.path.abspath(source.path))
-    mode = os.stat(source.path).st_mode & 0o7777
-    handle, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".py", dir=folder)
+    real = os.path.realpath(source.path)  # replace a symlink's target, not the link
+    info = os.stat(real)
+    # Not .py: a temporary file left by a killed process is never linted.
+    handle, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".tmp", dir=os.path.dirname(real))
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, source.path)
+        os.chmod(temp, info.st_mode & 0o7777)
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temp, info.st_uid, info.st_gid)
+            except PermissionError:  # only root may give a file away; the content matters more
+                pass
+        os.replace(temp, real)
     except BaseException:
         if os.path.exists(temp):
             os.unlink(temp)

@@ -16,17 +16,19 @@ def offset_of(source: str, line: int, col: int) -> int:
 
 
 def apply_edits(source: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits; raises ValueError when two edits overlap."""
-    ordered = sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col))
-    out, cursor = [], 0
+    """Apply edits; identical duplicates count once, overlapping ones raise ValueError."""
+    ordered = sorted(set(edits), key=lambda e: (e.span.start_line, e.span.start_col,
+                                                e.span.end_line, e.span.end_col))
+    out, cursor, previous_start = [], 0, -1
     for edit in ordered:
         start = offset_of(source, edit.span.start_line, edit.span.start_col)
         end = offset_of(source, edit.span.end_line, edit.span.end_col)
-        if start < cursor:
+        # Two different insertions at one point have no defined order: a conflict too.
+        if start < cursor or (start == end == previous_start):
             raise ValueError("overlapping edits")
         out.append(source[cursor:start])
         out.append(edit.content)
-        cursor = end
+        cursor, previous_start = end, start
     out.append(source[cursor:])
     return "".join(out)
 
@@ -35,7 +37,7 @@ def shift_position(source: str, edits: list[Edit], line: int, col: int) -> tuple
     """Where (line, col) of the original source lands after the edits."""
     offset = offset_of(source, line, col)
     before = [e for e in edits if offset_of(source, e.span.end_line, e.span.end_col) <= offset]
-    moved = apply_edits(source[:offset], [e for e in before])
+    moved = apply_edits(source[:offset], before)
     new_line = moved.count("\n") + 1
     return new_line, len(moved) - (moved.rfind("\n") + 1)
 

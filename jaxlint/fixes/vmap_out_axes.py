@@ -1,65 +1,179 @@
-"""The JX101 fix: ``out_axes`` with None at the unbatched output, and ``x[0]`` -> ``x``.
+"""The JX101 fix: ``out_axes`` with None at the unbatched outputs, and ``x[0]`` -> ``x``.
 
-Built only when the source makes it safe: the vmap application is the whole right-hand side of
-an assignment to a name (or a tuple of names), and every use of that name up to its next
-rebinding, in straight-line code of the same function, is a single constant index.
+Built only when the source makes it safe: the vmap application ``jax.vmap(f, ...)(args)`` is the
+whole right-hand side of an assignment whose targets (a name, or tuples/lists of names) reach each
+unbatched output, and every use of that output up to the next rebinding, in straight-line code of
+the same function, selects a single row with a constant index. Anything else (loops, closures,
+comprehensions, ``global``, rebinding in a branch, a use of the whole value) gives no fix.
+
+Works on Python's ``ast``, parsed once per source text. ast and ``co_positions`` (the vmap
+record's span) count columns in UTF-8 bytes; ``Span`` counts characters: ``char_span`` converts.
 """
 from __future__ import annotations
 
-from typing import Any
-
-import libcst as cst
-from libcst.metadata import ExpressionContext, ExpressionContextProvider, ParentNodeProvider, PositionProvider
+import ast
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Union
 
 from jaxlint.model import Edit, Fix, Span
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+                  ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_NOT_CONSTANT = object()  # a subscript whose key is not an int or str literal
 
-def build_fix(source: str, record: Any, leaf: int) -> Fix | None:
+Key = Union[int, str]
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    tree: ast.Module
+    parents: dict[ast.AST, ast.AST]
+    calls: dict[tuple[int, int, int, int], ast.Call]  # by (line, byte col, end line, end byte col)
+    lines: list[str]
+    line_starts: list[int]  # character offset of each line's first character
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(source: str) -> _Parsed | None:
+    """One parse per source text: a module's findings all come from the same text."""
     try:
-        wrapper = cst.metadata.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        parents = wrapper.resolve(ParentNodeProvider)
-        contexts = wrapper.resolve(ExpressionContextProvider)
-    except Exception:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    span_of = lambda node: _span(positions[node])  # noqa: E731
-    application = next((n for n, r in positions.items()
-                        if isinstance(n, cst.Call) and _span(r) == record.span), None)
-    if application is None or not isinstance(application.func, cst.Call):
-        return None  # e.g. a decorated function: no out_axes argument to extend here
-    axes_text = _render_axes(record, leaf)
-    name = _bound_name(application, parents, record, leaf)
-    if axes_text is None or name is None:
+    parents: dict[ast.AST, ast.AST] = {}
+    calls: dict[tuple[int, int, int, int], ast.Call] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+        if isinstance(node, ast.Call):
+            calls[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
+    lines = _LINE_BREAK.split(source)
+    starts, offset = [], 0
+    for match in _LINE_BREAK.finditer(source):
+        starts.append(offset)
+        offset = match.end()
+    starts.append(offset)
+    return _Parsed(tree, parents, calls, lines, starts)
+
+
+def _char_col(parsed: _Parsed, line: int, byte_col: int) -> int:
+    text = parsed.lines[line - 1] if 0 < line <= len(parsed.lines) else ""
+    if text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def char_span(source: str, span: Span) -> Span:
+    """``span`` with UTF-8 byte columns (ast, co_positions) -> character columns (jaxlint's Span)."""
+    parsed = _parse(source)
+    if parsed is None:
+        return span
+    return Span(span.start_line, _char_col(parsed, span.start_line, span.start_col),
+                span.end_line, _char_col(parsed, span.end_line, span.end_col))
+
+
+def _node_span(parsed: _Parsed, node: ast.AST) -> Span:
+    return Span(node.lineno, _char_col(parsed, node.lineno, node.col_offset),
+                node.end_lineno, _char_col(parsed, node.end_lineno, node.end_col_offset))
+
+
+def _node_text(parsed: _Parsed, source: str, node: ast.AST) -> str:
+    span = _node_span(parsed, node)
+    start = parsed.line_starts[span.start_line - 1] + span.start_col
+    return source[start:parsed.line_starts[span.end_line - 1] + span.end_col]
+
+
+def build_fix(source: str, record: Any, leaves: list[int]) -> Fix | None:
+    """The fix declaring ``leaves`` of the vmap ``record`` unbatched, or None when not provably safe.
+
+    The caller guarantees each leaf's batch axis is its first axis (so ``x[k]`` selects a row).
+    """
+    parsed = _parse(source)
+    if parsed is None or not leaves:
         return None
-    edits = [_out_axes_edit(application.func, axes_text, span_of)]
-    uses = _index_uses(name, application, parents, contexts, span_of)
-    if not uses:
+    span = record.span  # byte columns, from co_positions
+    application = parsed.calls.get((span.start_line, span.start_col, span.end_line, span.end_col))
+    if application is None or not isinstance(application.func, ast.Call):
+        return None  # e.g. ``vf = jax.vmap(f)`` applied later: no out_axes to extend here
+    assign = parsed.parents.get(application)
+    if not isinstance(assign, ast.Assign) or len(assign.targets) != 1 or assign.value is not application:
         return None
-    edits += [Edit(span_of(use), name) for use in uses]
-    return Fix("safe", f"Add out_axes={axes_text} and use `{name}` directly", tuple(edits))
+    axes_text = _render_axes(record, leaves)
+    leaf_keys = _leaf_keys(record)
+    if axes_text is None or leaf_keys is None:
+        return None
+    axes_edit = _out_axes_edit(parsed, application.func, axes_text)
+    if axes_edit is None:
+        return None
+    index_tree = _index_tree(record)
+    edits = [axes_edit]
+    names = []
+    for leaf in leaves:
+        bound = _bound_name(assign.targets[0], leaf_keys[leaf], index_tree)
+        if bound is None:
+            return None
+        name, path, subtree = bound
+        uses = _row_uses(parsed, assign, name, path, subtree)
+        if not uses:
+            return None
+        edits += [Edit(_node_span(parsed, row), _node_text(parsed, source, whole)) for row, whole in uses]
+        names.append(_node_text(parsed, source, uses[0][1]))
+    shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+    return Fix("safe", f"Add out_axes={axes_text} and use {shown} directly", tuple(edits))
 
 
-def _span(code_range: Any) -> Span:
-    return Span(code_range.start.line, code_range.start.column, code_range.end.line, code_range.end.column)
+# ---------------------------------------------------------------------------------------------
+# The output tree
 
 
-def _render_axes(record: Any, leaf: int) -> str | None:
+def _index_tree(record: Any) -> Any:
+    """The output's structure with each leaf replaced by its flat index."""
+    import jax
+
+    return jax.tree_util.tree_unflatten(record.out_treedef, list(range(len(record.leaf_axes))))
+
+
+def _leaf_keys(record: Any) -> list[list[Key]] | None:
+    """Per leaf, the subscripts reaching it from the whole output: ``[0, 'a']`` for out[0]['a']."""
+    import jax
+
+    paths, _ = jax.tree_util.tree_flatten_with_path(_index_tree(record))
+    keys = []
+    for path, _ in paths:
+        leaf_keys: list[Key] = []
+        for entry in path:
+            if isinstance(entry, jax.tree_util.SequenceKey):
+                leaf_keys.append(entry.idx)
+            elif isinstance(entry, jax.tree_util.DictKey) and isinstance(entry.key, (int, str)):
+                leaf_keys.append(entry.key)
+            else:
+                return None  # attributes (NamedTuples, dataclasses): not handled
+        keys.append(leaf_keys)
+    return keys
+
+
+def _render_axes(record: Any, leaves: list[int]) -> str | None:
     """out_axes as Python source, following the output's tuple/list/dict structure."""
     import jax
 
     axes = list(record.leaf_axes)
-    axes[leaf] = None
+    for leaf in leaves:
+        axes[leaf] = None
     tree = jax.tree_util.tree_unflatten(record.out_treedef, axes)
 
     def render(node: Any) -> str:
-        if node is None or isinstance(node, int):
+        if node is None or (isinstance(node, int) and not isinstance(node, bool)):
             return repr(node)
         if type(node) is tuple:
             items = [render(n) for n in node]
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
         if type(node) is list:
             return "[" + ", ".join(render(n) for n in node) + "]"
-        if type(node) is dict:
+        if type(node) is dict and all(isinstance(k, (int, str)) for k in node):
             return "{" + ", ".join(f"{k!r}: {render(v)}" for k, v in node.items()) + "}"
         raise TypeError(type(node))  # NamedTuples and custom nodes: no fix
 
@@ -69,82 +183,170 @@ def _render_axes(record: Any, leaf: int) -> str | None:
         return None
 
 
-def _bound_name(application: cst.Call, parents: Any, record: Any, leaf: int) -> str | None:
-    assign = parents.get(application)
-    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or assign.value is not application:
+# ---------------------------------------------------------------------------------------------
+# The vmap call
+
+
+def _out_axes_edit(parsed: _Parsed, vmap_call: ast.Call, axes_text: str) -> Edit | None:
+    if any(isinstance(a, ast.Starred) for a in vmap_call.args) or any(k.arg is None for k in vmap_call.keywords):
+        return None  # *args / **kwargs may carry out_axes
+    for keyword in vmap_call.keywords:
+        if keyword.arg == "out_axes":
+            # The value's own span: any parentheses around it stay and remain balanced.
+            return Edit(_node_span(parsed, keyword.value), axes_text)
+    if len(vmap_call.args) >= 3:  # vmap(fun, in_axes, out_axes)
+        return Edit(_node_span(parsed, vmap_call.args[2]), axes_text)
+    arguments = [*vmap_call.args, *vmap_call.keywords]
+    if not arguments:
         return None
-    target = assign.targets[0].target
-    if isinstance(target, cst.Name):
-        return target.value if len(record.leaf_axes) == 1 else None
-    if isinstance(target, (cst.Tuple, cst.List)) and record.leaf_paths[leaf] == f"[{leaf}]" \
-            and len(target.elements) == len(record.leaf_axes) \
-            and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
-        return target.elements[leaf].value.value
+    last = max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset))
+    end = _node_span(parsed, last)
+    return Edit(Span(end.end_line, end.end_col, end.end_line, end.end_col), f", out_axes={axes_text}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The bound name and its uses
+
+
+def _bound_name(target: ast.expr, keys: list[Key], tree: Any) -> tuple[str, list[Key], Any] | None:
+    """(name, keys still to apply to it, its part of the output tree) for the name the leaf lands in."""
+    while isinstance(target, (ast.Tuple, ast.List)):
+        if not keys or type(tree) not in (tuple, list) or len(tree) != len(target.elts) \
+                or any(isinstance(e, ast.Starred) for e in target.elts):
+            return None
+        target, tree, keys = target.elts[keys[0]], tree[keys[0]], keys[1:]
+    if isinstance(target, ast.Name):
+        return target.id, keys, tree
     return None
 
 
-def _out_axes_edit(vmap_call: cst.Call, axes_text: str, span_of: Any) -> Edit:
-    # Arg ranges include an argument's parentheses (a bare Tuple's range does not).
-    for position, arg in enumerate(vmap_call.args):
-        if arg.keyword is not None and arg.keyword.value == "out_axes":
-            return Edit(span_of(arg), f"out_axes={axes_text}")
-        if arg.keyword is None and arg.star == "" and position == 2:
-            return Edit(span_of(arg), axes_text)
-    last = span_of(vmap_call.args[-1])
-    return Edit(Span(last.end_line, last.end_col, last.end_line, last.end_col), f", out_axes={axes_text}")
-
-
-def _index_uses(name: str, application: cst.Call, parents: Any, contexts: Any, span_of: Any) -> list | None:
-    """The ``name[k]`` subscripts using the binding, or None when any use is not one."""
-    statement = parents[parents[application]]  # SimpleStatementLine holding the assignment
-    function = _enclosing(statement, parents, (cst.FunctionDef, cst.Module))
-    if _enclosing(statement, parents, (cst.For, cst.While, cst.FunctionDef, cst.Module)) is not function:
-        return None  # inside a loop, earlier uses could see this binding too
-    after = span_of(statement)
-    names = sorted(
-        (n for n in contexts if isinstance(n, cst.Name) and n.value == name
-         and (span_of(n).start_line, span_of(n).start_col) > (after.end_line, after.end_col)
-         and _inside(n, function, parents)),
-        key=lambda n: (span_of(n).start_line, span_of(n).start_col))
+def _row_uses(parsed: _Parsed, assign: ast.Assign, name: str, path: list[Key],
+              tree: Any) -> list[tuple[ast.Subscript, ast.expr]] | None:
+    """(``name...[k]``, ``name...``) for each use reaching the leaf, or None if any use is unsafe."""
+    parents = parsed.parents
+    block_owner = parents.get(assign)
+    block = next((value for _, value in ast.iter_fields(block_owner)
+                  if isinstance(value, list) and any(s is assign for s in value)), None)
+    function = block_owner
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(function, _LOOPS + _NESTED_SCOPES):
+            return None  # in a loop, earlier uses in the body see this binding too
+        function = parents.get(function)
+    if function is None or block is None or _bound_elsewhere(function, name):
+        return None
+    occurrences = sorted(_occurrences(function, name), key=lambda o: (o[0].lineno, o[0].col_offset))
+    after = (assign.end_lineno, assign.end_col_offset)
     uses = []
-    for node in names:
-        if contexts[node] != ExpressionContext.LOAD:
-            # A rebinding ends the uses, if it is straight-line code beside the assignment.
-            if parents[_statement_of(node, parents)] is not parents[statement]:
-                return None
-            break
-        if _enclosing(node, parents, (cst.Lambda, cst.FunctionDef, cst.ListComp, cst.SetComp,
-                                      cst.DictComp, cst.GeneratorExp, cst.Module)) is not function:
+    for node, nested in occurrences:
+        if (node.lineno, node.col_offset) < after:
+            continue
+        if nested:
             return None  # a closure or comprehension: leave it to a human
-        subscript = parents.get(node)
-        if not (isinstance(subscript, cst.Subscript) and subscript.value is node
-                and len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index)
-                and _is_int_literal(subscript.slice[0].slice.value)):
+        statement = _statement_in(block, block_owner, node, parents)
+        if statement is None:
+            return None  # after the assignment's block: another binding may reach it
+        if not isinstance(node.ctx, ast.Load):
+            return None if _conditional_rebinding(statement, node, name) else uses
+        use = _classify(node, path, tree, parents)
+        if use is None:
             return None
-        uses.append(subscript)
+        if use is not _OTHER_PART:
+            uses.append(use)
     return uses
 
 
-def _is_int_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        node = node.expression
-    return isinstance(node, cst.Integer)
+_OTHER_PART = object()  # a use of another output reached through the same name
 
 
-def _enclosing(node: cst.CSTNode, parents: Any, kinds: tuple) -> cst.CSTNode | None:
-    node = parents.get(node)
-    while node is not None and not isinstance(node, kinds):
+def _classify(name_node: ast.Name, path: list[Key], tree: Any, parents: dict) -> Any:
+    """The (row subscript, its value) pair, _OTHER_PART, or None for a use that blocks the fix."""
+    node: ast.expr = name_node
+    for want in path:
+        subscript = parents.get(node)
+        if not (isinstance(subscript, ast.Subscript) and subscript.value is node
+                and isinstance(subscript.ctx, ast.Load)):
+            return None  # the leaf, or a container holding it, is used whole
+        key = _constant_key(subscript.slice)
+        if isinstance(tree, (tuple, list)) and isinstance(key, int) and -len(tree) <= key < 0:
+            key += len(tree)
+        if key is _NOT_CONSTANT or not _has_key(tree, key):
+            return None
+        if key != want:
+            return _OTHER_PART
+        node, tree = subscript, tree[key]
+    row = parents.get(node)
+    if not (isinstance(row, ast.Subscript) and row.value is node and isinstance(row.ctx, ast.Load)
+            and isinstance(_constant_key(row.slice), int)):
+        return None
+    return row, node
+
+
+def _constant_key(node: ast.expr) -> Any:
+    """The int or str literal a subscript uses (``-1`` included), else _NOT_CONSTANT."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node, sign = node.operand, -1
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    if isinstance(node, ast.Constant) and type(node.value) is str and sign == 1:
+        return node.value
+    return _NOT_CONSTANT
+
+
+def _has_key(tree: Any, key: Any) -> bool:
+    if isinstance(tree, (tuple, list)):
+        return isinstance(key, int) and 0 <= key < len(tree)
+    return isinstance(tree, dict) and key in tree
+
+
+def _occurrences(function: ast.AST, name: str) -> list[tuple[ast.Name, bool]]:
+    """Every ``Name`` node for ``name`` in the function's body, and whether it sits in a nested scope."""
+    found = []
+    stack = [(statement, False) for statement in function.body]
+    while stack:
+        node, nested = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name:
+            found.append((node, nested))
+        inner = nested or isinstance(node, _NESTED_SCOPES)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _bound_elsewhere(function: ast.AST, name: str) -> bool:
+    """``name`` declared global/nonlocal or bound without a Name node (import, def, except, match)."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.partition(".")[0]) == name:
+            return True
+        if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node.name == name:
+            return True
+        if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name == name:
+            return True
+        if isinstance(node, ast.MatchMapping) and node.rest == name:
+            return True
+    return False
+
+
+def _statement_in(block: list[ast.stmt], owner: ast.AST, node: ast.AST, parents: dict) -> ast.stmt | None:
+    """The statement of ``block`` containing ``node``, or None when ``node`` is outside the block."""
+    while node is not None and parents.get(node) is not owner:
         node = parents.get(node)
+    if node is None or not any(s is node for s in block):
+        return None
     return node
 
 
-def _inside(node: cst.CSTNode, ancestor: cst.CSTNode, parents: Any) -> bool:
-    while node is not None and node is not ancestor:
-        node = parents.get(node)
-    return node is ancestor
-
-
-def _statement_of(node: cst.CSTNode, parents: Any) -> cst.CSTNode:
-    while not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-        node = parents[node]
-    return node
+def _conditional_rebinding(statement: ast.stmt, store: ast.Name, name: str) -> bool:
+    """True unless ``statement`` is a plain assignment that rebinds ``name`` without reading it."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return True  # for/with/del/augmented assignment/walrus: not a plain rebinding
+    if not any(n is store for t in targets for n in ast.walk(t)):
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               for n in ast.walk(statement))

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Iterable
 
-from jaxlint.model import Finding, Span
+from jaxlint.fixes.vmap_out_axes import build_fix, char_span
+from jaxlint.model import Finding
 from jaxlint.rules.base import Rule, RuleContext
 
 
@@ -16,51 +18,78 @@ class VmapUnbatchedOutput(Rule):
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
-        seen: set[tuple] = set()
+        # One finding per vmap call site: its unbatched outputs share one out_axes edit. A site run
+        # several times (a Python loop, a helper called twice) reports an output only if every
+        # run shows the pattern.
+        sites: dict[tuple, dict[str, Any]] = {}
         for tag, values in ctx.program.markers.items():
             record_tag, _, leaf_text = tag.rpartition("_")
             record = ctx.vmap_records.get(record_tag)
-            if record is None:
-                continue
-            leaf = int(leaf_text)
-            for value in values:
-                finding = _check_output(cls, ctx, record, leaf, value)
-                if finding is not None and finding.key() not in seen:
-                    seen.add(finding.key())
-                    yield finding
+            if record is not None and record.path == ctx.path:
+                runs = sites.setdefault((record.span, tuple(record.leaf_paths)), {})
+                runs.setdefault(record_tag, (record, {}))[1].setdefault(int(leaf_text), []).extend(values)
+        for runs in sites.values():
+            finding = _check_site(cls, ctx, list(runs.values()))
+            if finding is not None:
+                yield finding
 
 
-def _check_output(rule: type[Rule], ctx: RuleContext, record: Any, leaf: int, value: Any) -> Finding | None:
+@dataclass
+class _Unbatched:
+    """One output of one vmap run: broadcast by vmap and only ever read one row at a time."""
+
+    leaf: int
+    path: str  # pytree path, e.g. "[0]" or "['a']"; "" when the output is a single array
+    axis: int  # the batch axis, normalized
+    values: list[Any]  # the broadcast value in the IR (several if the trace is inlined twice)
+    uses: list[str]  # e.g. ["[0]", "[9]"]
+
+
+def _check_site(rule: type[Rule], ctx: RuleContext, runs: list[tuple[Any, dict[int, list[Any]]]]) -> Finding | None:
+    per_run = []
+    for record, leaves in runs:
+        found = {}
+        for leaf, values in leaves.items():
+            unbatched = _unbatched_output(record, leaf, values)
+            if unbatched is not None:
+                found[leaf] = unbatched
+        per_run.append(found)
+    common = sorted(set.intersection(*(set(found) for found in per_run)))
+    if not common:
+        return None
+    record = runs[0][0]
+    outputs = [per_run[0][leaf] for leaf in common]
+    for found in per_run[1:]:  # merge the uses of other runs into the first run's description
+        for output in outputs:
+            output.values += found[output.leaf].values
+            output.uses += found[output.leaf].uses
+    fix = None
+    if all(output.axis == 0 for output in outputs):  # ``x[k]`` in the source selects the batch axis
+        fix = build_fix(ctx.source, record, common)
+    return ctx.finding(rule, _message(outputs), char_span(ctx.source, record.span), fix)
+
+
+def _unbatched_output(record: Any, leaf: int, values: list[Any]) -> _Unbatched | None:
     axis = record.leaf_axes[leaf]
-    if axis is None or not record.unbatched[leaf]:
-        return None  # batched (JAX refuses out_axes=None there) or declared unbatched already
-    ndim = len(value.shape)
-    axis = axis % ndim if ndim else 0
-    producer = value.producer
-    # Evidence in the jaxpr as well as JAX's verdict: vmap materialized the output by broadcasting.
-    if producer is None or producer.primitive != "broadcast_in_dim" \
-            or axis in tuple(producer.params.get("broadcast_dimensions", ())):
-        return None
-    uses = [_single_row_use(op, value, axis) for op in value.uses]
-    if not uses or any(u is None for u in uses) or _used_whole(value):
-        return None
-    batch = value.shape[axis]
-    rows = "".join(sorted(set(uses)))
-    message = (
-        f"vmap output {record.leaf_paths[leaf] or '(the only one)'} does not depend on any mapped "
-        f"input, yet vmap broadcasts it to the batch ({batch} copies) and every use takes one row "
-        f"({_plural(len(uses), 'use')}: {rows}); declare it unbatched with out_axes=None. "
-        + _cost(value, axis, producer.under_jit)
-    )
-    span = record.span if record.path == ctx.path else ctx.target.name_span
-    from jaxlint.fixes.vmap_out_axes import build_fix  # libcst; only needed when reporting
-
-    fix = build_fix(ctx.source, record, leaf) if record.path == ctx.path else None
-    return ctx.finding(rule, message, span, fix)
+    if axis is None or leaf >= len(record.unbatched) or not record.unbatched[leaf]:
+        return None  # declared unbatched already, or batched (JAX refuses out_axes=None there)
+    axis = axis % len(values[0].shape)  # a batched output has at least the batch axis
+    uses: list[str] = []
+    for value in values:
+        producer = value.producer
+        # Evidence in the jaxpr as well as JAX's verdict: vmap materialized the output by broadcasting.
+        if producer is None or producer.primitive != "broadcast_in_dim" \
+                or axis in tuple(producer.params.get("broadcast_dimensions", ())):
+            return None
+        rows = [_single_row_use(op, value, axis) for op in value.uses]
+        if not rows or any(r is None for r in rows) or _used_whole(value):
+            return None
+        uses += rows
+    return _Unbatched(leaf, record.leaf_paths[leaf], axis, list(values), uses)
 
 
 def _single_row_use(op: Any, value: Any, axis: int) -> str | None:
-    """'[i]' when ``op`` (with the squeeze after it) selects one element along ``axis``."""
+    """'[k]' when ``op`` (with the squeeze after it) selects one element along ``axis``."""
     shape = value.shape
     others_full = lambda sizes: all(  # noqa: E731
         _same(sizes[d], shape[d]) for d in range(len(shape)) if d != axis)
@@ -76,7 +105,7 @@ def _single_row_use(op: Any, value: Any, axis: int) -> str | None:
         sizes = op.params["slice_sizes"]
         if op.inputs[0] is not value or not (_same(sizes[axis], 1) and others_full(sizes)):
             return None
-        index = "[i]"
+        index = f"[{_index_text(op.inputs[1 + axis])}]"
     elif op.primitive == "gather":
         numbers = op.params["dimension_numbers"]
         sizes = op.params["slice_sizes"]
@@ -84,7 +113,7 @@ def _single_row_use(op: Any, value: Any, axis: int) -> str | None:
                 or tuple(numbers.start_index_map) != (axis,) \
                 or not (_same(sizes[axis], 1) and others_full(sizes)):
             return None
-        return "[i]"  # gather collapses the axis itself: no squeeze follows
+        return f"[{_index_text(op.inputs[1])}]"  # gather collapses the axis itself: no squeeze follows
     else:
         return None
     squeezes = op.outputs[0].uses
@@ -92,6 +121,28 @@ def _single_row_use(op: Any, value: Any, axis: int) -> str | None:
             s.primitive != "squeeze" or tuple(s.params["dimensions"]) != (axis,) for s in squeezes):
         return None
     return index
+
+
+def _index_text(index: Any) -> str:
+    """The index as the source likely wrote it: a constant, a symbolic size, or ``i`` (traced)."""
+    for _ in range(4):  # through the few ops JAX wraps a static index in
+        if index.literal is not None:
+            try:  # a Python int, NumPy scalar or (JAX >= 0.7) TypedInt
+                return str(int(index.literal))
+            except (TypeError, ValueError):
+                return "i"
+        producer = index.producer
+        if producer is None:
+            break
+        if producer.primitive == "select_n":  # negative-index normalization: case 0 is the index as written
+            index = producer.inputs[1]
+        elif producer.primitive in ("broadcast_in_dim", "convert_element_type", "reshape"):
+            index = producer.inputs[0]
+        elif producer.primitive == "dim_as_value":
+            return str(producer.params["dim"])
+        else:
+            break
+    return "i"
 
 
 def _used_whole(value: Any) -> bool:
@@ -107,18 +158,44 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _cost(value: Any, axis: int, under_jit: bool) -> str:
-    if under_jit:
+def _message(outputs: list[_Unbatched]) -> str:
+    first = outputs[0]
+    batch = first.values[0].shape[first.axis]
+    described = [f"{'output ' + o.path if o.path else 'output'} (used as {', '.join(sorted(set(o.uses)))})"
+                 for o in outputs]
+    if len(outputs) == 1:
+        subject = f"vmap {described[0]} depends on no mapped input, yet vmap broadcasts it"
+        declare = "declare it unbatched with out_axes=None"
+    else:
+        subject = (f"vmap {', '.join(described[:-1])} and {described[-1]} depend on no mapped input, "
+                   "yet vmap broadcasts each")
+        declare = "declare them unbatched with out_axes=None"
+    return (f"{subject} to the batch ({batch} copies) and every use selects one row; {declare}. "
+            + _cost(outputs))
+
+
+def _cost(outputs: list[_Unbatched]) -> str:
+    broadcasts = [v for o in outputs for v in o.values]
+    eager = [v for v in broadcasts if not v.producer.under_jit]
+    # Under jit XLA deletes broadcast -> slice -> squeeze; a broadcast made outside any jit, or
+    # read outside the jit that made it, is written to memory in full.
+    leaves_jit = [v for v in broadcasts if v.producer.under_jit and any(not op.under_jit for op in v.uses)]
+    if not eager and not leaves_jit:
         return ("Cost: none in compiled code, under jax.jit XLA deletes the broadcast and the "
                 "selection; this is a clarity fix.")
-    row = [d for i, d in enumerate(value.shape) if i != axis]
+    where = ("outside jax.jit each call materializes the broadcast" if eager
+             else "the broadcast leaves the jax.jit that makes it, so each call materializes it")
+    return f"Cost: {where}: {_size(eager or leaves_jit, outputs)} written where one row is read."
+
+
+def _size(values: list[Any], outputs: list[_Unbatched]) -> str:
+    axis_of = {id(v): o.axis for o in outputs for v in o.values}
     try:
-        elements = int(math.prod(row)) * int(value.shape[axis])
-        size = f"{elements} elements, {elements * value.dtype.itemsize} bytes"
+        elements = sum(int(math.prod(v.shape)) for v in values)
+        size = sum(int(math.prod(v.shape)) * v.dtype.itemsize for v in values)
+        return f"{elements} elements ({size} bytes)"
     except Exception:  # symbolic sizes
-        size = f"{value.shape[axis]} x {math.prod(row) if row else 1} elements"
-    return f"Cost: called eagerly, each call materializes the broadcast ({size})."
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+        value = values[0]
+        axis = axis_of[id(value)]
+        row = [str(d) for i, d in enumerate(value.shape) if i != axis]
+        return f"{value.shape[axis]} copies of {' x '.join(row) + ' elements' if row else 'a scalar'}"

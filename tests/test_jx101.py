@@ -1,0 +1,544 @@
+"""JX101 vmap-unbatched-output on real jaxprs, through the whole pipeline (worker, rules, fixer).
+
+Each module below is written to a temporary folder and checked once (a check starts a worker
+that imports JAX); the tests then assert on that one result.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxlint.check import CheckResult, check
+from jaxlint.model import Finding
+from jaxlint.rules import select_rules
+
+REPO = Path(__file__).resolve().parents[1]
+
+TRIGGERS = '''\
+import jax
+import jax.numpy as jnp
+from jax import vmap as V
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+def triple(x, y):
+    return x + 1, x * y, jnp.sin(x)
+
+
+def as_dict(x, y):
+    return {"a": x * 2, "b": x + y}
+
+
+def from_dict(d, y):
+    return d["s"] * 3, d["s"] * y
+
+
+@jax.jit
+def jit_first(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[0], b
+
+
+def eager_first(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[0] + 1.0, b
+
+
+@jax.jit
+def last_index(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[-1], b
+
+
+@jax.jit
+def third_index(x, y):
+    c, d = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return c[3], d
+
+
+@jax.jit
+def aliased(x, y):
+    a, b = V(pair, in_axes=(None, 0))(x, y)
+    return a[0], b
+
+
+@jax.jit
+def tree_in(x, y):
+    a, b = jax.vmap(from_dict, in_axes=({"s": None}, 0))({"s": x}, y)
+    return a[0], b
+
+
+@jax.jit
+def dict_out(x, y):
+    out = jax.vmap(as_dict, in_axes=(None, 0))(x, y)
+    return out["a"][0], out["b"]
+
+
+@jax.jit
+def three(x, y):
+    a, b, c = jax.vmap(triple, in_axes=(None, 0))(x, y)
+    return a[0], b, c[1]
+
+
+@jax.jit
+def existing_zero(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=0)(x, y)
+    return a[0], b
+
+
+@jax.jit
+def existing_tuple(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(0, 0))(x, y)
+    return a[0], b
+
+
+@jax.jit
+def nested_index(x, y):
+    out = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return out[0][0] * 2, out[1]
+
+
+@jax.jit
+def accented(x, y):
+    s = "é€"; a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)  # ü
+    return a[0], b
+
+
+x = jnp.float32(1)
+y = jnp.arange(10.0)
+for fn in (jit_first, eager_first, last_index, third_index, aliased, tree_in, dict_out, three,
+           existing_zero, existing_tuple, nested_index, accented):
+    fn(x, y)
+'''
+
+# For each function of TRIGGERS: (its body, its body after --fix).
+FIXED_BODIES = {
+    "jit_first": ("    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)\n    return a[0], b\n",
+                  "    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n    return a, b\n"),
+    "eager_first": ("    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)\n    return a[0] + 1.0, b\n",
+                    "    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n"
+                    "    return a + 1.0, b\n"),
+    "last_index": ("    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)\n    return a[-1], b\n",
+                   "    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n    return a, b\n"),
+    "third_index": ("    c, d = jax.vmap(pair, in_axes=(None, 0))(x, y)\n    return c[3], d\n",
+                    "    c, d = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n    return c, d\n"),
+    "aliased": ("    a, b = V(pair, in_axes=(None, 0))(x, y)\n    return a[0], b\n",
+                "    a, b = V(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n    return a, b\n"),
+    "tree_in": ('    a, b = jax.vmap(from_dict, in_axes=({"s": None}, 0))({"s": x}, y)\n    return a[0], b\n',
+                '    a, b = jax.vmap(from_dict, in_axes=({"s": None}, 0), out_axes=(None, 0))({"s": x}, y)\n'
+                '    return a, b\n'),
+    "dict_out": ('    out = jax.vmap(as_dict, in_axes=(None, 0))(x, y)\n    return out["a"][0], out["b"]\n',
+                 "    out = jax.vmap(as_dict, in_axes=(None, 0), out_axes={'a': None, 'b': 0})(x, y)\n"
+                 '    return out["a"], out["b"]\n'),
+    "three": ("    a, b, c = jax.vmap(triple, in_axes=(None, 0))(x, y)\n    return a[0], b, c[1]\n",
+              "    a, b, c = jax.vmap(triple, in_axes=(None, 0), out_axes=(None, 0, None))(x, y)\n"
+              "    return a, b, c\n"),
+    "existing_zero": ("    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=0)(x, y)\n    return a[0], b\n",
+                      "    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n    return a, b\n"),
+    "existing_tuple": ("    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(0, 0))(x, y)\n    return a[0], b\n",
+                       "    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n    return a, b\n"),
+    "nested_index": ("    out = jax.vmap(pair, in_axes=(None, 0))(x, y)\n    return out[0][0] * 2, out[1]\n",
+                     "    out = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n"
+                     "    return out[0] * 2, out[1]\n"),
+    "accented": ('    s = "é€"; a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)  # ü\n    return a[0], b\n',
+                 '    s = "é€"; a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)  # ü\n'
+                 '    return a, b\n'),
+}
+
+# Batch sizes known only as symbols, from hint comments.
+SYMBOLIC = '''\
+import jax
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+# jaxlint: args x=f32[], y=f32[b]
+@jax.jit
+def symbolic_jit(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[0], b
+
+
+# jaxlint: args x=f32[n], y=f32[b, n]
+def symbolic_eager(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[-1], b
+'''
+
+QUIET = '''\
+import jax
+import jax.numpy as jnp
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+@jax.jit
+def depends_on_mapped(x, y):
+    a, b = jax.vmap(pair, in_axes=(0, 0))(y, y)
+    return a[0], b
+
+
+@jax.jit
+def already_none(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)
+    return a, b[0]
+
+
+@jax.jit
+def batched_indexed(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return b[0]
+
+
+@jax.jit
+def returned_whole(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a, b
+
+
+def arithmetic_whole(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a * b
+
+
+@jax.jit
+def indexed_and_whole(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[0] + a.sum(), b
+
+
+x = jnp.float32(1)
+y = jnp.arange(10.0)
+for fn in (depends_on_mapped, already_none, batched_indexed, returned_whole, arithmetic_whole,
+           indexed_and_whole):
+    fn(x, y)
+'''
+
+FIXLESS = '''\
+import jax
+import jax.numpy as jnp
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+def variable_index(x, y, i):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[i], b
+
+
+def rebound_in_branch(x, y, flag):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    if flag:
+        a = b
+    return a[0], b
+
+
+def applied_later(x, y):
+    mapped = jax.vmap(pair, in_axes=(None, 0))
+    a, b = mapped(x, y)
+    return a[0], b
+
+
+def in_closure(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    first = lambda: a[0]
+    return first(), b
+
+
+def in_loop(x, y):
+    total = 0.0
+    for _ in range(2):
+        a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+        total = total + a[0]
+    return total, b
+
+
+def batch_axis_one(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=1)(x, y)
+    return a[:, 0], b
+
+
+x = jnp.ones(3)
+y = jnp.ones((10, 3))
+variable_index(x, y, jnp.int32(1))
+rebound_in_branch(x, y, False)
+for fn in (applied_later, in_closure, in_loop, batch_axis_one):
+    fn(x, y)
+'''
+
+# The same vmap site is unbatched for one caller and batched for another: the fix that declares
+# it unbatched breaks the second caller, which verification must catch.
+REJECTED = '''\
+import jax
+import jax.numpy as jnp
+
+
+def first_free(x, y):
+    return x + 1, x * y
+
+
+def both_mapped(x, y):
+    return x + y, x * y
+
+
+def helper(fn, x, y):
+    a, b = jax.vmap(fn, in_axes=(None, 0))(x, y)
+    return a[0], b
+
+
+@jax.jit
+def uses_free(x, y):
+    return helper(first_free, x, y)
+
+
+@jax.jit
+def uses_mapped(x, y):
+    return helper(both_mapped, x, y)
+
+
+uses_free(1.0, jnp.arange(10.0))
+uses_mapped(1.0, jnp.arange(10.0))
+'''
+
+# The broadcast is made inside a jit and indexed outside it: it is materialized.
+LEAVES_JIT = '''\
+import jax
+import jax.numpy as jnp
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+def mapped(x, y):
+    return jax.vmap(pair, in_axes=(None, 0))(x, y)
+
+
+def outer(x, y):
+    a, b = jax.jit(mapped)(x, y)
+    return a[0], jax.vmap(jnp.sin)(b)
+
+
+outer(jnp.float32(1), jnp.arange(10.0))
+'''
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(path: Path, fix: bool = False) -> CheckResult:
+    return check([str(path)], select_rules(None, None), fix=fix)
+
+
+def position(text: str, snippet: str, occurrence: int = 0) -> tuple[int, int]:
+    """(1-based line, 0-based character column) of ``snippet`` in ``text``."""
+    index = -1
+    for _ in range(occurrence + 1):
+        index = text.index(snippet, index + 1)
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1)
+
+
+def by_target(findings: list[Finding]) -> dict[str, Finding]:
+    found: dict[str, Finding] = {}
+    for finding in findings:
+        assert finding.target not in found, f"two findings for {finding.target}"
+        found[finding.target] = finding
+    return found
+
+
+def assert_analyzed(result: CheckResult, functions: int) -> None:
+    """Guards the quiet tests: every function was traced, no analysis failure hides a finding."""
+    assert result.skipped == []
+    assert result.traced == functions
+    assert not [f for f in result.findings if f.code.startswith("JX9")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Findings that have a fix: checked and fixed in one run.
+
+
+@pytest.fixture(scope="module")
+def triggers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
+    path = write(tmp_path_factory.mktemp("triggers"), "jx101_triggers", TRIGGERS)
+    return path, run(path, fix=True)
+
+
+@pytest.fixture(scope="module")
+def fixed(triggers: tuple[Path, CheckResult]) -> dict[str, Finding]:
+    """The findings --fix applied (and verified), by traced function."""
+    return by_target(triggers[1].fixed)
+
+
+def test_every_trigger_is_reported_once_and_fixed(triggers, fixed) -> None:
+    _, result = triggers
+    assert set(fixed) == set(FIXED_BODIES)
+    assert all(f.code == "JX101" and f.name == "vmap-unbatched-output" for f in result.fixed)
+    assert result.fix_rejected == []
+    assert result.findings == []  # after the fix the file is analyzed again: clean
+
+
+def test_fixed_file_text(triggers) -> None:
+    path, _ = triggers
+    expected = TRIGGERS
+    for name, (body, fixed_body) in FIXED_BODIES.items():
+        signature = f"def {name}(x, y):\n"
+        assert signature + body in expected, name
+        expected = expected.replace(signature + body, signature + fixed_body)
+    assert path.read_text(encoding="utf-8") == expected
+
+
+def test_jitted_caller_points_at_vmap_call_and_says_no_compiled_cost(fixed) -> None:
+    finding = fixed["jit_first"]
+    line, col = position(TRIGGERS, "jax.vmap(pair, in_axes=(None, 0))(x, y)")
+    assert (finding.span.start_line, finding.span.start_col) == (line, col)
+    assert (finding.span.end_line, finding.span.end_col) == (line, col + len("jax.vmap(pair, in_axes=(None, 0))(x, y)"))
+    message = finding.message
+    assert message.startswith("vmap output [0] (used as [0]) depends on no mapped input")
+    assert "(10 copies)" in message and "out_axes=None" in message
+    assert "Cost: none in compiled code, under jax.jit XLA deletes the broadcast" in message
+    assert finding.fix.applicability == "safe"
+    assert [e.content for e in finding.fix.edits] == [", out_axes=(None, 0)", "a"]
+
+
+def test_eager_caller_gives_the_materialized_cost(fixed) -> None:
+    message = fixed["eager_first"].message
+    assert "(10 copies)" in message
+    assert "Cost: outside jax.jit each call materializes the broadcast: 10 elements (40 bytes)" in message
+    assert "none in compiled code" not in message
+
+
+def test_last_and_constant_index(fixed) -> None:
+    assert "(used as [9])" in fixed["last_index"].message  # a[-1] with a batch of 10
+    assert "(used as [3])" in fixed["third_index"].message
+
+
+def test_aliased_vmap_and_pytree_in_axes(fixed) -> None:
+    assert fixed["aliased"].span.start_col == position(TRIGGERS, "V(pair,")[1]
+    assert fixed["tree_in"].fix.edits[0].content == ", out_axes=(None, 0)"
+
+
+def test_dict_output_renders_a_dict_out_axes(fixed) -> None:
+    finding = fixed["dict_out"]
+    assert finding.message.startswith("vmap output ['a'] (used as [0])")
+    assert [e.content for e in finding.fix.edits] == [", out_axes={'a': None, 'b': 0}", 'out["a"]']
+
+
+def test_three_outputs_two_unbatched_share_one_finding(fixed) -> None:
+    message = fixed["three"].message
+    assert message.startswith("vmap output [0] (used as [0]) and output [2] (used as [1]) depend on no mapped input")
+    assert "declare them unbatched" in message
+
+
+def test_existing_out_axes_is_replaced(fixed) -> None:
+    line, col = position(TRIGGERS, "out_axes=0)")
+    edit = fixed["existing_zero"].fix.edits[0]
+    assert edit.content == "(None, 0)"
+    assert (edit.span.start_line, edit.span.start_col, edit.span.end_col) == (line, col + 9, col + 10)
+    assert fixed["existing_tuple"].fix.edits[0].content == "(None, 0)"
+
+
+def test_non_ascii_text_before_the_call_shifts_no_column(fixed) -> None:
+    finding = fixed["accented"]
+    call = 'jax.vmap(pair, in_axes=(None, 0))(x, y)  # ü'
+    line, col = position(TRIGGERS, call)
+    assert (finding.span.start_line, finding.span.start_col) == (line, col)  # characters, not bytes
+    assert finding.span.end_col == col + len("jax.vmap(pair, in_axes=(None, 0))(x, y)")
+
+
+def symbolic_shapes_available() -> bool:
+    """jax.export (symbolic shapes) needs absl-py on JAX 0.4.x, which JAX itself does not install."""
+    try:
+        from jax import export  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_symbolic_batch_size(tmp_path: Path) -> None:
+    if not symbolic_shapes_available():
+        pytest.skip("jax.export cannot be imported here (JAX 0.4.x without absl-py)")
+    path = write(tmp_path, "jx101_symbolic", SYMBOLIC)
+    result = run(path, fix=True)
+    fixed = by_target(result.fixed)
+    jitted, eager = fixed["symbolic_jit"].message, fixed["symbolic_eager"].message
+    # Static shapes except the batch: dynamic_slice; everything symbolic: gather.
+    assert "(b copies)" in jitted and "(used as [0])" in jitted and "none in compiled code" in jitted
+    assert "(b copies)" in eager and "(used as [b - 1])" in eager
+    assert "materializes the broadcast: b copies of n elements" in eager
+    assert path.read_text() == SYMBOLIC.replace("(x, y)\n    return a[0], b", "(x, y)\n    return a, b").replace(
+        "(x, y)\n    return a[-1], b", "(x, y)\n    return a, b").replace(
+        "in_axes=(None, 0))(x, y)", "in_axes=(None, 0), out_axes=(None, 0))(x, y)")
+    assert result.findings == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Near misses: nothing to report.
+
+
+def test_near_misses_are_quiet(tmp_path: Path) -> None:
+    path = write(tmp_path, "jx101_quiet", QUIET)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    run_cli = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", str(path)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert json.loads(run_cli.stdout) == [], run_cli.stdout
+    assert run_cli.returncode == 0, run_cli.stderr
+    assert "traced 6 of 6 functions" in run_cli.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Reported without a fix.
+
+
+def test_reported_without_fix(tmp_path: Path) -> None:
+    path = write(tmp_path, "jx101_fixless", FIXLESS)
+    result = run(path)
+    assert_analyzed(result, 6)
+    found = by_target(result.findings)
+    assert set(found) == {"variable_index", "rebound_in_branch", "applied_later", "in_closure", "in_loop",
+                          "batch_axis_one"}
+    for target, finding in found.items():
+        assert finding.code == "JX101", target
+        assert finding.fix is None, target
+    assert "(used as [i])" in found["variable_index"].message
+    assert found["applied_later"].span.start_col == position(FIXLESS, "mapped(x, y)")[1]
+    assert "(10 copies)" in found["in_loop"].message
+
+
+def test_fix_rejected_by_verification_leaves_file_identical(tmp_path: Path) -> None:
+    path = write(tmp_path, "jx101_rejected", REJECTED)
+    before = path.read_bytes()
+    result = run(path, fix=True)
+    assert path.read_bytes() == before
+    assert result.fixed == []
+    assert result.fix_rejected and all(f.code == "JX101" for f in result.fix_rejected)
+    reasons = [f.fix_rejected for f in result.fix_rejected]
+    assert any("out_axes" in r and "batched" in r for r in reasons), reasons
+    assert not list(tmp_path.glob(".jaxlint-*"))
+
+
+def test_broadcast_leaving_its_jit_is_materialized(tmp_path: Path) -> None:
+    path = write(tmp_path, "jx101_leaves_jit", LEAVES_JIT)
+    result = run(path)
+    [finding] = result.findings
+    assert finding.target == "outer" and finding.fix is None  # the use is not where the vmap is bound
+    assert finding.span.start_line == position(LEAVES_JIT, "jax.vmap(pair")[0]
+    assert "the broadcast leaves the jax.jit that makes it" in finding.message
+    assert "10 elements (40 bytes)" in finding.message
