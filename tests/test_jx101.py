@@ -481,7 +481,8 @@ def test_symbolic_batch_size(tmp_path: Path) -> None:
     jitted, eager = fixed["symbolic_jit"].message, fixed["symbolic_eager"].message
     # Static shapes except the batch: dynamic_slice; everything symbolic: gather.
     assert "(b copies)" in jitted and "(used as [0])" in jitted and "none in compiled code" in jitted
-    assert "(b copies)" in eager and "(used as [b - 1])" in eager
+    # JAX 0.4.x lowers x[-1] on a symbolic axis with a traced index: jaxlint can only say [i].
+    assert "(b copies)" in eager and ("(used as [b - 1])" in eager or "(used as [i])" in eager)
     assert "materializes the broadcast: b copies of n elements" in eager
     assert path.read_text() == SYMBOLIC.replace("(x, y)\n    return a[0], b", "(x, y)\n    return a, b").replace(
         "(x, y)\n    return a[-1], b", "(x, y)\n    return a, b").replace(
