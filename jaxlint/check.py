@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,12 +132,18 @@ def _syntax_error(source: SourceFile, message: str, line: int, column: int,
     return analysis
 
 
+def default_jobs() -> int:
+    """Workers to run at once: one per core, at most 4 (each holds its own JAX, ~250 MiB)."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
-          timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
+          timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None) -> CheckResult:
     """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
 
-    Only files that mention jax and have targets are imported, each in a worker process;
-    a tree without such files never starts one (``CheckResult.workers_started == 0``).
+    Only files that mention jax and have targets are imported, each in a worker process
+    (``jobs`` of them at once); a tree without such files never starts one
+    (``CheckResult.workers_started == 0``).
     """
     codes = [r.code for r in rules]
     timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
@@ -148,26 +155,56 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     analyses = [prepare(path, codes) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings)
-    pool = WorkerPool(timeout)
-    with pool:
-        for analysis in analyses:
-            if analysis.job is None:
-                continue
-            analysis.result = run_job(pool, analysis.job, codes)
+    pending = [a for a in analyses if a.job is not None]
+    lanes = max(1, min(jobs or default_jobs(), len(pending)))
+    pools = [WorkerPool(timeout) for _ in range(lanes)]
+    try:
+        _run_all(pending, pools, codes)
+        for analysis in pending:
             analysis.findings.extend(Finding.from_json(f) for f in analysis.result["findings"])
             for stage, seconds in analysis.result.get("timings", {}).items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
-        timings["worker-start"] = pool.jax_import
-        result.workers_started = pool.started
+        timings["worker-start"] = sum(pool.jax_import for pool in pools)
+        result.workers_started = sum(pool.started for pool in pools)
         if fix or diff:
             from jaxlint.fixer import fix_files
 
             started = time.perf_counter()
-            fix_files(result, pool, codes, write=fix)
+            fix_files(result, pools[0], codes, write=fix)
             timings["fix"] = time.perf_counter() - started
+    finally:
+        for pool in pools:
+            pool.close()
     for analysis in analyses:
         analysis.findings = _dedupe(analysis.findings)
     return result
+
+
+def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[str]) -> None:
+    """Each pool takes the next module until none is left; worker I/O releases the GIL."""
+    queue = iter(pending)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def lane(pool: WorkerPool) -> None:
+        while not errors:
+            with lock:
+                analysis = next(queue, None)
+            if analysis is None:
+                return
+            try:
+                analysis.result = run_job(pool, analysis.job, codes)
+            except BaseException as error:  # an internal error: stop and report it
+                errors.append(error)
+
+    threads = [threading.Thread(target=lane, args=(pool,)) for pool in pools[1:]]
+    for thread in threads:
+        thread.start()
+    lane(pools[0])
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -20,9 +20,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, default=None, help="codes, prefixes (JX1) or names")
     check.add_argument("--ignore", type=_codes, default=None, help="codes, prefixes or names")
     check.add_argument("--timeout", type=float, default=60.0, help="seconds per module (default 60)")
+    check.add_argument("-j", "--jobs", type=_positive, default=None,
+                       help="worker processes at once (default: one per core, at most 4)")
     check.add_argument("--timings", action="store_true", help="print the time spent in each stage")
     commands.add_parser("rules", help="list the rules")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 def _codes(text: str) -> list[str]:
@@ -53,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from jaxlint.check import check
 
     try:
-        result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=args.timeout)
+        result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=args.timeout, jobs=args.jobs)
     except FileNotFoundError as error:
         print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
         return 2

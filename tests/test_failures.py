@@ -32,11 +32,12 @@ def write(root: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(textwrap.dedent(content))
 
 
-def run(root: Path, timeout: float = 60.0) -> CheckResult:
+def run(root: Path, timeout: float = 60.0, jobs: int = 1) -> CheckResult:
+    """One worker lane by default, so the tests can count workers started."""
     # Without the variable (set on some machines) Python writes bytecode: jaxlint must not.
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        return check([str(root)], all_rules(), timeout=timeout)
+        return check([str(root)], all_rules(), timeout=timeout, jobs=jobs)
 
 
 def by_file(result: CheckResult, root: Path) -> dict[str, list[Finding]]:
@@ -412,3 +413,25 @@ def test_tree_without_jax_starts_no_worker(tmp_path):
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              cwd=REPO, timeout=120)
     assert process.stdout.strip() == "False", process.stderr
+
+
+def test_parallel_workers_give_the_same_report(tmp_path: Path) -> None:
+    """Two lanes of workers, one module killing its worker: same findings as one lane."""
+    files = {f"good{index}.py": FOUNDING for index in range(3)}
+    files["killer.py"] = """
+        import os
+        import jax
+
+        @jax.jit
+        def f(x):
+            return x + 1
+
+        os._exit(4)
+    """
+    write(tmp_path, files)
+    serial = run(tmp_path, jobs=1)
+    parallel = run(tmp_path, jobs=2)
+    summary = lambda r: sorted((Path(f.path).name, f.code, f.span.start_line) for f in r.findings)  # noqa: E731
+    assert summary(parallel) == summary(serial)
+    assert [c for _, c, _ in summary(serial)] == ["JX101"] * 3 + ["JX903"]
+    assert parallel.workers_started >= 2
