@@ -14,9 +14,9 @@ from jaxlint import compat, hints
 from jaxlint.arguments import ArgumentError, ArgumentSet, arguments_for
 from jaxlint.ir import build_program
 from jaxlint.model import Finding, Span, Target
-from jaxlint.record import VMAP_RECORDS, CallRecorder, VmapRecorder, abstractify
+from jaxlint.record import VMAP_RECORDS, CallRecorder, VmapRecorder
 from jaxlint.rules import RuleContext, all_rules
-from jaxlint.rules.analysis_failures import ImportErrorRule, InvalidHintRule, TraceErrorRule
+from jaxlint.rules.analysis_failures import ImportErrorRule, InternalErrorRule, InvalidHintRule, TraceErrorRule
 
 
 def analyze(job: dict[str, Any]) -> dict[str, Any]:
@@ -35,6 +35,7 @@ def analyze(job: dict[str, Any]) -> dict[str, Any]:
         if shadowed is not None:
             sys.modules[job["module"]] = shadowed
         sys.path[:] = path
+        VMAP_RECORDS.clear()  # they hold the module's functions and arguments
 
 
 def _is_project_module(module: Any, root: str) -> bool:
@@ -104,19 +105,37 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
                     findings.append(_trace_error(error, path, target, signature))
                 result["skipped"].append({"target": target.qualname, "reason": f"trace error: {error}"})
                 continue
-            program = build_program(closed)
             result["traced"].append({"target": target.qualname, "source": arguments.source,
                                      "signature": signature})
             result["outputs"][target.qualname] = [str(a) for a in closed.out_avals]
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()
-            context = RuleContext(path, source, target, program, signature, VMAP_RECORDS)
-            for rule in rules:
-                findings.extend(rule.check(context))
+            findings.extend(_run_rules(rules, codes, path, source, target, closed, signature))
             timings["rules"] += time.perf_counter() - started
     result["findings"] = [f.to_json() for f in findings]
     result["timings"] = timings
     return result
+
+
+def _run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,
+               closed: Any, stage_signature: str) -> list[Finding]:
+    """Findings of every rule; a rule that crashes is a finding about jaxlint, not a lost run."""
+    findings: list[Finding] = []
+    stage = "building the IR"
+    try:
+        program = build_program(closed)
+        context = RuleContext(path, source, target, program, stage_signature, VMAP_RECORDS)
+        for rule in rules:
+            stage = f"running rule {rule.code}"
+            findings.extend(rule.check(context))
+    except Exception as error:
+        if InternalErrorRule.code in codes:
+            findings.append(Finding(
+                InternalErrorRule.code, InternalErrorRule.name,
+                f"jaxlint failed while {stage} for {target.qualname}: {_describe(error)} "
+                "(a bug in jaxlint; please report it)", InternalErrorRule.severity, path,
+                target.name_span, target=target.qualname))
+    return findings
 
 
 def _resolve(module: Any, qualname: str) -> Any:
@@ -233,4 +252,4 @@ def _trace_error(error: BaseException, path: str, target: Target, signature: str
                    span, target=target.qualname)
 
 
-__all__ = ["analyze", "abstractify", "compat"]
+__all__ = ["analyze"]

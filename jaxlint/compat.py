@@ -95,11 +95,6 @@ def is_literal(atom: Any) -> bool:
     return isinstance(atom, Literal)
 
 
-def trace_to_jaxpr(fun: Any, args: tuple, kwargs: dict) -> Any:
-    """ClosedJaxpr of ``fun`` applied to abstract args (ShapeDtypeStruct leaves)."""
-    return jax.make_jaxpr(lambda *a, **k: fun(*a, **k))(*args, **kwargs)
-
-
 def eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
     return jax.eval_shape(fun, *args, **kwargs)
 

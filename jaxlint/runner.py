@@ -42,7 +42,7 @@ class Worker:
         result_read, result_write = os.pipe()
         self.stderr = tempfile.TemporaryFile()
         env = dict(os.environ)
-        env.setdefault("JAX_PLATFORMS", "cpu")
+        env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator; never grab a GPU
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the user's tree, even from subprocesses
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -38,3 +38,9 @@ class InvalidHintRule(Rule):
     code, name, severity = "JX905", "invalid-hint", "error"
     summary = "A `# jaxlint: args` hint comment is malformed or does not match the signature."
     checks_ir = False
+
+
+class InternalErrorRule(Rule):
+    code, name, severity = "JX906", "internal-error", "error"
+    summary = "jaxlint itself failed on this function (a bug in jaxlint); other functions were checked."
+    checks_ir = False
