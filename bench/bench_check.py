@@ -36,7 +36,8 @@ def make_cases(root: Path) -> dict[str, Path]:
     project.mkdir()
     for i in range(20):
         (project / f"mod{i}.py").write_text(MODULE)
-    return {"founding example": founding, "200 files, no jax": plain, "20 jax modules": project}
+    return {"founding example": (founding, None), "200 files, no jax": (plain, None),
+            "20 jax modules, --jobs 1": (project, 1), "20 jax modules, default jobs": (project, None)}
 
 
 def main() -> None:
@@ -45,11 +46,11 @@ def main() -> None:
     repeat = parser.parse_args().repeat
     rules = select_rules(None, None)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, path in make_cases(Path(tmp)).items():
+        for name, (path, jobs) in make_cases(Path(tmp)).items():
             walls, stages = [], {}
             for _ in range(repeat):
                 started = time.perf_counter()
-                result = check([str(path)], rules)
+                result = check([str(path)], rules, jobs=jobs)
                 walls.append(time.perf_counter() - started)
                 for stage, seconds in result.timings.items():
                     stages.setdefault(stage, []).append(seconds)

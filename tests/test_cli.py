@@ -109,3 +109,9 @@ def test_rules_command_lists_registry() -> None:
     assert run.returncode == 0
     codes = [line.split()[0] for line in run.stdout.splitlines()]
     assert codes[0] == "JX101" and {"JX900", "JX901", "JX902", "JX903"} <= set(codes)
+
+
+def test_readme_shows_the_real_output() -> None:
+    run = jaxlint("check", "examples/", cwd=REPO)
+    readme = (REPO / "README.md").read_text()
+    assert "$ jaxlint check examples/\n" + run.stdout + run.stderr in readme
