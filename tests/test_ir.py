@@ -97,3 +97,25 @@ def test_transform_stacks_accumulate_through_jit() -> None:
     stacks = {op.transforms for op in prog.walk() if op.primitive in ("tanh", "mul")}
     assert ("jvp", "vmap") in stacks
     assert any(s[:2] == ("transpose", "jvp") for s in stacks)
+
+
+def test_shard_map_is_a_region() -> None:
+    from jax.sharding import Mesh, PartitionSpec
+
+    try:
+        from jax import shard_map
+    except ImportError:  # JAX < 0.6: only the experimental spelling
+        from jax.experimental.shard_map import shard_map
+
+    mesh = Mesh(jax.devices()[:1], ("i",))
+
+    def f(x):
+        return shard_map(lambda v: jnp.sin(v) * 2, mesh=mesh, in_specs=PartitionSpec("i"),
+                         out_specs=PartitionSpec("i"))(x)
+
+    prog = build_program(jax.make_jaxpr(jax.jit(f))(jnp.ones(4)))
+    [shard] = [op for op in prog.walk() if op.primitive == "shard_map"]
+    assert [r.name for r in shard.regions] == ["jaxpr"]
+    inner = {op.primitive for op in shard.regions[0].ops}
+    assert {"sin", "mul"} <= inner
+    assert all(op.region is shard.regions[0] for op in shard.regions[0].ops)
