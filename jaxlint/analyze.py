@@ -11,7 +11,7 @@ from typing import Any
 import jax
 
 from jaxlint import compat, hints
-from jaxlint.arguments import ArgumentError, ArgumentSet, arguments_for
+from jaxlint.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.ir import build_program
 from jaxlint.model import Finding, Span, Target
 from jaxlint.record import VMAP_RECORDS, CallRecorder, VmapRecorder
@@ -59,7 +59,6 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
     targets = [Target.from_json(t) for t in job["targets"]]
     codes = set(job["codes"])
     rules = [r for r in all_rules() if r.checks_ir and r.code in codes]
-    source = job["source"]
     findings: list[Finding] = []
     result: dict[str, Any] = {"path": path, "traced": [], "skipped": [], "outputs": {}}
     timings = {"import": 0.0, "trace": 0.0, "rules": 0.0}
@@ -71,50 +70,75 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
             timings["import"] = time.perf_counter() - started
             if ImportErrorRule.code in codes:
                 findings.append(_import_error(error, path))
-            result.update(findings=[f.to_json() for f in findings], timings=timings,
-                          skipped=[{"target": t.qualname, "reason": "module import failed"} for t in targets])
+            for target in targets:
+                _skip(result, target, "import-failed", "the module failed to import")
+            result.update(findings=[f.to_json() for f in findings], timings=timings)
             return result
     timings["import"] = time.perf_counter() - started
     recorded = lambda function: calls.calls.get(_code_of(function))  # noqa: E731
 
     with VmapRecorder({path}):
         for target in targets:
-            started = time.perf_counter()
-            function = _resolve(module, target.qualname)
-            if function is None:
-                result["skipped"].append({"target": target.qualname, "reason": "not found after import"})
-                continue
-            try:
-                arguments = arguments_for(target, function, recorded)
-            except ArgumentError as error:
-                if InvalidHintRule.code in codes:
-                    findings.append(Finding(InvalidHintRule.code, InvalidHintRule.name,
-                                            f"{error}", InvalidHintRule.severity, path,
-                                            target.hint_span or target.name_span, target=target.qualname))
-                result["skipped"].append({"target": target.qualname, "reason": str(error)})
-                continue
-            if arguments is None:
-                result["skipped"].append({"target": target.qualname, "reason": "no arguments known"})
-                continue
-            signature = _signature(arguments)
-            try:
-                closed = _trace(function, arguments)
-            except BaseException as error:  # user code: sys.exit() while traced is a trace error too
-                timings["trace"] += time.perf_counter() - started
-                if TraceErrorRule.code in codes:
-                    findings.append(_trace_error(error, path, target, signature))
-                result["skipped"].append({"target": target.qualname, "reason": f"trace error: {error}"})
-                continue
-            result["traced"].append({"target": target.qualname, "source": arguments.source,
-                                     "signature": signature})
-            result["outputs"][target.qualname] = [str(a) for a in closed.out_avals]
-            timings["trace"] += time.perf_counter() - started
-            started = time.perf_counter()
-            findings.extend(_run_rules(rules, codes, path, source, target, closed, signature))
-            timings["rules"] += time.perf_counter() - started
+            _analyze_target(job, module, target, recorded, rules, codes, findings, result, timings)
     result["findings"] = [f.to_json() for f in findings]
     result["timings"] = timings
     return result
+
+
+def _skip(result: dict[str, Any], target: Target, kind: str, reason: str) -> None:
+    """An untraced target: ``kind`` is one of no-arguments, invalid-hint, trace-error,
+    not-found, import-failed (and, from the jaxlint process, timeout and crash)."""
+    result["skipped"].append({"target": target.qualname, "kind": kind, "reason": reason,
+                              "line": target.name_span.start_line})
+
+
+def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: Any, rules: list,
+                    codes: set[str], findings: list[Finding], result: dict[str, Any],
+                    timings: dict[str, float]) -> None:
+    path, source = job["path"], job["source"]
+    started = time.perf_counter()
+    function = _resolve(module, target.qualname)
+    if function is None:
+        _skip(result, target, "not-found", "not found on the module after import")
+        return
+    request = ArgumentRequest(target, function, module, job, recorded)
+    try:
+        signatures = arguments_for(request)
+    except ArgumentError as error:
+        if InvalidHintRule.code in codes:
+            findings.append(Finding(InvalidHintRule.code, InvalidHintRule.name, f"{error}",
+                                    InvalidHintRule.severity, path, target.hint_span or target.name_span,
+                                    target=target.qualname))
+        _skip(result, target, "invalid-hint", str(error))
+        return
+    if not signatures:
+        _skip(result, target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
+        return
+    traced, errors = [], []
+    for arguments in signatures:
+        signature = _signature(arguments)
+        started = time.perf_counter()
+        try:
+            closed = _trace(function, arguments)
+        except BaseException as error:  # user code: sys.exit() while traced is a trace error too
+            timings["trace"] += time.perf_counter() - started
+            if TraceErrorRule.code in codes:
+                findings.append(_trace_error(error, path, target, signature))
+            errors.append(f"{signature}: {_describe(error)}")
+            continue
+        traced.append({"source": arguments.source, "signature": signature,
+                       "outputs": [str(a) for a in closed.out_avals]})
+        timings["trace"] += time.perf_counter() - started
+        started = time.perf_counter()
+        findings.extend(_run_rules(rules, codes, path, source, target, closed, signature))
+        timings["rules"] += time.perf_counter() - started
+    if traced:
+        result["traced"].append({"target": target.qualname, "source": traced[0]["source"],
+                                 "signature": traced[0]["signature"],
+                                 "signatures": [t["signature"] for t in traced], "notes": request.notes})
+        result["outputs"][target.qualname] = [t["outputs"] for t in traced]
+    else:
+        _skip(result, target, "trace-error", "trace error: " + "; ".join(errors))
 
 
 def _run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,

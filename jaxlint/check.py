@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxlint import discover, scan
+from jaxlint.config import Config, load_config
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules import Rule
 from jaxlint.rules.analysis_failures import AnalysisTimeoutRule, SyntaxErrorRule, WorkerCrashedRule
@@ -34,6 +35,7 @@ class CheckResult:
     fix_rejected: list[Finding] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
     workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
+    config: Config | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -49,12 +51,13 @@ class CheckResult:
         return [dict(s, path=fa.source.path) for fa in self.files for s in fa.result.get("skipped", [])]
 
 
-def make_job(source: SourceFile, targets: list[Target], codes: list[str],
+def make_job(source: SourceFile, targets: list[Target], codes: list[str], config: dict[str, Any],
              override: str | None = None) -> dict[str, Any]:
+    """A worker job; ``config`` is ``Config.for_job()``."""
     root = discover.find_root(source.path)
     return {"path": source.path, "module": discover.module_name(source.path, root), "root": root,
             "source": override if override is not None else source.text, "override": override,
-            "targets": [t.to_json() for t in targets], "codes": codes}
+            "targets": [t.to_json() for t in targets], "codes": codes, "config": config}
 
 
 def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str, Any]:
@@ -71,7 +74,8 @@ def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str
             rule.code, rule.name, f"{what} ({failure.detail}{where}); it was not analyzed{hint}",
             rule.severity, job["path"], _line_span(job["source"], failure.line)).to_json()]
         return {"path": job["path"], "findings": findings, "traced": [],
-                "skipped": [{"target": t["qualname"], "reason": failure.kind} for t in job["targets"]]}
+                "skipped": [{"target": t["qualname"], "kind": failure.kind, "reason": f"{what} ({failure.detail})",
+                             "line": t["name_span"]["start_line"]} for t in job["targets"]]}
     if "internal_error" in result:
         raise RuntimeError(f"jaxlint internal error on {job['path']}:\n{result['internal_error']}")
     return result
@@ -86,7 +90,7 @@ def _line_span(text: str, line: int | None) -> Span:
     return Span(line, len(code) - len(code.lstrip()), line, len(code))
 
 
-def prepare(path: str, codes: list[str]) -> FileAnalysis:
+def prepare(path: str, codes: list[str], config: Config) -> FileAnalysis:
     """Read and scan one file; no job for files that never mention jax (no import, no cost)."""
     try:
         source = read_source(path)
@@ -107,7 +111,7 @@ def prepare(path: str, codes: list[str]) -> FileAnalysis:
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # e.g. RecursionError in libcst on deeply nested code
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
-    job = make_job(source, targets, codes) if targets else None
+    job = make_job(source, targets, codes, config.for_job()) if targets else None
     return FileAnalysis(source, targets, job)
 
 
@@ -152,9 +156,10 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     files = discover.discover(paths)
     timings["discover"] = time.perf_counter() - started
     started = time.perf_counter()
-    analyses = [prepare(path, codes) for path in files]
+    config = load_config(paths)
+    analyses = [prepare(path, codes, config) for path in files]
     timings["scan"] = time.perf_counter() - started
-    result = CheckResult(analyses, timings)
+    result = CheckResult(analyses, timings, config=config)
     pending = [a for a in analyses if a.job is not None]
     lanes = max(1, min(jobs or default_jobs(), len(pending)))
     pools = [WorkerPool(timeout) for _ in range(lanes)]

@@ -60,11 +60,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from jaxlint import report
     from jaxlint.check import check
+    from jaxlint.config import ConfigError
 
     try:
         result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=args.timeout, jobs=args.jobs)
     except FileNotFoundError as error:
         print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
+        return 2
+    except ConfigError as error:
+        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # jaxlint's own bug
         import traceback

@@ -71,7 +71,7 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str],
         targets = scan.scan_source(analysis.source.path, text)
     except scan.ScanSyntaxError as error:
         return f"the fixed source does not parse: {error.message}", text, {}
-    job = make_job(analysis.source, targets, codes, override=text)
+    job = make_job(analysis.source, targets, codes, analysis.job["config"], override=text)
     with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
         new_result = run_job(fresh, job, codes)
     new_findings = [Finding.from_json(f) for f in new_result["findings"]]

@@ -1,0 +1,57 @@
+"""Abstract arguments for a target: where they come from, in order of precedence.
+
+A source is a function ``(request: ArgumentRequest) -> list[ArgumentSet]`` in its own module of
+this package. The first source (in ``PRECEDENCE``) that returns signatures wins; a function may
+have several (e.g. two batch sizes), each traced. A source that exists but is unusable (a
+malformed hint) raises ``ArgumentError``, reported as a finding.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from jaxlint.model import Target
+
+
+@dataclass
+class ArgumentSet:
+    source: str  # "hint", "import-call", ...
+    args: tuple
+    kwargs: dict
+
+
+@dataclass
+class ArgumentRequest:
+    """What a source may consult for one target, in the worker after the module is imported."""
+
+    target: Target
+    function: Any  # the object the target resolves to (a function, jit wrapper, method, ...)
+    module: Any
+    job: dict[str, Any]  # the worker job: data the jaxlint process passes (configuration, records)
+    # The first import-time call of a function object, or None (see record.CallRecorder).
+    recorded_call: Callable[[Any], Any]
+    # Notes a source leaves when it knows of a signature it cannot use (a stale record).
+    notes: list[str] = field(default_factory=list)
+
+
+class ArgumentError(Exception):
+    """The source exists but is unusable (a malformed hint): reported as a finding."""
+
+
+# Module names in this package, highest precedence first.
+PRECEDENCE = ["hint", "import_call"]
+Source = Callable[[ArgumentRequest], list[ArgumentSet]]
+
+
+def sources() -> list[tuple[str, Source]]:
+    return [(name, importlib.import_module(f"{__name__}.{name}").arguments) for name in PRECEDENCE]
+
+
+def arguments_for(request: ArgumentRequest) -> list[ArgumentSet]:
+    """The signatures of the first source that knows the target (ArgumentError on a bad one)."""
+    for _, source in sources():
+        found = source(request)
+        if found:
+            return found
+    return []
