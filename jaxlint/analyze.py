@@ -78,6 +78,12 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
     recorded = lambda function: calls.calls.get(_code_of(function))  # noqa: E731
 
     with VmapRecorder({path}):
+        # After the import, so the examples files bind the very objects the targets resolve to.
+        from jaxlint.argsources.examples import run_examples
+
+        started = time.perf_counter()
+        findings.extend(run_examples(job, codes))
+        timings["examples"] = time.perf_counter() - started
         for target in targets:
             _analyze_target(job, module, target, recorded, rules, codes, findings, result, timings)
     result["findings"] = [f.to_json() for f in findings]
@@ -115,6 +121,7 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         _skip(result, target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
         return
     traced, errors = [], []
+    reported: set[tuple] = set()
     for arguments in signatures:
         signature = _signature(arguments)
         started = time.perf_counter()
@@ -130,7 +137,13 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
                        "outputs": [str(a) for a in closed.out_avals]})
         timings["trace"] += time.perf_counter() - started
         started = time.perf_counter()
-        findings.extend(_run_rules(rules, codes, path, source, target, closed, signature))
+        for finding in _run_rules(rules, codes, path, source, target, closed, signature):
+            # Several signatures, one report: the first signature's finding at each place stands
+            # (messages differ only by the signature's sizes).
+            place = (finding.code, finding.span.start_line, finding.span.start_col)
+            if place not in reported:
+                reported.add(place)
+                findings.append(finding)
         timings["rules"] += time.perf_counter() - started
     if traced:
         result["traced"].append({"target": target.qualname, "source": traced[0]["source"],
@@ -192,7 +205,7 @@ def _trace(function: Any, arguments: ArgumentSet) -> Any:
         for index, value in zip(dynamic, values):
             filled[index] = value
         args, kwargs = jax.tree_util.tree_unflatten(treedef, filled)
-        return function(*args, **kwargs)
+        return (arguments.call or function)(*args, **kwargs)
 
     return jax.make_jaxpr(apply)(*[leaves[i] for i in dynamic])
 
@@ -207,9 +220,29 @@ class _Opaque:
         return self.text
 
 
+class _Node:
+    """A registered pytree class shown by its children (``Params(f32[3], f32[])``), not its repr."""
+
+    def __init__(self, value: Any, children: list[Any]) -> None:
+        self.text = f"{type(value).__name__}({', '.join(hints.format_abstract(c) for c in children)})"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _is_custom_node(value: Any) -> bool:
+    """A pytree node other than tuple/list/dict (register_pytree_node_class, dataclasses...)."""
+    if value is None or isinstance(value, (tuple, list, dict)):
+        return False
+    return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
+
+
 def _readable(leaf: Any) -> Any:
     if isinstance(leaf, jax.ShapeDtypeStruct):
         return leaf
+    if _is_custom_node(leaf):
+        children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
+        return _Node(leaf, [_shown(child) for child in children])
     try:
         text = repr(leaf)
     except Exception:  # a user's __repr__ that raises
@@ -217,9 +250,13 @@ def _readable(leaf: Any) -> Any:
     return _Opaque(leaf) if " at 0x" in text else leaf
 
 
+def _shown(tree: Any) -> Any:
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=_is_custom_node)
+
+
 def _signature(arguments: ArgumentSet) -> str:
     def show(tree: Any) -> str:
-        return hints.format_abstract(jax.tree_util.tree_map(_readable, tree))
+        return hints.format_abstract(_shown(tree))
 
     # Each argument on its own: mapping over the kwargs dict would sort its keys.
     parts = [show(a) for a in arguments.args] + [f"{k}={show(v)}" for k, v in arguments.kwargs.items()]

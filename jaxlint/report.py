@@ -33,8 +33,12 @@ def write_json(result: CheckResult, out: TextIO) -> None:
 
 
 def write_text(result: CheckResult, out: TextIO) -> None:
-    sources = {fa.source.path: fa.source.text for fa in result.files}
-    for finding in result.findings:
+    write_findings(result.findings, {fa.source.path: fa.source.text for fa in result.files}, out)
+
+
+def write_findings(findings: list[Finding], sources: dict[str, str], out: TextIO) -> None:
+    """Each finding as ``path:row:col: CODE [*] message`` and its source line (``sources``: path -> text)."""
+    for finding in findings:
         marker = " [*]" if finding.fix is not None and finding.fix.applicability == "safe" else ""
         out.write(f"{relative(finding.path)}:{finding.span.start_line}:{finding.span.start_col + 1}: "
                   f"{finding.code}{marker} {finding.message}\n")

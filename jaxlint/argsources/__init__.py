@@ -19,6 +19,9 @@ class ArgumentSet:
     source: str  # "hint", "import-call", ...
     args: tuple
     kwargs: dict
+    # What to trace instead of the resolved target, when the arguments only fit another entry
+    # point that runs it (a flax linen ``model.apply`` for ``MLP.__call__``); None: the target.
+    call: Any = None
 
 
 @dataclass
@@ -40,7 +43,7 @@ class ArgumentError(Exception):
 
 
 # Module names in this package, highest precedence first.
-PRECEDENCE = ["hint", "import_call"]
+PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call"]
 Source = Callable[[ArgumentRequest], list[ArgumentSet]]
 
 

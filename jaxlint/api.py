@@ -1,0 +1,189 @@
+"""Lint one function in this process, for tests and notebooks.
+
+    findings = jaxlint.lint(fn, x, y)               # every rule
+    jaxlint.assert_clean(fn, x, y)                  # AssertionError listing the findings
+    jaxlint.lint_with(select=["JX1"]).lint(fn, x)   # rules chosen like --select / --ignore
+
+Unlike ``jaxlint check`` nothing is imported or isolated: ``fn`` (a function, jit wrapper, bound
+method or partial) is traced right here. Every positional and keyword argument after ``fn`` goes
+to ``fn``, so its own keywords never collide with jaxlint's options (those live on ``lint_with``).
+Arrays (NumPy or JAX) and ShapeDtypeStructs are abstract inputs; every other leaf is a static
+value. Fixes are reported, never applied. Errors raised while tracing propagate.
+
+JX101 sees the vmap calls made from ``fn``'s own file (the file of the Python function behind
+any wrapper); vmaps in helpers from other files are traced but not examined. Findings point into
+that file. To see functions JAX traced before (its trace cache would skip the Python code),
+``lint`` clears JAX's caches before tracing and again afterwards, so later calls compile once more.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+import jax
+
+from jaxlint import compat, record, report, scan
+from jaxlint.analyze import _run_rules, _signature, _trace
+from jaxlint.argsources import ArgumentSet
+from jaxlint.model import Finding, Span, Target
+from jaxlint.rules import select_rules
+from jaxlint.sources import read_source
+
+Selectors = str | Iterable[str] | None
+
+
+@dataclass(frozen=True)
+class Linter:
+    """Rules chosen once (``lint_with``); ``lint`` and ``assert_clean`` pass everything else to ``fn``."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+
+    def lint(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> list[Finding]:
+        """The findings of tracing ``fn(*args, **kwargs)``, sorted by location."""
+        return self._run(fn, args, kwargs)[0]
+
+    def assert_clean(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+        """Raise AssertionError with the findings as ``jaxlint check`` prints them, if any."""
+        findings, sources = self._run(fn, args, kwargs)
+        if findings:
+            text = io.StringIO()
+            report.write_findings(findings, sources, text)
+            count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+            raise AssertionError(f"jaxlint: {count} in {_name(fn)}:\n{text.getvalue()}")
+
+    def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[list[Finding], dict[str, str]]:
+        chosen = select_rules(list(self.select) if self.select else None, list(self.ignore or ()))
+        function = _python_function(fn)
+        code = getattr(function, "__code__", None)
+        path = code.co_filename if code is not None else "<unknown>"
+        text = _read(path)
+        target = _target(function, path, text)
+        arguments = ArgumentSet("api", record.abstractify(tuple(args)),
+                                {k: record.abstractify(v) for k, v in kwargs.items()})
+        _exclude_jaxlint_frames()
+        known = set(record.VMAP_RECORDS)
+        jax.clear_caches()  # a cached trace would not run fn's Python code: no vmap records
+        try:
+            real_vmap = jax.vmap
+            with record.VmapRecorder({path}), _rebound(getattr(function, "__globals__", {}), real_vmap, jax.vmap):
+                closed = _trace(fn, arguments)
+            findings = _run_rules([r for r in chosen if r.checks_ir], {r.code for r in chosen}, path, text,
+                                  target, closed, _signature(arguments))
+        finally:
+            jax.clear_caches()  # the cached trace now holds jaxlint's markers: keep them out of fn's calls
+            for tag in set(record.VMAP_RECORDS) - known:  # they hold fn and its arguments
+                del record.VMAP_RECORDS[tag]
+        findings.sort(key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code))
+        return findings, {path: text}
+
+
+def lint_with(*, select: Selectors = None, ignore: Selectors = None) -> Linter:
+    """A Linter with rules chosen like ``--select``/``--ignore``: codes, prefixes (``JX1``) or names,
+    as a list or a comma-separated string. An unknown selector raises ValueError here."""
+    linter = Linter(_selectors(select), _selectors(ignore))
+    select_rules(list(linter.select) if linter.select else None, list(linter.ignore or ()))
+    return linter
+
+
+def lint(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> list[Finding]:
+    """Trace ``fn(*args, **kwargs)`` here with every rule on; see the module docstring."""
+    return Linter().lint(fn, *args, **kwargs)
+
+
+def assert_clean(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+    """``lint`` that raises AssertionError listing the findings, for tests."""
+    Linter().assert_clean(fn, *args, **kwargs)
+
+
+def _selectors(value: Selectors) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def _python_function(fn: Any) -> Any:
+    """The Python function behind jit wrappers, bound methods and partials (its file and qualname)."""
+    for _ in range(32):  # bounded: an object whose __getattr__ invents __wrapped__
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+        elif inspect.ismethod(fn):
+            fn = fn.__func__
+        elif getattr(fn, "__wrapped__", None) is not None:
+            fn = fn.__wrapped__
+        else:
+            break
+    return fn
+
+
+def _name(fn: Any) -> str:
+    function = _python_function(fn)
+    return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or repr(fn)
+
+
+def _read(path: str) -> str:
+    try:
+        return read_source(path).text
+    except Exception:  # <stdin>, a notebook cell, a deleted file: findings without excerpts
+        return ""
+
+
+def _target(function: Any, path: str, text: str) -> Target:
+    """The scanned target of that qualname (the CLI's spans), else one built from the code object."""
+    qualname = _name(function)
+    try:
+        found = [t for t in scan.scan_source(path, text) if t.qualname == qualname] if text else []
+    except Exception:  # the file changed since import and no longer parses
+        found = []
+    if found:
+        return found[0]
+    code = getattr(function, "__code__", None)
+    line = code.co_firstlineno if code is not None else 1
+    name = getattr(function, "__name__", qualname)
+    span = Span(line, 0, line, 0)
+    for index, source_line in enumerate(text.splitlines()[line - 1:line + 20], start=line):
+        match = re.search(rf"\bdef\s+({re.escape(name)})\b", source_line)
+        if match:  # past the decorators: point at the name, as scanned targets do
+            span = Span(index, match.start(1), index, match.end(1))
+            break
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        params = []
+    return Target(name=name, qualname=qualname, kind="api", span=span, name_span=span, first_line=line,
+                  params=params)
+
+
+@contextlib.contextmanager
+def _rebound(namespace: dict[str, Any], old: Any, new: Any) -> Iterator[None]:
+    """``from jax import vmap`` bound the real vmap before recording began: swap in the recorder's
+    for the duration of the trace, in fn's module only."""
+    names = [name for name, value in list(namespace.items()) if value is old and old is not new]
+    for name in names:
+        namespace[name] = new
+    try:
+        yield
+    finally:
+        for name in names:
+            if namespace.get(name) is new:
+                namespace[name] = old
+
+
+_excluded = False
+
+
+def _exclude_jaxlint_frames() -> None:
+    """As in the worker: op locations skip jaxlint's own frames (its tracing and marker code)."""
+    global _excluded
+    if not _excluded:
+        compat.exclude_from_user_frames(compat.__file__)
+        _excluded = True
+
+
+__all__ = ["Linter", "assert_clean", "lint", "lint_with"]

@@ -1,0 +1,234 @@
+"""`jaxlint record -- pytest`: signatures recorded from a project's test suite, then used by check.
+
+One small project (a package whose functions are only called by its tests) is recorded once per
+module; each test reads the signatures file or checks the project (or a copy of it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxlint.check import check
+from jaxlint.rules import all_rules
+
+MODEL = """\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+def blackbox(x, y):
+    x = x + 1
+    y = x * y
+    return x, y
+
+
+@partial(jax.jit, static_argnums=2)
+def mapped(x, y, k):
+    x, y = jax.vmap(blackbox, in_axes=(None, 0))(x, y)
+    return x[0] * k, y
+
+
+def keywords(x, *rest, scale, **options):
+    return jax.vmap(lambda v: v * scale)(x) + sum(rest) + options["shift"]
+
+
+class Model:
+    scale = 2.0
+
+    @classmethod
+    def scaled(cls, x):
+        return jax.vmap(lambda v: v * cls.scale)(x)
+
+
+def with_object(params, x):
+    return jax.vmap(lambda v: v * params.scale)(x)
+
+
+def never_called(x):
+    return jax.vmap(lambda v: v + 1)(x)
+"""
+
+TESTS = """\
+import jax.numpy as jnp
+
+from pkg.model import Model, keywords, mapped, with_object
+
+
+def test_two_batch_sizes():
+    mapped(1.0, jnp.ones(4), 3)
+    mapped(1.0, jnp.ones(8), 3)
+    mapped(2.0, jnp.ones(4), 3)  # the same signature again: recorded once
+
+
+def test_signature_kinds():
+    keywords(jnp.ones((2, 3)), jnp.ones(3), scale=2.0, shift=jnp.ones(3))
+    Model.scaled(jnp.ones(3))
+
+
+def test_object_argument():
+    with_object(Model(), jnp.ones(3))
+"""
+
+# Present before recording: kept (never_called is not called by the tests) or dropped (its file
+# is gone).
+SEED = {"version": 1, "functions": {
+    "pkg/model.py::never_called": {"params": ["x"], "signatures": [{"x": "f32[2]"}]},
+    "pkg/gone.py::f": {"params": ["x"], "signatures": [{"x": "f32[2]"}]},
+}}
+
+EXPECTED = {"version": 1, "functions": {
+    "pkg/model.py::Model.scaled": {"params": ["cls", "x"], "signatures": [{"x": "f32[3]"}]},
+    "pkg/model.py::keywords": {"params": ["x", "rest", "scale", "options"], "signatures": [
+        {"x": "f32[2,3]", "rest": "(f32[3],)", "scale": "2.0", "options": "{'shift': f32[3]}"}]},
+    "pkg/model.py::mapped": {"params": ["x", "y", "k"], "signatures": [
+        {"x": "f32[]", "y": "f32[4]", "k": "3"}, {"x": "f32[]", "y": "f32[8]", "k": "3"}]},
+    "pkg/model.py::never_called": {"params": ["x"], "signatures": [{"x": "f32[2]"}]},
+    "pkg/model.py::with_object": {"params": ["params", "x"], "signatures": [],
+                                  "unrecordable": "argument params: <Model object>"},
+}}
+
+
+def environment() -> dict[str, str]:
+    """This process's environment without recording settings (the suite may itself be recorded)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS")}
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=environment(), capture_output=True,
+                          text=True, timeout=600)
+
+
+def record(project: Path) -> subprocess.CompletedProcess:
+    return run("-m", "jaxlint", "record", "--", sys.executable, "-m", "pytest", "-q",
+               "-p", "no:cacheprovider", "tests/", cwd=project)
+
+
+def make_project(root: Path) -> Path:
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "model.py").write_text(MODEL)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_x.py").write_text(TESTS)
+    return root
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The project after two recordings: (root, first run, file after it, file after the second)."""
+    root = make_project(tmp_path_factory.mktemp("recorded"))
+    (root / ".jaxlint").mkdir()
+    (root / ".jaxlint" / "signatures.json").write_text(json.dumps(SEED))
+    first = record(root)
+    after_first = (root / ".jaxlint" / "signatures.json").read_bytes()
+    second = record(root)
+    assert second.returncode == 0, second.stdout + second.stderr
+    return root, first, after_first, (root / ".jaxlint" / "signatures.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def checked(recorded):
+    root, *_ = recorded
+    result = check([str(root)], all_rules())
+    traced = {t["target"]: t for fa in result.files for t in fa.result.get("traced", [])}
+    skipped = {s["target"]: s["reason"] for s in result.skipped}
+    return result, traced, skipped
+
+
+def copy_of(recorded, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(recorded[0], tmp_path / "copy"))
+
+
+def test_record_exits_as_the_command_and_says_what_it_recorded(recorded):
+    _, first, _, _ = recorded
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "3 passed" in first.stdout
+    assert ("jaxlint: recorded 3 functions into .jaxlint/signatures.json; "
+            "1 called with arguments it cannot record") in first.stderr
+
+
+def test_signatures_file_content(recorded):
+    _, _, text, _ = recorded
+    assert json.loads(text) == EXPECTED
+
+
+def test_signatures_file_is_stable_and_diff_friendly(recorded):
+    _, _, first, second = recorded
+    assert first == second
+    text = first.decode()
+    assert text.endswith("}\n")
+    assert '        {"x": "f32[]", "y": "f32[8]", "k": "3"}\n' in text  # one signature per line
+    keys = [line.strip() for line in text.splitlines() if line.startswith('    "')]
+    assert keys == sorted(keys)
+
+
+def test_check_traces_every_recorded_signature(checked):
+    _, traced, _ = checked
+    assert traced["mapped"]["source"] == "recorded"
+    assert traced["mapped"]["signatures"] == ["f32[], f32[4], 3", "f32[], f32[8], 3"]
+    # *args, keyword-only and **kwargs parameters are passed the way the test passed them.
+    assert traced["keywords"]["signatures"] == ["f32[2,3], f32[3], scale=2.0, shift=f32[3]"]
+    assert traced["Model.scaled"]["signatures"] == ["f32[3]"]  # cls is bound, not recorded
+    assert traced["never_called"]["signatures"] == ["f32[2]"]  # kept from before the recording
+
+
+def test_check_finds_the_founding_pattern_through_the_recording(checked):
+    result, _, _ = checked
+    assert {(f.code, f.target, f.span.start_line) for f in result.findings} == {("JX101", "mapped", 15)}
+
+
+def test_a_finding_seen_with_two_signatures_is_reported_once(checked):
+    result, _, _ = checked
+    assert len([f for f in result.findings if f.code == "JX101"]) == 1
+
+
+def test_unrecordable_arguments_are_noted(checked):
+    _, traced, skipped = checked
+    assert "with_object" not in traced
+    assert skipped["with_object"] == ("the tests call with_object but its arguments could not be "
+                                      "recorded (argument params: <Model object>)")
+
+
+def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
+    root = copy_of(recorded, tmp_path)
+    model = root / "pkg" / "model.py"
+    model.write_text(MODEL.replace("def mapped(x, y, k):", "def mapped(x, y, k, scale=1.0):"))
+    result = check([str(root)], all_rules())
+    skipped = {s["target"]: s for s in result.skipped}
+    assert skipped["mapped"]["kind"] == "no-arguments"
+    assert skipped["mapped"]["reason"] == ("recorded signature for mapped(x, y, k) no longer matches "
+                                           "mapped(x, y, k, scale); re-run jaxlint record")
+    assert not [f for f in result.findings if f.code == "JX101"]
+
+
+def test_plugin_is_inert_without_jaxlint_record(recorded, tmp_path):
+    root = copy_of(recorded, tmp_path)
+    shutil.rmtree(root / ".jaxlint")
+    plain = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "jaxlint.pytest_plugin", "tests/",
+                cwd=root)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert not (root / ".jaxlint").exists()
+
+
+def test_exit_code_is_the_commands_when_nothing_is_recorded(tmp_path):
+    make_project(tmp_path)
+    done = run("-m", "jaxlint", "record", "--", sys.executable, "-c", "import sys; sys.exit(3)", cwd=tmp_path)
+    assert done.returncode == 3
+    assert "nothing recorded" in done.stderr
+    assert not (tmp_path / ".jaxlint").exists()
+
+
+def test_record_without_a_command_is_a_usage_error(tmp_path):
+    done = run("-m", "jaxlint", "record", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "needs a command after '--'" in done.stderr
