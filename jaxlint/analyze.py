@@ -30,7 +30,7 @@ def analyze(job: dict[str, Any]) -> dict[str, Any]:
         return _analyze(job)
     finally:
         for name in set(sys.modules) - modules:
-            if _is_project_module(sys.modules.get(name), job["root"]):
+            if is_project_module(sys.modules.get(name), job["root"]):
                 del sys.modules[name]
         if shadowed is not None:
             sys.modules[job["module"]] = shadowed
@@ -38,7 +38,7 @@ def analyze(job: dict[str, Any]) -> dict[str, Any]:
         VMAP_RECORDS.clear()  # they hold the module's functions and arguments
 
 
-def _is_project_module(module: Any, root: str) -> bool:
+def is_project_module(module: Any, root: str) -> bool:
     """Loaded from the project's folder (and not from a virtual environment inside it)."""
     try:
         file = getattr(module, "__file__", None)
@@ -123,21 +123,21 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
     traced, errors = [], []
     reported: set[tuple] = set()
     for arguments in signatures:
-        signature = _signature(arguments)
+        signature = format_signature(arguments)
         started = time.perf_counter()
         try:
-            closed = _trace(function, arguments)
+            closed = trace_function(function, arguments)
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
             if TraceErrorRule.code in codes:
                 findings.append(_trace_error(error, path, target, signature))
-            errors.append(f"{signature}: {_describe(error)}")
+            errors.append(f"{signature}: {describe_error(error)}")
             continue
         traced.append({"source": arguments.source, "signature": signature,
                        "outputs": [str(a) for a in closed.out_avals]})
         timings["trace"] += time.perf_counter() - started
         started = time.perf_counter()
-        for finding in _run_rules(rules, codes, path, source, target, closed, signature):
+        for finding in run_rules(rules, codes, path, source, target, closed, signature):
             # Several signatures, one report: the first signature's finding at each place stands
             # (messages differ only by the signature's sizes).
             place = (finding.code, finding.span.start_line, finding.span.start_col)
@@ -154,7 +154,7 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         _skip(result, target, "trace-error", "trace error: " + "; ".join(errors))
 
 
-def _run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,
+def run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,
                closed: Any, stage_signature: str) -> list[Finding]:
     """Findings of every rule; a rule that crashes is a finding about jaxlint, not a lost run."""
     findings: list[Finding] = []
@@ -169,7 +169,7 @@ def _run_rules(rules: list, codes: set[str], path: str, source: str, target: Tar
         if InternalErrorRule.code in codes:
             findings.append(Finding(
                 InternalErrorRule.code, InternalErrorRule.name,
-                f"jaxlint failed while {stage} for {target.qualname}: {_describe(error)} "
+                f"jaxlint failed while {stage} for {target.qualname}: {describe_error(error)} "
                 "(a bug in jaxlint; please report it)", InternalErrorRule.severity, path,
                 target.name_span, target=target.qualname))
     return findings
@@ -194,7 +194,7 @@ def _code_of(function: Any) -> Any:
         return None
 
 
-def _trace(function: Any, arguments: ArgumentSet) -> Any:
+def trace_function(function: Any, arguments: ArgumentSet) -> Any:
     """Trace with ShapeDtypeStruct leaves as inputs; every other leaf is a static value."""
     is_abstract = lambda leaf: isinstance(leaf, jax.ShapeDtypeStruct)  # noqa: E731
     leaves, treedef = jax.tree_util.tree_flatten((arguments.args, arguments.kwargs))
@@ -254,7 +254,7 @@ def _shown(tree: Any) -> Any:
     return jax.tree_util.tree_map(_readable, tree, is_leaf=_is_custom_node)
 
 
-def _signature(arguments: ArgumentSet) -> str:
+def format_signature(arguments: ArgumentSet) -> str:
     def show(tree: Any) -> str:
         return hints.format_abstract(_shown(tree))
 
@@ -263,7 +263,7 @@ def _signature(arguments: ArgumentSet) -> str:
     return ", ".join(parts)
 
 
-def _user_frames(error: BaseException, path: str) -> tuple[traceback.FrameSummary | None, str]:
+def user_frames(error: BaseException, path: str) -> tuple[traceback.FrameSummary | None, str]:
     """The innermost frame in the analyzed file, and where the error was raised if that is
     deeper in another user file (" (raised at helpers.py:7)"), else ""."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -289,26 +289,26 @@ def _frame_span(frame: traceback.FrameSummary | None) -> Span:
     return Span(frame.lineno, col, end_line, end_col)
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     head = text[0].rstrip(".") if text else ""  # messages append "; ..." after it
     return f"{type(error).__name__}: {head}" if head else type(error).__name__
 
 
 def _import_error(error: BaseException, path: str) -> Finding:
-    frame, raised = _user_frames(error, path)
+    frame, raised = user_frames(error, path)
     if isinstance(error, SystemExit):
         message = f"the module exits while being imported (SystemExit({error.code!r})); it was not analyzed"
     else:
-        message = f"importing the module raised {_describe(error)}{raised}; its functions were not traced"
+        message = f"importing the module raised {describe_error(error)}{raised}; its functions were not traced"
     return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity, path,
                    _frame_span(frame))
 
 
 def _trace_error(error: BaseException, path: str, target: Target, signature: str) -> Finding:
-    frame, raised = _user_frames(error, path)
+    frame, raised = user_frames(error, path)
     span = _frame_span(frame) if frame is not None else target.name_span
-    message = f"tracing {target.qualname}({signature}) raised {_describe(error)}{raised}"
+    message = f"tracing {target.qualname}({signature}) raised {describe_error(error)}{raised}"
     return Finding(TraceErrorRule.code, TraceErrorRule.name, message, TraceErrorRule.severity, path,
                    span, target=target.qualname)
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 import jax
 
 from jaxlint import compat, record, report, scan
-from jaxlint.analyze import _run_rules, _signature, _trace
+from jaxlint.analyze import run_rules, format_signature, trace_function
 from jaxlint.argsources import ArgumentSet
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules import select_rules
@@ -72,9 +72,9 @@ class Linter:
         try:
             real_vmap = jax.vmap
             with record.VmapRecorder({path}), _rebound(getattr(function, "__globals__", {}), real_vmap, jax.vmap):
-                closed = _trace(fn, arguments)
-            findings = _run_rules([r for r in chosen if r.checks_ir], {r.code for r in chosen}, path, text,
-                                  target, closed, _signature(arguments))
+                closed = trace_function(fn, arguments)
+            findings = run_rules([r for r in chosen if r.checks_ir], {r.code for r in chosen}, path, text,
+                                  target, closed, format_signature(arguments))
         finally:
             jax.clear_caches()  # the cached trace now holds jaxlint's markers: keep them out of fn's calls
             for tag in set(record.VMAP_RECORDS) - known:  # they hold fn and its arguments

@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxlint.analyze import _run_rules
+from jaxlint.analyze import run_rules
 from jaxlint.model import Span, Target
 from jaxlint.rules.base import Rule, RuleContext
 
@@ -30,11 +30,11 @@ def test_crashing_rule_is_a_finding_not_a_lost_run() -> None:
     span = Span(1, 4, 1, 5)
     target = Target(name="f", qualname="f", kind="jit-decorated", span=span, name_span=span, first_line=1)
     closed = jax.make_jaxpr(lambda x: jnp.sin(x) * 2)(jnp.ones(3))
-    findings = _run_rules([CountingRule, CrashingRule], {"JX906"}, "/p/m.py", "", target, closed, "x=f32[3]")
+    findings = run_rules([CountingRule, CrashingRule], {"JX906"}, "/p/m.py", "", target, closed, "x=f32[3]")
     assert [f.code for f in findings] == ["JX002", "JX906"]
     assert findings[0].message == "2 ops"
     assert "running rule JX001" in findings[1].message and "KeyError" in findings[1].message
     assert findings[1].span == span and findings[1].severity == "error"
     # Deselected, the internal error is dropped, but the other rule's finding stays.
-    assert [f.code for f in _run_rules([CountingRule, CrashingRule], set(), "/p/m.py", "", target,
+    assert [f.code for f in run_rules([CountingRule, CrashingRule], set(), "/p/m.py", "", target,
                                        closed, "")] == ["JX002"]

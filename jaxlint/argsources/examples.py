@@ -31,7 +31,7 @@ from typing import Any
 import jax
 
 from jaxlint import discover, examples_api
-from jaxlint.analyze import _describe, _is_project_module, _user_frames
+from jaxlint.analyze import describe_error, is_project_module, user_frames
 from jaxlint.argsources import ArgumentRequest, ArgumentSet
 from jaxlint.model import Finding, Span
 from jaxlint.record import abstractify
@@ -210,7 +210,7 @@ def _execute(file: str) -> tuple[list[examples_api.Example], BaseException | Non
         del examples_api.REGISTRY[start:]
         # Helpers it imported from its own folder would be stale for the next module.
         for new in set(sys.modules) - modules:
-            if new == name or _is_project_module(sys.modules.get(new), root):
+            if new == name or is_project_module(sys.modules.get(new), root):
                 del sys.modules[new]
     return entries, error
 
@@ -221,12 +221,12 @@ def _failure(job: dict[str, Any], file: str, error: BaseException, line: int | N
     shown = os.path.relpath(file, root)
     shown = file if shown.startswith("..") else shown
     if line is None:
-        frame, raised = _user_frames(error, file)
+        frame, raised = user_frames(error, file)
         where = f"{shown}:{frame.lineno}" if frame is not None else shown
-        message = (f"the examples file {where} raised {_describe(error)}{raised}; the examples "
+        message = (f"the examples file {where} raised {describe_error(error)}{raised}; the examples "
                    "it registers after that line are missing")
     else:
-        message = f"the example at {shown}:{line} cannot be used: {_describe(error)}"
+        message = f"the example at {shown}:{line} cannot be used: {describe_error(error)}"
     return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity,
                    job["path"], Span(1, 0, 1, 0))
 
