@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 import jax
 
 from jaxlint import compat, record, report, scan
-from jaxlint.analyze import run_rules, format_signature, trace_function
+from jaxlint.analyze import format_signature, run_rules, trace_function
 from jaxlint.argsources import ArgumentSet
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules import select_rules

@@ -100,6 +100,23 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+@dataclass(frozen=True)
+class Cost:
+    """What a performance finding wastes, per call of the traced function.
+
+    ``basis`` says how it was obtained: "shapes" (estimated from the jaxpr's shapes and trip
+    counts) or "compiled" (measured by compiling both versions with XLA's cost analysis).
+    Unknown quantities are None.
+    """
+
+    basis: str
+    flops: float | None = None
+    bytes: float | None = None
+    equations: int | None = None
+    compile_seconds: float | None = None
+    note: str = ""
+
+
 @dataclass
 class Finding:
     code: str
@@ -112,6 +129,7 @@ class Finding:
     target: str | None = None  # qualname of the traced target the finding came from
     # Set by the fixer when a fix failed verification, with the reason.
     fix_rejected: str | None = None
+    cost: Cost | None = None  # performance findings: the waste, per call
 
     def key(self) -> tuple:
         return (self.path, self.span.start_line, self.span.start_col, self.code, self.message)
@@ -123,6 +141,8 @@ class Finding:
     def from_json(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
         data["span"] = Span(**data["span"])
+        if data.get("cost") is not None:
+            data["cost"] = Cost(**data["cost"])
         if data.get("fix") is not None:
             fix = data["fix"]
             data["fix"] = Fix(

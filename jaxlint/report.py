@@ -1,6 +1,7 @@
 """Output: ruff-like text for people, a ruff-compatible JSON array for tools."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, TextIO
 
@@ -24,7 +25,8 @@ def finding_json(finding: Finding) -> dict[str, Any]:
             "severity": finding.severity, "filename": finding.path,
             "location": location(finding.span.start_line, finding.span.start_col),
             "end_location": location(finding.span.end_line, finding.span.end_col),
-            "url": None, "fix": fix}
+            "url": None, "fix": fix,
+            "cost": None if finding.cost is None else dataclasses.asdict(finding.cost)}
 
 
 def write_json(result: CheckResult, out: TextIO) -> None:
