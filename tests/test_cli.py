@@ -114,3 +114,10 @@ def test_readme_shows_the_real_output() -> None:
     run = jaxlint("check", "examples/", cwd=REPO)
     readme = (REPO / "README.md").read_text()
     assert "$ jaxlint check examples/\n" + run.stdout + run.stderr in readme
+
+
+def test_json_carries_the_honest_cost(project: Path) -> None:
+    run = jaxlint("check", "--output-format", "json", "founding.py", cwd=project)
+    [finding] = json.loads(run.stdout)
+    assert finding["cost"]["basis"] == "shapes"
+    assert finding["cost"]["bytes"] == 0.0 and "XLA deletes" in finding["cost"]["note"]

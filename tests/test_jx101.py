@@ -423,6 +423,7 @@ def test_eager_caller_gives_the_materialized_cost(fixed) -> None:
     assert "(10 copies)" in message
     assert "Cost: outside jax.jit each call materializes the broadcast: 10 elements (40 bytes)" in message
     assert "none in compiled code" not in message
+    assert fixed["eager_first"].cost.bytes == 40.0 and fixed["eager_first"].cost.basis == "shapes"
 
 
 def test_last_and_constant_index(fixed) -> None:

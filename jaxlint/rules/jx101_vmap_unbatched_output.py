@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from jaxlint.fixes.vmap_out_axes import build_fix, char_span
-from jaxlint.model import Finding
+from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Rule, RuleContext
 
 
@@ -66,7 +66,9 @@ def _check_site(rule: type[Rule], ctx: RuleContext, runs: list[tuple[Any, dict[i
     fix = None
     if all(output.axis == 0 for output in outputs):  # ``x[k]`` in the source selects the batch axis
         fix = build_fix(ctx.source, record, common)
-    return ctx.finding(rule, _message(outputs), char_span(ctx.source, record.span), fix)
+    finding = ctx.finding(rule, _message(outputs), char_span(ctx.source, record.span), fix)
+    finding.cost = _cost_object(outputs)
+    return finding
 
 
 def _unbatched_output(record: Any, leaf: int, values: list[Any]) -> _Unbatched | None:
@@ -186,6 +188,23 @@ def _cost(outputs: list[_Unbatched]) -> str:
     where = ("outside jax.jit each call materializes the broadcast" if eager
              else "the broadcast leaves the jax.jit that makes it, so each call materializes it")
     return f"Cost: {where}: {_size(eager or leaves_jit, outputs)} written where one row is read."
+
+
+def _cost_object(outputs: list[_Unbatched]) -> Cost:
+    """Bytes written by materialized broadcasts per call; zero when XLA deletes them all."""
+    from jaxlint import costs
+
+    broadcasts = [v for o in outputs for v in o.values]
+    materialized = [v for v in broadcasts if not v.producer.under_jit
+                    or any(not op.under_jit for op in v.uses)]
+    if not materialized:
+        return Cost(basis="shapes", flops=0.0, bytes=0.0,
+                    note="under jax.jit XLA deletes broadcast -> slice -> squeeze")
+    sizes = [costs.nbytes(v) for v in materialized]
+    total = None if any(b is None for b in sizes) else float(sum(sizes))
+    return Cost(basis="shapes", flops=0.0, bytes=total,
+                note="the broadcast is written to memory in full (bytes unknown for symbolic sizes)"
+                if total is None else "the broadcast is written to memory in full")
 
 
 def _size(values: list[Any], outputs: list[_Unbatched]) -> str:
