@@ -1,0 +1,296 @@
+"""JX302 missing-donation: a large jit input an output replaces, not donated, though callers rebind it."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from jaxlint import costs
+from jaxlint.fixes.vmap_out_axes import char_span
+from jaxlint.model import Cost, Edit, Finding, Fix, Span
+from jaxlint.rules.base import Rule, RuleContext
+
+
+class MissingDonation(Rule):
+    code = "JX302"
+    name = "missing-donation"
+    summary = "A large input an output replaces, not donated, though callers rebind it."
+    severity = "warning"
+    # A parameter whose replaced leaves total at least this many bytes is reported.
+    threshold_bytes = 1 << 20
+
+    @classmethod
+    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+        target = ctx.target
+        if target.kind not in ("jit-decorated", "jit-bound"):
+            return
+        try:
+            tree = ast.parse(ctx.source)
+        except SyntaxError:
+            return
+        jit = _find_jit(ctx.source, tree, target)
+        donated = _donated(jit.keywords, target.params) if jit is not None else None
+        if donated is None:
+            return  # no jit call in the source we understand, or a donation we cannot evaluate
+        leaves = _leaves_per_parameter(ctx.signature, target.params, len(ctx.program.top.inputs))
+        if leaves is None:
+            return
+        rebound = _rebound_parameters(tree, target)
+        inputs = ctx.program.top.inputs
+        # Outputs that are an input unchanged are forwarded by jit without a new buffer.
+        free = [out for out in ctx.program.top.outputs if not any(out is v for v in inputs)]
+        found: list[_Replaced] = []
+        start = 0
+        for param, count in leaves:
+            values = inputs[start:start + count]
+            start += count
+            if param not in target.params or param in donated or param not in rebound:
+                continue
+            replaced = _replaced(values, free)
+            total = sum(costs.nbytes(v) for v in replaced)
+            if replaced and total >= cls.threshold_bytes:
+                found.append(_Replaced(param, target.params.index(param), replaced, count, total,
+                                       rebound[param]))
+        if not found:
+            return
+        # One finding per jit (they would share its place): every parameter it should donate.
+        argnums = [r.argnum for r in found]
+        total = sum(r.total for r in found)
+        finding = ctx.finding(cls, _message(found), jit.span, _fix(ctx.source, tree, jit, argnums))
+        finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None,
+                            note="device memory: a second buffer the size of each replaced input is "
+                                 "live while the function runs")
+        yield finding
+
+
+@dataclass
+class _Replaced:
+    """A parameter whose large leaves an output repeats."""
+
+    param: str
+    argnum: int
+    leaves: list[Any]  # the replaced input leaves
+    count: int  # all array leaves of the parameter
+    total: int  # bytes of the replaced leaves
+    line: int  # the first call site rebinding it
+
+
+@dataclass
+class _Jit:
+    """The source of the jit: ``jax.jit`` written as a decorator or a call."""
+
+    span: Span  # where the finding points: the def's name, or the jax.jit(...) call
+    node: ast.expr  # the decorator expression or the call that carries jit's keywords
+    keywords: dict[str, ast.expr]
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _is_jit(node: ast.expr) -> bool:
+    return _dotted(node).split(".")[-1] == "jit"
+
+
+def _jit_keywords(node: ast.expr) -> dict[str, ast.expr] | None:
+    """Keywords of ``jit``, ``jit(...)``, ``partial(jit, ...)``, ``jit(f, ...)`` or ``partial(jit, ...)(f)``."""
+    if _is_jit(node):
+        return {}
+    if not isinstance(node, ast.Call):
+        return None
+    own = {k.arg: k.value for k in node.keywords if k.arg}
+    if _is_jit(node.func):
+        return own
+    if _dotted(node.func).split(".")[-1] == "partial" and node.args and _is_jit(node.args[0]):
+        return own
+    inner = _jit_keywords(node.func)  # partial(jax.jit, ...)(f) / jax.jit(...)(f)
+    return None if inner is None else inner | own
+
+
+def _find_jit(source: str, tree: ast.Module, target: Any) -> _Jit | None:
+    line = target.span.start_line
+    for node in ast.walk(tree):
+        if target.kind == "jit-decorated" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.name == target.name and node.lineno == target.name_span.start_line:
+            for decorator in node.decorator_list:
+                keywords = _jit_keywords(decorator)
+                if keywords is not None:
+                    return _Jit(target.name_span, decorator, keywords)
+        if target.kind == "jit-bound" and isinstance(node, (ast.Assign, ast.AnnAssign)) \
+                and node.lineno == line and isinstance(node.value, ast.Call):
+            keywords = _jit_keywords(node.value)
+            if keywords is not None:
+                span = char_span(source, Span(node.value.lineno, node.value.col_offset,
+                                              node.value.end_lineno, node.value.end_col_offset))
+                return _Jit(span, node.value, keywords)
+    return None
+
+
+def _donated(keywords: dict[str, ast.expr], params: list[str]) -> set[str] | None:
+    """Parameter names jit donates; None when the source's donation cannot be evaluated."""
+    names: set[str] = set()
+    for key in ("donate_argnums", "donate_argnames"):
+        if key not in keywords:
+            continue
+        try:
+            value = ast.literal_eval(keywords[key])
+        except ValueError:
+            return None
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, int) and -len(params) <= item < len(params):
+                names.add(params[item])
+            elif isinstance(item, str):
+                names.add(item)
+            else:
+                return None
+    return names
+
+
+# An array leaf in a signature: ``f32[4,3]``, ``bf16[]``, ``key<fry>[]``.
+_LEAF = re.compile(r"(?<![\w\]\)])[A-Za-z][\w<>]*\[[^\[\]]*\]")
+_STRING = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
+_KEYWORD = re.compile(r"([A-Za-z_]\w*)=(?!=)")
+
+
+def _leaves_per_parameter(signature: str, params: list[str], total: int) -> list[tuple[str | None, int]] | None:
+    """(parameter, number of array leaves) in the order JAX flattens the arguments: positional
+    arguments, then keyword arguments sorted by name. None when they do not add up to ``total``."""
+    text = _STRING.sub("''", signature)
+    parts, depth, begin = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(text[begin:i])
+            begin = i + 1
+    parts.append(text[begin:])
+    positional, keyword = [], []
+    for index, part in enumerate(p.strip() for p in parts if p.strip()):
+        named = _KEYWORD.match(part)
+        if named:
+            keyword.append((named.group(1), len(_LEAF.findall(part[named.end():]))))
+        else:
+            positional.append((params[index] if index < len(params) else None, len(_LEAF.findall(part))))
+    result = positional + sorted(keyword)
+    return result if sum(count for _, count in result) == total else None
+
+
+def _rebound_parameters(tree: ast.Module, target: Any) -> dict[str, int]:
+    """Parameters some call site passes and rebinds to the result (``state = step(state, x)``),
+    with the line of the first such call site."""
+    callee = target.bound_name or target.name
+    is_method = "." in target.qualname and "<locals>" not in target.qualname
+    offset = 1 if is_method and target.params[:1] in (["self"], ["cls"]) else 0
+    rebound: dict[str, int] = {}
+    # A call inside another jitted function is inlined into it: its donation would be ignored.
+    traced = {id(inner) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and any(_jit_keywords(d) is not None for d in node.decorator_list) for inner in ast.walk(node)}
+    for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call) or id(node) in traced:
+            continue
+        func = node.value.func
+        if not ((isinstance(func, ast.Name) and func.id == callee and not is_method)
+                or (isinstance(func, ast.Attribute) and func.attr == callee)):
+            continue
+        assigned = {ast.unparse(t) for target_node in node.targets for t in _flatten(target_node)}
+        for index, arg in enumerate(node.value.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if index + offset < len(target.params) and ast.unparse(arg) in assigned:
+                rebound.setdefault(target.params[index + offset], node.lineno)
+        for keyword in node.value.keywords:
+            if keyword.arg and ast.unparse(keyword.value) in assigned:
+                rebound.setdefault(keyword.arg, node.lineno)
+    return rebound
+
+
+def _flatten(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [leaf for element in node.elts for leaf in _flatten(element)]
+    if isinstance(node, ast.Starred):
+        return []
+    return [node]
+
+
+def _replaced(values: list[Any], free: list[Any]) -> list[Any]:
+    """The large input leaves an output repeats (shape and dtype); each output matches once."""
+    replaced = []
+    for value in values:
+        if costs.nbytes(value) is None:
+            continue
+        for out in free:
+            if out.shape == value.shape and out.dtype == value.dtype:
+                free.remove(out)
+                replaced.append(value)
+                break
+    return replaced
+
+
+def _argnums_text(argnums: list[int]) -> str:
+    return f"({argnums[0]},)" if len(argnums) == 1 else f"({', '.join(map(str, argnums))})"
+
+
+def _message(found: list[_Replaced]) -> str:
+    described = []
+    for r in found:
+        if r.count == 1:
+            value = r.leaves[0]
+            what = f"{getattr(value.dtype, 'name', value.dtype)}[{','.join(str(d) for d in value.shape)}]"
+        else:
+            what = f"{len(r.leaves)} of its {r.count} arrays"
+        described.append(f"'{r.param}' ({what}, {r.total / 2**20:.1f} MiB, rebound by the call on "
+                         f"line {r.line})")
+    total = sum(r.total for r in found)
+    subject = (f"argument {described[0]} is" if len(found) == 1
+               else f"arguments {', '.join(described[:-1])} and {described[-1]} are")
+    return (f"{subject} replaced by an output of the same shape and dtype, but not donated; add "
+            f"donate_argnums={_argnums_text(sorted(r.argnum for r in found))} so XLA can write the "
+            "output into the input's buffer. Cost: without donation the input and the output are both "
+            f"live: {total} bytes of extra device memory per call (and no in-place update).")
+
+
+def _fix(source: str, tree: ast.Module, jit: _Jit, argnums: list[int]) -> Fix | None:
+    node = jit.node
+    keyword = f"donate_argnums={_argnums_text(sorted(argnums))}"
+
+    def span(start: ast.AST, end: ast.AST | None = None, at_end: bool = False) -> Span:
+        end = end or start
+        if at_end:
+            return char_span(source, Span(end.end_lineno, end.end_col_offset, end.end_lineno, end.end_col_offset))
+        return char_span(source, Span(start.lineno, start.col_offset, end.end_lineno, end.end_col_offset))
+
+    if isinstance(node, ast.Call):
+        existing = [k for k in node.keywords if k.arg == "donate_argnums"]
+        if existing:
+            value = ast.literal_eval(existing[0].value)
+            numbers = sorted({*(value if isinstance(value, (tuple, list)) else (value,)), *argnums})
+            edit = Edit(span(existing[0].value), _argnums_text(numbers))
+        else:
+            last = max([*node.args, *node.keywords], key=lambda n: (n.end_lineno, n.end_col_offset),
+                       default=None)
+            if last is None:
+                return None
+            edit = Edit(span(last, at_end=True), f", {keyword}")
+        return Fix("display-only", f"donate the argument: {keyword}", (edit,))
+    # A bare ``@jax.jit``: wrap it in functools.partial.
+    jit_text = ast.get_source_segment(source, node) or "jax.jit"
+    edits = []
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    if any(isinstance(n, ast.ImportFrom) and n.module == "functools"
+           and any(a.name == "partial" and a.asname is None for a in n.names) for n in imports):
+        partial = "partial"
+    else:
+        partial = "functools.partial"
+        if not any(isinstance(n, ast.Import) and any(a.name == "functools" and a.asname is None
+                                                    for a in n.names) for n in imports):
+            after_future = [n for n in imports if not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
+            first = after_future[0] if after_future else (tree.body[0] if tree.body else None)
+            line = first.lineno if first is not None else 1
+            edits.append(Edit(Span(line, 0, line, 0), "import functools\n"))
+    edits.append(Edit(span(node), f"{partial}({jit_text}, {keyword})"))
+    return Fix("display-only", f"donate the argument: {partial}({jit_text}, {keyword})", tuple(edits))
