@@ -77,6 +77,7 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
     timings["import"] = time.perf_counter() - started
     recorded = lambda function: calls.calls.get(_code_of(function))  # noqa: E731
 
+    to_compile: list[tuple[str, Any, ArgumentSet]] = []
     with VmapRecorder({path}):
         # After the import, so the examples files bind the very objects the targets resolve to.
         from jaxlint.argsources.examples import run_examples
@@ -85,7 +86,16 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
         findings.extend(run_examples(job, codes))
         timings["examples"] = time.perf_counter() - started
         for target in targets:
-            _analyze_target(job, module, target, recorded, rules, codes, findings, result, timings)
+            _analyze_target(job, module, target, recorded, rules, codes, findings, result, timings,
+                            to_compile)
+    if job.get("compile_costs"):
+        started = time.perf_counter()
+        # Traces cached while jaxlint's vmap markers were active would compile with them.
+        jax.clear_caches()
+        for qualname, function, arguments in to_compile:
+            result.setdefault("compiled", {}).setdefault(qualname, []).append(
+                compiled_cost(function, arguments))
+        timings["compile"] = time.perf_counter() - started
     result["findings"] = [f.to_json() for f in findings]
     result["timings"] = timings
     return result
@@ -100,7 +110,7 @@ def _skip(result: dict[str, Any], target: Target, kind: str, reason: str) -> Non
 
 def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: Any, rules: list,
                     codes: set[str], findings: list[Finding], result: dict[str, Any],
-                    timings: dict[str, float]) -> None:
+                    timings: dict[str, float], to_compile: list) -> None:
     path, source = job["path"], job["source"]
     started = time.perf_counter()
     function = _resolve(module, target.qualname)
@@ -135,6 +145,7 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
             continue
         traced.append({"source": arguments.source, "signature": signature,
                        "outputs": [str(a) for a in closed.out_avals]})
+        to_compile.append((target.qualname, function, arguments))
         timings["trace"] += time.perf_counter() - started
         started = time.perf_counter()
         for finding in run_rules(rules, codes, path, source, target, closed, signature):
@@ -194,8 +205,8 @@ def _code_of(function: Any) -> Any:
         return None
 
 
-def trace_function(function: Any, arguments: ArgumentSet) -> Any:
-    """Trace with ShapeDtypeStruct leaves as inputs; every other leaf is a static value."""
+def _bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
+    """(apply, abstract inputs): ShapeDtypeStruct leaves become inputs, others static values."""
     is_abstract = lambda leaf: isinstance(leaf, jax.ShapeDtypeStruct)  # noqa: E731
     leaves, treedef = jax.tree_util.tree_flatten((arguments.args, arguments.kwargs))
     dynamic = [i for i, leaf in enumerate(leaves) if is_abstract(leaf)]
@@ -207,7 +218,24 @@ def trace_function(function: Any, arguments: ArgumentSet) -> Any:
         args, kwargs = jax.tree_util.tree_unflatten(treedef, filled)
         return (arguments.call or function)(*args, **kwargs)
 
-    return jax.make_jaxpr(apply)(*[leaves[i] for i in dynamic])
+    return apply, [leaves[i] for i in dynamic]
+
+
+def trace_function(function: Any, arguments: ArgumentSet) -> Any:
+    """The ClosedJaxpr of ``function`` applied to the abstract arguments."""
+    apply, inputs = _bind(function, arguments)
+    return jax.make_jaxpr(apply)(*inputs)
+
+
+def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | None:
+    """XLA's own figures for the compiled function (``--cost compiled``), or None when it cannot
+    compile (symbolic shapes, errors). Run without jaxlint's instrumentation in the trace."""
+    apply, inputs = _bind(function, arguments)
+    try:
+        compiled = jax.jit(apply).lower(*inputs).compile()
+    except Exception:
+        return None
+    return compat.compiled_costs(compiled)
 
 
 class _Opaque:

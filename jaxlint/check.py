@@ -52,12 +52,14 @@ class CheckResult:
 
 
 def make_job(source: SourceFile, targets: list[Target], codes: list[str], config: dict[str, Any],
-             override: str | None = None) -> dict[str, Any]:
-    """A worker job; ``config`` is ``Config.for_job()``."""
+             override: str | None = None, compile_costs: bool = False) -> dict[str, Any]:
+    """A worker job; ``config`` is ``Config.for_job()``; ``compile_costs`` asks the worker to
+    compile each traced target and report XLA's cost analysis (``--cost compiled``)."""
     root = discover.find_root(source.path)
     return {"path": source.path, "module": discover.module_name(source.path, root), "root": root,
             "source": override if override is not None else source.text, "override": override,
-            "targets": [t.to_json() for t in targets], "codes": codes, "config": config}
+            "targets": [t.to_json() for t in targets], "codes": codes, "config": config,
+            "compile_costs": compile_costs}
 
 
 def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str, Any]:
@@ -90,7 +92,7 @@ def _line_span(text: str, line: int | None) -> Span:
     return Span(line, len(code) - len(code.lstrip()), line, len(code))
 
 
-def prepare(path: str, codes: list[str], config: Config) -> FileAnalysis:
+def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False) -> FileAnalysis:
     """Read and scan one file; no job for files that never mention jax (no import, no cost)."""
     try:
         source = read_source(path)
@@ -111,7 +113,7 @@ def prepare(path: str, codes: list[str], config: Config) -> FileAnalysis:
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # e.g. RecursionError in libcst on deeply nested code
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
-    job = make_job(source, targets, codes, config.for_job()) if targets else None
+    job = make_job(source, targets, codes, config.for_job(), compile_costs=compile_costs) if targets else None
     return FileAnalysis(source, targets, job)
 
 
@@ -142,7 +144,7 @@ def default_jobs() -> int:
 
 
 def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
-          timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None) -> CheckResult:
+          timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes") -> CheckResult:
     """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
 
     Only files that mention jax and have targets are imported, each in a worker process
@@ -157,7 +159,8 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     timings["discover"] = time.perf_counter() - started
     started = time.perf_counter()
     config = load_config(paths)
-    analyses = [prepare(path, codes, config) for path in files]
+    compile_costs = cost == "compiled"
+    analyses = [prepare(path, codes, config, compile_costs) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config)
     pending = [a for a in analyses if a.job is not None]
@@ -171,10 +174,11 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
                 timings[stage] = timings.get(stage, 0.0) + seconds
         timings["worker-start"] = sum(pool.jax_import for pool in pools)
         result.workers_started = sum(pool.started for pool in pools)
-        if fix or diff:
+        if fix or diff or compile_costs:
             from jaxlint.fixer import fix_files
 
             started = time.perf_counter()
+            # --cost compiled alone verifies the fixes too (writing nothing), to compile them.
             fix_files(result, pools[0], codes, write=fix)
             timings["fix"] = time.perf_counter() - started
     finally:

@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, default=None, help="codes, prefixes (JX1) or names")
     check.add_argument("--ignore", type=_codes, default=None, help="codes, prefixes or names")
     check.add_argument("--timeout", type=float, default=60.0, help="seconds per module (default 60)")
+    check.add_argument("--cost", choices=["shapes", "compiled"], default="shapes",
+                       help="compiled: compile each function before and after its verified fixes and "
+                            "report XLA's cost difference (slower)")
     check.add_argument("-j", "--jobs", type=_positive, default=None,
                        help="worker processes at once (default: one per core, at most 4)")
     check.add_argument("--timings", action="store_true", help="print the time spent in each stage")
@@ -82,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     from jaxlint.config import ConfigError
 
     try:
-        result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=args.timeout, jobs=args.jobs)
+        result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=args.timeout, jobs=args.jobs,
+                       cost=args.cost)
     except FileNotFoundError as error:
         print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
         return 2

@@ -117,3 +117,18 @@ def array_types() -> tuple[type, ...]:
 
 def is_tracer(value: Any) -> bool:
     return isinstance(value, jax.core.Tracer)
+
+
+def compiled_costs(compiled: Any) -> dict[str, Any]:
+    """FLOPs and bytes from ``Compiled.cost_analysis()`` (a one-element list before 0.4.38, a
+    dict after, possibly None) and buffer sizes from ``memory_analysis()``. Note: XLA counts a
+    loop body once, whatever its trip count."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else None
+    analysis = analysis or {}
+    memory = compiled.memory_analysis()
+    field = lambda name: getattr(memory, name, None) if memory is not None else None  # noqa: E731
+    return {"flops": analysis.get("flops"), "bytes": analysis.get("bytes accessed"),
+            "temp_bytes": field("temp_size_in_bytes"), "argument_bytes": field("argument_size_in_bytes"),
+            "output_bytes": field("output_size_in_bytes"), "alias_bytes": field("alias_size_in_bytes")}

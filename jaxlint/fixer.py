@@ -9,7 +9,7 @@ from typing import Any
 from jaxlint import scan
 from jaxlint.check import CheckResult, FileAnalysis, make_job, relative, run_job
 from jaxlint.fixes import apply_edits, shift_position
-from jaxlint.model import Edit, Finding
+from jaxlint.model import Cost, Edit, Finding
 from jaxlint.runner import WorkerPool
 from jaxlint.sources import write_atomic
 
@@ -25,6 +25,8 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
                 result.fix_rejected.append(finding)
         if not accepted:
             continue
+        jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
+        _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
         old_text = analysis.source.text
         if write:
             write_atomic(analysis.source, new_text)
@@ -38,6 +40,35 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
                 old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
                 fromfile=f"a/{name.lstrip('/')}", tofile=f"b/{name.lstrip('/')}")))
             result.fixed.extend(accepted)
+
+
+def _attach_compiled_costs(before: dict[str, Any], after: dict[str, Any], fixed: list[Finding]) -> None:
+    """``--cost compiled``: what XLA's cost analysis says each fix saves, per call (first signature).
+
+    Only for jitted functions: an eager function's cost is not what jit compiles (the shapes
+    estimate stays). All fixes of a file are verified together, so a function with several fixes
+    gets their joint saving; XLA counts a loop body once, whatever its trip count.
+    """
+    for finding in fixed:
+        old = (before.get("compiled", {}).get(finding.target) or [None])[0]
+        new = (after.get("compiled", {}).get(finding.target) or [None])[0]
+        if not old or not new:
+            continue
+        delta = lambda key: None if old.get(key) is None or new.get(key) is None else old[key] - new[key]  # noqa: E731
+        memory = [delta(k) for k in ("temp_bytes", "output_bytes")]
+        saved_memory = None if None in memory else sum(memory)
+        shared = sum(1 for f in fixed if f.target == finding.target) - 1
+        finding.cost = Cost(
+            basis="compiled", flops=delta("flops"), bytes=delta("bytes"),
+            note=(f"compiled before and after the fix: {_number(delta('flops'))} FLOPs, "
+                  f"{_number(delta('bytes'))} bytes accessed, {_number(saved_memory)} bytes of "
+                  "temporaries and outputs saved per call"
+                  + (f" (together with {shared} other fix{'es' if shared != 1 else ''} in "
+                     f"{finding.target})" if shared else "")))
+
+
+def _number(value: Any) -> str:
+    return "unknown" if value is None else f"{value:g}"
 
 
 def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str],
@@ -71,7 +102,8 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str],
         targets = scan.scan_source(analysis.source.path, text)
     except scan.ScanSyntaxError as error:
         return f"the fixed source does not parse: {error.message}", text, {}
-    job = make_job(analysis.source, targets, codes, analysis.job["config"], override=text)
+    job = make_job(analysis.source, targets, codes, analysis.job["config"], override=text,
+                   compile_costs=analysis.job.get("compile_costs", False))
     with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
         new_result = run_job(fresh, job, codes)
     new_findings = [Finding.from_json(f) for f in new_result["findings"]]
