@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "rules":
         for rule in all_rules():
-            print(f"{rule.code}  {rule.name:<26} {rule.severity:<8} {rule.summary}")
+            print(f"{rule.code}  {rule.name:<30} {rule.severity:<8} {rule.summary}")
         return 0
     if args.fix and args.diff:
         print("jaxlint: --fix and --diff are exclusive", file=sys.stderr)
