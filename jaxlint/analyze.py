@@ -1,6 +1,7 @@
 """Worker side, one module: import it with recording on, trace each target, run the rules."""
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
@@ -9,6 +10,7 @@ import traceback
 from typing import Any
 
 import jax
+import numpy as np
 
 from jaxlint import compat, hints
 from jaxlint.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
@@ -103,7 +105,7 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
 
 def _skip(result: dict[str, Any], target: Target, kind: str, reason: str) -> None:
     """An untraced target: ``kind`` is one of no-arguments, invalid-hint, trace-error,
-    not-found, import-failed (and, from the jaxlint process, timeout and crash)."""
+    not-traceable, not-found, import-failed (and, from the jaxlint process, timeout and crash)."""
     result["skipped"].append({"target": target.qualname, "kind": kind, "reason": reason,
                               "line": target.name_span.start_line})
 
@@ -137,10 +139,19 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         started = time.perf_counter()
         try:
             closed = trace_function(function, arguments)
+        except NotArrays as error:
+            # A factory (returns a function or an optimizer object): not an error in the user's
+            # code; the functions it makes are traced where a traced caller uses them.
+            timings["trace"] += time.perf_counter() - started
+            _skip(result, target, "not-traceable", str(error))
+            return
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
-            if TraceErrorRule.code in codes:
-                findings.append(_trace_error(error, path, target, signature))
+            trace_error = _trace_error(error, path, target, signature)
+            place = (trace_error.code, trace_error.span.start_line, trace_error.span.start_col)
+            if TraceErrorRule.code in codes and place not in reported:
+                reported.add(place)
+                findings.append(trace_error)
             errors.append(f"{signature}: {describe_error(error)}")
             continue
         traced.append({"source": arguments.source, "signature": signature,
@@ -211,14 +222,31 @@ def _bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
     leaves, treedef = jax.tree_util.tree_flatten((arguments.args, arguments.kwargs))
     dynamic = [i for i, leaf in enumerate(leaves) if is_abstract(leaf)]
 
+    called = arguments.call or function
+
     def apply(*values: Any) -> Any:
         filled = list(leaves)
         for index, value in zip(dynamic, values):
             filled[index] = value
         args, kwargs = jax.tree_util.tree_unflatten(treedef, filled)
-        return (arguments.call or function)(*args, **kwargs)
+        out = called(*args, **kwargs)
+        kinds = {type(leaf).__name__ for leaf in jax.tree_util.tree_leaves(out)
+                 if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, int, float, complex, bool))}
+        if kinds:
+            raise NotArrays(f"returns {', '.join(sorted(kinds))}, not arrays: a factory is not traced "
+                            "itself; the functions it makes are traced where a traced caller uses them")
+        return out
 
+    # JAX names the traced function in its messages: the user's, not this wrapper.
+    try:
+        functools.update_wrapper(apply, called)
+    except (AttributeError, TypeError):  # a callable object without a name
+        pass
     return apply, [leaves[i] for i in dynamic]
+
+
+class NotArrays(TypeError):
+    """The traced function returned something other than arrays (a function, an object)."""
 
 
 def trace_function(function: Any, arguments: ArgumentSet) -> Any:

@@ -34,7 +34,7 @@ class Untraced:
     path: str
     target: str
     line: int
-    kind: str  # no-arguments, invalid-hint, trace-error, not-found, import-failed, timeout, crash
+    kind: str  # no-arguments, invalid-hint, trace-error, not-traceable, not-found, import-failed, timeout, crash
     reason: str
     hint: str | None  # the comment to put above the function; None when no hint can help
     note: str | None  # why there is no hint, or what to fill in
@@ -87,7 +87,10 @@ def suggestion(target: Target | None, kind: str, reason: str) -> tuple[str | Non
     if kind in ("timeout", "crash"):
         return None, "the module did not finish importing (see the JX902/JX903 finding)"
     if kind == "not-found":
-        return None, "the name was not on the module after import (defined conditionally, or deleted?)"
+        return None, ("the name was not on the module after import (defined conditionally, "
+                      "deleted, or renamed by a decorator such as parameterized tests?)")
+    if kind == "not-traceable":
+        return None, "it returns functions or objects: trace a function that calls what it makes"
     if target is None:
         return None, None
     params = list(target.params)

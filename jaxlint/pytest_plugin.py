@@ -89,6 +89,9 @@ class Recorder:
         self._lookup: dict[str, dict[Any, list[Watched]] | None] = {}  # co_filename -> by_file entry
         self._lock = threading.RLock()
         self._previous: tuple[Any, Any] = (None, None)
+        # Signatures seen at a call, kept only if that call returns a value: a call the test
+        # expects to raise (pytest.raises) is no signature to trace.
+        self._pending: dict[int, tuple[Watched, dict[str, str]]] = {}
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> Recorder:
@@ -121,6 +124,9 @@ class Recorder:
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         # Runs on every call and return of the test session: the common case must stay cheap.
+        if event == "return" and self._pending:
+            self._returned(frame, arg)
+            return
         if event != "call":
             return
         code = frame.f_code
@@ -140,9 +146,22 @@ class Recorder:
             for item in (by_line or []) + (by_name or []):
                 if not item.done and _matches(code, item.target):
                     try:
-                        _observe(item, frame)
+                        signature = _observe(item, frame)
                     except Exception as error:  # recording must never break a test
                         item.unrecordable = item.unrecordable or f"jaxlint could not record: {error}"
+                        continue
+                    if signature is not None:
+                        self._pending[id(frame)] = (item, signature)
+
+    def _returned(self, frame: FrameType, value: Any) -> None:
+        """The profile hook sees a raising call return None: only a value commits the signature."""
+        with self._lock:
+            pending = self._pending.pop(id(frame), None)
+            if pending is None or value is None:
+                return
+            item, signature = pending
+            if signature not in item.signatures and len(item.signatures) < MAX_SIGNATURES:
+                item.signatures.append(signature)
 
     def save(self) -> None:
         from jaxlint import signatures
@@ -169,8 +188,8 @@ def _matches(code: CodeType, target: Any) -> bool:
     return target.kind != "jit-bound" or getattr(code, "co_qualname", code.co_name) == code.co_name
 
 
-def _observe(item: Watched, frame: FrameType) -> None:
-    """Record the call's arguments as hint text, if it is a signature not seen yet."""
+def _observe(item: Watched, frame: FrameType) -> dict[str, str] | None:
+    """The call's arguments as hint text, if they make a signature not seen yet."""
     item.calls += 1
     code, local = frame.f_code, frame.f_locals
     count = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
@@ -178,7 +197,7 @@ def _observe(item: Watched, frame: FrameType) -> None:
     names = code.co_varnames[:count]
     params = item.target.params
     if sorted(names) != sorted(params):
-        return  # not the function the scan saw (a same-named def elsewhere in the file)
+        return None  # not the function the scan saw (a same-named def elsewhere in the file)
     if item.bound_first is None:
         item.bound_first = _is_classmethod(frame, item.target)
     from jaxlint.record import abstractify  # imports jax: only once user code is running
@@ -192,10 +211,11 @@ def _observe(item: Watched, frame: FrameType) -> None:
         except Unrecordable as error:
             if not _at_default(frame, item.target, name, local):
                 item.unrecordable = item.unrecordable or str(error)
-                return
+                return None
             # Left out: the worker's call uses the same default.
     if signature not in item.signatures and _round_trips(signature):
-        item.signatures.append(signature)
+        return signature
+    return None
 
 
 def _text(value: Any, path: str) -> str:

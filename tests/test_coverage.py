@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jaxlint import scan
-from jaxlint.check import CheckResult, FileAnalysis, make_job
+from jaxlint.check import CheckResult, FileAnalysis, check, make_job
 from jaxlint.config import load_config
 from jaxlint.coverage import coverage
 from jaxlint.report import summary
@@ -182,3 +182,18 @@ def test_a_target_traced_with_several_signatures_counts_once(tmp_path: Path, mon
     assert report["summary"] == {"targets": 2, "traced": 2}
     assert [(t["target"], t["signatures"]) for t in report["traced"]] == [
         ("once", ["f32[2,3]", "f32[4,3]"]), ("reshaped", ["f32[2,3]"])]
+
+
+def test_a_factory_is_not_traceable_not_a_trace_error(tmp_path: Path) -> None:
+    """A function returning a function (an optimizer factory) is skipped, not a JX904."""
+    (tmp_path / "factory.py").write_text(
+        "import jax\n\n\n"
+        "def make_update(scale):\n"
+        "    def update(x):\n"
+        "        return jax.lax.cond(x.sum() > 0, lambda v: v * scale, lambda v: v, x)\n"
+        "    return update\n\n\n"
+        "update = make_update(2.0)\n")
+    result = check([str(tmp_path)], all_rules())
+    assert result.findings == []
+    [skipped] = result.skipped
+    assert skipped["kind"] == "not-traceable" and "returns function" in skipped["reason"]

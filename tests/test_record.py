@@ -54,12 +54,19 @@ def with_object(params, x):
 
 def never_called(x):
     return jax.vmap(lambda v: v + 1)(x)
+
+
+def rowwise(x):
+    if x.ndim != 2:
+        raise ValueError("x must be 2-d")
+    return jax.vmap(jnp.linalg.norm)(x)
 """
 
 TESTS = """\
 import jax.numpy as jnp
+import pytest
 
-from pkg.model import Model, keywords, mapped, with_object
+from pkg.model import Model, keywords, mapped, rowwise, with_object
 
 
 def test_two_batch_sizes():
@@ -75,6 +82,12 @@ def test_signature_kinds():
 
 def test_object_argument():
     with_object(Model(), jnp.ones(3))
+
+
+def test_expected_error():
+    with pytest.raises(ValueError):
+        rowwise(jnp.ones(3))  # raises: not a signature to trace
+    rowwise(jnp.ones((4, 3)))
 """
 
 # Present before recording: kept (never_called is not called by the tests) or dropped (its file
@@ -91,6 +104,7 @@ EXPECTED = {"version": 1, "functions": {
     "pkg/model.py::mapped": {"params": ["x", "y", "k"], "signatures": [
         {"x": "f32[]", "y": "f32[4]", "k": "3"}, {"x": "f32[]", "y": "f32[8]", "k": "3"}]},
     "pkg/model.py::never_called": {"params": ["x"], "signatures": [{"x": "f32[2]"}]},
+    "pkg/model.py::rowwise": {"params": ["x"], "signatures": [{"x": "f32[4,3]"}]},
     "pkg/model.py::with_object": {"params": ["params", "x"], "signatures": [],
                                   "unrecordable": "argument params: <Model object>"},
 }}
@@ -152,8 +166,8 @@ def copy_of(recorded, tmp_path: Path) -> Path:
 def test_record_exits_as_the_command_and_says_what_it_recorded(recorded):
     _, first, _, _ = recorded
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "3 passed" in first.stdout
-    assert ("jaxlint: recorded 3 functions into .jaxlint/signatures.json; "
+    assert "4 passed" in first.stdout
+    assert ("jaxlint: recorded 4 functions into .jaxlint/signatures.json; "
             "1 called with arguments it cannot record") in first.stderr
 
 
