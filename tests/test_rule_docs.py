@@ -46,7 +46,10 @@ def test_sections_in_order(doc: Path) -> None:
     text = doc.read_text(encoding="utf-8")
     [rule] = [r for r in all_rules() if r.code == doc.stem]
     assert text.startswith(f"# {rule.name} ({rule.code})\n")
-    assert list(sections(text)) == SECTIONS
+    # Correctness rules (wrong answers, failures) have no Cost section; performance rules must.
+    expected = SECTIONS if rule.code[2] in "123" else [s for s in SECTIONS if s != "Cost"]
+    found = list(sections(text))
+    assert found in (SECTIONS, expected), found
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda doc: doc.stem)
