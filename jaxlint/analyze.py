@@ -18,7 +18,9 @@ from jaxlint.ir import build_program
 from jaxlint.model import Finding, Span, Target
 from jaxlint.record import VMAP_RECORDS, CallRecorder, VmapRecorder
 from jaxlint.rules import RuleContext, all_rules
-from jaxlint.rules.analysis_failures import ImportErrorRule, InternalErrorRule, InvalidHintRule, TraceErrorRule
+from jaxlint.rules.analysis_failures import ImportErrorRule, InternalErrorRule, InvalidHintRule
+from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
+from jaxlint.rules.jx601_trace_error import hint_for, is_jax_tracing_error
 
 
 def analyze(job: dict[str, Any]) -> dict[str, Any]:
@@ -70,8 +72,9 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
             module = import_module(job["module"], path, job["root"], job.get("override"))
         except BaseException as error:  # SystemExit and KeyboardInterrupt included
             timings["import"] = time.perf_counter() - started
-            if ImportErrorRule.code in codes:
-                findings.append(_import_error(error, path))
+            finding = _import_error(error, path)
+            if finding.code in codes:
+                findings.append(finding)
             for target in targets:
                 _skip(result, target, "import-failed", "the module failed to import")
             result.update(findings=[f.to_json() for f in findings], timings=timings)
@@ -355,6 +358,12 @@ def _import_error(error: BaseException, path: str) -> Finding:
     frame, raised = user_frames(error, path)
     if isinstance(error, SystemExit):
         message = f"the module exits while being imported (SystemExit({error.code!r})); it was not analyzed"
+    elif is_jax_tracing_error(error):
+        # The module traces code itself while imported: a tracing error, at the line that raised.
+        message = (f"importing the module raised {describe_error(error)}{raised} while JAX traced it: "
+                   f"{hint_for(error)}")
+        return Finding(TraceErrorRule.code, TraceErrorRule.name, message, TraceErrorRule.severity,
+                       path, _frame_span(frame))
     else:
         message = f"importing the module raised {describe_error(error)}{raised}; its functions were not traced"
     return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity, path,
@@ -364,7 +373,9 @@ def _import_error(error: BaseException, path: str) -> Finding:
 def _trace_error(error: BaseException, path: str, target: Target, signature: str) -> Finding:
     frame, raised = user_frames(error, path)
     span = _frame_span(frame) if frame is not None else target.name_span
-    message = f"tracing {target.qualname}({signature}) raised {describe_error(error)}{raised}"
+    hint = hint_for(error)
+    message = f"tracing {target.qualname}({signature}) raised {describe_error(error)}{raised}" + (
+        f": {hint}" if hint else "")
     return Finding(TraceErrorRule.code, TraceErrorRule.name, message, TraceErrorRule.severity, path,
                    span, target=target.qualname)
 

@@ -93,7 +93,7 @@ def run(project: Path) -> tuple[subprocess.CompletedProcess, dict]:
 
 def test_show_untraced_lists_each_untraced_target_on_stderr(run) -> None:
     completed, _ = run
-    assert completed.returncode == 1  # JX901 and JX904
+    assert completed.returncode == 1  # JX901 and JX601
     assert "untraced" not in completed.stdout and "jaxlint: args" not in completed.stdout
     err = completed.stderr.splitlines()
     start = err.index("untraced functions (6):")
@@ -185,7 +185,7 @@ def test_a_target_traced_with_several_signatures_counts_once(tmp_path: Path, mon
 
 
 def test_a_factory_is_not_traceable_not_a_trace_error(tmp_path: Path) -> None:
-    """A function returning a function (an optimizer factory) is skipped, not a JX904."""
+    """A function returning a function (an optimizer factory) is skipped, not a JX601."""
     (tmp_path / "factory.py").write_text(
         "import jax\n\n\n"
         "def make_update(scale):\n"

@@ -86,7 +86,7 @@ def broken(tmp_path_factory):
             import jax
             sys.exit(3)
         """) + TARGET,
-        # A tracer error at import time is an import error, at the line that raised.
+        # A tracer error at import time is a trace error (JX601), at the line that raised.
         "tracer_at_import.py": """\
             import jax
             import jax.numpy as jnp
@@ -179,7 +179,7 @@ def test_module_that_exits_gives_import_error(broken):
 
 def test_tracer_error_at_import_points_at_its_line(broken):
     root, _, found, _ = broken
-    finding = only(found["tracer_at_import.py"], "JX901")
+    finding = only(found["tracer_at_import.py"], "JX601")
     assert "TracerBoolConversionError" in finding.message
     assert finding.span.start_line == line_of(root, "tracer_at_import.py", "if x.sum() > 0")
 
@@ -213,8 +213,9 @@ def test_file_without_jax_is_never_imported(broken):
 
 def test_untraceable_function_gives_trace_error_at_user_line(broken):
     root, _, found, _ = broken
-    finding = only(found["untraceable.py"], "JX904")
+    finding = only(found["untraceable.py"], "JX601")
     assert "TracerBoolConversionError" in finding.message
+    assert "use jnp.where or lax.cond" in finding.message  # the class-specific hint
     assert "f(f32[3])" in finding.message
     assert finding.span.start_line == line_of(root, "untraceable.py", "if y.sum() > 0")
     assert finding.target == "f"
@@ -222,7 +223,7 @@ def test_untraceable_function_gives_trace_error_at_user_line(broken):
 
 def test_exit_while_traced_is_a_trace_error(broken):
     root, _, found, _ = broken
-    finding = only(found["exits_when_traced.py"], "JX904")
+    finding = only(found["exits_when_traced.py"], "JX601")
     assert "SystemExit" in finding.message
     assert finding.span.start_line == line_of(root, "exits_when_traced.py", "sys.exit(")
 

@@ -32,10 +32,9 @@ def test_selectors_take_codes_prefixes_and_names() -> None:
     codes = lambda rules: {r.code for r in rules}  # noqa: E731
     assert codes(select_rules(["JX101"], None)) == {"JX101"}
     assert codes(select_rules(["JX9"], None)) == {r.code for r in all_rules() if r.code.startswith("JX9")}
-    assert codes(select_rules(["trace-error"], None)) == {"JX904"}
+    assert codes(select_rules(["trace-error"], None)) == {"JX601"}
     assert "JX101" not in codes(select_rules(None, ["vmap-unbatched-output"]))
-    assert codes(select_rules(["ALL"], ["JX9"])) == {"JX101"} | {
-        r.code for r in all_rules() if r.code[2] not in "9"}
+    assert codes(select_rules(["ALL"], ["JX9"])) == {r.code for r in all_rules() if r.code[2] != "9"}
     with pytest.raises(ValueError):
         select_rules(["JX7"], None)
 

@@ -63,7 +63,9 @@ def test_example_use_instead_and_fix(doc: Path, tmp_path: Path) -> None:
     example_path = tmp_path / f"{prefix}_example.py"
     example_path.write_text(example, encoding="utf-8")
     found = run(example_path)
-    assert found.skipped == [] and found.traced > 0
+    [rule] = [r for r in all_rules() if r.code == code]
+    # A rule over the IR needs the Example traced; a trace error is reported because it is not.
+    assert rule.checks_ir is False or (found.skipped == [] and found.traced > 0)
     assert {f.code for f in found.findings} == {code}, [f.message for f in found.findings]
 
     use_instead_path = tmp_path / f"{prefix}_use_instead.py"

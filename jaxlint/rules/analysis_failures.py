@@ -28,11 +28,6 @@ class WorkerCrashedRule(Rule):
     checks_ir = False
 
 
-class TraceErrorRule(Rule):
-    code, name, severity = "JX904", "trace-error", "error"
-    summary = "Tracing the function with its abstract arguments raised."
-    checks_ir = False
-
 
 class InvalidHintRule(Rule):
     code, name, severity = "JX905", "invalid-hint", "error"

@@ -1,0 +1,102 @@
+"""JX601 trace-error: the JAX error class, the user's line, and a hint chosen by the class."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxlint.check import check
+from jaxlint.rules import select_rules
+
+MODULE = '''\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@jax.jit
+def branches(x):
+    if x.sum() > 0:  # bool
+        return x
+    return -x
+
+
+@jax.jit
+def to_int(x):
+    return jnp.zeros(3)[: int(x.sum())]  # int
+
+
+@jax.jit
+def to_numpy(x):
+    return np.asarray(x) + 1  # numpy
+
+
+@jax.jit
+def boolean_index(x):
+    return x[x > 0]  # mask
+
+
+@jax.jit
+def traced_shape(x, n):
+    return jnp.ones(n) + x.sum()  # shape
+
+
+@partial(jax.jit, static_argnums=1)
+def static_list(x, sizes):
+    return x * len(sizes)
+
+
+@jax.jit
+def fine(x):
+    return jnp.where(x > 0, x, -x)
+
+
+x = jnp.ones(3)
+for f in (branches, to_int, to_numpy, boolean_index, fine):
+    try:
+        f.trace(x)
+    except Exception:
+        pass
+try:
+    traced_shape.trace(x, 3)
+except Exception:
+    pass
+'''
+
+# A list where a static argument is expected: tracing fails as calling it would.
+STATIC_LIST = '''\
+from functools import partial
+
+import jax
+
+
+# jaxlint: args x=f32[3], sizes=[1, 2]
+@partial(jax.jit, static_argnums=1)
+def static_list(x, sizes):
+    return x * len(sizes)
+'''
+
+
+def test_each_error_class_gets_its_hint(tmp_path: Path) -> None:
+    path = tmp_path / "untraceable.py"
+    path.write_text(MODULE)
+    result = check([str(path)], select_rules(["JX601"], None))
+    lines = MODULE.splitlines()
+    found = {}
+    for finding in result.findings:
+        assert finding.code == "JX601"
+        found[lines[finding.span.start_line - 1].split("# ")[-1]] = finding.message
+    assert set(found) == {"bool", "int", "numpy", "mask", "shape"}, found
+    assert "TracerBoolConversionError" in found["bool"] and "jnp.where or lax.cond" in found["bool"]
+    assert "ConcretizationTypeError" in found["int"] and "mark the argument static" in found["int"]
+    assert "TracerArrayConversionError" in found["numpy"] and "use jax.numpy" in found["numpy"]
+    assert "NonConcreteBooleanIndexError" in found["mask"] and "size=n" in found["mask"]
+    assert "shapes must be static" in found["shape"] or "static" in found["shape"]
+    assert result.traced == 1  # fine
+
+
+def test_non_hashable_static_argument_hint(tmp_path: Path) -> None:
+    path = tmp_path / "static_list.py"
+    path.write_text(STATIC_LIST)
+    [finding] = check([str(path)], select_rules(["JX601"], None)).findings
+    assert "Non-hashable static arguments" in finding.message and "pass a tuple" in finding.message
