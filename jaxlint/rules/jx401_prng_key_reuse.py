@@ -1,0 +1,331 @@
+"""JX401 prng-key-reuse: one PRNG key consumed twice, or a loop-invariant key consumed in a loop.
+
+Modelled on JAX's key-reuse checker (``jax.experimental.key_reuse._core``): a table says which
+primitives consume ("sink") a key operand; everything else with a key operand consumes it too
+(the generic fallback), except the ops known to be harmless. Differences, for precision and for
+legacy keys:
+
+- Identity. Every key value is resolved to a *root* value and the positions it covers in that
+  root (an index array over the root's key shape), back through views: ``random_wrap`` /
+  ``random_unwrap`` (so raw ``uint32`` legacy ``PRNGKey`` data, which every ``jax.random`` call
+  re-wraps, is one key however often it is wrapped), static ``slice``, ``squeeze``, ``reshape``,
+  ``transpose`` and copies. Anything else (``split``, ``fold_in``, a dynamic index) gives a new
+  root. A slice is not a use: only the draw that consumes it is (JAX's checker flags slicing).
+- Loops. A consumer in a ``scan``/``while`` body whose key is loop-invariant (computed from loop
+  constants only, or carried unchanged) draws the same numbers every iteration. A key folded in
+  with the index, taken from ``xs`` or split in the carry is not invariant. Draws inside a ``cond``
+  in the body are not judged (the branch may run on one iteration only).
+- Recomputation under ``jax.checkpoint`` (scope ``rematted_computation``) repeats a draw on
+  purpose: ignored, as JAX does.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from jaxlint.model import Finding, Span
+from jaxlint.rules.base import Rule, RuleContext
+
+# Primitive -> operand positions it consumes. Unlisted primitives consume their key-typed
+# operands (the fallback) unless they are in HARMLESS.
+CONSUMES: dict[str, tuple[int, ...]] = {
+    "random_bits": (0,),
+    "random_split": (0,),
+    "random_gamma": (0,),
+}
+# Ops that read a key without drawing from it (fold_in derives a new key, as in JAX's table).
+HARMLESS = frozenset({
+    "random_fold_in", "random_wrap", "random_unwrap", "random_clone", "random_seed",
+    "eq", "ne", "select_n", "concatenate", "broadcast_in_dim", "dynamic_slice", "gather",
+    "dynamic_update_slice", "scatter", "debug_callback", "debug_print", "cond", "scan", "while",
+    "slice", "squeeze", "reshape", "transpose", "copy", "copy_p", "convert_element_type",
+    "device_put", "optimization_barrier", "sharding_constraint", "reshard", "layout_constraint",
+})
+# One-operand views that keep the key identity (their index arrays are transformed).
+IDENTITY = frozenset({"copy", "copy_p", "convert_element_type", "sharding_constraint", "reshard",
+                      "layout_constraint"})
+MULTI_IDENTITY = frozenset({"device_put", "optimization_barrier"})
+REMAT_SCOPE = "rematted_computation"
+
+
+def is_key(value: Any) -> bool:
+    return "key<" in str(value.dtype)
+
+
+class PrngKeyReuse(Rule):
+    code = "JX401"
+    name = "prng-key-reuse"
+    summary = ("The same PRNG key is consumed twice, or a loop-invariant key is consumed in a loop "
+               "body: the draws repeat the same numbers.")
+    severity = "error"
+
+    @classmethod
+    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+        walker = _Walker(ctx)
+        walker.region(ctx.program.top, {})
+        for loop in ctx.program.walk():
+            walker.loop(loop)
+        return [ctx.finding(cls, message, span) for span, message in walker.findings.values()]
+
+
+class _Walker:
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self.outer: dict[Any, Any] = {}  # region input -> the outer value it is on entry
+        self.cache: dict[Any, tuple[Any, Any]] = {}
+        self.findings: dict[int, tuple[Span, str]] = {}  # id(op) -> (span, message)
+
+    # -- identity ---------------------------------------------------------------------------
+    def resolve(self, value: Any) -> tuple[Any, Any]:
+        """(root value, index array over the root's key positions) of a key or key-data value."""
+        if value not in self.cache:
+            self.cache[value] = self._resolve(value)
+        return self.cache[value]
+
+    def _resolve(self, value: Any) -> tuple[Any, Any]:
+        import numpy as np
+
+        shape = _key_shape(value)
+        if shape is None:
+            return value, None
+        if value in self.outer:
+            return self.resolve(self.outer[value])
+        op = value.producer
+        if op is None:
+            return value, np.arange(int(np.prod(shape, dtype=int))).reshape(shape)
+        fresh = (value, np.arange(int(np.prod(shape, dtype=int))).reshape(shape))
+        prim = op.primitive
+        if prim in MULTI_IDENTITY and len(op.inputs) == len(op.outputs):
+            root, idx = self.resolve(op.inputs[op.outputs.index(value)])
+            return (root, idx) if idx is not None else fresh
+        if prim not in IDENTITY | {"random_wrap", "random_unwrap", "slice", "squeeze", "reshape",
+                                   "transpose"} or len(op.outputs) != 1:
+            return fresh
+        source = op.inputs[0]
+        root, idx = self.resolve(source)
+        if idx is None:
+            return fresh
+        raw = not is_key(source)  # raw uint32 key data: the last axis is the key's words
+        try:
+            idx = _view(prim, op.params, idx, source.shape, raw)
+        except (ValueError, TypeError, KeyError):
+            return fresh
+        if idx is None or tuple(idx.shape) != tuple(shape):
+            return fresh
+        return root, idx
+
+    # -- straight-line reuse ----------------------------------------------------------------
+    def region(self, region: Any, consumed: dict[Any, tuple[Any, Any]]) -> None:
+        """Walk ``region`` in program order; ``consumed`` maps root -> (mask, first consumer)."""
+        import numpy as np
+
+        for op in region.ops:
+            if op.primitive == "cond":
+                merged: dict[Any, tuple[Any, Any]] = {}
+                for branch in op.regions:
+                    self.outer.update(zip(branch.inputs, op.inputs[1:]))
+                    state = dict(consumed)
+                    self.region(branch, state)
+                    for root, (mask, first) in state.items():
+                        old = merged.get(root)
+                        merged[root] = (mask if old is None else old[0] | mask, first)
+                consumed.update(merged)
+                continue
+            if op.primitive in ("scan", "while"):
+                self._enter_loop(op, consumed)
+                continue
+            if REMAT_SCOPE in op.scopes:
+                continue
+            for i in _consumed_operands(op):
+                root, idx = self.resolve(op.inputs[i])
+                if idx is None:
+                    continue
+                mask, first = consumed.get(root, (np.zeros(root_size(root), bool), None))
+                flat = idx.reshape(-1)
+                if first is not None and mask[flat].any():
+                    self._report_reuse(op, first)
+                else:
+                    mask = mask.copy()
+                    mask[flat] = True
+                    consumed[root] = (mask, first or op)
+
+    def _enter_loop(self, loop: Any, consumed: dict) -> None:
+        """Loop constants are the outer values; a body draw from a key used before is a reuse."""
+        body, nconsts, offset = _body(loop)
+        if body is None:
+            return
+        self.outer.update(zip(body.inputs[:nconsts], loop.inputs[offset:offset + nconsts]))
+        self.region(body, consumed)
+
+    def _report_reuse(self, op: Any, first: Any) -> None:
+        from jaxlint import compat
+
+        where = _line(self.ctx, first)
+        span = _span(self.ctx, op)
+        if compat.JAX_VERSION < (0, 7, 0) and span == _span(self.ctx, first):
+            span = self.ctx.target.name_span  # likely a stale location (see _location)
+        self.findings.setdefault(id(op), (span, (
+            f"PRNG key reused: this draw ({_draw(op)}) consumes a key that a draw "
+            f"({_draw(first)}){where} already consumed, without a jax.random.split or fold_in in "
+            "between, so the two draws are the same (or correlated) random bits. Split the key "
+            "and give each draw its own subkey.")))
+
+    # -- loop-invariant keys ----------------------------------------------------------------
+    def loop(self, loop: Any) -> None:
+        body, nconsts, _ = _body(loop)
+        if body is None or (loop.primitive == "scan" and int(loop.params["length"]) <= 1):
+            return
+        ncarry = int(loop.params["num_carry"]) if loop.primitive == "scan" else len(body.outputs)
+        # A carry is invariant when the body returns it unchanged, or returns a value computed from
+        # invariant values only (grown from the constants until nothing changes).
+        invariant: set[Any] = set(body.inputs[:nconsts])
+        carries: set[int] = set()
+        while True:
+            _propagate(body, invariant)
+            more = {k for k in range(ncarry) if k not in carries and (
+                body.outputs[k] is body.inputs[nconsts + k] or _inv(body.outputs[k], invariant))}
+            if not more:
+                break
+            carries |= more
+            invariant.update(body.inputs[nconsts + k] for k in more)
+        tainted: set[Any] = set()
+        for op in body.ops:
+            if op.regions or REMAT_SCOPE in op.scopes:
+                continue
+            if any(v in tainted for v in op.inputs):
+                tainted.update(op.outputs)
+                continue
+            keys = [op.inputs[i] for i in _consumed_operands(op)]
+            if keys and any(_inv(k, invariant) for k in keys):
+                tainted.update(op.outputs)
+                self._report_loop(loop, op)
+
+    def _report_loop(self, loop: Any, op: Any) -> None:
+        kind = "scan" if loop.primitive == "scan" else "while_loop"
+        runs = (f"each of its {loop.params['length']} iterations" if kind == "scan"
+                else "every iteration")
+        self.findings[id(op)] = (_span(self.ctx, op), (
+            f"PRNG key is loop-invariant in this {kind} body: this draw ({_draw(op)}) consumes "
+            "the same key "
+            f"in {runs}, so every iteration draws the same numbers. Fold in the iteration index "
+            "(jax.random.fold_in(key, i)), pass per-iteration keys as xs "
+            "(jax.random.split(key, n)), or carry the key and split it each iteration."))
+
+
+def root_size(root: Any) -> int:
+    import numpy as np
+
+    shape = _key_shape(root)
+    return int(np.prod(shape, dtype=int)) if shape is not None else 0
+
+
+def _key_shape(value: Any) -> tuple[int, ...] | None:
+    """Key positions of a key array, or of raw uint32 key data (last axis = words)."""
+    shape = value.shape
+    if not all(isinstance(d, int) for d in shape):
+        return None  # symbolic: not tracked
+    if is_key(value):
+        return tuple(shape)
+    if str(value.dtype) == "uint32" and len(shape) >= 1:
+        return tuple(shape[:-1])
+    return None
+
+
+def _view(prim: str, params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
+    """The index array of a view's output, or None when the view does not keep whole keys."""
+    import numpy as np
+
+    if prim in IDENTITY or prim in ("random_wrap", "random_unwrap"):
+        return idx
+    if prim == "slice":
+        strides = params.get("strides") or (1,) * len(shape)
+        cuts = list(zip(params["start_indices"], params["limit_indices"], strides))
+        if raw and cuts[-1] != (0, shape[-1], 1):
+            return None  # a word of the key, not a key
+        return idx[tuple(slice(*c) for c in (cuts[:-1] if raw else cuts))]
+    if prim == "squeeze":
+        dims = tuple(int(d) % len(shape) for d in params["dimensions"])
+        if raw and len(shape) - 1 in dims:
+            return None
+        return np.squeeze(idx, dims) if dims else idx
+    if prim == "reshape":
+        if params.get("dimensions") is not None:
+            return None
+        new = tuple(params["new_sizes"])
+        if raw:
+            if not new or new[-1] != shape[-1]:
+                return None
+            new = new[:-1]
+        return idx.reshape(new)
+    if prim == "transpose":
+        perm = tuple(params["permutation"])
+        if raw:
+            if perm[-1] != len(shape) - 1:
+                return None
+            perm = perm[:-1]
+        return idx.transpose(perm)
+    return None
+
+
+def _consumed_operands(op: Any) -> tuple[int, ...]:
+    if op.primitive in CONSUMES:
+        return CONSUMES[op.primitive]
+    if op.primitive in HARMLESS or op.regions:
+        return ()
+    return tuple(i for i, v in enumerate(op.inputs) if is_key(v))  # generic fallback
+
+
+def _body(loop: Any) -> tuple[Any, int, int]:
+    """The loop body, its number of constants, and where those sit among the loop's operands."""
+    names = {r.name: r for r in loop.regions}
+    if loop.primitive == "scan" and "jaxpr" in names:
+        return names["jaxpr"], int(loop.params["num_consts"]), 0
+    if loop.primitive == "while" and "body_jaxpr" in names:
+        params = loop.params
+        return names["body_jaxpr"], int(params["body_nconsts"]), int(params["cond_nconsts"])
+    return None, 0, 0
+
+
+def _propagate(region: Any, invariant: set) -> None:
+    """Add the outputs of top-level ops whose operands are all invariant (not nested loops/conds)."""
+    for op in region.ops:
+        if not op.regions and all(_inv(v, invariant) for v in op.inputs):
+            invariant.update(op.outputs)
+
+
+def _inv(value: Any, invariant: set) -> bool:
+    return value.literal is not None or value.const or value in invariant
+
+
+def _draw(op: Any) -> str:
+    return {"random_bits": "random_bits", "random_split": "split",
+            "random_gamma": "random_gamma"}.get(op.primitive, op.primitive)
+
+
+def _location(ctx: RuleContext, op: Any) -> Any:
+    """Where the user called the drawing function, or None when unknown.
+
+    Before JAX 0.7 the equations of a cached library jaxpr (``jax.random.normal``'s inner jit)
+    keep the traceback of the first call site that traced it, possibly in another function: there
+    the legacy-key ``random_wrap`` that the user's call emits just before is trusted instead, and
+    a location outside the traced function is dropped.
+    """
+    from jaxlint import compat
+
+    where = op.location
+    if compat.JAX_VERSION < (0, 7, 0):
+        wrap = op.inputs[0].producer if op.inputs else None
+        if wrap is not None and wrap.primitive == "random_wrap" and wrap.location is not None:
+            where = wrap.location
+        elif where is not None and not ctx.target.span.contains(where.span):
+            where = None
+    return where if where is not None and where.path == ctx.path else None
+
+
+def _span(ctx: RuleContext, op: Any) -> Span:
+    where = _location(ctx, op)
+    return where.span if where is not None else ctx.target.name_span
+
+
+def _line(ctx: RuleContext, op: Any) -> str:
+    where = _location(ctx, op)
+    return f" at line {where.span.start_line}" if where is not None else ""
