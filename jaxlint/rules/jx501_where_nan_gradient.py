@@ -1,0 +1,312 @@
+"""JX501 where-nan-gradient: ``jnp.where(x > 0, jnp.log(x), 0.0)`` has a NaN gradient at x=0.
+
+In the jaxpr ``jnp.where(pred, a, b)`` is ``select_n(pred, b, a)``. Its transpose sends a zero
+cotangent to the excluded elements of ``a``; if ``a`` was computed (through elementwise ops) by an
+op whose derivative is infinite or NaN at those elements (log at 0, sqrt at x <= 0, ...), the chain
+rule multiplies 0 by inf: NaN. We report a ``where`` call of the analyzed file whose predicate is a
+comparison of that op's very input ``x`` with constants, when some excluded ``x`` makes the
+derivative non-finite; the point is found exactly by evaluating the predicate and the op's bad set
+at every interval boundary. The double-where form is quiet (the op's input is then a select_n,
+not ``x``), and so are library functions (sinc, softplus, xlogy, ...): their ops do not sit at a
+``log``/``sqrt``/... call or operator of the source, and their own selects are not ``where`` calls.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import operator
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
+
+from jaxlint.fixes import offset_of
+from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
+from jaxlint.fixes.double_where import build_fix, guard_edit
+from jaxlint.model import Finding, Fix, Span
+from jaxlint.rules.base import Rule, RuleContext
+
+
+@dataclass(frozen=True)
+class _Unsafe:
+    names: frozenset[str]  # how the source spells the call (``jnp.log``, ``lax.log``, ...)
+    binop: type | None  # or the operator (``1.0 / x``, ``x ** 0.5``)
+    arg: int  # the unsafe operand: the primitive's input and the source's argument index
+    safe: str  # a value the op is finite and differentiable at: the double where's filler
+    bad: Callable[[float, Any], bool]  # where its derivative is infinite or NaN
+
+
+def _scalar(value: Any) -> float | None:
+    """The value of a scalar literal (through broadcasts and converts), else None."""
+    value = _strip(value, keep_kind=False)
+    if value.literal is None:
+        return None
+    try:
+        import numpy as np
+        array = np.asarray(value.literal)
+        return float(array.reshape(())) if array.size == 1 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _pow_bad(p: float, op: Any) -> bool:
+    exponent = _scalar(op.inputs[1])  # a traced exponent: not judged
+    return exponent is not None and (
+        (p == 0 and exponent < 1 and exponent != 0) or (p < 0 and not exponent.is_integer()))
+
+
+_UNSAFE: dict[str, _Unsafe] = {
+    "log": _Unsafe(frozenset({"log"}), None, 0, "1.0", lambda p, op: p == 0),
+    "log1p": _Unsafe(frozenset({"log1p"}), None, 0, "0.0", lambda p, op: p == -1),
+    "sqrt": _Unsafe(frozenset({"sqrt"}), ast.Pow, 0, "1.0", lambda p, op: p <= 0),
+    "rsqrt": _Unsafe(frozenset({"rsqrt"}), ast.Pow, 0, "1.0", lambda p, op: p <= 0),
+    "cbrt": _Unsafe(frozenset({"cbrt"}), None, 0, "1.0", lambda p, op: p == 0),
+    "div": _Unsafe(frozenset({"divide", "true_divide"}), ast.Div, 1, "1.0", lambda p, op: p == 0),
+    "integer_pow": _Unsafe(frozenset({"power", "pow", "reciprocal", "integer_pow"}), ast.Pow, 0, "1.0",
+                           lambda p, op: p == 0 and op.params.get("y", 0) < 0),
+    "pow": _Unsafe(frozenset({"power", "pow", "float_power"}), ast.Pow, 0, "1.0", _pow_bad),
+    "asin": _Unsafe(frozenset({"arcsin", "asin"}), None, 0, "0.0", lambda p, op: abs(p) >= 1),
+    "acos": _Unsafe(frozenset({"arccos", "acos"}), None, 0, "0.0", lambda p, op: abs(p) >= 1),
+    "atanh": _Unsafe(frozenset({"arctanh", "atanh"}), None, 0, "0.0", lambda p, op: abs(p) == 1),
+}
+# Elementwise ops a cotangent flows back through unchanged in kind (0 stays 0, or becomes NaN).
+_PASS = set(_UNSAFE) | {
+    "add", "sub", "mul", "neg", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",
+    "copy", "exp", "exp2", "expm1", "sin", "cos", "tan", "tanh", "logistic", "abs", "max", "min",
+    "square", "atan", "sinh", "cosh", "asinh", "erf"}
+class _Hit(NamedTuple):
+    argument: ast.expr  # the unsafe op's operand in the source (``x`` of ``jnp.log(x)``)
+    node: ast.expr  # the unsafe call or operator
+    safe: str
+    witness: str  # an excluded value of x where the derivative is not finite
+    branch_is_true: bool  # the unsafe op is in the where's second argument (else its third)
+
+
+_COMPARE = {"gt": operator.gt, "lt": operator.lt, "ge": operator.ge, "le": operator.le,
+            "eq": operator.eq, "ne": operator.ne}
+_SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
+_NO_GRADIENT = {"stop_gradient", "floor", "ceil", "round", "sign", "iota"}
+_TRANSPARENT = {"broadcast_in_dim", "reshape", "squeeze", "copy"}
+
+
+class WhereNanGradient(Rule):
+    code = "JX501"
+    name = "where-nan-gradient"
+    summary = "A jnp.where excludes inputs where its selected branch has an infinite derivative: the gradient is NaN."
+    severity = "error"
+
+    @classmethod
+    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+        # One finding per where call of the source, however often it was traced.
+        found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
+        for op in ctx.program.walk():
+            if op.primitive == "select_n" and len(op.inputs) == 3 and _live(op.outputs[0]):
+                for case in (1, 2):
+                    for where, hit in _hits(ctx, op, case):
+                        hits = found.setdefault(node_span(ctx.source, where), (where, []))[1]
+                        if all(hit.argument is not other.argument for other in hits):
+                            hits.append(hit)
+        for span, (where, hits) in found.items():
+            hits.sort(key=lambda hit: (hit.node.lineno, hit.node.col_offset))  # source order
+            yield ctx.finding(cls, _message(ctx.source, where, hits), span, _fix(ctx.source, where, hits))
+
+
+def _hits(ctx: RuleContext, select: Any, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
+    """Unsafe ops feeding case ``case`` of ``select`` that the predicate excludes at a bad point."""
+    branch_is_true = case == 2  # select_n(pred, on_false, on_true)
+    for op in _unsafe_ops(select.inputs[case]):
+        spec = _UNSAFE[op.primitive]
+        x = _strip(op.inputs[spec.arg])
+        if not _inexact(x) or op.location is None or op.location.path != ctx.path:
+            continue
+        predicate = _predicate(select.inputs[0], x)
+        if predicate is None:
+            continue
+        test, leaves, constants = predicate
+        if any(leaf.location is None or leaf.location.path != ctx.path for leaf in leaves):
+            continue
+        witness = next((p for p in _candidates(constants)
+                        if test(p) != branch_is_true and spec.bad(p, op)), None)
+        if witness is None or not _differentiable(x):
+            continue
+        where = _where_call(ctx.source, [leaf.location.span for leaf in leaves])
+        node = _source_node(ctx.source, op.location.span, spec)
+        if where is None or node is None:
+            continue
+        branch = where.args[1] if branch_is_true else where.args[2]
+        if not node_span(ctx.source, branch).contains(op.location.span):
+            continue
+        argument = node.right if isinstance(node, ast.BinOp) and spec.arg == 1 else (
+            node.left if isinstance(node, ast.BinOp) else node.args[spec.arg])
+        yield where, _Hit(argument, node, spec.safe, _number(witness), branch_is_true)
+
+
+def _unsafe_ops(value: Any) -> list[Any]:
+    """Ops of ``_UNSAFE`` that ``value`` is computed from through elementwise differentiable ops."""
+    found, stack, seen = [], [value], set()
+    while stack:
+        op = stack.pop().producer
+        if op is None or id(op) in seen or op.primitive not in _PASS:
+            continue  # a select_n (the double where's guard), a reduction, ...: stop
+        seen.add(id(op))
+        if op.primitive in _UNSAFE:
+            found.append(op)
+        stack.extend(v for v in op.inputs if _inexact(v))
+    return found
+
+
+def _predicate(value: Any, x: Any) -> tuple[Callable[[float], bool], list[Any], list[float]] | None:
+    """``pred`` as a function of x's value, when it is only comparisons of x with constants."""
+    op = _strip(value, keep_kind=False).producer
+    if op is None:
+        return None
+    if op.primitive in ("and", "or", "not"):
+        parts = [_predicate(v, x) for v in op.inputs]
+        if any(p is None for p in parts):
+            return None
+        tests = [p[0] for p in parts]
+        leaves = [leaf for p in parts for leaf in p[1]]
+        constants = [c for p in parts for c in p[2]]
+        if op.primitive == "not":
+            return (lambda p: not tests[0](p)), leaves, constants
+        combine = all if op.primitive == "and" else any
+        return (lambda p: combine(t(p) for t in tests)), leaves, constants
+    if op.primitive not in _COMPARE:
+        return None
+    name, (left, right) = op.primitive, op.inputs
+    constant = _scalar(right)
+    if constant is None:
+        name, left, right, constant = _SWAPPED[name], right, left, _scalar(left)
+    of_x = _function_of(left, x)
+    if constant is None or of_x is None:
+        return None
+    compare = _COMPARE[name]
+    return (lambda p: compare(of_x(p), constant)), [op], [constant]
+
+
+def _function_of(value: Any, x: Any) -> Callable[[float], float] | None:
+    """``value`` as a function of x: x itself, or abs/neg of it."""
+    value = _strip(value)
+    if value is x:
+        return lambda p: p
+    op = value.producer
+    if op is not None and op.primitive in ("abs", "neg"):
+        inner = _function_of(op.inputs[0], x)
+        if inner is not None:
+            return (lambda p: abs(inner(p))) if op.primitive == "abs" else (lambda p: -inner(p))
+    return None
+
+
+def _candidates(constants: list[float]) -> list[float]:
+    """Every interval the predicate and the bad sets can distinguish: boundaries, midpoints, beyond."""
+    constants = [c for c in constants if math.isfinite(c)]  # x = inf: not worth a finding
+    points = sorted({0.0, 1.0, -1.0} | set(constants) | {-c for c in constants})
+    between = [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[0] - 1, points[-1] + 1]
+    return [0.0, 1.0, -1.0] + sorted(set(points) - {0.0, 1.0, -1.0}, key=abs) + between
+
+
+def _strip(value: Any, keep_kind: bool = True) -> Any:
+    """Through broadcasts, reshapes and float->float converts: the same numbers."""
+    while value.producer is not None:
+        op = value.producer
+        if op.primitive in _TRANSPARENT or (op.primitive == "convert_element_type" and (
+                not keep_kind or _inexact(op.inputs[0]) == _inexact(value))):
+            value = op.inputs[0]
+        else:
+            break
+    return value
+
+
+def _inexact(value: Any) -> bool:
+    import numpy as np
+    try:
+        return value.dtype is not None and bool(np.issubdtype(value.dtype, np.inexact))
+    except TypeError:  # extended dtypes (PRNG keys, float0)
+        return False
+
+
+def _differentiable(value: Any) -> bool:
+    """``value`` depends on an input of the function (or of a loop body) through float ops."""
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or not _inexact(value) or value.literal is not None or value.const:
+            continue
+        seen.add(id(value))
+        if value.region_input is not None:
+            return True
+        op = value.producer
+        if op is not None and op.primitive not in _NO_GRADIENT:
+            stack.extend(op.inputs)
+    return False
+
+
+def _live(value: Any) -> bool:
+    region = value.producer.region if value.producer is not None else None
+    return bool(value.uses) or (region is not None and any(out is value for out in region.outputs))
+
+
+@functools.lru_cache(maxsize=8)
+def _where_calls(source: str) -> tuple[ast.Call, ...]:
+    """``where(pred, a, b)`` calls of the source (any module prefix), three positional arguments."""
+    parsed = parse(source)
+    if parsed is None:
+        return ()
+    calls = {id(n): n for nodes in parsed.by_span.values() for n in nodes if isinstance(n, ast.Call)}
+    return tuple(c for c in calls.values() if _callee(c) == "where" and len(c.args) == 3
+                 and not c.keywords and not any(isinstance(a, ast.Starred) for a in c.args))
+
+
+def _where_call(source: str, leaf_spans: list[Span]) -> ast.Call | None:
+    """The innermost where call whose predicate argument holds every comparison of the predicate.
+
+    Found from the comparisons, not from the select_n: on old JAX the select_n of jnp.where's
+    cached inner jit keeps the location of the first call site.
+    """
+    holding = [(node_span(source, c.args[0]), c) for c in _where_calls(source)]
+    holding = [(s, c) for s, c in holding if all(s.contains(leaf) for leaf in leaf_spans)]
+    if not holding:
+        return None
+    size = lambda s: offset_of(source, s.end_line, s.end_col) - offset_of(source, s.start_line, s.start_col)  # noqa: E731
+    return min(holding, key=lambda sc: size(sc[0]))[1]
+
+
+def _source_node(source: str, span: Span, spec: _Unsafe) -> ast.AST | None:
+    """The call (``jnp.log(x)``) or operator (``1 / x``) of the source the unsafe op comes from."""
+    call = node_at(source, span, ast.Call)
+    if call is not None and _callee(call) in spec.names and len(call.args) > spec.arg \
+            and not any(isinstance(a, ast.Starred) for a in call.args):
+        return call
+    binop = node_at(source, span, ast.BinOp)
+    if binop is not None and spec.binop is not None and isinstance(binop.op, spec.binop):
+        return binop
+    return None
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _number(p: float) -> str:
+    return str(int(p)) if float(p).is_integer() else repr(p)
+
+
+def _fix(source: str, where: ast.Call, hits: list[_Hit]) -> Fix | None:
+    return build_fix([guard_edit(source, where, h.argument, h.safe, h.branch_is_true) for h in hits])
+
+
+def _message(source: str, where: ast.Call, hits: list[_Hit]) -> str:
+    argument, node, safe, witness, is_true = hits[0]
+    x, unsafe = node_text(source, argument), node_text(source, node)
+    edit = guard_edit(source, where, argument, safe, is_true)
+    # The unsafe call or operator with its operand guarded: the edit applied inside its own text.
+    start = offset_of(source, node.lineno, node_span(source, node).start_col)
+    inner = (offset_of(source, edit.span.start_line, edit.span.start_col) - start,
+             offset_of(source, edit.span.end_line, edit.span.end_col) - start)
+    guarded = unsafe[:inner[0]] + edit.content + unsafe[inner[1]:]
+    more = f" (and {len(hits) - 1} other unsafe op{'s' if len(hits) > 2 else ''} in this where)" \
+        if len(hits) > 1 else ""
+    return (f"{node_text(source, where.func)} excludes {x}={witness} from {unsafe}{more}, whose "
+            f"derivative is not finite there: the forward value is right, but the gradient is NaN at "
+            f"{x}={witness} (the where multiplies that derivative by a zero cotangent; 0 * inf and "
+            f"0 * nan are NaN). Guard the input with the same predicate: {guarded}.")
