@@ -73,8 +73,8 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
         except BaseException as error:  # SystemExit and KeyboardInterrupt included
             timings["import"] = time.perf_counter() - started
             finding = _import_error(error, path)
-            if finding.code in codes:
-                findings.append(finding)
+            explained = _explained(codes, path, job["source"], None, error, finding.span)
+            findings.extend(explained or ([finding] if finding.code in codes else []))
             for target in targets:
                 _skip(result, target, "import-failed", "the module failed to import")
             result.update(findings=[f.to_json() for f in findings], timings=timings)
@@ -104,6 +104,13 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
     result["findings"] = [f.to_json() for f in findings]
     result["timings"] = timings
     return result
+
+
+def _explained(codes: set[str], path: str, source: str, target: Target | None,
+               error: BaseException, span: Span) -> list[Finding]:
+    """A more specific rule's account of a failure (JX204 for a list as a static argument)."""
+    return [finding for rule in all_rules() if rule.code in codes
+            for finding in rule.explain(path, source, target, error, span)]
 
 
 def _skip(result: dict[str, Any], target: Target, kind: str, reason: str) -> None:
@@ -151,10 +158,12 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
             trace_error = _trace_error(error, path, target, signature)
-            place = (trace_error.code, trace_error.span.start_line, trace_error.span.start_col)
-            if TraceErrorRule.code in codes and place not in reported:
-                reported.add(place)
-                findings.append(trace_error)
+            explained = _explained(codes, path, job["source"], target, error, trace_error.span)
+            for finding in explained or ([trace_error] if TraceErrorRule.code in codes else []):
+                place = (finding.code, finding.span.start_line, finding.span.start_col)
+                if place not in reported:
+                    reported.add(place)
+                    findings.append(finding)
             errors.append(f"{signature}: {describe_error(error)}")
             continue
         traced.append({"source": arguments.source, "signature": signature,

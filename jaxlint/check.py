@@ -170,6 +170,8 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
         _run_all(pending, pools, codes)
         for analysis in pending:
             analysis.findings.extend(Finding.from_json(f) for f in analysis.result["findings"])
+            # Source-level rules report a problem from every target: keep one, before fixing.
+            analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.get("timings", {}).items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
         timings["worker-start"] = sum(pool.jax_import for pool in pools)

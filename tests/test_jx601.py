@@ -100,3 +100,16 @@ def test_non_hashable_static_argument_hint(tmp_path: Path) -> None:
     path.write_text(STATIC_LIST)
     [finding] = check([str(path)], select_rules(["JX601"], None)).findings
     assert "Non-hashable static arguments" in finding.message and "pass a tuple" in finding.message
+
+
+def test_a_more_specific_rule_explains_the_failure(tmp_path: Path) -> None:
+    """The import fails on a list passed as a static argument: JX204 reports it, not JX601/JX901."""
+    path = tmp_path / "static_call.py"
+    path.write_text(
+        "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+        "@partial(jax.jit, static_argnums=1)\n"
+        "def scaled(x, sizes):\n"
+        "    return x * len(sizes)\n\n\n"
+        "scaled(jnp.ones(3), [1, 2])\n")
+    findings = check([str(path)], select_rules(None, None)).findings
+    assert [(f.code, f.span.start_line) for f in findings] == [("JX204", 12)]

@@ -34,3 +34,10 @@ class Rule:
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
         return ()
+
+    @classmethod
+    def explain(cls, path: str, source: str, target: Target | None, error: BaseException,
+                span: Span) -> list[Finding]:
+        """Findings that explain an import or trace failure raised at ``span`` better than the
+        generic JX601/JX901 finding (which is then dropped); [] when this rule cannot."""
+        return []
