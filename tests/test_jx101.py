@@ -16,6 +16,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -335,12 +336,6 @@ def outer(x, y):
 
 outer(jnp.float32(1), jnp.arange(10.0))
 '''
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:

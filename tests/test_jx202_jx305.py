@@ -6,7 +6,6 @@ no other line may give one. Functions are lowered, not run: nothing is compiled 
 """
 from __future__ import annotations
 
-import re
 
 import pytest
 
@@ -14,6 +13,7 @@ from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
 from jaxlint.rules.jx202_python_loop_unrolled import PythonLoopUnrolled, repetitions
+from helpers import expected_markers
 
 MODULE = '''\
 import jax
@@ -159,11 +159,6 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
     return check([str(path)], select_rules(["JX202", "JX305"], None), fix=False)
 
 
-def expected() -> set[tuple[str, int]]:
-    return {(m.group(1), n) for n, line in enumerate(MODULE.splitlines(), 1)
-            for m in [re.search(r"# expect (JX\d+)", line)] if m}
-
-
 def at(result: CheckResult, code: str, marker: str) -> Finding:
     line = next(n for n, text in enumerate(MODULE.splitlines(), 1) if marker in text)
     [finding] = [f for f in result.findings if f.code == code and f.span.start_line == line]
@@ -175,7 +170,7 @@ def test_all_traced(result: CheckResult) -> None:
 
 
 def test_exactly_the_marked_lines(result: CheckResult) -> None:
-    assert {(f.code, f.span.start_line) for f in result.findings} == expected()
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(MODULE)
 
 
 def test_jx202_message_and_cost(result: CheckResult) -> None:

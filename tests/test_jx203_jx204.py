@@ -8,7 +8,6 @@ would fail with a JX904 trace error instead).
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import expected_markers
 
 MODULE = '''\
 import functools
@@ -132,11 +132,6 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
     return check([str(path)], select_rules(["JX203", "JX204"], None), fix=False)
 
 
-def expected() -> set[tuple[str, int]]:
-    return {(m.group(1), n) for n, line in enumerate(MODULE.splitlines(), 1)
-            for m in [re.search(r"# expect (JX\d+)", line)] if m}
-
-
 def at(result: CheckResult, code: str, marker: str) -> Finding:
     line = next(n for n, text in enumerate(MODULE.splitlines(), 1) if marker in text)
     [finding] = [f for f in result.findings if f.code == code and f.span.start_line == line]
@@ -151,7 +146,7 @@ def test_all_traced(result: CheckResult) -> None:
 
 def test_exactly_the_marked_lines_once(result: CheckResult) -> None:
     found = [(f.code, f.span.start_line) for f in result.findings]
-    assert sorted(found) == sorted(expected())  # three targets, each finding once
+    assert sorted(found) == sorted(expected_markers(MODULE))  # three targets, each finding once
 
 
 def test_jx203_messages_and_fixes(result: CheckResult) -> None:

@@ -8,6 +8,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import write
 
 TRIGGERS = '''\
 import functools
@@ -200,12 +201,6 @@ state, y = passed_through(state, jnp.ones((3,)))
 state = not_jitted(state)
 total = outer(state)
 '''
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:

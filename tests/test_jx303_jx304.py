@@ -12,6 +12,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import write
 
 TRIGGERS = '''\
 import jax
@@ -201,12 +202,6 @@ for fn in (permutation, plain_slice, repeated, decreasing, out_of_bounds, single
            sum_copies, original_axis, all_axes, size_one, constant_broadcast):
     fn(v)
 '''
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:

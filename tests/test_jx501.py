@@ -18,6 +18,7 @@ from jaxlint.check import CheckResult, check
 from jaxlint.fixes import apply_edits
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import write
 
 TRIGGERS = '''\
 import jax
@@ -255,12 +256,6 @@ integer_input(jnp.arange(3))
 FINITE_GRADIENT = ["double_where", "double_where_false_branch", "log_threshold_below_zero",
                    "arctanh_outside", "safe_power", "safe_op"]
 GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:

@@ -14,6 +14,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import write
 
 WIDENING = '''\
 import jax
@@ -257,12 +258,6 @@ traced(x, 2)
 for fn in (take_fill, explicit_mode, empty_slice, closed_over_indices):
     fn(x)
 '''
-
-
-def write(folder: Path, name: str, text: str) -> Path:
-    path = folder / f"{name}.py"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def run(path: Path) -> CheckResult:

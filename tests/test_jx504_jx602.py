@@ -6,13 +6,13 @@ no other line may give one. Functions are lowered, not run: nothing is compiled 
 """
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
+from helpers import expected_markers
 
 MODULE = '''\
 from functools import partial
@@ -264,11 +264,6 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
     return check([str(path)], select_rules(["JX504", "JX602"], None), fix=False)
 
 
-def expected() -> set[tuple[str, int]]:
-    return {(m.group(1), n) for n, line in enumerate(MODULE.splitlines(), 1)
-            for m in [re.search(r"# expect (JX\d+)", line)] if m}
-
-
 def at(result: CheckResult, code: str, marker: str) -> Finding:
     line = next(n for n, text in enumerate(MODULE.splitlines(), 1) if marker in text)
     [finding] = [f for f in result.findings if f.code == code and f.span.start_line == line]
@@ -280,7 +275,7 @@ def test_all_traced(result: CheckResult) -> None:
 
 
 def test_exactly_the_marked_lines(result: CheckResult) -> None:
-    assert sorted({(f.code, f.span.start_line) for f in result.findings}) == sorted(expected())
+    assert sorted({(f.code, f.span.start_line) for f in result.findings}) == sorted(expected_markers(MODULE))
 
 
 def test_jx504_message_span_and_fix(result: CheckResult) -> None:
