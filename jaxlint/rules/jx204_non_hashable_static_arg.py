@@ -79,6 +79,8 @@ def _problems(path: str, source: str) -> list[tuple[str, Span, Fix | None]]:
 @functools.lru_cache(maxsize=8)
 def _jitted(path: str, source: str) -> dict[str, Target]:
     """Module-level name -> the jit target with static arguments it calls."""
+    if "static_arg" not in source:
+        return {}  # no static_argnums/static_argnames anywhere: skip libcst (its import costs ~0.2 s)
     from jaxlint import scan
 
     try:
