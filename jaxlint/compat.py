@@ -55,10 +55,9 @@ def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
 
 def char_column(path: str, line: int, byte_col: int) -> int:
     """Character column of a UTF-8 byte column on a line of a file."""
-    text = linecache.getline(path, line)
-    if not text or text.isascii():
-        return byte_col
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+    from jaxlint.fixes import char_column as column_in_text
+
+    return column_in_text(linecache.getline(path, line), byte_col)
 
 
 def name_stack_entries(source_info: Any) -> list[tuple[str, str]]:

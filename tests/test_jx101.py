@@ -16,7 +16,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import write
+from helpers import assert_analyzed, write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -357,13 +357,6 @@ def by_target(findings: list[Finding]) -> dict[str, Finding]:
         assert finding.target not in found, f"two findings for {finding.target}"
         found[finding.target] = finding
     return found
-
-
-def assert_analyzed(result: CheckResult, functions: int) -> None:
-    """Guards the quiet tests: every function was traced, no analysis failure hides a finding."""
-    assert result.skipped == []
-    assert result.traced == functions
-    assert not [f for f in result.findings if f.code.startswith("JX9")]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import write
+from helpers import assert_analyzed, write
 
 WIDENING = '''\
 import jax
@@ -272,12 +272,6 @@ def by_target(findings: list[Finding], code: str) -> dict[str, Finding]:
         assert finding.target not in found, f"two findings for {finding.target}"
         found[finding.target] = finding
     return found
-
-
-def assert_analyzed(result: CheckResult, functions: int) -> None:
-    assert result.skipped == []
-    assert result.traced == functions
-    assert not [f for f in result.findings if f.code.startswith("JX9")]
 
 
 def position(text: str, snippet: str) -> tuple[int, int]:

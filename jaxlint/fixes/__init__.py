@@ -8,6 +8,13 @@ from jaxlint.model import Edit, Span
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+def char_column(line_text: str, byte_col: int) -> int:
+    """Character column of a UTF-8 byte column (ast, co_positions and tracebacks count bytes)."""
+    if line_text.isascii():
+        return byte_col
+    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
 def offset_of(source: str, line: int, col: int) -> int:
     """Character offset of a (1-based line, 0-based column) position."""
     # Python's own newlines only (str.splitlines also splits on form feeds and more).
@@ -42,4 +49,4 @@ def shift_position(source: str, edits: list[Edit], line: int, col: int) -> tuple
     return new_line, len(moved) - (moved.rfind("\n") + 1)
 
 
-__all__ = ["Edit", "Span", "apply_edits", "offset_of", "shift_position"]
+__all__ = ["Edit", "Span", "apply_edits", "char_column", "offset_of", "shift_position"]

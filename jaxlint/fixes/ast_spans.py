@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jaxlint.fixes import offset_of
+from jaxlint.fixes import char_column, offset_of
 from jaxlint.model import Span
 
 N = TypeVar("N", bound=ast.AST)
@@ -43,10 +43,7 @@ def parse(source: str) -> Parsed | None:
 
 
 def _char_col(lines: list[str], line: int, byte_col: int) -> int:
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    if text.isascii():
-        return byte_col
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+    return char_column(lines[line - 1] if 0 < line <= len(lines) else "", byte_col)
 
 
 def _char_span(lines: list[str], node: ast.AST) -> Span:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Union
 
+from jaxlint.fixes import char_column
 from jaxlint.model import Edit, Fix, Span
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts
@@ -61,10 +62,7 @@ def _parse(source: str) -> _Parsed | None:
 
 
 def _char_col(parsed: _Parsed, line: int, byte_col: int) -> int:
-    text = parsed.lines[line - 1] if 0 < line <= len(parsed.lines) else ""
-    if text.isascii():
-        return byte_col
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+    return char_column(parsed.lines[line - 1] if 0 < line <= len(parsed.lines) else "", byte_col)
 
 
 def char_span(source: str, span: Span) -> Span:
