@@ -2,6 +2,10 @@
 
 __version__ = "0.1.0"
 
+# Where the rule docs are published (rules/JXnnn.md, README.md#rules): the output formats link
+# to them. A placeholder until the repository is public.
+DOCS_URL = "https://github.com/jaxlint/jaxlint/blob/main/"
+
 
 def __getattr__(name: str) -> object:  # PEP 562: ``jaxlint.example`` loads its module on first use
     if name == "example":

@@ -21,6 +21,7 @@ from jaxlint.rules import RuleContext, all_rules
 from jaxlint.rules.analysis_failures import ImportErrorRule, InternalErrorRule, InvalidHintRule
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
 from jaxlint.rules.jx601_trace_error import hint_for, is_jax_tracing_error
+from jaxlint.traced_lines import equation_lines, suppression_lines
 
 
 def analyze(job: dict[str, Any]) -> dict[str, Any]:
@@ -101,6 +102,10 @@ def _analyze(job: dict[str, Any]) -> dict[str, Any]:
             result.setdefault("compiled", {}).setdefault(qualname, []).append(
                 compiled_cost(function, arguments))
         timings["compile"] = time.perf_counter() - started
+    if job.get("kind") == "explain":  # `jaxlint explain`: compile and describe the one target
+        from jaxlint.explain.collect import collect
+
+        result["explain"] = collect(job, to_compile)
     result["findings"] = [f.to_json() for f in findings]
     result["timings"] = timings
     return result
@@ -144,6 +149,8 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         return
     traced, errors = [], []
     reported: set[tuple] = set()
+    lines: set[int] = set()  # lines of suppression comments' statements that made equations (JX800)
+    wanted = suppression_lines(source)
     for arguments in signatures:
         signature = format_signature(arguments)
         started = time.perf_counter()
@@ -171,31 +178,38 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         to_compile.append((target.qualname, function, arguments))
         timings["trace"] += time.perf_counter() - started
         started = time.perf_counter()
-        for finding in run_rules(rules, codes, path, source, target, closed, signature):
+        for finding in run_rules(rules, codes, path, source, target, closed, signature,
+                                 job.get("config", {}).get("rule_options", {})):
             # Several signatures, one report: the first signature's finding at each place stands
             # (messages differ only by the signature's sizes).
             place = (finding.code, finding.span.start_line, finding.span.start_col)
             if place not in reported:
                 reported.add(place)
                 findings.append(finding)
+        if wanted - lines:
+            lines |= equation_lines(closed, path, wanted - lines)
         timings["rules"] += time.perf_counter() - started
     if traced:
         result["traced"].append({"target": target.qualname, "source": traced[0]["source"],
                                  "signature": traced[0]["signature"],
-                                 "signatures": [t["signature"] for t in traced], "notes": request.notes})
+                                 "signatures": [t["signature"] for t in traced], "notes": request.notes,
+                                 # signatures that raised: their code paths went unchecked (JX800)
+                                 "failed_signatures": len(errors), "lines": sorted(lines)})
         result["outputs"][target.qualname] = [t["outputs"] for t in traced]
     else:
         _skip(result, target, "trace-error", "trace error: " + "; ".join(errors))
 
 
 def run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,
-               closed: Any, stage_signature: str) -> list[Finding]:
-    """Findings of every rule; a rule that crashes is a finding about jaxlint, not a lost run."""
+               closed: Any, stage_signature: str,
+               options: dict[str, dict[str, Any]] | None = None) -> list[Finding]:
+    """Findings of every rule; a rule that crashes is a finding about jaxlint, not a lost run.
+    ``options``: code -> rule option -> value (``Config.for_job()["rule_options"]``)."""
     findings: list[Finding] = []
     stage = "building the IR"
     try:
         program = build_program(closed)
-        context = RuleContext(path, source, target, program, stage_signature, VMAP_RECORDS)
+        context = RuleContext(path, source, target, program, stage_signature, VMAP_RECORDS, options or {})
         for rule in rules:
             stage = f"running rule {rule.code}"
             findings.extend(rule.check(context))

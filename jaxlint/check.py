@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import logging
 import os
 import re
 import threading
@@ -9,13 +10,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxlint import discover, scan
+from jaxlint import discover, scan, suppressions
 from jaxlint.config import Config, load_config
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules import Rule
 from jaxlint.rules.analysis_failures import AnalysisTimeoutRule, SyntaxErrorRule, WorkerCrashedRule
 from jaxlint.runner import DEFAULT_TIMEOUT, WorkerFailure, WorkerPool
 from jaxlint.sources import SourceError, SourceFile, read_source
+
+LOG = logging.getLogger(__name__)  # progress for --verbose
 
 
 @dataclass
@@ -36,6 +39,7 @@ class CheckResult:
     diffs: list[str] = field(default_factory=list)
     workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
     config: Config | None = None
+    ignore_noqa: bool = False  # --ignore-noqa: suppression comments are not applied
 
     @property
     def findings(self) -> list[Finding]:
@@ -144,7 +148,9 @@ def default_jobs() -> int:
 
 
 def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
-          timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes") -> CheckResult:
+          timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
+          unsafe_fixes: bool = False, config: Config | None = None,
+          ignore_noqa: bool = False) -> CheckResult:
     """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
 
     Only files that mention jax and have targets are imported, each in a worker process
@@ -155,15 +161,19 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
                "rules": 0.0, "fix": 0.0}
     started = time.perf_counter()
-    files = discover.discover(paths)
+    config = config or load_config(paths)  # the CLI passes the one it resolved (flags included)
+    files = discover.discover(paths, config)
     timings["discover"] = time.perf_counter() - started
+    LOG.debug("discovered %d Python file%s in %.0f ms", len(files), "s" * (len(files) != 1),
+              timings["discover"] * 1000)
     started = time.perf_counter()
-    config = load_config(paths)
     compile_costs = cost == "compiled"
     analyses = [prepare(path, codes, config, compile_costs) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config)
     pending = [a for a in analyses if a.job is not None]
+    LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
+              timings["scan"] * 1000, len(pending), len(analyses))
     lanes = max(1, min(jobs or default_jobs(), len(pending)))
     pools = [WorkerPool(timeout) for _ in range(lanes)]
     try:
@@ -174,6 +184,11 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
             analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.get("timings", {}).items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
+        config.apply_per_file_ignores(analyses)  # before fixing: ignored findings are not fixed
+        result.ignore_noqa = ignore_noqa
+        if not ignore_noqa:  # suppressed findings are not fixed either
+            for analysis in analyses:
+                analysis.findings = suppressions.settle(analysis, codes, config)
         timings["worker-start"] = sum(pool.jax_import for pool in pools)
         result.workers_started = sum(pool.started for pool in pools)
         if fix or diff or compile_costs:
@@ -181,13 +196,16 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
 
             started = time.perf_counter()
             # --cost compiled alone verifies the fixes too (writing nothing), to compile them.
-            fix_files(result, pools[0], codes, write=fix)
+            fix_files(result, pools[0], codes, write=fix, unsafe_fixes=unsafe_fixes)
+            LOG.debug("fixes verified in %.0f ms: %d accepted, %d rejected", (time.perf_counter() - started) * 1000,
+                      len(result.fixed), len(result.fix_rejected))
             timings["fix"] = time.perf_counter() - started
     finally:
         for pool in pools:
             pool.close()
     for analysis in analyses:
         analysis.findings = _dedupe(analysis.findings)
+    config.apply_per_file_ignores(analyses)  # the fixed files' findings are new
     return result
 
 
@@ -203,10 +221,15 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
                 analysis = next(queue, None)
             if analysis is None:
                 return
+            started = time.perf_counter()
             try:
                 analysis.result = run_job(pool, analysis.job, codes)
             except BaseException as error:  # an internal error: stop and report it
                 errors.append(error)
+            else:
+                LOG.debug("%s: %.0f ms (%s)", relative(analysis.source.path), (time.perf_counter() - started) * 1000,
+                          ", ".join(f"{stage} {seconds * 1000:.0f} ms"
+                                    for stage, seconds in analysis.result.get("timings", {}).items()) or "not analyzed")
 
     threads = [threading.Thread(target=lane, args=(pool,)) for pool in pools[1:]]
     for thread in threads:

@@ -53,6 +53,39 @@ def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
     return frame.file_name, frame.start_line, start_col, end_line, end_col
 
 
+def user_position_in(source_info: Any, path: str) -> tuple[int, int] | None:
+    """(line, character column) of the innermost user frame in the file ``path``, or None: the
+    line of the analyzed file that made an equation, even when a helper in another file ran it."""
+    if source_info is None:
+        return None
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frames = source_info_util.user_frames(source_info.traceback)
+        else:
+            frames = source_info_util.user_frames(source_info)
+        frame = next((f for f in frames if f.file_name == path), None)
+    except Exception:  # a malformed traceback must not stop the analysis
+        return None
+    if frame is None:
+        return None
+    return frame.start_line, char_column(path, frame.start_line, getattr(frame, "start_column", 0) or 0)
+
+
+def user_lines_in(source_info: Any, path: str) -> set[int]:
+    """Lines of the file ``path`` on an equation's user call stack (the call site in a traced
+    function and the helper lines below it); empty when unknown."""
+    if source_info is None:
+        return set()
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frames = source_info_util.user_frames(source_info.traceback)
+        else:
+            frames = source_info_util.user_frames(source_info)
+        return {f.start_line for f in frames if f.file_name == path}
+    except Exception:  # a malformed traceback must not stop the analysis
+        return set()
+
+
 def char_column(path: str, line: int, byte_col: int) -> int:
     """Character column of a UTF-8 byte column on a line of a file."""
     from jaxlint.fixes import char_column as column_in_text
@@ -129,5 +162,29 @@ def compiled_costs(compiled: Any) -> dict[str, Any]:
     memory = compiled.memory_analysis()
     field = lambda name: getattr(memory, name, None) if memory is not None else None  # noqa: E731
     return {"flops": analysis.get("flops"), "bytes": analysis.get("bytes accessed"),
+            "transcendentals": analysis.get("transcendentals"),
             "temp_bytes": field("temp_size_in_bytes"), "argument_bytes": field("argument_size_in_bytes"),
             "output_bytes": field("output_size_in_bytes"), "alias_bytes": field("alias_size_in_bytes")}
+
+
+# Before 0.7, the equations of a cached jaxpr of one of JAX's own jitted helpers (the inner jits of
+# jax.random.normal, jnp.piecewise) keep the traceback of the call that first traced them, possibly
+# in another function; from 0.7 their tracebacks stop at the jit (no user frame).
+STALE_LIBRARY_TRACEBACKS = JAX_VERSION < (0, 7, 0)
+_JAX_DIR = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
+
+
+def user_frames(source_info: Any) -> list[tuple[str, str, int]]:
+    """(file, function, line) of each user frame of an equation's traceback, innermost first."""
+    frames = getattr(getattr(source_info, "traceback", None), "frames", None) or []
+    return [(f.file_name, f.function_name, f.line_num) for f in frames
+            if source_info_util.is_user_filename(f.file_name)]
+
+
+def is_library_jaxpr(jaxpr: Any) -> bool:
+    """The jaxpr of a function defined inside JAX (``debug_info.func_src_info`` is "name at file:line")."""
+    text = getattr(getattr(jaxpr, "debug_info", None), "func_src_info", None)
+    if not isinstance(text, str) or " at " not in text:
+        return False
+    file = text.rpartition(" at ")[2].rpartition(":")[0]
+    return os.path.abspath(file).startswith(_JAX_DIR)

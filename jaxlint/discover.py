@@ -4,38 +4,86 @@ from __future__ import annotations
 import errno
 import os
 import re
+import subprocess
+from typing import TYPE_CHECKING
 
-# Folder names never worth walking into: VCS data, caches, build output, installed packages.
-_SKIP_DIRS = frozenset({"__pycache__", "build", "dist", "site-packages", "node_modules"})
+if TYPE_CHECKING:
+    from jaxlint.config import Config
+
 _JAX_WORD = re.compile(r"\bjax\b")
 
 
-def _skip_dir(parent: str, name: str) -> bool:
-    if name.startswith(".") or name in _SKIP_DIRS:
-        return True
-    # A virtual environment under any name (``env``, ``venv311``...) is third-party code.
-    return os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
-
-
-def discover(paths: list[str]) -> list[str]:
+def discover(paths: list[str], config: Config | None = None) -> list[str]:
     """Expand files and folders into sorted, de-duplicated absolute paths of ``.py`` files.
 
-    Explicitly given files are kept wherever they live (the user asked for them); the skip
-    rules only prune folders found while walking. Raises FileNotFoundError for a missing path.
+    Folders found while walking are skipped when ``exclude``/``extend-exclude`` match them (or
+    they hold a virtual environment) or, with ``respect-gitignore``, git ignores them. Paths
+    named explicitly are kept wherever they live (the user asked for them), unless
+    ``force-exclude`` is on and they or a folder above them, up to the project root, is
+    excluded (pre-commit names every file). Raises FileNotFoundError for a missing path.
     """
+    if config is None:
+        from jaxlint.config import resolve
+
+        config = resolve([], None)
     found: set[str] = set()
     for given in paths:
         path = os.path.abspath(given)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), given)
+        if config.force_exclude and _excluded_explicitly(path, config):
+            continue
         if os.path.isfile(path):
             if path.endswith(".py"):
                 found.add(path)
         elif os.path.isdir(path):
-            for folder, dirnames, filenames in os.walk(path):
-                dirnames[:] = [d for d in dirnames if not _skip_dir(folder, d)]
-                found.update(os.path.join(folder, f) for f in filenames if f.endswith(".py"))
-        else:
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), given)
+            found.update(_walk(path, config))
     return sorted(found)
+
+
+def _walk(top: str, config: Config) -> list[str]:
+    ignored = git_ignored(top) if config.respect_gitignore else set()
+    found = []
+    for folder, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if not config.excluded(os.path.join(folder, d))
+                             and _relative(top, os.path.join(folder, d)) + "/" not in ignored)
+        found.extend(os.path.join(folder, f) for f in filenames
+                     if f.endswith(".py") and not config.excluded(os.path.join(folder, f))
+                     and _relative(top, os.path.join(folder, f)) not in ignored)
+    return found
+
+
+def _relative(top: str, path: str) -> str:
+    return os.path.relpath(path, top).replace(os.sep, "/")
+
+
+def _excluded_explicitly(path: str, config: Config) -> bool:
+    """The path or a folder above it, below the project root, is excluded (ruff's
+    ``is_file_excluded``, short of the root itself: a project may live in a folder named build)."""
+    root = os.path.abspath(config.root)
+    while path != root:
+        if config.excluded(path):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return False
+
+
+def git_ignored(top: str) -> set[str]:
+    """Paths under ``top`` that git ignores, relative to it with ``/`` separators (folders end
+    with ``/``); empty outside a git work tree or without git."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", top, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if listed.returncode != 0:
+        return set()
+    return {entry for entry in listed.stdout.decode("utf-8", "surrogateescape").split("\0")
+            if entry and entry not in ("./", ".")}
 
 
 def mentions_jax(source: str) -> bool:

@@ -1,12 +1,13 @@
-"""Applies safe fixes only after proving them: the fixed source is re-imported in a fresh worker,
-the same targets are traced with the same abstract arguments, their output shapes and dtypes must
-be unchanged and the finding must be gone. Writes are atomic."""
+"""Applies safe fixes (and unsafe ones with --unsafe-fixes) only after proving them: the fixed
+source is re-imported in a fresh worker, the same targets are traced with the same abstract
+arguments, their output shapes and dtypes must be unchanged and the finding must be gone. Writes
+are atomic."""
 from __future__ import annotations
 
 import difflib
 from typing import Any
 
-from jaxlint import scan
+from jaxlint import scan, suppressions
 from jaxlint.check import CheckResult, FileAnalysis, make_job, relative, run_job
 from jaxlint.fixes import apply_edits, shift_position
 from jaxlint.model import Cost, Edit, Finding
@@ -14,32 +15,41 @@ from jaxlint.runner import WorkerPool
 from jaxlint.sources import write_atomic
 
 
-def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bool) -> None:
+def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bool,
+              unsafe_fixes: bool = False) -> None:
+    """Verify and apply (``write``) or diff the fixes: safe ones, and unsafe ones with
+    ``unsafe_fixes``; display-only fixes never. Unsafe fixes are verified like safe ones."""
+    applicable = ("safe", "unsafe") if unsafe_fixes else ("safe",)
     for analysis in result.files:
-        candidates = [f for f in analysis.findings if f.fix is not None and f.fix.applicability == "safe"]
-        if not candidates:
-            continue
-        accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout)
+        candidates = [f for f in analysis.findings if f.fix is not None and f.fix.applicability in applicable
+                      and not suppressions.is_comment_fix(f)]
+        accepted, new_text, new_result = [], analysis.source.text, None
+        if candidates:
+            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout)
         for finding in candidates:
             if finding not in accepted:
                 result.fix_rejected.append(finding)
-        if not accepted:
+        if accepted:
+            jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
+            _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
+        # JX800 fixes edit only comments: applied last, on the verified text, without re-tracing.
+        new_text, findings, comment_fixed = suppressions.after_fixes(
+            analysis, codes, result.config, result.ignore_noqa, new_text, new_result if accepted else None)
+        if not accepted and not comment_fixed:
             continue
-        jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
-        _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
         old_text = analysis.source.text
         if write:
             write_atomic(analysis.source, new_text)
             analysis.source.text = new_text
-            analysis.findings = [Finding.from_json(f) for f in new_result["findings"]]
-            analysis.result = new_result
-            result.fixed.extend(accepted)
+            analysis.findings = findings
+            analysis.result = new_result if accepted else analysis.result
+            result.fixed.extend(accepted + comment_fixed)
         else:
             name = relative(analysis.source.path)
             result.diffs.append("".join(difflib.unified_diff(
                 old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
                 fromfile=f"a/{name.lstrip('/')}", tofile=f"b/{name.lstrip('/')}")))
-            result.fixed.extend(accepted)
+            result.fixed.extend(accepted + comment_fixed)
 
 
 def _attach_compiled_costs(before: dict[str, Any], after: dict[str, Any], fixed: list[Finding]) -> None:
@@ -106,7 +116,8 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str],
                    compile_costs=analysis.job.get("compile_costs", False))
     with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
         new_result = run_job(fresh, job, codes)
-    new_findings = [Finding.from_json(f) for f in new_result["findings"]]
+    new_findings = suppressions.without_suppressed(analysis.source.path, text, [
+        Finding.from_json(f) for f in new_result["findings"]])  # a suppressed JX9xx was there before
     failures = [f for f in new_findings if f.code.startswith("JX9")]
     if failures:
         return f"the fixed source fails to analyze: {failures[0].message}", text, new_result

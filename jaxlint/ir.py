@@ -96,6 +96,9 @@ class _Context:
     scopes: tuple[str, ...]
     location: Location | None  # fallback for equations without a user frame
     under_jit: bool
+    # Inside a JAX library jit on JAX < 0.7: the user frame of the call into it. An equation whose
+    # traceback does not pass through it was cached from another call and takes ``location``.
+    call_site: tuple[str, str, int] | None = None
 
 
 def build_program(closed_jaxpr: Any) -> Program:
@@ -125,6 +128,8 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
         transforms = ctx.transforms + tuple(n for k, n in name_stack if k == "transform")
         scopes = ctx.scopes + tuple(n for k, n in name_stack if k == "scope")
         found = compat.user_location(eqn.source_info)
+        if ctx.call_site is not None and ctx.call_site not in compat.user_frames(eqn.source_info)[1:]:
+            found = None  # not user code called back from this call: another call's cached equation
         location = Location(found[0], Span(*found[1:])) if found else ctx.location
         inputs = [_read(env, v) for v in eqn.invars]
         prim = eqn.primitive.name
@@ -143,8 +148,11 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
             if len(inner_jaxpr.invars) == len(inputs):
                 inner_env = {v: Value(v.aval, const=True) for v in inner_jaxpr.constvars}
                 inner_env.update(zip(inner_jaxpr.invars, inputs))
+                call_site = ctx.call_site
+                if call_site is None and compat.STALE_LIBRARY_TRACEBACKS and compat.is_library_jaxpr(inner_jaxpr):
+                    call_site = next(iter(compat.user_frames(eqn.source_info)), None)
                 inner_ctx = _Context(transforms, scopes, location,
-                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES)
+                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES, call_site)
                 _walk(program, inner_jaxpr, inner_env, region, inner_ctx)
                 for out_var, inner_out in zip(eqn.outvars, inner_jaxpr.outvars):
                     env[out_var] = _read(inner_env, inner_out)
@@ -166,7 +174,7 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
                 value.region_input = sub_region
             sub_env = {v: Value(v.aval, const=True) for v in sub_jaxpr.constvars}
             sub_env.update(zip(sub_jaxpr.invars, sub_inputs))
-            sub_ctx = _Context(transforms, scopes, location, ctx.under_jit)
+            sub_ctx = _Context(transforms, scopes, location, ctx.under_jit, ctx.call_site)
             _walk(program, sub_jaxpr, sub_env, sub_region, sub_ctx)
             sub_region.outputs = [_read(sub_env, v) for v in sub_jaxpr.outvars]
             op.regions.append(sub_region)

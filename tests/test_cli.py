@@ -47,7 +47,8 @@ def test_json_report_is_ruff_shaped(project: Path) -> None:
     assert run.returncode == 1, run.stderr
     [finding] = json.loads(run.stdout)
     assert finding["code"] == "JX101" and finding["name"] == "vmap-unbatched-output"
-    assert finding["severity"] == "warning" and finding["url"] is None
+    assert finding["severity"] == "warning"
+    assert finding["url"] == "https://github.com/jaxlint/jaxlint/blob/main/rules/JX101.md"
     assert finding["filename"] == str(project / "founding.py")
     assert finding["location"] == {"row": 13, "column": 12}
     assert finding["end_location"] == {"row": 13, "column": 64}

@@ -113,3 +113,62 @@ def test_module_name_outside_root(tmp_path):
     mod = touch(tmp_path / "a" / "m.py")
     with pytest.raises(ValueError):
         module_name(mod, str(tmp_path / "b"))
+
+
+def test_excludes_come_from_the_configuration(tmp_path):
+    from jaxlint.config import load_config
+
+    touch(tmp_path / "jaxlint.toml", 'extend-exclude = ["gen*", "pkg/skip.py"]\n')
+    keep = touch(tmp_path / "pkg" / "keep.py")
+    touch(tmp_path / "pkg" / "skip.py")
+    touch(tmp_path / "generated" / "g.py")
+    touch(tmp_path / "gen_x.py")
+    other = touch(tmp_path / "other" / "pkg" / "skip.py")  # pkg/skip.py is relative to the config
+    assert discover([str(tmp_path)], load_config([str(tmp_path)])) == sorted([keep, other])
+
+
+def test_force_exclude_checks_folders_up_to_the_project_root_only(tmp_path):
+    from jaxlint.config import load_config
+
+    # A project living inside a folder named like a default exclude is still checked.
+    root = tmp_path / "build" / "proj"
+    touch(root / "pyproject.toml", "[tool.jaxlint]\nforce-exclude = true\n")
+    mine = touch(root / "src" / "m.py")
+    touch(root / "dist" / "d.py")
+    touch(root / "env" / "pyvenv.cfg")
+    touch(root / "env" / "lib" / "e.py")
+    explicit = [mine, str(root / "dist" / "d.py"), str(root / "env" / "lib" / "e.py")]
+    assert discover(explicit, load_config(explicit)) == [mine]
+    assert discover(explicit) == sorted(explicit)  # no configuration: force-exclude is off
+
+
+def test_git_ignored_is_empty_without_git_or_outside_a_work_tree(tmp_path, monkeypatch):
+    from jaxlint.discover import git_ignored
+
+    touch(tmp_path / ".gitignore", "*.py\n")
+    touch(tmp_path / "a.py")
+    assert git_ignored(str(tmp_path)) == set()  # not a git work tree
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert git_ignored(str(tmp_path)) == set()  # no git at all
+    assert discover([str(tmp_path)]) == [str(tmp_path / "a.py")]
+
+
+@pytest.mark.parametrize("pattern, path, matched", [
+    ("tests", "proj/a/tests", True),  # no slash: any file or folder of that name
+    ("tests/*.py", "proj/tests/x/y.py", True),  # `*` crosses folders, as in ruff (globset)
+    ("tests/*.py", "other/tests/y.py", False),  # with a slash: relative to the base
+    ("**/conftest.py", "proj/conftest.py", True),
+    ("**/conftest.py", "proj/a/b/conftest.py", True),
+    ("{src,lib}/gen_?.py", "proj/lib/gen_1.py", True),
+    ("src/[!t]*.py", "proj/src/t.py", False),
+    ("src/[!t]*.py", "proj/src/u.py", True),
+    ("../other/*.py", "other/z.py", True),
+    ("./tests/*", "proj/tests/a.py", True),
+    ("a+b", "proj/a+b", True),  # regex characters are literal
+    ("a+b", "proj/aab", False),
+])
+def test_path_patterns(tmp_path, pattern, path, matched):
+    from jaxlint.globs import PathPattern
+
+    base = tmp_path / "[x]" / "proj"  # glob characters in the base folder are literal
+    assert PathPattern(pattern, str(base)).matches(str(base.parent / path)) is matched

@@ -8,6 +8,11 @@ would fail with a JX904 trace error instead).
 """
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +20,7 @@ import pytest
 from jaxlint.check import CheckResult, check
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import expected_markers
+from helpers import expected_markers, write
 
 MODULE = '''\
 import functools
@@ -301,3 +306,341 @@ def test_explain_the_import_failure(tmp_path: Path) -> None:
     # Another failure, or another line, is not this rule's to explain.
     assert NonHashableStaticArg.explain(str(path), FAILING_IMPORT, None, TypeError("x"), Span(12, 0, 12, 0)) == []
     assert NonHashableStaticArg.explain(str(path), FAILING_IMPORT, None, raised.value, Span(8, 0, 8, 0)) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# JX203's second half: a static argument fed float values that change (one compile per value)
+
+STATIC_FLOATS = '''\
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+HALF = 0.5
+
+
+# jaxlint: args x=f32[3], lr=0.1
+@partial(jax.jit, static_argnums=(1,))
+def step(x, lr):
+    return x - lr * jnp.tanh(x)
+
+
+# jaxlint: args x=f32[3], temperature=0.5
+@partial(jax.jit, static_argnames=("temperature",))
+def sample(x, temperature):
+    if temperature > 0:
+        return x / temperature
+    return x
+
+
+def decay(x, scale):
+    return x * (1.0 - scale)
+
+
+# jaxlint: args x=f32[3], scale=0.5
+decayed = jax.jit(decay, static_argnames="scale")
+
+
+# jaxlint: args x=f32[3], rate=0.5
+@partial(jax.jit, static_argnums=1)
+def damp(x, rate):
+    return x * jnp.exp(-rate)
+
+
+# jaxlint: args x=f32[3], lr=0.5, n=2, mode='a'
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def quiet(x, lr, n, mode):
+    return jnp.tile(x * lr, n)
+
+
+# jaxlint: args x=f32[3], eps=0.5
+@partial(jax.jit, static_argnums=1)
+def nudge(x, eps):
+    if isinstance(eps, float):  # Python looks at the static value's type: other operations traced
+        return x + eps
+    return jnp.sin(x) + eps
+
+
+@partial(jax.jit, static_argnums=1)
+def unhinted(x, lr):
+    return x * lr
+
+
+@partial(jax.jit, static_argnums=1)
+def unhinted_sites(x, lr):
+    return x * lr
+
+
+unhinted.lower(jnp.ones(3), 0.5)
+unhinted_sites.lower(jnp.ones(3), 0.5)
+
+
+def train(x, steps, base_lr):
+    for i in range(steps):
+        x = step(x, 0.1 * 0.99 ** i)  # expect JX203
+    for t in np.linspace(0.1, 1.0, 5):
+        x = sample(x, temperature=t)  # expect JX203
+    lr = 0.5
+    for _ in range(3):
+        x = step(x, lr)  # expect JX203
+        lr *= 0.9
+    for i in range(steps):
+        x = decayed(x, scale=i / steps)  # expect JX203
+    for i, lr in enumerate([0.1, 0.01, 0.001]):
+        x = step(x, lr)  # expect JX203
+    for epoch in range(10):
+        x = step(x, base_lr * math.cos(epoch))  # expect JX203
+    xs = [decayed(x, float(k) / 4) for k in range(4)]  # expect JX203
+    t = 0.0
+    while t < 1.0:
+        x = sample(x, t)  # expect JX203
+        t += 0.25
+    schedule = np.linspace(0.0, 1.0, 8)
+    for i in range(8):
+        x = step(x, schedule[i])  # expect JX203
+    for i in range(steps):
+        x = unhinted(x, 1.0 / (i + 1))  # expect JX203
+    return x, xs
+
+
+def near_misses(x, steps, base_lr, n):
+    for i in range(steps):
+        x = quiet(x, 0.5, 2, "a")  # one constant everywhere: one compile
+        x = quiet(x, HALF, i, "b" * i)  # ints and strings: out of scope
+        x = quiet(x, base_lr, (i, i), "a")
+        x = quiet(x, lr=base_lr * 0.5, n=2, mode="a")  # loop-invariant
+    fixed = 0.3 * 0.99 ** 10
+    for i in range(steps):
+        x = quiet(x, fixed, 2, "a")
+        lr2 = 0.5
+        x = quiet(x, lr2, 2, "a")
+        x = quiet(x, 0.5 if i < 0 else 0.5, 2, "a")
+    for lr in [0.5, 0.5]:
+        x = quiet(x, lr, 2, "a")
+    for row in x:
+        x = quiet(x, 0.5, 2, "a")
+    for i in range(steps):
+        x = jnp.tanh(x) * (0.1 * i)
+        x = quiet(x * (0.1 * i), 0.5, 2, "a")  # a changing float at a traced position
+    for xi in jnp.linspace(0.0, 1.0, 4):
+        x = quiet(x, 0.5, n, "a")
+    return x
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def traced_schedule(x):
+    for i in range(3):
+        x = step(x, 0.1 * i)  # traced into traced_schedule: compiled once, with it
+    return helper(x)
+
+
+def helper(x):
+    for i in range(3):
+        x = step(x, 0.1 * i)  # runs only under traced_schedule's trace
+    return x
+
+
+def evaluate(x):
+    a = damp(x, 0.5)  # expect JX203
+    b = damp(x, rate=0.25)
+    c = damp(x, 0.125)
+    d = sample(x, 0.0)  # temperature picks a code path: two values, two programs, by design
+    e = sample(x, 1.0)
+    f = quiet(x, 0.5, 2, "a")
+    g = quiet(x, HALF * 5, 2, "a")
+    for temperature in (0.0, 1.0):
+        e = sample(x, temperature)
+    for i in range(3):
+        f = sample(x, 0.0 if i == 0 else 1.0)
+    h = unhinted_sites(x, 0.1)  # not verified by a trace (no hint, no record): not reported
+    k = unhinted_sites(x, 0.2)
+    m = nudge(x, 0.1) + nudge(x, 0.2)  # traced, eps gives other operations: not verified either
+    return a, b, c, d, e, f, g, h, k, m
+'''
+
+
+@pytest.fixture(scope="module")
+def floats(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
+    path = tmp_path_factory.mktemp("jx203_floats") / "schedules.py"
+    path.write_text(STATIC_FLOATS, encoding="utf-8")
+    return check([str(path)], select_rules(["JX203", "JX204", "JX906"], None), fix=False)
+
+
+def floats_at(result: CheckResult, marker: str) -> Finding:
+    line = next(n for n, text in enumerate(STATIC_FLOATS.splitlines(), 1) if marker in text)
+    [finding] = [f for f in result.findings if f.span.start_line == line]
+    return finding
+
+
+def test_static_floats_exactly_the_marked_calls_once(floats: CheckResult) -> None:
+    assert floats.skipped == [] and floats.traced == 9
+    found = [(f.code, f.span.start_line) for f in floats.findings]
+    assert sorted(found) == sorted(expected_markers(STATIC_FLOATS))
+    assert all(f.fix is None and f.severity == "warning" for f in floats.findings)
+
+
+def test_static_float_in_a_loop_message(floats: CheckResult) -> None:
+    decayed = floats_at(floats, "0.1 * 0.99 ** i")
+    line = STATIC_FLOATS.splitlines()[decayed.span.start_line - 1]
+    assert line[decayed.span.start_col:decayed.span.end_col] == "step(x, 0.1 * 0.99 ** i)"  # the call
+    assert decayed.message.startswith(
+        "`step` is jitted with static_argnums=(1,), and its static argument 1 (`lr`) gets a float that "
+        "changes between iterations of this `for` loop (from `i`): jit keys its cache on static values, "
+        "so `step` is traced and compiled again for every new value. Make `lr` a traced argument: "
+        "remove it from static_argnums;")
+    # Verified by tracing step with lr traced (the hint's other arguments): an operand only.
+    assert decayed.message.endswith(
+        "jaxlint traced `step` with `lr` traced: no Python control flow or shape depends on it, and the "
+        "operations are those of the static version (compared at lr=0.1), so making it traced changes "
+        "no operation.")
+    updated, enumerated = [f for f in floats.findings if "x = step(x, lr)" in
+                           STATIC_FLOATS.splitlines()[f.span.start_line - 1]]
+    assert "`for` loop (from `lr`)" in updated.message  # lr *= 0.9
+    assert "(compared at lr=0.001, 0.01, 0.1)" in enumerated.message  # the list's values
+    # decay computes 1.0 - scale in Python when scale is static: still the same operations.
+    assert "compared at scale=0.5" in floats_at(floats, "scale=i / steps").message
+    assert "static_argnames" in floats_at(floats, "scale=i / steps").message
+    assert "this comprehension (from `k`)" in floats_at(floats, "float(k) / 4").message
+    # temperature decides an `if`: reported (one compile per value), and the message says why
+    # making it traced is not enough.
+    control = floats_at(floats, "temperature=t)")
+    assert "Tracing `sample` with `temperature` traced raises TracerBoolConversionError" in control.message
+    assert "`while` loop (from `t`)" in floats_at(floats, "x = sample(x, t)").message
+    # No hint and no record: nothing verified, nothing claimed.
+    unverified = floats_at(floats, "unhinted(x, 1.0 / (i + 1))")
+    assert unverified.message.endswith("the same dtype promotion as the constant).")
+
+
+def test_static_float_constants_at_several_calls(floats: CheckResult) -> None:
+    sites = floats_at(floats, "damp(x, 0.5)")
+    assert sites.message.startswith(
+        "`damp` is jitted with static_argnums=(1,), and its static argument 1 (`rate`) gets 3 different "
+        f"float constants in this file (0.5 here, 0.25 at line {sites.span.start_line + 1}, 0.125 at line "
+        f"{sites.span.start_line + 2}): jit compiles `damp` once per distinct static value.")
+    assert "(compared at rate=0.5, 0.25, 0.125)" in sites.message
+
+
+def doc_blocks(section: str) -> list[str]:
+    """The python blocks of a section of rules/JX203.md (the second ones are about static floats)."""
+    text = (Path(__file__).resolve().parents[1] / "rules" / "JX203.md").read_text(encoding="utf-8")
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```python\n(.*?)^```$", body, flags=re.MULTILINE | re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def compile_events() -> list[str]:
+    """XLA compilations from now on (JAX's public monitoring events, 0.4.35 and 0.10.2 alike)."""
+    import jax
+
+    events: list[str] = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, seconds, **_: events.append(event)
+        if event == "/jax/core/compile/backend_compile_duration" else None)
+    return events
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"jx203_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_static_float_doc_example_compiles_once_per_value(tmp_path: Path, compile_events: list[str]) -> None:
+    """The harm itself: the doc's Example compiles once per learning rate, Use instead once."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    static_path = write(tmp_path, "static_lr", doc_blocks("Example")[1])
+    traced_path = write(tmp_path, "traced_lr", doc_blocks("Use instead")[1])
+    [finding] = check([str(static_path)], select_rules(["JX203"], None)).findings
+    assert "static argument `lr` gets a float that changes" in finding.message
+    assert "so making it traced changes no operation" in finding.message
+    assert check([str(traced_path)], select_rules(["JX203"], None)).findings == []
+
+    w, x = jnp.full((4, 4), 0.1, jnp.float32), jnp.ones((2, 4))  # not weakly typed, like the outputs
+    counts, results = {}, {}
+    for name, path in (("static", static_path), ("traced", traced_path)):
+        module = load(path)
+        compile_events.clear()
+        results[name] = np.asarray(module.train(w, x, 6))
+        counts[name] = len(compile_events)
+    assert counts == {"static": 6, "traced": 1}
+    np.testing.assert_allclose(results["static"], results["traced"], rtol=1e-6)
+
+
+RECORDED_MODULE = """\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnums=1)
+def step(x, lr):
+    return x - lr * jnp.tanh(x)
+
+
+@partial(jax.jit, static_argnames="temperature")
+def sample(x, temperature):
+    if temperature > 0:
+        return x / temperature
+    return x
+
+
+@partial(jax.jit, static_argnums=1)
+def scale(x, factor):
+    return x * factor
+"""
+
+RECORDED_TESTS = """\
+import jax.numpy as jnp
+import pytest
+
+from pkg.train import sample, scale, step
+
+
+@pytest.mark.parametrize("lr", [0.1, 0.05, 0.025])
+def test_step(lr):
+    assert step(jnp.ones(3), lr).shape == (3,)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_sample(temperature):
+    assert sample(jnp.ones(3), temperature).shape == (3,)
+
+
+def test_scale():
+    for n in (3, 4):
+        assert scale(jnp.ones(n), 2.0).shape == (n,)
+"""
+
+
+def test_static_floats_recorded_from_the_tests(tmp_path: Path) -> None:
+    """Several float values `jaxlint record` saw for a static parameter: direct evidence."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(RECORDED_MODULE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text(RECORDED_TESTS)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS")}
+    env["JAX_PLATFORMS"] = "cpu"
+    done = subprocess.run([sys.executable, "-m", "jaxlint", "record", "--", sys.executable, "-m", "pytest",
+                           "-q", "-p", "no:cacheprovider", "tests/"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    result = check([str(tmp_path / "pkg" / "train.py")], select_rules(["JX203", "JX906"], None))
+    assert result.skipped == [] and result.traced == 3
+    [finding] = result.findings  # sample's temperature picks a code path; scale saw one value
+    assert (finding.span.start_line, finding.span.start_col) == (8, 4)  # step's name
+    assert finding.message.startswith(
+        "`step` is jitted with static_argnums=(1,), and `jaxlint record` saw the tests pass 3 different "
+        "floats for its static argument `lr` (0.1, 0.05, 0.025): jit compiles `step` once per distinct "
+        "static value.")
+    assert "(compared at lr=0.1, 0.05, 0.025)" in finding.message

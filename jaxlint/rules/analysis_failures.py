@@ -5,24 +5,39 @@ from jaxlint.rules.base import Rule
 
 
 class SyntaxErrorRule(Rule):
+    """The finding points at the syntax error, or says why the file could not be read or decoded
+    (jaxlint reads files as Python does: a coding cookie or UTF-8). Python would fail to import
+    the file too; fix the error and check again."""
     code, name, severity = "JX900", "syntax-error", "error"
     summary = "The file does not parse; nothing in it was analyzed."
     checks_ir = False
 
 
 class ImportErrorRule(Rule):
+    """jaxlint imports each module in a worker process, as pytest would (the project root on
+    `sys.path`). The finding points at the line that raised and gives the exception. Common causes:
+    a dependency missing from the environment jaxlint runs in (run jaxlint where your project's
+    dependencies are installed), work at import time that needs files or devices (move it under
+    `if __name__ == "__main__":`), or a `sys.exit` at import time."""
     code, name, severity = "JX901", "import-error", "error"
     summary = "Importing the module raised (or exited); its functions were not traced."
     checks_ir = False
 
 
 class AnalysisTimeoutRule(Rule):
+    """The limit applies per module, to importing it and tracing its functions; the finding points
+    at the line that was running when it expired. Raise it with `--timeout SECONDS` (default 60)
+    or the `timeout` configuration key, or move long work done at import time (training, loading
+    data) under `if __name__ == "__main__":`."""
     code, name, severity = "JX902", "analysis-timeout", "error"
     summary = "Importing or tracing the module took longer than the time limit."
     checks_ir = False
 
 
 class WorkerCrashedRule(Rule):
+    """The worker process exited without answering: `os._exit`, a segmentation fault in native
+    code, or the operating system killing it (out of memory). The finding points at the line that
+    was running when it died, when known. The other modules are checked in a new worker."""
     code, name, severity = "JX903", "worker-crashed", "error"
     summary = "The process analyzing the module died (os._exit, a segfault, killed)."
     checks_ir = False
@@ -30,12 +45,19 @@ class WorkerCrashedRule(Rule):
 
 
 class InvalidHintRule(Rule):
+    """A hint is `# jaxlint: args name=dtype[dims], ...` on the line directly above the function
+    (above its decorators). The finding says what is wrong: an unknown dtype, a malformed shape,
+    or arguments that do not match the function's parameters. The function is not traced until
+    the hint is fixed."""
     code, name, severity = "JX905", "invalid-hint", "error"
     summary = "A `# jaxlint: args` hint comment is malformed or does not match the signature."
     checks_ir = False
 
 
 class InternalErrorRule(Rule):
+    """A rule or a stage of jaxlint raised on this function: a bug in jaxlint, worth reporting with
+    the message and the smallest code that shows it. The file's other functions were still
+    checked; on this function, the rules after the one that failed did not run."""
     code, name, severity = "JX906", "internal-error", "error"
     summary = "jaxlint itself failed on this function (a bug in jaxlint); other functions were checked."
     checks_ir = False

@@ -1,10 +1,10 @@
 """What a rule is: metadata next to a check over the IR (Fixit's shape, ruff's fields)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable
 
-from jaxlint.model import Finding, Fix, Severity, Span, Target
+from jaxlint.model import Applicability, Finding, Fix, Severity, Span, Target
 
 
 @dataclass
@@ -17,10 +17,26 @@ class RuleContext:
     program: Any  # jaxlint.ir.Program
     signature: str  # the abstract arguments, e.g. "x=i32[] (weak), y=i32[10]"
     vmap_records: dict[str, Any]  # marker tag -> jaxlint.record.VmapRecord
+    # code -> option name -> value, from the configuration (``[tool.jaxlint.rules.JX202]``)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def option(self, rule: type[Rule], name: str) -> Any:
+        """The configured value of one of ``rule``'s declared options, else its default."""
+        return self.options.get(rule.code, {}).get(name, rule.options[name].default)
 
     def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
         return Finding(code=rule.code, name=rule.name, message=message, severity=rule.severity,
                        path=self.path, span=span, fix=fix, target=self.target.qualname)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rule option users set in ``[tool.jaxlint.rules.<CODE>]``, e.g. ``min-equations = 200``."""
+
+    type: type  # int, float, bool or str; an int is accepted where a float is expected
+    default: Any
+    description: str  # one line, shown by --show-settings and in errors
+    minimum: float | None = None  # numbers only
 
 
 class Rule:
@@ -28,8 +44,12 @@ class Rule:
     name: ClassVar[str]  # kebab-case
     summary: ClassVar[str]
     severity: ClassVar[Severity]
+    # The applicability of the fixes the rule offers (None: it offers none); docs and JSON show it.
+    fix: ClassVar[Applicability | None] = None
     # Analysis-failure codes (JX9xx) are reported by the pipeline itself and have no check.
     checks_ir: ClassVar[bool] = True
+    # Kebab-case option name -> declaration; read them with ``ctx.option(cls, name)``.
+    options: ClassVar[dict[str, Option]] = {}
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

@@ -15,6 +15,7 @@ class VmapUnbatchedOutput(Rule):
     name = "vmap-unbatched-output"
     summary = "A vmap output depends on no mapped input, is broadcast to the batch, and only one row is used."
     severity = "warning"
+    fix = "safe"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Iterable
 
 from jaxlint.costs import REDUCTIONS, TRANSCENDENTAL, op_flops, trip_count
 from jaxlint.model import Cost, Finding, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import Option, Rule, RuleContext
 
 COSTLY = frozenset({"dot_general", "conv_general_dilated"}) | TRANSCENDENTAL | REDUCTIONS
 EFFECTFUL = frozenset({"debug_callback", "debug_print", "io_callback", "pure_callback",
@@ -41,10 +41,12 @@ class LoopInvariantInLoop(Rule):
     severity = "warning"
     # Below this many FLOPs per iteration the repeated work is not worth a finding.
     min_flops: ClassVar[float] = 1e5
+    options = {"min-flops": Option(float, min_flops, "FLOPs per iteration of the repeated work", minimum=0)}
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
         seen: set[tuple] = set()
+        min_flops = ctx.option(cls, "min-flops")
         for loop in ctx.program.walk():
             body = _body(loop)
             if body is None:
@@ -60,7 +62,7 @@ class LoopInvariantInLoop(Rule):
                 for location, located in _expressions(ctx, loop, ops).items():
                     costly = [op for op in located if op.primitive in COSTLY]
                     costly_flops = sum(op_flops(op) or 0.0 for op in costly)
-                    if costly_flops < cls.min_flops or (location, why) in seen:
+                    if costly_flops < min_flops or (location, why) in seen:
                         continue
                     seen.add((location, why))
                     yield _finding(cls, ctx, loop, why, location, located, costly)

@@ -5,7 +5,7 @@ from collections import defaultdict
 from typing import Any, Hashable, Iterable, Sequence
 
 from jaxlint.model import Cost, Finding, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import Option, Rule, RuleContext
 
 
 class PythonLoopUnrolled(Rule):
@@ -14,12 +14,17 @@ class PythonLoopUnrolled(Rule):
     summary = "One source line produced hundreds of equations: a Python loop unrolled at trace time."
     severity = "warning"
 
-    # A line is reported when it produced at least this many equations in one trace ...
-    min_equations = 200
-    # ... made of one sequence of equations repeated at least this often. A single library call
+    # A line is reported when it produced at least min-equations equations in one trace, made of
+    # one sequence of equations repeated at least min-repeats times. A single library call
     # (``jax.scipy.linalg.expm`` gives ~170 equations at its line, its gradient ~300) repeats
     # nothing; a short loop over a big body (a few iterations) is left alone.
+    min_equations = 200
     min_repeats = 10
+    options = {
+        "min-equations": Option(int, min_equations, "equations one source line must produce in one trace",
+                                minimum=1),
+        "min-repeats": Option(int, min_repeats, "times one block of equations must repeat", minimum=2),
+    }
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
@@ -31,10 +36,10 @@ class PythonLoopUnrolled(Rule):
             if op.location is not None and op.location.path == ctx.path:
                 lines[op.location.span.start_line].append(op)
         for line, ops in sorted(lines.items()):
-            if len(ops) < cls.min_equations:
+            if len(ops) < ctx.option(cls, "min-equations"):
                 continue
             repeats, period = repetitions([_fingerprint(op) for op in ops])
-            if repeats < cls.min_repeats:
+            if repeats < ctx.option(cls, "min-repeats"):
                 continue
             finding = ctx.finding(cls, _message(len(ops), repeats, period), _line_span(ctx.source, ops))
             finding.cost = Cost(

@@ -3,7 +3,8 @@
 A source-level rule (``ast`` over the file): jit caches its traces and compiled code per function
 object, so ``jax.jit(lambda ...)``, ``jax.jit(partial(...))`` or ``jax.jit(g)`` of a ``g`` defined
 in the loop traces and compiles again each iteration (measured: 5 traces for 5 iterations, 1 for a
-module-level function). Rules run once per traced target; every target of a file reports the same
+module-level function). The other half, a static argument fed changing floats, is in
+jx203_static_float. Rules run once per traced target; every target of a file reports the same
 findings (same message, span and fix) and jaxlint.check removes the duplicates.
 """
 from __future__ import annotations
@@ -23,8 +24,10 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 class RecompilationHazard(Rule):
     code = "JX203"
     name = "recompilation-hazard"
-    summary = "`jax.jit` applied inside a loop to a lambda, partial or local def: one compile per iteration."
+    summary = ("`jax.jit` applied in a loop to a lambda, partial or local def, or a static argument fed "
+               "changing floats: one compile per iteration or value.")
     severity = "warning"
+    fix = "safe"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
@@ -44,6 +47,10 @@ class RecompilationHazard(Rule):
                 finding = _check_decorated(cls, ctx, node, parsed.parents, aliases, tree)
             if finding is not None:
                 yield finding
+        from jaxlint.rules.jx203_static_float import problems  # it imports JX204's helpers
+
+        for message, span in problems(ctx.path, ctx.source):
+            yield ctx.finding(cls, message, span)
 
 
 def _module(parents: dict[ast.AST, ast.AST]) -> ast.Module | None:

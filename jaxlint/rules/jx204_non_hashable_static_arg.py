@@ -27,6 +27,7 @@ class NonHashableStaticArg(Rule):
     name = "non-hashable-static-arg"
     summary = "A list, dict, set or array passed where jit's static_argnums/static_argnames needs a hashable value."
     severity = "error"
+    fix = "unsafe"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
@@ -145,6 +146,12 @@ def _binds(node: ast.AST, name: str) -> bool:
 
 def _static_arguments(call: ast.Call, target: Target) -> list[tuple[str, ast.expr]]:
     """(how the argument is named in the message, its expression) for each static argument passed."""
+    return [(label, argument) for _, label, argument in static_arguments(call, target)]
+
+
+def static_arguments(call: ast.Call, target: Target) -> list[tuple[str, str, ast.expr]]:
+    """(the parameter's name, else its position as text; how the argument is named in a message;
+    its expression) for each static argument ``call`` passes (JX203 groups calls by parameter)."""
     params = target.params
     nums = {n + len(params) if n < 0 and params else n for n in target.static_argnums}
     names = set(target.static_argnames)
@@ -157,10 +164,10 @@ def _static_arguments(call: ast.Call, target: Target) -> list[tuple[str, ast.exp
             break  # positions after *args are unknown
         if index in nums:
             label = f"argument {index}" + (f" (`{params[index]}`)" if index < len(params) else "")
-            found.append((label, argument))
+            found.append((params[index] if index < len(params) else str(index), label, argument))
     for keyword in call.keywords:
         if keyword.arg is not None and keyword.arg in names:
-            found.append((f"argument `{keyword.arg}`", keyword.value))
+            found.append((keyword.arg, f"argument `{keyword.arg}`", keyword.value))
     return found
 
 

@@ -5,7 +5,7 @@ from typing import Any, Iterable
 
 from jaxlint import costs
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import Option, Rule, RuleContext
 
 
 class LargeClosureConstant(Rule):
@@ -15,12 +15,15 @@ class LargeClosureConstant(Rule):
     severity = "warning"
     # Constants at least this large are reported (bytes).
     threshold_bytes = 1 << 20
+    options = {"min-bytes": Option(int, threshold_bytes, "bytes a captured constant must have to be reported",
+                                   minimum=0)}
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
         # Constants (the IR marks constvars of the top jaxpr and of inlined or nested jaxprs)
         # and array literals, grouped by the op that first uses them: one finding per place.
         seen: set[int] = set()
+        min_bytes = ctx.option(cls, "min-bytes")
         by_place: dict[tuple, list[tuple[Any, Any]]] = {}
         for op in ctx.program.walk():
             for value in op.inputs:
@@ -28,7 +31,7 @@ class LargeClosureConstant(Rule):
                     continue
                 seen.add(id(value))
                 size = costs.nbytes(value)
-                if size is None or size < cls.threshold_bytes:
+                if size is None or size < min_bytes:
                     continue
                 use = _innermost_use(op, value)
                 if use.location is None or use.location.path != ctx.path:

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from jaxlint import costs
 from jaxlint.fixes.vmap_out_axes import char_span
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import Option, Rule, RuleContext
 
 
 class MissingDonation(Rule):
@@ -17,8 +17,11 @@ class MissingDonation(Rule):
     name = "missing-donation"
     summary = "A large input an output replaces, not donated, though callers rebind it."
     severity = "warning"
+    fix = "display-only"
     # A parameter whose replaced leaves total at least this many bytes is reported.
     threshold_bytes = 1 << 20
+    options = {"min-bytes": Option(int, threshold_bytes, "bytes a parameter's replaced leaves must total to be "
+                                   "reported", minimum=0)}
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:
@@ -49,7 +52,7 @@ class MissingDonation(Rule):
                 continue
             replaced = _replaced(values, free)
             total = sum(costs.nbytes(v) for v in replaced)
-            if replaced and total >= cls.threshold_bytes:
+            if replaced and total >= ctx.option(cls, "min-bytes"):
                 found.append(_Replaced(param, target.params.index(param), replaced, count, total,
                                        rebound[param]))
         if not found:

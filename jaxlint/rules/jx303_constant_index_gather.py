@@ -23,6 +23,7 @@ class ConstantIndexGather(Rule):
     name = "constant-index-gather"
     summary = "A gather with constant strided indices that a static slice does far cheaper."
     severity = "warning"
+    fix = "safe"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

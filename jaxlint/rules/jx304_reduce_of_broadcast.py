@@ -27,6 +27,7 @@ class ReduceOfBroadcast(Rule):
     name = "reduce-of-broadcast"
     summary = "max/min/prod/any/all over axes a broadcast just created."
     severity = "warning"
+    fix = "safe"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

@@ -93,6 +93,7 @@ class WhereNanGradient(Rule):
     name = "where-nan-gradient"
     summary = "A jnp.where excludes inputs where its selected branch has an infinite derivative: the gradient is NaN."
     severity = "error"
+    fix = "unsafe"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

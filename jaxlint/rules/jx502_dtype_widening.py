@@ -23,6 +23,7 @@ class DtypeWidening(Rule):
     name = "dtype-widening"
     summary = "A float value silently widened by a NumPy constant or array of a wider dtype."
     severity = "warning"
+    fix = "display-only"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

@@ -29,6 +29,7 @@ class DiscardedFunctionalUpdate(Rule):
     name = "discarded-functional-update"
     summary = "An `x.at[...].set/add/...` whose result is never used: the update is lost."
     severity = "error"
+    fix = "display-only"
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

@@ -1,0 +1,147 @@
+"""The explain report (schema_version 1), built in the jaxlint process from the worker's data."""
+from __future__ import annotations
+
+from typing import Any
+
+from jaxlint.explain import classify, hlo, hlomap
+from jaxlint.explain.target import display
+from jaxlint.model import Finding, Target
+
+SCHEMA_VERSION = 1
+_MEMORY_KEYS = ("argument_bytes", "output_bytes", "temp_bytes", "alias_bytes")
+
+
+def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag: bool) -> dict[str, Any]:
+    file_lines = text.splitlines()
+    first, last = target.first_line, max(target.span.end_line, target.first_line)
+    arguments = dict(data["arguments"])
+    if args_flag:
+        arguments["source"] = "args-flag"
+    jaxpr = data.get("jaxpr") or {"lines": []}
+    result: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "target": {"path": path, "display_path": display(path), "qualname": target.qualname,
+                   "line": target.name_span.start_line, "kind": target.kind},
+        "arguments": arguments,
+        "source": {"path": path, "first_line": first, "lines": file_lines[first - 1:last]},
+        "jaxpr": {"lines": jaxpr["lines"], "source_duplicates": jaxpr.get("source_duplicates", []),
+                  "remat": jaxpr.get("remat", [])},
+        "findings": [], "summary": [],
+    }
+    notes: list[str] = []
+    if data.get("hlo_text"):
+        module = hlo.parse(data["hlo_text"])
+        placed = hlomap.place(module)
+        section = hlomap.hlo_section(module, placed, path)
+        context = classify.Context(module, placed, path, file_lines, jaxpr)
+        section["duplicates"] = classify.classify_all(context)
+        section["compiled_on"] = "cpu"
+        result["hlo"] = section
+        notes += classify.remat_merged(context, section["duplicates"])
+        result["cost"] = cost(data, module, placed, notes)
+    else:
+        reason = data.get("compile_error") or "not compiled"
+        result["hlo"] = {"module_name": "", "instructions": [], "fusions": [], "duplicates": [],
+                         "error": reason}
+        result["cost"] = cost(data, None, [], notes + [f"not compiled: {reason}"])
+    result["eager"] = data.get("eager")
+    return result
+
+
+def compiled_figures(data: dict[str, Any]) -> dict[str, Any] | None:
+    """XLA's cost and memory figures as the report names them (None when not compiled)."""
+    compiled = data.get("compiled")
+    if not compiled:
+        return None
+    transcendentals = compiled.get("transcendentals")
+    if transcendentals is None and compiled.get("flops") is not None:
+        transcendentals = 0.0  # XLA leaves the key out when there are none
+    figures = {"flops": compiled.get("flops"), "bytes_accessed": compiled.get("bytes"),
+               "transcendentals": transcendentals}
+    figures.update({key: compiled.get(key) for key in _MEMORY_KEYS})
+    return figures
+
+
+def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: list[str]) -> dict[str, Any]:
+    figures = compiled_figures(data) or {}
+    compiled = {key: _float(figures.get(key)) for key in ("flops", "bytes_accessed", "transcendentals")}
+    memory = {key: figures.get(key) for key in _MEMORY_KEYS}
+    estimate_flops = _float((data.get("estimate") or {}).get("flops"))
+    estimate_transcendentals = _float((data.get("estimate") or {}).get("transcendentals"))
+    estimate_bytes = compiled["bytes_accessed"]
+    unknown_trips = False
+    if module is not None and estimate_bytes is not None:
+        missing, unknown_trips = hlomap.uncounted_bytes(module, placed)
+        estimate_bytes += missing
+    loops = [loop for loop in (data.get("estimate") or {}).get("loops", [])]
+    counted = [loop for loop in loops if loop.get("trips") and loop["trips"] > 1]
+    for loop in counted:
+        notes.append(f"XLA's cost_analysis counts a loop body once, whatever its trip count: the "
+                     f"{loop['primitive']} at line {loop['line']} runs {loop['trips']:,} times per call.")
+    if counted and compiled["flops"] and estimate_flops is not None and estimate_flops != compiled["flops"]:
+        ratio = estimate_flops / compiled["flops"]
+        notes.append(f"The trip-count-aware estimate is {_number(estimate_flops)} FLOPs per call, "
+                     f"{ratio:.1f}x XLA's {_number(compiled['flops'])}: XLA's figure undercounts the loops.")
+    elif not counted and compiled["flops"] is not None and estimate_flops is not None \
+            and estimate_flops != compiled["flops"]:
+        notes.append(f"Without loops, the estimate ({_number(estimate_flops)}) and XLA's figure "
+                     f"({_number(compiled['flops'])}) differ only by XLA's rewrites: fusion copies, "
+                     "simplifications, and what each counts as a FLOP.")
+    if any(loop["primitive"] == "while" for loop in loops) or unknown_trips:
+        notes.append("A while loop's trip count is not known before it runs: both figures count its body once.")
+    label = ("trip-count-aware: FLOPs from the jaxpr, each loop body times its trip count; "
+             "bytes = XLA's bytes accessed plus the loop iterations it leaves out (from the optimized HLO)")
+    return {"compiled": compiled, "memory": memory,
+            "estimate": {"flops": estimate_flops, "bytes": estimate_bytes,
+                         "transcendentals": estimate_transcendentals, "label": label},
+            "compiled_label": "Compiled.cost_analysis() and memory_analysis() on CPU, after "
+                              "optimization; a loop body counts once",
+            "notes": notes}
+
+
+def own_findings(result: dict[str, Any], target: Target) -> list[Finding]:
+    """check's findings for this function (analysis failures are errors, reported otherwise)."""
+    findings = [Finding.from_json(f) for f in result.get("findings", [])]
+    return [f for f in findings if not f.code.startswith("JX9") and (
+        f.target == target.qualname or (f.target is None and target.span.start_line <= f.span.start_line
+                                        <= target.span.end_line))]
+
+
+def conclude(report: dict[str, Any]) -> None:
+    """The summary: plain-words conclusions, most important first."""
+    summary: list[str] = []
+    duplicates = report["hlo"].get("duplicates", [])
+    important = [d for d in duplicates if d["classification"] != "cheap-fusion-duplication"]
+    cheap = [d for d in duplicates if d["classification"] == "cheap-fusion-duplication"]
+    summary += [d["summary"] for d in important]
+    alike: dict[tuple, list[dict[str, Any]]] = {}
+    for duplicate in cheap:
+        alike.setdefault((duplicate["opcode"], duplicate["line"]), []).append(duplicate)
+    groups = list(alike.values())
+    for group in groups[:3]:
+        if len(group) == 1:
+            summary.append(group[0]["summary"])
+            continue
+        total = sum(d["extra_flops"] or 0 for d in group)
+        where = f" of line {group[0]['line']}" if group[0]["line"] else ""
+        summary.append(f"{len(group)} {group[0]['opcode']} results{where} are computed more than once in the "
+                       f"optimized HLO because XLA's fusion duplicated these cheap ops into the fusions "
+                       f"that consume them; together {_number(total)} extra FLOPs per call, by design.")
+    if len(groups) > 3:
+        rest = sum(len(group) for group in groups[3:])
+        summary.append(f"{rest} more cheap op{'s are' if rest != 1 else ' is'} duplicated by fusion "
+                       "(listed above); by design.")
+    if not duplicates and report["hlo"].get("instructions"):
+        summary.append("Nothing is computed more than once in the optimized HLO.")
+    summary += [note for note in report["cost"]["notes"] if "merged the recomputation" in note
+                or "undercounts" in note]
+    summary += [f"{f['code']} (line {f['line']}): {f['verdict']}" for f in report["findings"]]
+    report["summary"] = summary
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"

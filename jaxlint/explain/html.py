@@ -1,0 +1,297 @@
+"""`jaxlint explain --html FILE`: the explain report as one self-contained page.
+
+No network: inline CSS and a small inline script, system fonts only. Source, jaxpr and optimized
+HLO sit side by side; every row carries ``data-line`` (the user source line), and hovering or
+focusing a row highlights (class ``hl``) every row of the same line and scrolls it into view.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from html import escape
+from typing import Any, Iterable
+
+from jaxlint.explain.html_assets import CSS, JS
+
+_KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
+          "recomputed-expensive": "recomputed expensive op",
+          "duplicated-in-source": "duplicated in source"}
+# HLO metadata (op_name, stack frames) is long and already summarized by data-line: shown on hover.
+_METADATA = re.compile(r',\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The whole page for an explain report (schema in jaxlint/explain); optional parts may be absent."""
+    target = report.get("target") or {}
+    title = f"{target.get('qualname', '?')} — {target.get('display_path') or target.get('path', '')}"
+    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width,initial-scale=1">',
+             f"<title>jaxlint explain: {_e(title)}</title><style>{CSS}</style></head><body>",
+             _header(report), _summary(report.get("summary") or []),
+             '<div class="panes">', _source_pane(report), _jaxpr_pane(report), _hlo_pane(report),
+             '</div><p class="hint">Hover or focus a line (Tab, then ↑/↓) to light up the lines made '
+             "from the same source line; Esc clears.</p>",
+             _cost(report.get("cost") or {}, report.get("eager")), _duplicates(report),
+             _findings(report.get("findings") or []), f"<script>{JS}</script></body></html>\n"]
+    return "\n".join(parts)
+
+
+def write_html(report: dict[str, Any], path: str) -> None:
+    """Write the page atomically: a reader sees the old file or the whole new one."""
+    text = render_html(report)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".html.tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        os.chmod(temp, _mode(path))
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def _mode(path: str) -> int:
+    """The replaced page's permissions, else a plain open()'s (mkstemp's 0600 would hide the page)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _header(report: dict[str, Any]) -> str:
+    target = report.get("target") or {}
+    arguments = report.get("arguments") or {}
+    where = f"{target.get('display_path') or target.get('path', '')}:{target.get('line', '')}"
+    signature = ", ".join(f"{a.get('name', '?')}: {a.get('abstract', '?')}"
+                          for a in arguments.get("signature") or [])
+    return (f"<h1>jaxlint explain <code>{_e(target.get('qualname', '?'))}</code></h1>"
+            f'<p class="meta">{_e(where)} · {_e(target.get("kind", ""))}</p>'
+            f'<p class="meta sig">arguments ({_e(arguments.get("source", "unknown"))}): '
+            f"<code>({_e(signature)})</code></p>")
+
+
+def _summary(lines: list[str]) -> str:
+    if not lines:
+        return ""
+    return '<h2>Summary</h2><ul class="summary">' + "".join(f"<li>{_e(s)}</li>" for s in lines) + "</ul>"
+
+
+def _pane(title: str, note: str, rows: str, label: str) -> str:
+    return (f'<section class="pane" aria-label="{label}"><h2>{title} <small>{_e(note)}</small></h2>'
+            f'<div class="scroll">{rows}</div></section>')
+
+
+def _row(kind: str, line: Any, text: str, extra_class: str = "", attrs: str = "", first: bool = False,
+         gutter: str | None = None) -> str:
+    number = "" if line is None else str(line)
+    shown = number if gutter is None else gutter
+    return (f'<div class="ln xref {kind} {_e(extra_class)}" data-line="{_e(number)}" '
+            f'tabindex="{0 if first else -1}"{attrs}><span class="no">{_e(shown)}</span>'
+            f"<code>{text}</code></div>")
+
+
+def _referenced_lines(report: dict[str, Any]) -> set[int]:
+    jaxpr_rows = (report.get("jaxpr") or {}).get("lines") or []
+    hlo_rows = (report.get("hlo") or {}).get("instructions") or []
+    duplicates = (report.get("hlo") or {}).get("duplicates") or []
+    rows = [*jaxpr_rows, *hlo_rows, *duplicates, *(report.get("findings") or [])]
+    return {r["line"] for r in rows if isinstance(r.get("line"), int)}
+
+
+def _source_pane(report: dict[str, Any]) -> str:
+    source = report.get("source") or {}
+    first = int(source.get("first_line") or 1)
+    shown = {first + i: (text, "") for i, text in enumerate(source.get("lines") or [])}
+    # Equations often come from helpers the function calls (a vmapped body elsewhere in the file):
+    # show those lines too, so that every highlighted equation has a source row to point at.
+    outside = sorted(_referenced_lines(report) - shown.keys())
+    file_lines = _read_lines(source.get("path"), outside)
+    for number in outside:
+        shown[number] = (file_lines.get(number, "(not in this function)"), "outside")
+    rows, previous = [], None
+    for number in sorted(shown):
+        if previous is not None and number != previous + 1:
+            rows.append('<div class="gap">⋮</div>')
+        text, extra = shown[number]
+        rows.append(_row("src", number, _e(text), extra, f' id="src-{number}"', first=not rows))
+        previous = number
+    body = "".join(rows) or '<div class="empty">No source.</div>'
+    target = report.get("target") or {}
+    return _pane("Source", str(target.get("display_path") or source.get("path", "")), body, "Source")
+
+
+def _read_lines(path: Any, numbers: Iterable[int]) -> dict[int, str]:
+    wanted = set(numbers)
+    if not wanted or not isinstance(path, str):
+        return {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return {n: t.rstrip("\r\n") for n, t in enumerate(handle, 1) if n in wanted}
+    except OSError:
+        return {}
+
+
+def _jaxpr_pane(report: dict[str, Any]) -> str:
+    rows = []
+    for eq in (report.get("jaxpr") or {}).get("lines") or []:
+        indent = "  " * int(eq.get("depth") or 0)
+        tag = '<span class="tag">remat</span>' if eq.get("remat") else ""
+        rows.append(_row("eq", eq.get("line"), _e(indent + str(eq.get("text", ""))) + tag,
+                         attrs=f' id="jaxpr-{_e(eq.get("id"))}" data-primitive="{_e(eq.get("primitive"))}"',
+                         first=not rows))
+    body = "".join(rows) or '<div class="empty">No jaxpr.</div>'
+    return _pane("Jaxpr", f"{len(rows)} equations", body, "Jaxpr")
+
+
+def _duplicate_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    duplicates = ((report.get("hlo") or {}).get("duplicates")) or []
+    return {i: d for d in duplicates for i in d.get("instruction_ids") or []}
+
+
+def _hlo_pane(report: dict[str, Any]) -> str:
+    hlo = report.get("hlo") or {}
+    instructions = hlo.get("instructions") or []
+    duplicate_of = _duplicate_of(report)
+    kinds = {f.get("name"): f.get("kind") for f in hlo.get("fusions") or []}
+    rows, computation = [], None
+    for ins in instructions:
+        if ins.get("computation") != computation:
+            computation = ins.get("computation")
+            fusion = ins.get("fusion")
+            inside = f" — inside fusion {fusion} ({kinds.get(fusion, '?')})" if fusion else ""
+            rows.append(f'<div class="comp">{_e(computation)}{_e(inside)}</div>')
+        text = str(ins.get("text", ""))
+        shown, extra = _e(_METADATA.sub("", text).strip()), ""
+        if isinstance(ins.get("trips"), int) and ins["trips"] > 1:
+            shown += f'<span class="tag" title="runs once per loop iteration">×{ins["trips"]:,} trips</span>'
+        dup = duplicate_of.get(ins.get("id"))
+        if dup is not None:
+            kind = str(dup.get("classification", ""))
+            extra = f"dup {kind}"
+            shown += (f'<span class="badge {_e(kind)}" title="{_e(dup.get("explanation"))}">'
+                      f'{_e(_KINDS.get(kind, kind))} ×{_e(dup.get("count"))}</span>')
+        attrs = (f' id="hlo-{_e(ins.get("id"))}" data-name="{_e(ins.get("name"))}" title="{_e(text)}"')
+        gutter = "" if ins.get("line") is None else str(ins.get("line"))
+        rows.append(_row("hlo", ins.get("line"), shown, extra, attrs, first=len(rows) <= 1, gutter=gutter))
+    if instructions:
+        body = "".join(rows)
+    else:  # compile failed, or the report was made without HLO
+        reason = hlo.get("error") or report.get("hlo_error") or "not available"
+        body = f'<div class="empty">No optimized HLO: {_e(reason)}</div>'
+    return _pane("Optimized HLO", str(hlo.get("module_name") or ""), body, "Optimized HLO")
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.4g}"
+    return f"{int(value):,}" if isinstance(value, (int, float)) else str(value)
+
+
+def _bytes(value: Any) -> str:
+    if not isinstance(value, (int, float)):
+        return _num(value)
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= size:
+            return f"{_num(value)} B ({value / size:.1f} {unit})"
+    return f"{_num(value)} B"
+
+
+def _cost(cost: dict[str, Any], eager_figures: Any) -> str:
+    if not cost:
+        return "<h2>Cost per call</h2><p class=\"empty\">No cost figures (the function was not compiled).</p>"
+    compiled, memory = cost.get("compiled") or {}, cost.get("memory") or {}
+    estimate = cost.get("estimate") or {}
+    rows = [("FLOPs", _num(compiled.get("flops")), _num(estimate.get("flops"))),
+            ("bytes accessed", _bytes(compiled.get("bytes_accessed")), _bytes(estimate.get("bytes"))),
+            ("transcendentals", _num(compiled.get("transcendentals")), _num(estimate.get("transcendentals")))]
+    xla = cost.get("compiled_label") or "Compiled.cost_analysis(), after optimization"
+    table = ("<table><tr><th></th><th>XLA, compiled</th><th>estimate</th></tr>"
+             + "".join(f'<tr><th>{a}</th><td class="n">{_e(b)}</td><td class="n">{_e(c)}</td></tr>'
+                       for a, b, c in rows) + "</table>")
+    mem = ("<table><tr><th>memory_analysis</th><th>bytes</th></tr>"
+           + "".join(f'<tr><th>{name}</th><td class="n">{_e(_bytes(memory.get(key)))}</td></tr>'
+                     for name, key in (("arguments", "argument_bytes"), ("outputs", "output_bytes"),
+                                       ("temporaries", "temp_bytes"), ("aliased", "alias_bytes")))
+           + "</table>")
+    notes = "".join(f"<li>{_e(n)}</li>" for n in cost.get("notes") or [])
+    eager = ""
+    if isinstance(eager_figures, dict) and eager_figures.get("ops") is not None:
+        eager = (f"<p>Called without jax.jit (op by op): {_e(_num(eager_figures['ops']))} dispatched ops, "
+                 f"{_e(_bytes(eager_figures.get('materialized_bytes')))} materialized.</p>")
+    labels = f'<p class="meta">XLA, compiled: {_e(xla)}.<br>estimate: {_e(estimate.get("label", "—"))}.</p>'
+    return (f'<h2>Cost per call</h2><div class="tables">{table}{mem}</div>{labels}{eager}'
+            + (f"<ul>{notes}</ul>" if notes else ""))
+
+
+def _duplicates(report: dict[str, Any]) -> str:
+    hlo = report.get("hlo") or {}
+    duplicates = hlo.get("duplicates") or []
+    if not duplicates:
+        note = "none: every operation appears once." if hlo.get("instructions") else "no optimized HLO."
+        return f'<h2>Duplicated operations</h2><p class="empty">{note}</p>'
+    names = {i.get("id"): i.get("name") for i in hlo.get("instructions") or []}
+    head = ("<tr><th>op</th><th>line</th><th>count</th><th>classification</th><th>cause</th>"
+            "<th>extra FLOPs</th><th>extra bytes</th><th>instructions</th><th>explanation</th></tr>")
+    body = "".join(
+        f'<tr class="xref" data-line="{_e(d.get("line"))}"><td><code>{_e(d.get("opcode"))}</code></td>'
+        f'<td class="n">{_e(d.get("line"))}</td><td class="n">{_e(d.get("count"))}</td>'
+        f'<td>{_e(_KINDS.get(d.get("classification"), d.get("classification")))}</td>'
+        f'<td>{_e(d.get("cause") or "—")}</td><td class="n">{_e(_num(d.get("extra_flops")))}</td>'
+        f'<td class="n">{_e(_bytes(d.get("extra_bytes")))}</td>'
+        f'<td><code>{_e(", ".join(str(names.get(i, i)) for i in d.get("instruction_ids") or []))}</code></td>'
+        f'<td>{_e(d.get("explanation"))}</td></tr>' for d in duplicates)
+    return f"<h2>Duplicated operations</h2><table>{head}{body}</table>"
+
+
+def _figure(key: str, value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "—"
+    return _bytes(value) if "bytes" in key else _num(value)
+
+
+def _cell(key: str, value: Any) -> str:
+    numeric = ' class="n"' if isinstance(value, (int, float)) else ""
+    return f"<td{numeric}>{_e(_figure(key, value))}</td>"
+
+
+def _cost_table(before: Any, after: Any) -> str:
+    keys = list(dict.fromkeys([*(before or {}), *(after or {})]))
+    if not keys:
+        return ""
+    return ("<table><tr><th></th><th>before</th><th>after fix</th></tr>"
+            + "".join(f'<tr><th>{_e(k.replace("_", " "))}</th>{_cell(k, (before or {}).get(k))}'
+                      f"{_cell(k, (after or {}).get(k))}</tr>" for k in keys)
+            + "</table>")
+
+
+def _findings(findings: list[dict[str, Any]]) -> str:
+    if not findings:
+        return '<h2>Findings</h2><p class="empty">No findings for this function.</p>'
+    cards = []
+    for f in findings:
+        eager = f.get("eager") or {}
+        compiled = _cost_table(f.get("cost_before"), f.get("cost_after"))
+        eager_table = _cost_table(eager.get("before"), eager.get("after"))
+        applicability = f' ({_e(f["applicability"])})' if f.get("applicability") else ""
+        cards.append(
+            f'<div class="finding xref" data-line="{_e(f.get("line"))}">'
+            f'<p><b>{_e(f.get("code"))}</b> <code>{_e(f.get("name"))}</code> · line {_e(f.get("line"))}</p>'
+            f'<p>{_e(f.get("message"))}</p>'
+            + (f"<p>Fix{applicability}: {_e(f['fix'])}</p>" if f.get("fix") else "")
+            + '<div class="tables">'
+            + (f"<div><p>Compiled cost (under jit)</p>{compiled}</div>" if compiled else "")
+            + (f"<div><p>Eager (no jit)</p>{eager_table}</div>" if eager_table else "") + "</div>"
+            + f'<p class="verdict">{_e(f.get("verdict"))}</p></div>')
+    return "<h2>Findings</h2>" + "".join(cards)

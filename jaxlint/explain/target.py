@@ -1,0 +1,123 @@
+"""``PATH::QUALNAME`` -> the file's text and a Target, in the jaxlint process (no JAX).
+
+A function check would trace (jitted, or using vmap/scan/...) is its scanned Target; any other
+module-level function or method is explained too, as a "plain" target.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+
+from jaxlint import scan
+from jaxlint.explain import ExplainError
+from jaxlint.fixes import char_column
+from jaxlint.model import Span, Target
+from jaxlint.sources import SourceError, SourceFile, read_source
+
+_HINT = re.compile(r"#\s*jaxlint:\s*args(?:\s+(.*))?$")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    path, separator, qualname = spec.rpartition("::")
+    if not separator or not path or not qualname:
+        raise ExplainError(f"expected PATH::FUNCTION (e.g. examples/founding.py::my_mapped_function), got {spec!r}")
+    return os.path.abspath(path), qualname
+
+
+def read(path: str) -> SourceFile:
+    if not os.path.isfile(path):
+        raise ExplainError(f"no such file: {display(path)}")
+    try:
+        return read_source(path)
+    except SourceError as error:
+        raise ExplainError(f"cannot read {display(path)}: {error.message}") from None
+    except OSError as error:
+        raise ExplainError(f"cannot read {display(path)}: {error.strerror or error}") from None
+
+
+def find_target(path: str, text: str, qualname: str, args: str | None = None) -> Target:
+    """The target named ``qualname``; ``args`` (``--args``) replaces any hint comment."""
+    try:
+        targets = scan.scan_source(path, text)
+    except scan.ScanSyntaxError as error:
+        raise ExplainError(f"{display(path)}:{error.line}:{error.column}: syntax error: {error.message}") from None
+    target = next((t for t in targets if t.qualname == qualname), None) or _plain(path, text, qualname)
+    if target is None:
+        known = sorted({t.qualname for t in targets} | set(_functions(text)))
+        listing = f"; functions there: {', '.join(known)}" if known else ""
+        raise ExplainError(f"no function {qualname!r} in {display(path)}{listing}")
+    if args is not None:
+        target.hint, target.hint_span = args, None
+    return target
+
+
+def display(path: str) -> str:
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def code(line: str) -> str:
+    """A source line without its indentation and trailing comment."""
+    stripped = line.strip()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(stripped).readline):
+            if token.type == tokenize.COMMENT:
+                return stripped[:token.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return stripped
+
+
+def _definitions(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Module-level functions and methods of module-level classes, by qualname."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, node)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(f"{node.name}.{item.name}", item)
+    return found
+
+
+def _functions(text: str) -> list[str]:
+    return list(_definitions(text))
+
+
+def _plain(path: str, text: str, qualname: str) -> Target | None:
+    node = _definitions(text).get(qualname)
+    if node is None:
+        return None
+    lines = text.splitlines()
+    line_text = lambda n: lines[n - 1] if 1 <= n <= len(lines) else ""  # noqa: E731
+    first_line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    name_col = line_text(node.lineno).find(node.name, char_column(line_text(node.lineno), node.col_offset))
+    end_line = node.end_lineno or node.lineno
+    span = Span(node.lineno, char_column(line_text(node.lineno), node.col_offset), end_line,
+                char_column(line_text(end_line), node.end_col_offset or 0))
+    hint, hint_span = None, None
+    above = line_text(first_line - 1).strip()
+    match = _HINT.fullmatch(above) if first_line > 1 else None
+    if match:
+        hint = (match.group(1) or "").strip()
+        start = len(line_text(first_line - 1)) - len(line_text(first_line - 1).lstrip())
+        hint_span = Span(first_line - 1, start, first_line - 1, len(line_text(first_line - 1).rstrip()))
+    arguments = node.args
+    params = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    params += [arguments.vararg.arg] if arguments.vararg else []
+    params += [a.arg for a in arguments.kwonlyargs]
+    params += [arguments.kwarg.arg] if arguments.kwarg else []
+    return Target(name=node.name, qualname=qualname, kind="plain", span=span,
+                  name_span=Span(node.lineno, max(name_col, 0), node.lineno, max(name_col, 0) + len(node.name)),
+                  first_line=first_line, params=params, hint=hint, hint_span=hint_span)

@@ -1,0 +1,185 @@
+"""The explain report for a terminal: four sections and a summary, aligned, wrapped to its width."""
+from __future__ import annotations
+
+import shutil
+import textwrap
+from typing import Any
+
+from jaxlint.explain.target import code
+
+_HIDDEN = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast"})
+_KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
+          "recomputed-expensive": "recomputed expensive op", "recomputed-cheap": "recomputed cheap op",
+          "duplicated-in-source": "duplicated in the source"}
+
+
+def render(report: dict[str, Any], width: int | None = None) -> str:
+    width = max(60, min(width or shutil.get_terminal_size((100, 24)).columns, 120))
+    out: list[str] = []
+    target = report["target"]
+    out.append(f"{target['display_path']}::{target['qualname']}  ({target['kind']}, line {target['line']})")
+    signature = ", ".join(f"{a['name']}: {a['abstract']}" for a in report["arguments"]["signature"])
+    out += _wrap(f"arguments ({report['arguments']['source']}): {signature}", width, "", "    ")
+    lines = _file_lines(report)
+    out += ["", "1. Source -> jaxpr", *_jaxpr(report, lines, width)]
+    out += ["", *_hlo(report, lines, width)]
+    out += ["", "3. Cost per call", *_cost(report, width)]
+    out += ["", "4. Findings and their price", *_findings(report, width)]
+    if report["summary"]:
+        out += ["", "Summary"]
+        for sentence in report["summary"]:
+            out += _wrap(sentence, width, "  - ", "    ")
+    return "\n".join(out) + "\n"
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 3, 1)] + "..."
+
+
+def _file_lines(report: dict[str, Any]) -> dict[int, str]:
+    """Source lines of the target's file the report refers to (the function's own and others)."""
+    try:
+        with open(report["target"]["path"], encoding="utf-8", errors="replace") as handle:
+            return {n: code(text.rstrip("\r\n")) for n, text in enumerate(handle, 1)}
+    except OSError:
+        first = report["source"]["first_line"]
+        return {first + i: code(text) for i, text in enumerate(report["source"]["lines"])}
+
+
+def _jaxpr(report: dict[str, Any], lines: dict[int, str], width: int) -> list[str]:
+    out, previous = [], object()
+    entries = report["jaxpr"]["lines"]
+    if not entries:
+        return ["  (no equations)"]
+    gutter = max(len(str(e["line"])) for e in entries if e.get("line") is not None) if any(
+        e.get("line") is not None for e in entries) else 1
+    for entry in entries:
+        line = entry.get("line")
+        if line != previous and not entry.get("label"):
+            source = lines.get(line, "") if line is not None else "(no user line)"
+            out.append(_clip(f"  {str(line or ''):>{gutter}} | {source}", width))
+            previous = line
+        indent = "  " * (entry["depth"] + 1)
+        out.append(_clip(f"  {'':>{gutter}} | {indent}{entry['text']}", width))
+    return out
+
+
+def _hlo(report: dict[str, Any], lines: dict[int, str], width: int) -> list[str]:
+    section = report["hlo"]
+    if section.get("error"):
+        return ["2. Optimized HLO", *_wrap(f"not compiled: {section['error']}", width, "  ", "  ")]
+    instructions = section["instructions"]
+    fusions = section["fusions"]
+    out = _wrap(f"2. Optimized HLO (CPU): {section['module_name']}, {len(instructions)} instructions, "
+                f"{len(fusions)} fusion{'s' if len(fusions) != 1 else ''}", width, "", "   ")
+    by_id = {i["id"]: i for i in instructions}
+    if fusions:
+        out.append("  fusions")
+        name_width = min(max(len(f["name"]) for f in fusions), 40)
+        for fusion in fusions:
+            ops = " ".join(by_id[i]["opcode"] for i in fusion["instruction_ids"]
+                           if by_id[i]["opcode"] not in _HIDDEN)
+            where = f"line {fusion['line']}" if fusion.get("line") else ""
+            out.append(_clip(f"    {fusion['name']:<{name_width}}  {fusion['kind']:<7} {where:<9} {ops}", width))
+    out.append("  instructions by source line")
+    shown = [i for i in instructions if i["opcode"] not in _HIDDEN]
+    order: dict[Any, list[dict[str, Any]]] = {}
+    for instruction in shown:
+        order.setdefault(instruction["line"], []).append(instruction)
+    name_width = min(max((len(i["name"]) for i in shown), default=4), 32)
+    op_width = min(max((len(i["opcode"]) for i in shown), default=4), 20)
+    shape_width = min(max((len(i["shape"]) for i in shown), default=4), 24)
+    for line in sorted(order, key=lambda n: (n is None, n or 0)):
+        title = f"{line}: {lines.get(line, '')}" if line is not None else "(no line of this file)"
+        out.append(_clip(f"    {title}", width))
+        for instruction in order[line]:
+            where = f"in {instruction['fusion']}" if instruction["fusion"] else ""
+            if instruction.get("trips") and instruction["trips"] > 1:
+                where += f"{', ' if where else ''}x{instruction['trips']}"
+            row = f"      {instruction['name']:<{name_width}} {instruction['opcode']:<{op_width}} " \
+                  f"{instruction['shape']:<{shape_width}}"
+            if len(f"{row} {where}".rstrip()) <= width:
+                out.append(f"{row} {where}".rstrip())
+            else:  # a narrow terminal: the fusion on a line of its own
+                out += [_clip(row.rstrip(), width), _clip(f"        {where}", width)]
+    duplicates = section["duplicates"]
+    out.append("  computed more than once" + ("" if duplicates else ": nothing"))
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for duplicate in duplicates:  # one cheap duplication per value: alike ones shown once
+        alike = duplicate["classification"] == "cheap-fusion-duplication"
+        key = (duplicate["opcode"], duplicate["line"]) if alike else (id(duplicate),)
+        groups.setdefault(key, []).append(duplicate)
+    for group in groups.values():
+        duplicate = group[0]
+        if duplicate["classification"] == "duplicated-in-source":
+            where = ("lines " if len(duplicate["lines"]) > 1 else "line ") + ", ".join(
+                str(n) for n in duplicate["lines"])
+            count = f"{duplicate['count']} in the optimized HLO"
+        else:
+            where = f"line {duplicate['line']}" if duplicate["line"] else "no user line"
+            count = f"x{duplicate['count']}"
+        out += _wrap(f"[{_KINDS.get(duplicate['classification'], duplicate['classification'])}] "
+                     f"{duplicate['opcode']}, {where}, {count}", width, "    ", "      ")
+        out += _wrap(duplicate["explanation"], width, "      ", "      ")
+        if len(group) > 1:
+            names = [by_id[i]["name"] for d in group[1:] for i in d["instruction_ids"] if i in by_id]
+            total = sum(d["extra_flops"] or 0 for d in group)
+            out += _wrap(f"... and {len(group) - 1} more values of this line duplicated the same way "
+                         f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''}); all together "
+                         f"{_number(total)} extra FLOPs per call.", width, "      ", "      ")
+    return out
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def _cost(report: dict[str, Any], width: int) -> list[str]:
+    cost = report["cost"]
+    compiled, estimate, memory = cost["compiled"], cost["estimate"], cost["memory"]
+    rows = [("", "FLOPs", "bytes accessed", "transcendentals"),
+            ("XLA, compiled", _number(compiled["flops"]), _number(compiled["bytes_accessed"]),
+             _number(compiled["transcendentals"])),
+            ("estimate", _number(estimate["flops"]), _number(estimate["bytes"]),
+             _number(estimate.get("transcendentals")))]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    out = ["  " + "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
+                            for i, cell in enumerate(row)).rstrip() for row in rows]
+    names = (("argument_bytes", "arguments"), ("output_bytes", "outputs"), ("temp_bytes", "temporaries"),
+             ("alias_bytes", "aliased"))
+    out += _wrap("memory: " + ", ".join(f"{label} {_number(memory.get(key))} B" for key, label in names),
+                 width, "  ", "    ")
+    out += _wrap(f"XLA: {cost.get('compiled_label', '')}", width, "  ", "    ")
+    out += _wrap(f"estimate: {estimate['label']}", width, "  ", "    ")
+    for note in cost["notes"]:
+        out += _wrap(note, width, "  note: ", "    ")
+    return out
+
+
+def _findings(report: dict[str, Any], width: int) -> list[str]:
+    if not report["findings"]:
+        return ["  no findings"]
+    out = []
+    for finding in report["findings"]:
+        out += _wrap(f"{finding['code']} line {finding['line']}: {finding['message']}", width, "  ", "    ")
+        if finding["fix"]:
+            out += _wrap(f"fix ({finding['applicability']}): {finding['fix']}", width, "    ", "      ")
+        before, after = finding.get("cost_before"), finding.get("cost_after")
+        if before and after:
+            pairs = [f"{label} {_number(before.get(key))} -> {_number(after.get(key))}" for key, label in
+                     (("flops", "FLOPs"), ("bytes_accessed", "bytes"), ("temp_bytes", "temp bytes"))]
+            out += _wrap("compiled: " + ", ".join(pairs), width, "    ", "      ")
+        eager = finding.get("eager") or {}
+        if eager.get("before") and eager.get("after"):
+            old, new = eager["before"], eager["after"]
+            out += _wrap(f"op by op: {old['ops']} -> {new['ops']} ops, {_number(old.get('materialized_bytes'))}"
+                         f" -> {_number(new.get('materialized_bytes'))} bytes materialized", width, "    ", "      ")
+        out += _wrap(f"verdict: {finding['verdict']}", width, "    ", "      ")
+    return out

@@ -1,0 +1,187 @@
+"""Reading suppression comments the way ruff reads ``# noqa``, with the tokenizer: a ``#`` inside
+a string is not a comment, and multi-line statements are known (a statement spanning lines
+accepts its suppression on its first or last line).
+
+Spellings: ``# noqa`` (every code), ``# noqa: JX101, JX201`` (codes or rule names, separated by
+commas or spaces; other tools' codes are kept and ignored), ``# jaxlint: ignore[JX101]``,
+``# jaxlint: ignore`` (every code), and on a line of its own ``# jaxlint: noqa`` (the whole file)
+or ``# jaxlint: noqa: JX101`` (those codes in the whole file).
+"""
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+_DIRECTIVE = re.compile(
+    r"#\s*(?:(?P<noqa>noqa)|jaxlint\s*:\s*(?:(?P<file>noqa)|(?P<ignore>ignore)))(?![\w-])",
+    re.IGNORECASE)
+_COLON = re.compile(r"\s*:")
+_BRACKET = re.compile(r"\s*\[")
+_CLOSE = re.compile(r"[\s,]*\]")
+_SEPARATOR = re.compile(r"[\s,]*")
+_CODE = re.compile(r"[A-Za-z]+[0-9]+(?![\w-])")
+_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")
+# Cheap test before tokenizing: a file without these words has no suppression comment.
+MAY_HAVE_DIRECTIVES = re.compile(r"noqa|jaxlint\s*:\s*ignore", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks only, unlike str.splitlines
+_SKIPPED = (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
+            tokenize.ENCODING)
+
+
+@lru_cache(maxsize=1)
+def rule_codes() -> dict[str, str]:
+    """Code and kebab-case name -> code, for every jaxlint rule."""
+    from jaxlint.rules import all_rules
+
+    return {key: rule.code for rule in all_rules() for key in (rule.code, rule.name)}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One code or name in a directive, at [start, end) columns of its line."""
+
+    text: str
+    start: int
+    end: int
+    code: str | None  # the jaxlint code it names; None for another tool's code
+
+
+@dataclass(eq=False)
+class Directive:
+    line: int
+    start: int  # column of its ``#``
+    end: int  # column just after it (after the last code, or the ``]``)
+    kind: str  # "noqa" or "jaxlint: ignore", as messages name it
+    items: list[Item] | None  # None: bare, every code
+    file_level: bool
+    line_text: str  # the physical line, without its line break
+    comment_start: int  # the comment may hold other text before or after the directive
+    comment_end: int
+    used: set[str] = field(default_factory=set)  # codes it suppressed in this run
+
+    @property
+    def codes(self) -> set[str]:
+        return {item.code for item in self.items or [] if item.code is not None}
+
+    def covers(self, code: str) -> bool:
+        return self.items is None or code in self.codes
+
+
+@dataclass
+class Comments:
+    """What the tokenizer says about one source text."""
+
+    directives: list[Directive]
+    # line -> (first, last) line of the multi-line statement (logical line) it belongs to
+    statements: dict[int, tuple[int, int]]
+    commentable: set[int]  # lines whose end can take a comment (not in a string, no backslash)
+    complete: bool  # False: tokenizing stopped at an error; lines after it are unknown
+
+    def line_directives(self, line: int) -> list[Directive]:
+        return [d for d in self.directives if d.line == line and not d.file_level]
+
+    def accepting_lines(self, line: int) -> list[int]:
+        """Lines whose directives cover a finding reported on ``line``: the line itself, and the
+        first and last lines of the multi-line statement it is part of."""
+        first, last = self.statements.get(line, (line, line))
+        return list(dict.fromkeys([line, first, last]))
+
+
+def read_comments(text: str) -> Comments:
+    """Tokenize ``text`` as far as it goes (a file with a syntax error keeps the directives found
+    before the error) and parse every suppression directive."""
+    directives: list[Directive] = []
+    statements: dict[int, tuple[int, int]] = {}
+    commentable: set[int] = set()
+    inside_tokens: set[int] = set()
+    first: int | None = None
+    complete = True
+    physical_lines = _LINE_BREAK.split(text)  # token.line is not one physical line on 3.12+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            kind, (start_line, start_col), (end_line, _) = token.type, token.start, token.end
+            if kind == tokenize.ERRORTOKEN:  # e.g. an unterminated string: Python 3.12+ raises here
+                complete = False
+                break
+            if start_line < end_line and kind not in (tokenize.NEWLINE, tokenize.NL):
+                inside_tokens.update(range(start_line, end_line))  # a string's line breaks
+            if kind in (tokenize.NL, tokenize.COMMENT):
+                commentable.add(start_line)
+            if kind == tokenize.COMMENT:
+                directives.extend(parse_comment(token.string, start_line, start_col,
+                                                physical_lines[start_line - 1]))
+            if kind == tokenize.NEWLINE:
+                commentable.add(start_line)
+                if first is not None and start_line > first:
+                    for line in range(first, start_line + 1):
+                        statements[line] = (first, start_line)
+                first = None
+            elif kind not in _SKIPPED and first is None:
+                first = start_line
+    except (tokenize.TokenError, SyntaxError):  # IndentationError included
+        complete = False
+    return Comments(directives, statements, commentable - inside_tokens, complete)
+
+
+def parse_comment(comment: str, line: int, column: int, line_text: str) -> list[Directive]:
+    """The directives in one comment token (``# type: ignore  # noqa: JX101`` holds one);
+    ``line_text``: its physical line, without the line break."""
+    own_line = not line_text[:column].strip()
+    found: list[Directive] = []
+    position = 0
+    for match in _DIRECTIVE.finditer(comment):
+        if match.start() < position:
+            continue
+        parsed = _parse_directive(comment, match)
+        if parsed is None:  # malformed (``# noqa:`` without codes): ignored, as ruff does
+            continue
+        kind, items, end = parsed
+        position = end
+        file_level = match.group("file") is not None and own_line
+        absolute = None if items is None else [
+            Item(i.text, column + i.start, column + i.end, i.code) for i in items]
+        found.append(Directive(line, column + match.start(), column + end, kind, absolute,
+                               file_level, line_text, column, column + len(comment)))
+    return found
+
+
+def _parse_directive(comment: str, match: re.Match) -> tuple[str, list[Item] | None, int] | None:
+    end = match.end()
+    if match.group("ignore") is not None:
+        bracket = _BRACKET.match(comment, end)
+        if bracket is None:
+            return "jaxlint: ignore", None, end
+        items, after = _items(comment, bracket.end())
+        close = _CLOSE.match(comment, after)
+        if not items or close is None:
+            return None
+        return "jaxlint: ignore", items, close.end()
+    kind = "noqa" if match.group("noqa") is not None else "jaxlint: noqa"
+    colon = _COLON.match(comment, end)
+    if colon is None:
+        return kind, None, end
+    items, after = _items(comment, colon.end())
+    return (kind, items, after) if items else None
+
+
+def _items(comment: str, position: int) -> tuple[list[Item], int]:
+    """Codes (``JX101``, ``E501``) and jaxlint rule names, up to the first other word (ruff stops
+    there too: ``# noqa: JX101 explanation`` names one code); columns relative to the comment."""
+    known = rule_codes()
+    items: list[Item] = []
+    end = position
+    while True:
+        start = _SEPARATOR.match(comment, end).end()
+        code = _CODE.match(comment, start)
+        name = _NAME.match(comment, start)
+        if code is not None:
+            text = code.group()
+            items.append(Item(text, start, code.end(), known.get(text.upper())))
+        elif name is not None and name.group() in known:
+            items.append(Item(name.group(), start, name.end(), known[name.group()]))
+        else:
+            return items, end
+        end = items[-1].end

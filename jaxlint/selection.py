@@ -1,0 +1,135 @@
+"""Which rules run, resolved as ruff resolves ``select``/``extend-select``/``ignore``, and the
+values of their options. Errors are ValueError messages; config.py says where they came from."""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxlint.rules import Rule, all_rules
+from jaxlint.rules.base import Option
+
+
+def did_you_mean(word: str, candidates: list[str]) -> str:
+    """``"; did you mean `select`?"`` for the closest candidate, else ``"."``: a sentence ends."""
+    close = difflib.get_close_matches(word, candidates, n=1)
+    if not close and word.upper() != word:  # JX codes typed in lower case
+        close = difflib.get_close_matches(word.upper(), candidates, n=1)
+    return f"; did you mean `{close[0]}`?" if close else "."
+
+
+def matches(rule: type[Rule], selector: str) -> bool:
+    """Codes, code prefixes (``JX1``), kebab-case names and ``ALL``, as rules/__init__.py."""
+    return selector.upper() == "ALL" or rule.code.startswith(selector.upper()) or rule.name == selector
+
+
+def check_selector(selector: str) -> None:
+    """Raise ValueError naming the closest code or name when ``selector`` selects no rule."""
+    rules = all_rules()
+    if not isinstance(selector, str) or not selector or not any(matches(r, selector) for r in rules):
+        candidates = [r.code for r in rules] + [r.name for r in rules]
+        raise ValueError(f"unknown rule selector `{selector}`{did_you_mean(str(selector), candidates)}")
+
+
+def rule_named(key: str) -> type[Rule]:
+    """The one rule a code or kebab-case name stands for (rule option tables)."""
+    rules = all_rules()
+    for rule in rules:
+        if key in (rule.code, rule.name) or key.upper() == rule.code:
+            return rule
+    candidates = [r.code for r in rules] + [r.name for r in rules]
+    raise ValueError(f"unknown rule `{key}`{did_you_mean(key, candidates)} Expected a code "
+                     "(JX202) or a rule name (python-loop-unrolled).")
+
+
+def _specificity(selector: str) -> int:
+    """ALL < JX < JX1 < JX10 < a whole code or name: the more specific selector wins."""
+    if selector.upper() == "ALL":
+        return 0
+    if any(selector in (r.code, r.name) or selector.upper() == r.code for r in all_rules()):
+        return 100
+    return len(selector)
+
+
+@dataclass
+class Selection:
+    """One layer's rule selection: a configuration file, a ``--config`` snippet, the flags."""
+
+    select: list[str] | None = None  # None: not set, the layer only adjusts the previous one
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+
+def resolve_rules(layers: list[Selection]) -> list[type[Rule]]:
+    """Every rule is on by default; each layer applies its selectors from least to most specific,
+    an ignore winning over a select of equal specificity; a layer that sets ``select`` replaces
+    what the layers before it chose (ruff's ``as_rule_table``)."""
+    rules = all_rules()
+    enabled = {r.code for r in rules}
+    carried_ignores: list[str] = []
+    for layer in layers:
+        selecting = (layer.select or []) + layer.extend_select
+        ignoring = layer.ignore + carried_ignores
+        updates: dict[str, bool] = {}
+        for level in sorted({_specificity(s) for s in selecting + ignoring}):
+            for selector in selecting:
+                if _specificity(selector) == level:
+                    updates.update((r.code, True) for r in rules if matches(r, selector))
+            for selector in ignoring:
+                if _specificity(selector) == level:
+                    updates.update((r.code, False) for r in rules if matches(r, selector))
+        carried_ignores = []
+        if layer.select is not None:
+            enabled = {code for code, on in updates.items() if on}
+            if not layer.select and not layer.extend_select and layer.ignore:
+                carried_ignores = layer.ignore  # `select = []` with ignores: ruff carries them on
+        else:
+            enabled |= {code for code, on in updates.items() if on}
+            enabled -= {code for code, on in updates.items() if not on}
+    return [r for r in rules if r.code in enabled]
+
+
+def codes_matching(selectors: tuple[str, ...] | list[str]) -> set[str]:
+    return {r.code for r in all_rules() for s in selectors if matches(r, s)}
+
+
+def _type_name(kind: type) -> str:
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[kind]
+
+
+def describe(value: Any) -> str:
+    """A TOML value and its type, for error messages: ``"fast" (a string)``."""
+    kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "an array", dict: "a table"}
+    kind = next((name for t, name in kinds.items() if isinstance(value, t)), type(value).__name__)
+    text = json.dumps(value, default=str)  # TOML spells strings, booleans and arrays alike
+    return f"{text if len(text) <= 60 else text[:57] + '...'} ({kind})"
+
+
+def check_option(rule: type[Rule], name: str, value: Any) -> Any:
+    """The value of a rule option as the rule reads it; ValueError for an unknown name or a
+    value of the wrong type or range."""
+    declared = rule.options
+    if name not in declared:
+        if not declared:
+            raise ValueError(f"{rule.code} ({rule.name}) has no options")
+        raise ValueError(f"unknown option `{name}` of {rule.code} ({rule.name}){did_you_mean(name, list(declared))} "
+                         f"Its options: {', '.join(declared)}")
+    option: Option = declared[name]
+    number = option.type in (int, float)
+    good = (isinstance(value, option.type) or (option.type is float and isinstance(value, int))) \
+        and not (isinstance(value, bool) and option.type is not bool)
+    if good and number and option.minimum is not None and value < option.minimum:
+        good = False
+    if not good:
+        at_least = f" of at least {option.minimum:g}" if number and option.minimum is not None else ""
+        raise ValueError(f"expected {_type_name(option.type)}{at_least} ({option.description}), got {describe(value)}")
+    return float(value) if option.type is float else value
+
+
+def option_values(overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """code -> option -> value for every rule that has options, the defaults filled in."""
+    return {rule.code: {name: overrides.get(rule.code, {}).get(name, option.default)
+                        for name, option in rule.options.items()}
+            for rule in all_rules() if rule.options}
