@@ -115,14 +115,14 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         targets = scan.scan_source(path, source.text)
     except scan.ScanSyntaxError as error:
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
-    except Exception as error:  # e.g. RecursionError in libcst on deeply nested code
+    except Exception as error:  # a scanner bug must not lose the other files
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
     job = make_job(source, targets, codes, config.for_job(), compile_costs=compile_costs) if targets else None
     return FileAnalysis(source, targets, job)
 
 
 def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
-    """Message and position when libcst fails: Python's own syntax error if there is one."""
+    """Message and position when the scanner fails: Python's own syntax error if there is one."""
     try:
         compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as syntax:

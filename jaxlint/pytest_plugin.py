@@ -4,7 +4,7 @@ tests call them, saved to the signatures file (see signatures.py).
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin`` to ``PYTEST_ADDOPTS``). Its value is JSON:
 ``{"output": path, "root": config root, "paths": [files or folders to scan], "report": path}``.
-Importing this module loads nothing: libcst at session start and jax at the first recorded call
+Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
 Not supported: pytest-xdist (each worker would replace the others' entries).

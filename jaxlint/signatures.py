@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any
+
+from jaxlint.sources import write_text_atomic
 
 VERSION = 1
 
@@ -101,25 +102,5 @@ def merge(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]],
 
 def write(path: str, functions: dict[str, dict[str, Any]]) -> None:
     """Write atomically (temporary file + rename): a reader never sees half a file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=".signatures-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(dumps(functions))
-        os.chmod(temp, _mode(path))
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-
-
-def _mode(path: str) -> int:
-    """The existing file's permissions, else what a plain open() would give (mkstemp's are 0600)."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_text_atomic(path, dumps(functions), prefix=".signatures-")

@@ -72,3 +72,29 @@ def write_atomic(source: SourceFile, text: str) -> None:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+
+
+def write_text_atomic(path: str, text: str, prefix: str = ".jaxlint-") -> None:
+    """Write a jaxlint-made UTF-8 file (report, page, signatures) through a temporary file and a
+    rename: a reader sees the old file or the whole new one. The permissions are the replaced
+    file's, else what a plain open() gives (mkstemp's are 0600). Raises OSError."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temp, _new_file_mode(path))
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def _new_file_mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

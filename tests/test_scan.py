@@ -418,6 +418,23 @@ def test_hint_comment_above_decorators(tmp_path):
     assert t["g"].hint == "f32[2]"
 
 
+def test_hint_ends_at_a_further_comment(tmp_path):
+    # A suppression after the hint (`# noqa: JX905`) is not part of the arguments.
+    source, targets = scan(
+        tmp_path,
+        """
+        import jax
+
+        # jaxlint: args x=f32[3]  # noqa: JX905
+        @jax.jit
+        def f(x):
+            return x
+        """,
+    )
+    assert targets[0].hint == "x=f32[3]"
+    assert text(source, targets[0].hint_span) == "# jaxlint: args x=f32[3]  # noqa: JX905"
+
+
 def test_hint_must_be_directly_above(tmp_path):
     _, targets = scan(
         tmp_path,
@@ -505,3 +522,75 @@ def test_scanning_does_not_import_jax(tmp_path):
     repo = Path(jaxlint.scan.__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo)
     assert out.stdout.strip() == "False"
+
+
+# -- positions the ast scanner must convert or recover ------------------------------------
+
+
+def test_spans_count_characters_on_non_ascii_lines(tmp_path):
+    source, [t] = scan(
+        tmp_path,
+        """
+        import jax
+        def été(x):
+            s = "ü→日本"; return jax.vmap(g)(x) + jax.lax.map(h, "ñ")
+        """,
+    )
+    assert text(source, t.name_span) == "été"
+    assert [text(source, c.span) for c in t.calls] == ["jax.vmap(g)(x)", 'jax.lax.map(h, "ñ")']
+    assert text(source, t.calls[0].transform_span) == "jax.vmap(g)"
+
+
+def test_def_span_ends_at_its_last_statement(tmp_path):
+    source, targets = scan(
+        tmp_path,
+        """
+        import jax
+        def f(x): return jax.vmap(g)(x) ;  # comment
+        def h(x):
+            if x:
+                y = jax.vmap(g)(x);
+            else:
+                y = 2 ;
+            # trailing comment
+            return y;
+        """,
+    )
+    assert [text(source, t.span) for t in targets] == [
+        "def f(x): return jax.vmap(g)(x)",
+        "def h(x):\n    if x:\n        y = jax.vmap(g)(x);\n    else:\n        y = 2 ;\n"
+        "    # trailing comment\n    return y",
+    ]
+
+
+def test_decorator_and_name_on_continued_lines(tmp_path):
+    source, [a, b] = scan(
+        tmp_path,
+        """
+        import jax
+        @(
+            jax.jit
+        )
+        def a(x): return x
+        @jax.jit
+        async \\
+            def \\
+              b(x): return x
+        """,
+    )
+    lines = source.splitlines()
+    assert lines[a.first_line - 1] == "@("
+    assert lines[b.first_line - 1] == "@jax.jit"
+    assert (text(source, a.name_span), text(source, b.name_span)) == ("a", "b")
+    assert text(source, b.span).startswith("async \\\n    def")
+
+
+def test_deeply_nested_expressions_are_walked(tmp_path):
+    terms = " + ".join(["x"] * 600)
+    _, [t] = scan(tmp_path, f"import jax\ndef f(x):\n    return jax.vmap(g)({terms})\n")
+    assert [c.kind for c in t.calls] == ["vmap"]
+
+
+def test_byte_order_mark_in_text_is_not_code():
+    [t] = scan_source("x.py", "\ufeffimport jax\n@jax.jit\ndef f(x): return x\n")
+    assert t.name_span == Span(3, 4, 3, 5)

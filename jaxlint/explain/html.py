@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from html import escape
 from typing import Any, Iterable
 
 from jaxlint.explain.html_assets import CSS, JS
+from jaxlint.sources import write_text_atomic
 
 _KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
           "recomputed-expensive": "recomputed expensive op",
@@ -40,28 +40,8 @@ def render_html(report: dict[str, Any]) -> str:
 def write_html(report: dict[str, Any], path: str) -> None:
     """Write the page atomically: a reader sees the old file or the whole new one."""
     text = render_html(report)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".html.tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.chmod(temp, _mode(path))
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-
-
-def _mode(path: str) -> int:
-    """The replaced page's permissions, else a plain open()'s (mkstemp's 0600 would hide the page)."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_text_atomic(path, text)
 
 
 def _e(value: Any) -> str:

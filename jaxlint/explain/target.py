@@ -12,6 +12,7 @@ import re
 import tokenize
 
 from jaxlint import scan
+from jaxlint.check import relative as display  # re-exported: explain shows paths as check does
 from jaxlint.explain import ExplainError
 from jaxlint.fixes import char_column
 from jaxlint.model import Span, Target
@@ -52,14 +53,6 @@ def find_target(path: str, text: str, qualname: str, args: str | None = None) ->
     if args is not None:
         target.hint, target.hint_span = args, None
     return target
-
-
-def display(path: str) -> str:
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
 
 
 def code(line: str) -> str:

@@ -7,7 +7,6 @@ is kept as an alias of ``full`` (earlier versions documented it). The format com
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from io import StringIO
@@ -16,6 +15,7 @@ from typing import Callable
 from jaxlint.check import CheckResult
 from jaxlint.formats import concise, full, github, gitlab, json_array, json_lines, junit, sarif
 from jaxlint.formats import statistics as stats
+from jaxlint.sources import write_text_atomic
 
 # write(result, out, *, unsafe_fixes=False): unsafe_fixes (--unsafe-fixes) counts unsafe fixes as
 # applicable, for the [*] marker.
@@ -87,27 +87,7 @@ def check_writable(path: str) -> None:
 
 def write_file(path: str, text: str) -> None:
     """Write ``text`` to ``path`` atomically: a reader sees the old report or the whole new one."""
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        handle, temporary = tempfile.mkstemp(prefix=".jaxlint-report-", dir=folder)
+        write_text_atomic(path, text, prefix=".jaxlint-report-")
     except OSError as error:
         raise OutputError(f"cannot write the report to {path}: {error.strerror or error}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(temporary, _file_mode(path))
-        os.replace(temporary, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise OutputError(f"cannot write the report to {path}: {error.strerror or error}") from None
-
-
-def _file_mode(path: str) -> int:
-    """The existing file's mode, else what open() would give (mkstemp's is 0600)."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask

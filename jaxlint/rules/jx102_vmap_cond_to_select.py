@@ -50,7 +50,7 @@ def under_vmap(op: Any) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def _file_calls(path: str, source: str) -> tuple:
-    from jaxlint.scan import scan_source  # libcst: only when a helper's call must be found
+    from jaxlint.scan import scan_source  # only when a helper's call must be found
     try:
         return tuple(call for target in scan_source(path, source) for call in target.calls)
     except Exception:  # the file was scanned before the trace; a failure here only loses calls
