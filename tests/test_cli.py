@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -115,6 +116,21 @@ def test_readme_shows_the_real_output() -> None:
     run = jaxlint("check", "examples/", cwd=REPO)
     readme = (REPO / "README.md").read_text()
     assert "$ jaxlint check examples/\n" + run.stdout + run.stderr in readme
+
+
+README_JAX = "0.10.2"  # the JAX the README's explain output was made with (HLO names differ by version)
+
+
+def test_readme_shows_the_real_explain_output() -> None:
+    from importlib.metadata import version
+
+    if version("jax") != README_JAX:
+        pytest.skip(f"the README's explain output comes from JAX {README_JAX}")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", "examples/founding.py::my_mapped_function"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"})
+    assert run.returncode == 0, run.stderr
+    readme = (REPO / "README.md").read_text()
+    assert "$ jaxlint explain examples/founding.py::my_mapped_function\n" + run.stdout in readme
 
 
 def test_json_carries_the_honest_cost(project: Path) -> None:
