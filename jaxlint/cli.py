@@ -155,7 +155,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from jaxlint import report
     from jaxlint.check import check
-    from jaxlint.config import ConfigError
 
     try:
         result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=settings.timeout, jobs=settings.jobs,

@@ -52,6 +52,8 @@ def doc_text(rule: type[Rule]) -> str:
     if details:
         parts.append(details)
     parts += ["## Fix safety", _fix_sentence(rule)]
+    if rule.options:
+        parts += ["## Options", options_intro(rule)] + [option_markdown(rule, n) for n in rule.options]
     return "\n\n".join(parts) + "\n"
 
 
@@ -79,7 +81,45 @@ def find_rule(query: str) -> type[Rule]:
 
 def rule_json(rule: type[Rule]) -> dict[str, Any]:
     return {"code": rule.code, "name": rule.name, "summary": rule.summary, "severity": rule.severity,
-            "fix": rule.fix, "doc": doc_text(rule)}
+            "fix": rule.fix, "options": options_json(rule), "doc": doc_text(rule)}
+
+
+# --- rule options (``[tool.jaxlint.rules.JX202]``) --------------------------------------------------
+
+# TOML's names for the value types an option can have.
+TOML_TYPES = {int: "integer", float: "float", bool: "boolean", str: "string"}
+
+
+def options_json(rule: type[Rule]) -> list[dict[str, Any]]:
+    """The rule's options in declaration order (``minimum``: null when unbounded)."""
+    return [{"name": name, "type": TOML_TYPES[option.type], "default": option.default,
+             "description": option.description, "minimum": option.minimum}
+            for name, option in rule.options.items()]
+
+
+def toml_value(value: Any) -> str:
+    """A default as TOML spells it (``100000.0``, ``true``, ``"x"``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def options_intro(rule: type[Rule]) -> str:
+    return (f"Set in `pyproject.toml` under `[tool.jaxlint.rules.{rule.code}]` (or "
+            f"`[tool.jaxlint.rules.{rule.name}]`), in a `jaxlint.toml` or `.jaxlint.toml` under "
+            f"`[rules.{rule.code}]`. `jaxlint check --show-settings` prints the values in effect.")
+
+
+def option_markdown(rule: type[Rule], name: str) -> str:
+    """One option's entry on the rule's page: a heading, its facts and the TOML that sets it to
+    its default. tests/test_rule_docs.py checks every page holds its rule's entries verbatim."""
+    option = rule.options[name]
+    kind = TOML_TYPES[option.type] + (" (an integer is accepted)" if option.type is float else "")
+    minimum = f" Minimum: {option.minimum:g}." if option.minimum is not None else ""
+    facts = f"Type: {kind}. Default: `{toml_value(option.default)}`.{minimum} {option.description[:1].upper()}" \
+            f"{option.description[1:]}."
+    return (f"### `{name}`\n\n{facts}\n\n```toml\n[tool.jaxlint.rules.{rule.code}]\n"
+            f"{name} = {toml_value(option.default)}\n```")
 
 
 # --- rendering for a terminal -------------------------------------------------------------------

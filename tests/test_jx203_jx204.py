@@ -9,6 +9,7 @@ would fail with a JX904 trace error instead).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -644,3 +645,39 @@ def test_static_floats_recorded_from_the_tests(tmp_path: Path) -> None:
         "floats for its static argument `lr` (0.1, 0.05, 0.025): jit compiles `step` once per distinct "
         "static value.")
     assert "(compared at lr=0.1, 0.05, 0.025)" in finding.message
+
+
+def test_recorded_static_floats_found_through_a_config_elsewhere(tmp_path: Path) -> None:
+    """`--config other/jaxlint.toml`: the signatures recorded next to that file are the run's, as
+    they are for tracing, not those next to the nearest configuration file or in the cwd."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "jaxlint.toml").write_text("[rules.JX202]\nmin-equations = 300\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(RECORDED_MODULE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text(RECORDED_TESTS)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS")}
+    env["JAX_PLATFORMS"] = "cpu"
+    # `record` reads the configuration found from its first path: other/jaxlint.toml, root other/.
+    done = subprocess.run([sys.executable, "-m", "jaxlint", "record", "other", "pkg", "--", sys.executable,
+                           "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    recorded = json.loads((tmp_path / "other" / ".jaxlint" / "signatures.json").read_text())
+    assert "../pkg/train.py::step" in recorded["functions"], recorded
+    assert not (tmp_path / ".jaxlint").exists()
+
+    def jx203(*config: str) -> list[dict]:
+        run = subprocess.run([sys.executable, "-m", "jaxlint", "check", *config, "--select", "JX203",
+                              "--output-format", "json", "pkg/train.py"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr
+        return json.loads(run.stdout)
+
+    [finding] = jx203("--config", "other/jaxlint.toml")
+    assert finding["code"] == "JX203" and finding["location"]["row"] == 8, finding
+    assert "`jaxlint record` saw the tests pass 3 different floats for its static argument `lr` " \
+        "(0.1, 0.05, 0.025)" in finding["message"]
+    # Without --config no configuration is found: the root is the cwd, where nothing was recorded.
+    assert jx203() == []

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from jaxlint.check import check
-from jaxlint.rules import all_rules, select_rules
+from jaxlint.ruledocs import TOML_TYPES, doc_text, option_markdown
+from jaxlint.rules import Rule, all_rules, select_rules
+from jaxlint.rules.base import Option
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = sorted((REPO / "rules").glob("JX*.md"))
@@ -79,7 +81,8 @@ def test_rule_json_has_the_metadata_and_the_page() -> None:
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert data == {"code": "JX501", "name": "where-nan-gradient", "severity": "error", "fix": "unsafe",
-                    "summary": data["summary"], "doc": (REPO / "rules" / "JX501.md").read_text(encoding="utf-8")}
+                    "summary": data["summary"], "options": [],
+                    "doc": (REPO / "rules" / "JX501.md").read_text(encoding="utf-8")}
     assert data["summary"].endswith(".")
 
 
@@ -95,6 +98,44 @@ def test_rule_all_covers_every_rule_in_text_and_json() -> None:
     text = jaxlint("rule", "--all").stdout
     for rule in rules:
         assert f"\n{rule.name} ({rule.code})\n" in "\n" + text
+
+
+def test_rule_json_lists_each_declared_option() -> None:
+    listed = json.loads(jaxlint("rule", "--all", "--output-format", "json").stdout)
+    by_code = {r.code: r for r in all_rules()}
+    assert {e["code"] for e in listed if e["options"]} == {c for c, r in by_code.items() if r.options} >= \
+        {"JX201", "JX202", "JX301", "JX302"}
+    for entry in listed:
+        declared = by_code[entry["code"]].options
+        assert entry["options"] == [{"name": name, "type": TOML_TYPES[o.type], "default": o.default,
+                                     "description": o.description, "minimum": o.minimum}
+                                    for name, o in declared.items()]
+    [jx202] = [e for e in listed if e["code"] == "JX202"]
+    assert [(o["name"], o["type"], type(o["default"])) for o in jx202["options"]] == \
+        [("min-equations", "integer", int), ("min-repeats", "integer", int)]
+    [jx201] = [e for e in listed if e["code"] == "JX201"]
+    assert jx201["options"][0]["type"] == "float" and isinstance(jx201["options"][0]["default"], float)
+
+
+def test_rule_text_shows_the_options_and_their_toml() -> None:
+    run = jaxlint("rule", "python-loop-unrolled")
+    assert run.returncode == 0, run.stderr
+    options = section(run.stdout.replace("\nOptions\n-------\n", "\n## Options\n", 1), "Options")
+    rule = next(r for r in all_rules() if r.code == "JX202")
+    for name, option in rule.options.items():
+        assert f"\n`{name}`\n" in options  # its heading
+        assert f"\n    [tool.jaxlint.rules.JX202]\n    {name} = {option.default}\n" in options
+
+
+def test_a_pageless_rule_with_options_documents_them() -> None:
+    class Threshold(Rule):
+        code, name, summary, severity = "JX999", "made-up-threshold", "A made-up rule.", "warning"
+        options = {"min-size": Option(int, 3, "elements an array must have", minimum=1)}
+
+    doc = doc_text(Threshold)
+    assert doc.index("\n## Fix safety\n") < doc.index("\n## Options\n")
+    assert option_markdown(Threshold, "min-size") in doc
+    assert "Type: integer. Default: `3`. Minimum: 1. Elements an array must have." in doc
 
 
 def test_rules_without_a_page_get_one_from_their_metadata() -> None:

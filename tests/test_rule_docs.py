@@ -2,7 +2,8 @@
 
 The Example must give exactly that rule's finding, Use instead must be clean, and --fix on the
 Example must produce Use instead, byte for byte, when the rule has a safe fix (otherwise --fix
-must leave the Example untouched).
+must leave the Example untouched). A rule's Options section holds the entry generated from each of
+its declared options (jaxlint.ruledocs.option_markdown), and the TOML it shows sets the option.
 """
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from jaxlint.check import CheckResult, check
-from jaxlint.rules import all_rules, select_rules
+from jaxlint.ruledocs import option_markdown, options_intro
+from jaxlint.rules import Rule, all_rules, select_rules
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "rules"
 DOCS = sorted(RULES_DIR.glob("JX*.md"))
-SECTIONS = ["What it does", "Why is this bad?", "Cost", "Example", "Use instead", "Fix safety", "References"]
+SECTIONS = ["What it does", "Why is this bad?", "Cost", "Example", "Use instead", "Fix safety", "Options",
+            "References"]
 
 
 def sections(text: str) -> dict[str, str]:
@@ -47,8 +50,10 @@ def test_sections_in_order(doc: Path) -> None:
     [rule] = [r for r in all_rules() if r.code == doc.stem]
     assert text.startswith(f"# {rule.name} ({rule.code})\n")
     # Correctness rules (wrong answers, failures) may leave out Cost; performance rules have it.
+    # Options is there exactly when the rule declares options.
     found = list(sections(text))
-    assert found in (SECTIONS, [s for s in SECTIONS if s != "Cost"]), found
+    expected = [s for s in SECTIONS if s != "Options" or rule.options]
+    assert found in (expected, [s for s in expected if s != "Cost"]), found
     if rule.severity == "warning" and rule.code[2] in "13":
         assert "Cost" in found
 
@@ -80,3 +85,58 @@ def test_example_use_instead_and_fix(doc: Path, tmp_path: Path) -> None:
     assert fixed.fix_rejected == [], [f.fix_rejected for f in fixed.fix_rejected]
     has_safe_fix = any(f.fix is not None and f.fix.applicability == "safe" for f in found.findings)
     assert fixed_path.read_text(encoding="utf-8") == (use_instead if has_safe_fix else example)
+
+
+def option_problems(rule: type[Rule], page: str) -> list[str]:
+    """What the page's Options section lacks or has in excess, against the rule's declarations."""
+    body = sections(page).get("Options")
+    if body is None:
+        return ["no Options section"] if rule.options else []
+    problems = [] if options_intro(rule) in body else ["the intro differs from options_intro()"]
+    documented = re.findall(r"^### `([^`]+)`$", body, flags=re.MULTILINE)
+    if documented != list(rule.options):
+        problems.append(f"documents {documented}, declared {list(rule.options)}")
+    problems += [f"stale entry for `{name}`; expected:\n{option_markdown(rule, name)}"
+                 for name in rule.options if option_markdown(rule, name) not in body]
+    return problems
+
+
+@pytest.mark.parametrize("rule", [r for r in all_rules() if r.options], ids=lambda rule: rule.code)
+def test_options_section_documents_every_declared_option(rule: type[Rule]) -> None:
+    page = RULES_DIR / f"{rule.code}.md"
+    assert page.is_file(), f"{rule.code} has options and no page"
+    text = page.read_text(encoding="utf-8")
+    assert option_problems(rule, text) == []
+    # A changed default makes the page stale.
+    name, option = next(iter(rule.options.items()))
+    stale = text.replace(f"{name} = {option_markdown(rule, name).splitlines()[-2].split(' = ')[1]}\n",
+                         f"{name} = 7\n")
+    assert stale != text and any("stale entry" in p for p in option_problems(rule, stale))
+    without = text.replace(f"### `{name}`", f"### `{name}-old`")
+    assert any("documents" in p for p in option_problems(rule, without))
+
+
+def test_rules_without_options_have_no_options_section() -> None:
+    for doc in DOCS:
+        [rule] = [r for r in all_rules() if r.code == doc.stem]
+        if not rule.options:
+            assert "Options" not in sections(doc.read_text(encoding="utf-8")), doc.stem
+
+
+@pytest.mark.parametrize("rule, name", [(r, n) for r in all_rules() for n in r.options],
+                         ids=lambda value: value if isinstance(value, str) else value.code)
+def test_options_toml_sets_the_option(rule: type[Rule], name: str, tmp_path: Path) -> None:
+    """The page's TOML, in a pyproject.toml, with the threshold raised far above the Example's
+    figures: the Example is no longer reported."""
+    assert name.startswith("min-"), "a threshold; this test raises it"
+    parts = sections((RULES_DIR / f"{rule.code}.md").read_text(encoding="utf-8"))
+    entry = parts["Options"].split(f"### `{name}`\n", 1)[1]
+    toml = re.search(r"^```toml\n(.*?)^```$", entry, flags=re.MULTILINE | re.DOTALL).group(1)
+    raised = re.sub(rf"^{name} = .*$", f"{name} = 1000000000000", toml, flags=re.MULTILINE)
+    assert raised != toml and raised.startswith(f"[tool.jaxlint.rules.{rule.code}]\n")
+    (tmp_path / "pyproject.toml").write_text(raised, encoding="utf-8")
+    example = tmp_path / f"{rule.code.lower()}_example.py"
+    example.write_text(first_python_block(parts["Example"]), encoding="utf-8")
+    result = check([str(example)], [rule])
+    assert result.skipped == [] and result.traced > 0
+    assert result.findings == [], [f.message for f in result.findings]

@@ -19,6 +19,9 @@ class RuleContext:
     vmap_records: dict[str, Any]  # marker tag -> jaxlint.record.VmapRecord
     # code -> option name -> value, from the configuration (``[tool.jaxlint.rules.JX202]``)
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The run's configuration as the worker got it (``Config.for_job()``: root, signatures, ...);
+    # empty outside a ``jaxlint check`` run (jaxlint.api), where a rule finds what it needs itself.
+    config: dict[str, Any] = field(default_factory=dict)
 
     def option(self, rule: type[Rule], name: str) -> Any:
         """The configured value of one of ``rule``'s declared options, else its default."""

@@ -49,7 +49,7 @@ class RecompilationHazard(Rule):
                 yield finding
         from jaxlint.rules.jx203_static_float import problems  # it imports JX204's helpers
 
-        for message, span in problems(ctx.path, ctx.source):
+        for message, span in problems(ctx.path, ctx.source, ctx.config):
             yield ctx.finding(cls, message, span)
 
 

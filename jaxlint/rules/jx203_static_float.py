@@ -14,14 +14,15 @@ functions and their static parameters are JX204's (module-level ``@jax.jit(stati
   between a few code paths is what static arguments are for.
 
 Calls inside jitted code are not reported: they are traced into the caller's program. The result
-depends only on the source, the signatures file and the imported module, so every target of the
-file reports the same findings and jaxlint.check keeps one.
+depends only on the source, the signatures file (the run's, from the rule context) and the imported
+module, so every target of the file reports the same findings and jaxlint.check keeps one.
 """
 from __future__ import annotations
 
 import ast
 import functools
 import os
+from typing import Any
 
 from jaxlint.fixes.ast_spans import node_span, parse
 from jaxlint.model import Span, Target
@@ -31,11 +32,12 @@ from jaxlint.rules.jx203_recompilation_hazard import (_COMPREHENSIONS, _is_jit_d
 from jaxlint.rules.jx204_non_hashable_static_arg import _bound_once, _jitted, _shadowed, static_arguments
 
 
-def problems(path: str, source: str) -> list[tuple[str, Span]]:
-    """(message, span) of every static-float problem in the file."""
+def problems(path: str, source: str, config: dict[str, Any] | None = None) -> list[tuple[str, Span]]:
+    """(message, span) of every static-float problem in the file; ``config``: the run's
+    configuration (``RuleContext.config``), whose root and signatures file are used when given."""
     if "static_arg" not in source:
         return []  # no static arguments declared anywhere
-    return _problems(path, source, *_signatures_stamp(path))
+    return _problems(path, source, *_signatures_stamp(path, config or {}))
 
 
 @functools.lru_cache(maxsize=8)
@@ -183,23 +185,30 @@ def _loop_message(name: str, target: Target, changing: list, verdicts: list[tupl
 # Values ``jaxlint record`` saw: direct evidence of several compiles
 
 
-def _signatures_stamp(path: str) -> tuple[str, str, tuple[int, int] | None]:
-    """(signatures file, config root, its (mtime, size)): where jaxlint check finds it when ``path``
-    is the first path given (the nearest configuration file's folder, else the cwd). Rules are not
-    given the run's configuration, so a ``--config`` elsewhere is not followed."""
-    from jaxlint import config
-
-    try:
-        found = config.find_config_file(path)
-    except Exception:  # an unreadable configuration file: the run itself reports it
-        found = None
-    root = os.path.dirname(found) if found else os.getcwd()
-    file = os.path.join(root, ".jaxlint", "signatures.json")
+def _signatures_stamp(path: str, config: dict[str, Any]) -> tuple[str, str, tuple[int, int] | None]:
+    """(signatures file, config root, its (mtime, size)): the run's (``--config`` followed), else,
+    without a run configuration (jaxlint.api), where jaxlint check would find them when ``path`` is
+    the first path given: the nearest configuration file's folder, else the cwd."""
+    if config.get("signatures") and config.get("root"):
+        root, file = config["root"], config["signatures"]
+    else:
+        root = _nearest_root(path)
+        file = os.path.join(root, ".jaxlint", "signatures.json")
     try:
         info = os.stat(file)
     except OSError:
         return file, root, None
     return file, root, (info.st_mtime_ns, info.st_size)
+
+
+def _nearest_root(path: str) -> str:
+    from jaxlint.config import find_config_file
+
+    try:
+        found = find_config_file(path)
+    except Exception:  # an unreadable configuration file: the run itself reports it
+        found = None
+    return os.path.dirname(found) if found else os.getcwd()
 
 
 def _recorded(path: str, jitted: dict[str, Target], file: str, root: str,
