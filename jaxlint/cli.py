@@ -47,9 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--output-format", choices=["text", "json"], default="text")
     record = commands.add_parser(
         "record", help="record the arguments the tests pass, for check to trace with",
-        usage="jaxlint record [--output PATH] [PATHS...] -- COMMAND...")
+        usage="jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND...")
     record.add_argument("paths", nargs="*", default=[], help="files or folders to record (default: the project root)")
     record.add_argument("--output", default=None, help="signatures file (default: <root>/.jaxlint/signatures.json)")
+    record.add_argument("--config", action="append", default=[], metavar="CONFIG_OPTION",
+                        help="a configuration file used instead of the one found (its folder is the root), "
+                             "or a `KEY = VALUE` TOML line overriding one setting, as for check")
+    record.add_argument("--isolated", action="store_true",
+                        help="ignore all configuration files (the root is the current directory)")
     from jaxlint.explain.command import add_parser as add_explain_parser
 
     add_explain_parser(commands)
@@ -233,7 +238,7 @@ def _record(args: argparse.Namespace, command: list[str]) -> int:
     from jaxlint.record_command import record
 
     try:
-        return record(args.paths, args.output, command)
+        return record(args.paths, args.output, command, args.config, args.isolated)
     except ConfigError as error:
         print(f"jaxlint: configuration error: {error}", file=sys.stderr)
         return 2

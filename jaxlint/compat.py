@@ -9,6 +9,7 @@ import os
 from typing import Any, Iterator
 
 import jax
+from jax._src import config as _jax_config
 from jax._src import source_info_util
 
 try:  # Jaxpr and friends moved to jax.extend.core; jax.core lost them in 0.6.0.
@@ -188,3 +189,85 @@ def is_library_jaxpr(jaxpr: Any) -> bool:
         return False
     file = text.rpartition(" at ")[2].rpartition(":")[0]
     return os.path.abspath(file).startswith(_JAX_DIR)
+
+
+# JAX's configuration: ``jax.config.values`` reads through this thread's context-manager
+# overrides, so the global values and the overrides are read from the option holders
+# (``State.get_global``/``get_local`` from 0.5; ``State._value`` and a threading.local before).
+
+_THREAD_LOCAL = getattr(_jax_config, "_thread_local_state", None)  # before 0.5
+_UNSET = getattr(getattr(_jax_config, "config_ext", None), "unset", getattr(_jax_config, "unset", None))
+
+
+def _option_holders() -> dict[str, Any]:
+    return dict(getattr(_jax_config.config, "_value_holders", {}))
+
+
+def _global_value(holder: Any) -> Any:
+    if hasattr(holder, "get_global"):
+        return holder.get_global()
+    if hasattr(holder, "_value"):
+        return holder._value
+    return holder.value  # a Flag: no context manager, no thread-local value
+
+
+def _local_values() -> dict[str, Any]:
+    """This thread's overrides (a ``with jax.enable_x64(True):`` a module entered and never left)."""
+    if _THREAD_LOCAL is not None:
+        return dict(_THREAD_LOCAL.__dict__)
+    return {name: value for name, holder in _option_holders().items() if hasattr(holder, "get_local")
+            for value in [holder.get_local()] if value is not _UNSET}
+
+
+def _set_local(holder: Any, name: str, value: Any) -> None:
+    """Set (or, with ``_UNSET``, drop) this thread's override of one option."""
+    if _THREAD_LOCAL is not None:
+        if value is _UNSET:
+            _THREAD_LOCAL.__dict__.pop(name, None)
+        else:
+            setattr(_THREAD_LOCAL, name, value)
+    else:
+        holder.set_local(value)
+    hook = getattr(holder, "_update_thread_local_hook", None)
+    if hook is not None:
+        hook(None if value is _UNSET else value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or (type(a) is type(b) and bool(a == b))
+    except Exception:  # an option value whose == raises: treat as changed
+        return False
+
+
+def config_snapshot() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(global value of every JAX option, this thread's overrides), for ``restore_config``."""
+    return {name: _global_value(h) for name, h in _option_holders().items()}, _local_values()
+
+
+def restore_config(snapshot: tuple[dict[str, Any], dict[str, Any]]) -> bool:
+    """Put back every option changed since ``snapshot`` (through ``jax.config.update``, so JAX's
+    hooks run); returns whether any was. Options registered since are left as they are, and so
+    are those that cannot change any more (``jax_num_cpu_devices`` once the backends started)."""
+    saved_globals, saved_locals = snapshot
+    holders = _option_holders()
+    changed = False
+    local_values = _local_values()
+    for name in set(local_values) | set(saved_locals):
+        value = saved_locals.get(name, _UNSET)
+        if name in holders and not _same(local_values.get(name, _UNSET), value):
+            changed = True
+            try:
+                _set_local(holders[name], name, value)
+            except Exception:  # JAX refuses the value now: keep the module's
+                pass
+    for name, value in saved_globals.items():
+        holder = holders.get(name)
+        if holder is None or _same(_global_value(holder), value):
+            continue
+        changed = True
+        try:
+            jax.config.update(name, value)
+        except Exception:  # fixed once the backends started: keep the module's
+            pass
+    return changed

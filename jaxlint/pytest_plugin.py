@@ -3,7 +3,8 @@ tests call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin`` to ``PYTEST_ADDOPTS``). Its value is JSON:
-``{"output": path, "root": config root, "paths": [files or folders to scan], "report": path}``.
+``{"output": path, "root": config root, "files": path, "report": path}``, where ``files`` names a
+JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes.
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
@@ -95,11 +96,13 @@ class Recorder:
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> Recorder:
-        from jaxlint import discover, scan, signatures
+        from jaxlint import scan, signatures
 
         root = settings["root"]
+        with open(settings["files"], encoding="utf-8") as listing:
+            files = json.load(listing)
         by_file: dict[str, dict[Any, list[Watched]]] = {}
-        for path in discover.discover(settings.get("paths") or [root]):
+        for path in files:
             try:
                 targets = scan.scan_file(path)
             except Exception:  # a file that does not parse: `jaxlint check` reports it

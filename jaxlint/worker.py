@@ -3,7 +3,8 @@
 User code only ever runs here, never in the jaxlint process: it can crash, hang or print
 without harming the report. Protocol: one JSON job per line on the file descriptor given as argv[1],
 one JSON result per line on the one given as argv[2]; stdin and stdout are /dev/null, so code
-that reads or prints cannot touch either stream. The JAX import happens once per worker.
+that reads or prints cannot touch either stream. The JAX import happens once per worker; the
+JAX configuration a module changes is put back after its job.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def main() -> None:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     os._exit = _exit_with_stack
     started = time.perf_counter()
-    import jax  # noqa: F401  (paid once per worker)
+    importlib.import_module("jax")  # paid once per worker, before any job
 
     from jaxlint import compat
     compat.exclude_from_user_frames(__file__)
@@ -94,13 +95,22 @@ def import_module(name: str, path: str, root: str, override: str | None) -> Any:
 
 
 def analyze_module(job: dict[str, Any]) -> dict[str, Any]:
+    """One job; the JAX configuration the module changed (``jax.config.update`` at import) is
+    put back afterwards, so the next module is analyzed with the worker's own, as if alone."""
+    from jaxlint import compat
     from jaxlint.analyze import analyze
 
+    configuration = compat.config_snapshot()
     try:
         return analyze(job)
     except BaseException as error:  # jaxlint's own bug: report it, keep the worker alive
         return {"path": job["path"], "internal_error": "".join(
             traceback.format_exception(type(error), error, error.__traceback__))}
+    finally:
+        if compat.restore_config(configuration):
+            import jax
+
+            jax.clear_caches()  # traces cached under the module's configuration
 
 
 if __name__ == "__main__":

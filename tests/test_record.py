@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -246,3 +247,99 @@ def test_record_without_a_command_is_a_usage_error(tmp_path):
     done = run("-m", "jaxlint", "record", cwd=tmp_path)
     assert done.returncode == 2
     assert "needs a command after '--'" in done.stderr
+
+
+# --config FILE, --isolated and the configuration's exclusions, as `jaxlint check` reads them.
+
+def recorded_with(project: Path, *flags: str, tests: str = "tests/") -> subprocess.CompletedProcess:
+    return run("-m", "jaxlint", "record", *flags, "--", sys.executable, "-m", "pytest", "-q",
+               "-p", "no:cacheprovider", tests, cwd=project)
+
+
+def traced_counts(summary: str) -> tuple[int, int]:
+    found = re.search(r"traced (\d+) of (\d+) functions", summary)
+    assert found, summary
+    return int(found[1]), int(found[2])
+
+
+def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_path):
+    root = make_project(tmp_path)
+    (root / "pyproject.toml").unlink()  # the configuration lives elsewhere
+    (root / "other").mkdir()
+    (root / "other" / "jaxlint.toml").write_text("")
+
+    done = recorded_with(root, "--config", "other/jaxlint.toml")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("jaxlint: recorded 4 functions into other/.jaxlint/signatures.json; "
+            "1 called with arguments it cannot record") in done.stderr
+    assert not (root / ".jaxlint").exists()
+    # Keys are relative to the root, the configuration's folder.
+    written = json.loads((root / "other" / ".jaxlint" / "signatures.json").read_text())
+    assert written["functions"] == {"../" + key: entry for key, entry in EXPECTED["functions"].items()
+                                    if key != "pkg/model.py::never_called"}
+    recorded = sum(1 for entry in written["functions"].values() if entry["signatures"])
+
+    with_config = run("-m", "jaxlint", "check", "--config", "other/jaxlint.toml", cwd=root)
+    without = run("-m", "jaxlint", "check", cwd=root)
+    assert with_config.returncode == 1, with_config.stdout + with_config.stderr
+    assert "pkg/model.py:15:12: JX101" in with_config.stdout
+    traced, targets = traced_counts(with_config.stderr)
+    assert (traced, targets) == (recorded, traced_counts(without.stderr)[1])
+    assert traced_counts(without.stderr)[0] == 0  # nothing else gives these functions arguments
+
+
+def test_record_honours_exclusions_and_isolated_ignores_the_configuration(tmp_path):
+    (tmp_path / "jaxlint.toml").write_text('extend-exclude = ["pkg"]\n')
+    (tmp_path / "project").mkdir()
+    project = make_project(tmp_path / "project")
+    (project / "pyproject.toml").unlink()  # tmp_path/jaxlint.toml is the project's configuration
+
+    excluded = recorded_with(project)
+    assert excluded.returncode == 0, excluded.stdout + excluded.stderr
+    assert f"jaxlint: recorded 0 functions into {tmp_path / '.jaxlint' / 'signatures.json'}" in excluded.stderr
+    assert json.loads((tmp_path / ".jaxlint" / "signatures.json").read_text())["functions"] == {}
+
+    isolated = recorded_with(project, "--isolated")
+    assert isolated.returncode == 0, isolated.stdout + isolated.stderr
+    assert "jaxlint: recorded 4 functions into .jaxlint/signatures.json" in isolated.stderr
+    functions = json.loads((project / ".jaxlint" / "signatures.json").read_text())["functions"]
+    assert functions["pkg/model.py::mapped"] == EXPECTED["functions"]["pkg/model.py::mapped"]
+
+
+def test_output_overrides_the_configured_location(tmp_path):
+    root = make_project(tmp_path)
+    (root / "other").mkdir()
+    (root / "other" / "jaxlint.toml").write_text("")
+    (root / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+
+    done = recorded_with(root, "--config", "other/jaxlint.toml", "--output", "out/signatures.json",
+                         tests="tests/test_nothing.py")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "jaxlint: recorded 0 functions into out/signatures.json" in done.stderr
+    assert json.loads((root / "out" / "signatures.json").read_text())["functions"] == {}
+    assert not (root / "other" / ".jaxlint").exists() and not (root / ".jaxlint").exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--config", "missing.toml"], "missing.toml: no such configuration file"),
+    (["--config", "bad.toml"], "bad.toml: `extend-exclude`: expected an array of glob patterns, got 3"),
+    (["--config", "pyproject.toml", "--isolated"], "--config FILE and --isolated are exclusive"),
+    (["--config", "extend-exclude = ["], "neither a file nor a valid `KEY = VALUE` TOML snippet"),
+    ([], "pyproject.toml: unknown key `tool.jaxlint.extend-exclud`"),  # the configuration found
+])
+def test_configuration_errors_exit_2_before_running_the_command(tmp_path, flags, message):
+    root = make_project(tmp_path)
+    (root / "bad.toml").write_text("extend-exclude = 3\n")
+    if not flags:
+        (root / "pyproject.toml").write_text('[tool.jaxlint]\nextend-exclud = ["x"]\n')
+
+    done = run("-m", "jaxlint", "record", *flags, "--", sys.executable, "-c", "open('ran', 'w')", cwd=root)
+    checked = run("-m", "jaxlint", "check", *flags, cwd=root)
+
+    assert done.returncode == 2
+    assert "jaxlint: configuration error: " in done.stderr and message in done.stderr
+    assert done.stderr == checked.stderr and checked.returncode == 2  # the same words as check
+    assert "Traceback" not in done.stderr
+    assert not (root / "ran").exists() and not (root / ".jaxlint").exists()
