@@ -1,6 +1,8 @@
 """The explain report (schema_version 1), built in the jaxlint process from the worker's data."""
 from __future__ import annotations
 
+from collections import Counter
+
 from typing import Any
 
 from jaxlint.explain import classify, hlo, hlomap
@@ -75,9 +77,13 @@ def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: l
         estimate_bytes += missing
     loops = [loop for loop in (data.get("estimate") or {}).get("loops", [])]
     counted = [loop for loop in loops if loop.get("trips") and loop["trips"] > 1]
-    for loop in counted:
-        notes.append(f"XLA's cost_analysis counts a loop body once, whatever its trip count: the "
-                     f"{loop['primitive']} at line {loop['line']} runs {loop['trips']:,} times per call.")
+    # Loops from one line (a scan and its transpose under grad) share one note.
+    same_place = Counter((loop["primitive"], loop["line"], loop["trips"]) for loop in counted)
+    for (primitive, line, trips), count in same_place.items():
+        what = f"the {primitive} at line {line} runs" if count == 1 else \
+            f"the {count} {primitive}s at line {line} each run"
+        notes.append(f"XLA's cost_analysis counts a loop body once, whatever its trip count: "
+                     f"{what} {trips:,} times per call.")
     if counted and compiled["flops"] and estimate_flops is not None and estimate_flops != compiled["flops"]:
         ratio = estimate_flops / compiled["flops"]
         notes.append(f"The trip-count-aware estimate is {_number(estimate_flops)} FLOPs per call, "
