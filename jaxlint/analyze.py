@@ -178,8 +178,7 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         to_compile.append((target.qualname, function, arguments))
         timings["trace"] += time.perf_counter() - started
         started = time.perf_counter()
-        for finding in run_rules(rules, codes, path, source, target, closed, signature,
-                                 job.get("config", {}).get("rule_options", {}), job.get("config", {})):
+        for finding in run_rules(rules, codes, path, source, target, closed, signature, job.get("config")):
             # Several signatures, one report: the first signature's finding at each place stands
             # (messages differ only by the signature's sizes).
             place = (finding.code, finding.span.start_line, finding.span.start_col)
@@ -201,18 +200,17 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
 
 
 def run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,
-               closed: Any, stage_signature: str,
-               options: dict[str, dict[str, Any]] | None = None,
-               config: dict[str, Any] | None = None) -> list[Finding]:
+               closed: Any, stage_signature: str, config: dict[str, Any] | None = None) -> list[Finding]:
     """Findings of every rule; a rule that crashes is a finding about jaxlint, not a lost run.
-    ``options``: code -> rule option -> value (``Config.for_job()["rule_options"]``); ``config``:
-    the job's configuration (``Config.for_job()``), None outside a ``jaxlint check`` run."""
+    ``config``: the job's configuration (``Config.for_job()``, rule options included), None
+    outside a ``jaxlint check`` run (rules then use their defaults)."""
     findings: list[Finding] = []
     stage = "building the IR"
     try:
         program = build_program(closed)
-        context = RuleContext(path, source, target, program, stage_signature, VMAP_RECORDS, options or {},
-                              config or {})
+        config = config or {}
+        context = RuleContext(path, source, target, program, stage_signature, VMAP_RECORDS,
+                              config.get("rule_options", {}), config)
         for rule in rules:
             stage = f"running rule {rule.code}"
             findings.extend(rule.check(context))
