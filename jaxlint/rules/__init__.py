@@ -4,6 +4,7 @@ Adding a rule is adding a file here; no other stage changes.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 
@@ -14,6 +15,12 @@ __all__ = ["Rule", "RuleContext", "all_rules", "select_rules"]
 
 def all_rules() -> list[type[Rule]]:
     """Every rule, sorted by code. Importing rule modules must not import JAX."""
+    return list(_registry())
+
+
+@functools.lru_cache(maxsize=None)
+def _registry() -> tuple[type[Rule], ...]:
+    # Walking the package costs ~1 ms; per-file callers (suppressions, per-file-ignores) add up.
     found: dict[str, type[Rule]] = {}
     for info in pkgutil.iter_modules(__path__):
         if info.name == "base":
@@ -23,7 +30,7 @@ def all_rules() -> list[type[Rule]]:
             if isinstance(value, type) and issubclass(value, Rule) and value is not Rule \
                     and value.__module__ == module.__name__:
                 found[value.code] = value
-    return [found[code] for code in sorted(found)]
+    return tuple(found[code] for code in sorted(found))
 
 
 def _matches(rule: type[Rule], selector: str) -> bool:
