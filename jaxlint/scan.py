@@ -77,6 +77,19 @@ def _last_simple_statement(node: ast.stmt) -> ast.stmt:
         node = block[-1]
 
 
+def hint_above(lines: list[str], first_line: int) -> tuple[str | None, Span | None]:
+    """The ``# jaxlint: args`` hint on the line above ``first_line`` (1-based; the first decorator's
+    line), and its span; (None, None) when there is none."""
+    if first_line < 2 or first_line - 2 >= len(lines):
+        return None, None
+    line = lines[first_line - 2]
+    match = _HINT.fullmatch(line.strip())
+    if match is None:
+        return None, None
+    start = len(line) - len(line.lstrip())
+    return (match.group(1) or "").strip(), Span(first_line - 1, start, first_line - 1, len(line.rstrip()))
+
+
 class _Targets:
     """Turns the walker's candidates into Targets, with spans in characters."""
 
@@ -134,14 +147,7 @@ class _Targets:
         return decorator.lineno
 
     def hint(self, first_line: int) -> tuple[str | None, Span | None]:
-        if first_line < 2 or first_line - 2 >= len(self.lines):
-            return None, None
-        line = self.lines[first_line - 2]
-        match = _HINT.fullmatch(line.strip())
-        if match is None:
-            return None, None
-        start = len(line) - len(line.lstrip())
-        return (match.group(1) or "").strip(), Span(first_line - 1, start, first_line - 1, len(line.rstrip()))
+        return hint_above(self.lines, first_line)
 
     # -- transform uses inside a candidate ------------------------------------------------
 

@@ -8,17 +8,16 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import tokenize
 
 from jaxlint import scan
+from jaxlint.scan_walk import parameters
 from jaxlint.check import relative as display  # re-exported: explain shows paths as check does
 from jaxlint.explain import ExplainError
 from jaxlint.fixes import char_column
 from jaxlint.model import Span, Target
 from jaxlint.sources import SourceError, SourceFile, read_source
 
-_HINT = re.compile(r"#\s*jaxlint:\s*args(?:\s+(.*))?$")
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -99,18 +98,8 @@ def _plain(path: str, text: str, qualname: str) -> Target | None:
     end_line = node.end_lineno or node.lineno
     span = Span(node.lineno, char_column(line_text(node.lineno), node.col_offset), end_line,
                 char_column(line_text(end_line), node.end_col_offset or 0))
-    hint, hint_span = None, None
-    above = line_text(first_line - 1).strip()
-    match = _HINT.fullmatch(above) if first_line > 1 else None
-    if match:
-        hint = (match.group(1) or "").strip()
-        start = len(line_text(first_line - 1)) - len(line_text(first_line - 1).lstrip())
-        hint_span = Span(first_line - 1, start, first_line - 1, len(line_text(first_line - 1).rstrip()))
-    arguments = node.args
-    params = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    params += [arguments.vararg.arg] if arguments.vararg else []
-    params += [a.arg for a in arguments.kwonlyargs]
-    params += [arguments.kwarg.arg] if arguments.kwarg else []
+    hint, hint_span = scan.hint_above(lines, first_line)
+    params = [a.arg for a in parameters(node.args)]
     return Target(name=node.name, qualname=qualname, kind="plain", span=span,
                   name_span=Span(node.lineno, max(name_col, 0), node.lineno, max(name_col, 0) + len(node.name)),
                   first_line=first_line, params=params, hint=hint, hint_span=hint_span)
