@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import select_rules
 
 REPO = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import select_rules
 
 PROGRAM = '''

@@ -1,5 +1,5 @@
 import sys
 
-from jaxlint.cli import entry
+from jaxlint.cli.main import entry
 
 sys.exit(entry())

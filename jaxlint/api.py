@@ -27,12 +27,16 @@ from typing import Any, Callable, Iterable, Iterator
 
 import jax
 
-from jaxlint import compat, record, report, scan
-from jaxlint.analyze import format_signature, run_rules, trace_function
-from jaxlint.argsources import ArgumentSet
+from jaxlint import scan
+from jaxlint.ir import compat
 from jaxlint.model import Finding, Span, Target
+from jaxlint.report import summary as report
 from jaxlint.rules import select_rules
-from jaxlint.sources import read_source
+from jaxlint.text import read_source
+from jaxlint.worker import instrument as record
+from jaxlint.worker.analyze import run_rules
+from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.trace import format_signature, trace_function
 
 Selectors = str | Iterable[str] | None
 
@@ -182,7 +186,7 @@ def _exclude_jaxlint_frames() -> None:
     """As in the worker: op locations skip jaxlint's own frames (its tracing and marker code)."""
     global _excluded
     if not _excluded:
-        compat.exclude_from_user_frames(compat.__file__)
+        compat.exclude_from_user_frames()
         _excluded = True
 
 

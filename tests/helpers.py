@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jaxlint.check import CheckResult
+from jaxlint.engine.results import CheckResult
 
 
 def write(folder: Path, name: str, text: str) -> Path:

@@ -13,10 +13,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    QualifiedNameProvider,
+)
 
-from jaxlint.discover import mentions_jax
 from jaxlint.model import Span, Target, TransformCall
+from jaxlint.scan.discover import mentions_jax
 
 _JIT = "jit"
 # Qualified names (as libcst resolves them through imports) -> short kind.

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("jaxtyping")  # only to check that it is installed: the worker imports it
 
-from jaxlint.check import check  # noqa: E402
+from jaxlint.engine.check import check  # noqa: E402
 from jaxlint.rules import all_rules  # noqa: E402
 
 DTYPES = {  # annotation -> dtype as the signature prints it

@@ -6,7 +6,7 @@ called once at import in a different way; ``traced`` says with which signature i
 
 import pytest
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
 
 CALLS = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import select_rules
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from jaxlint import scan
-from jaxlint.check import CheckResult, FileAnalysis, check, make_job
 from jaxlint.config import load_config
-from jaxlint.coverage import coverage
-from jaxlint.report import summary
+from jaxlint.engine.check import check
+from jaxlint.engine.jobs import make_job
+from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.report.summary import summary
+from jaxlint.report.coverage import coverage
 from jaxlint.rules import all_rules
-from jaxlint.sources import read_source
+from jaxlint.text import read_source
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -163,8 +165,8 @@ def test_a_target_traced_with_several_signatures_counts_once(tmp_path: Path, mon
     """Analyzed in this process, with an argument source giving two signatures per target."""
     import jax
 
-    from jaxlint import analyze
-    from jaxlint.argsources import ArgumentSet
+    from jaxlint.worker import analyze
+    from jaxlint.worker.argsources import ArgumentSet
 
     def two_signatures(request):
         return [ArgumentSet("test", (jax.ShapeDtypeStruct(shape, "float32"),), {}) for shape in ((2, 3), (4, 3))]

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from jaxlint.discover import discover, find_root, mentions_jax, module_name
+from jaxlint.scan.discover import discover, find_root, mentions_jax, module_name
 
 
 def touch(path, text=""):
@@ -143,7 +143,7 @@ def test_force_exclude_checks_folders_up_to_the_project_root_only(tmp_path):
 
 
 def test_git_ignored_is_empty_without_git_or_outside_a_work_tree(tmp_path, monkeypatch):
-    from jaxlint.discover import git_ignored
+    from jaxlint.scan.discover import git_ignored
 
     touch(tmp_path / ".gitignore", "*.py\n")
     touch(tmp_path / "a.py")
@@ -168,7 +168,7 @@ def test_git_ignored_is_empty_without_git_or_outside_a_work_tree(tmp_path, monke
     ("a+b", "proj/aab", False),
 ])
 def test_path_patterns(tmp_path, pattern, path, matched):
-    from jaxlint.globs import PathPattern
+    from jaxlint.config.globs import PathPattern
 
     base = tmp_path / "[x]" / "proj"  # glob characters in the base folder are literal
     assert PathPattern(pattern, str(base)).matches(str(base.parent / path)) is matched

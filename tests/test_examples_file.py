@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import all_rules
 
@@ -204,7 +205,7 @@ def test_missing_examples_file_is_a_usage_error(tmp_path):
 
 
 def test_example_outside_jaxlint_is_harmless_and_import_stays_jax_free():
-    code = ("import sys, jaxlint; from jaxlint.examples_api import REGISTRY; "
+    code = ("import sys, jaxlint; from jaxlint.worker.examples_api import REGISTRY; "
             "jaxlint.example(len, [1, 2]); assert len(REGISTRY) == 1 and REGISTRY[0].line == 1; "
             "assert 'jax' not in sys.modules")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

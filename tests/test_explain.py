@@ -7,9 +7,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from jaxlint.cli import main
 from helpers import write
+
+from jaxlint.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUNDING = ROOT / "examples" / "founding.py"

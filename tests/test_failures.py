@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import all_rules
 
@@ -409,7 +410,7 @@ def test_tree_without_jax_starts_no_worker(tmp_path):
     result = run(tmp_path)
     assert result.findings == [] and result.workers_started == 0
     # Nor does the jaxlint process itself import JAX.
-    code = (f"import sys\nfrom jaxlint.check import check\nfrom jaxlint.rules import all_rules\n"
+    code = (f"import sys\nfrom jaxlint.engine.check import check\nfrom jaxlint.rules import all_rules\n"
             f"check([{str(tmp_path)!r}], all_rules())\nprint('jax' in sys.modules)\n")
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              cwd=REPO, timeout=120)

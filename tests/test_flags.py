@@ -162,7 +162,7 @@ def test_version_names_jax_and_jaxlib_without_importing_them(tmp_path: Path) -> 
                 f"jaxlib {metadata.version('jaxlib')})\n")
     run = jaxlint("--version", cwd=tmp_path)
     assert (run.returncode, run.stdout) == (0, expected)
-    code = ("import sys; from jaxlint.cli import main; code = main(['--version']); "
+    code = ("import sys; from jaxlint.cli.main import main; code = main(['--version']); "
             "assert code == 0; assert not {'jax', 'jaxlib'} & set(sys.modules), 'imported JAX'")
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
@@ -171,7 +171,7 @@ def test_version_names_jax_and_jaxlib_without_importing_them(tmp_path: Path) -> 
 
 def test_version_when_jax_is_not_installed(tmp_path: Path) -> None:
     # -S: no site-packages, so neither JAX's metadata nor JAX itself can be found.
-    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from jaxlint.cli import main; "
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); from jaxlint.cli.main import main; "
             "sys.exit(main(['--version']))")
     run = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, timeout=60)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.hints import (
+from jaxlint.scan.hints import (
     DTYPES,
     ArraySpec,
     HintError,
@@ -350,7 +350,7 @@ def test_describe_is_compact():
 
 def test_parse_hint_does_not_import_jax():
     code = (
-        "import sys, jaxlint.hints as h; h.parse_hint('x=f32[3]'); "
+        "import sys, jaxlint.scan.hints as h; h.parse_hint('x=f32[3]'); "
         "assert 'jax' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxlint.analyze import run_rules
 from jaxlint.model import Span, Target
 from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.worker.analyze import run_rules
 
 
 class CrashingRule(Rule):

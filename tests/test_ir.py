@@ -4,7 +4,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxlint.ir import build_program
+from jaxlint.ir.build import build_program
 
 LINE = {}  # name -> line number of a marked source line, filled from this file's text
 for number, text in enumerate(open(__file__).read().splitlines(), start=1):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
 from helpers import write
 
 MODULE = '''\
@@ -57,7 +56,7 @@ def module(tmp_path_factory: pytest.TempPathFactory):
 def program_of(function, *args):
     import jax
 
-    from jaxlint.ir import build_program
+    from jaxlint.ir.build import build_program
 
     return build_program(jax.make_jaxpr(function)(*args))
 

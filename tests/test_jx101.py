@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import assert_analyzed, write
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import assert_analyzed, write
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
 

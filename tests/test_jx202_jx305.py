@@ -6,14 +6,14 @@ no other line may give one. Functions are lowered, not run: nothing is compiled 
 """
 from __future__ import annotations
 
-
 import pytest
+from helpers import expected_markers
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
 from jaxlint.rules.jx202_python_loop_unrolled import PythonLoopUnrolled, repetitions
-from helpers import expected_markers
 
 MODULE = '''\
 import jax

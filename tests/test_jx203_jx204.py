@@ -17,11 +17,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import expected_markers, write
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import expected_markers, write
 
 MODULE = '''\
 import functools

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
 
@@ -263,7 +264,7 @@ def second_call_span(name: str) -> tuple[int, int, int]:
 
 @pytest.mark.parametrize("name", triggers())
 def test_points_at_the_second_consumer(found: dict[str, dict[str, Finding]], name: str) -> None:
-    from jaxlint import compat
+    from jaxlint.ir import compat
 
     line, col, end = second_call_span(name)
     legacy = found["legacy"][name]

@@ -13,12 +13,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import write
 
-from jaxlint.check import CheckResult, check
-from jaxlint.fixes import apply_edits
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import write
+from jaxlint.text import apply_edits
 
 TRIGGERS = '''\
 import jax

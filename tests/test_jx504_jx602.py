@@ -6,13 +6,13 @@ no other line may give one. Functions are lowered, not run: nothing is compiled 
 """
 from __future__ import annotations
 
-
 import pytest
+from helpers import expected_markers
 
-from jaxlint.check import CheckResult, check
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules import select_rules
-from helpers import expected_markers
 
 MODULE = '''\
 from functools import partial

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import select_rules
 
 MODULE = '''\

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
 
 MODULE = """\

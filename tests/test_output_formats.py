@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from jaxlint.formats import FORMAT_NAMES
+from jaxlint.report import FORMAT_NAMES
 
 REPO = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
@@ -373,7 +373,9 @@ def test_configuration_key_below_environment_and_flag(tmp_path: Path) -> None:
 
 
 def test_configuration_accepts_exactly_the_format_names() -> None:
-    from jaxlint.config_keys import OUTPUT_FORMATS  # kept apart: config must not import the writers
+    from jaxlint.config.keys import (
+        OUTPUT_FORMATS,  # kept apart: config must not import the writers
+    )
 
     assert tuple(OUTPUT_FORMATS) == FORMAT_NAMES
 

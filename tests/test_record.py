@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
 
 MODEL = """\
@@ -229,7 +229,7 @@ def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
 def test_plugin_is_inert_without_jaxlint_record(recorded, tmp_path):
     root = copy_of(recorded, tmp_path)
     shutil.rmtree(root / ".jaxlint")
-    plain = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "jaxlint.pytest_plugin", "tests/",
+    plain = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "jaxlint.worker.pytest_plugin", "tests/",
                 cwd=root)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert not (root / ".jaxlint").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint import ruledocs
+from jaxlint.report import ruledocs
 from jaxlint.rules import all_rules, select_rules
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,7 +27,7 @@ def test_readme_table_is_generated_from_the_rules() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start, end = readme.index(ruledocs.TABLE_BEGIN), readme.index(ruledocs.TABLE_END)
     table = readme[start + len(ruledocs.TABLE_BEGIN):end].strip("\n") + "\n"
-    assert table == ruledocs.readme_table(), "stale: run `python -m jaxlint.ruledocs --update-readme`"
+    assert table == ruledocs.readme_table(), "stale: run `python -m jaxlint.report.ruledocs --update-readme`"
     for rule in all_rules():
         link = f" [doc](rules/{rule.code}.md)" if (REPO / "rules" / f"{rule.code}.md").exists() else ""
         assert f"| {rule.code} | `{rule.name}` | {rule.severity} | {rule.fix or ''} | " in table
@@ -38,13 +38,13 @@ def test_readme_table_update_rewrites_only_the_marked_block(tmp_path: Path) -> N
     readme = tmp_path / "README.md"
     stale = f"# Title\n\n{ruledocs.TABLE_BEGIN}\n| old |\n{ruledocs.TABLE_END}\n\nAfter.\n"
     readme.write_text(stale, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "jaxlint.ruledocs", "--update-readme", str(readme)],
+    run = subprocess.run([sys.executable, "-m", "jaxlint.report.ruledocs", "--update-readme", str(readme)],
                          capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert readme.read_text(encoding="utf-8") == (
         f"# Title\n\n{ruledocs.TABLE_BEGIN}\n{ruledocs.readme_table()}{ruledocs.TABLE_END}\n\nAfter.\n")
     readme.write_text("no markers\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "jaxlint.ruledocs", "--update-readme", str(readme)],
+    run = subprocess.run([sys.executable, "-m", "jaxlint.report.ruledocs", "--update-readme", str(readme)],
                          capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 2 and "has no <!-- begin rules table -->" in run.stderr
 

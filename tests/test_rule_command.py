@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import check
-from jaxlint.ruledocs import TOML_TYPES, doc_text, option_markdown
+from jaxlint.engine.check import check
+from jaxlint.report.ruledocs import TOML_TYPES, doc_text, option_markdown
 from jaxlint.rules import Rule, all_rules, select_rules
 from jaxlint.rules.base import Option
 

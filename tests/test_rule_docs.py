@@ -3,7 +3,7 @@
 The Example must give exactly that rule's finding, Use instead must be clean, and --fix on the
 Example must produce Use instead, byte for byte, when the rule has a safe fix (otherwise --fix
 must leave the Example untouched). A rule's Options section holds the entry generated from each of
-its declared options (jaxlint.ruledocs.option_markdown), and the TOML it shows sets the option.
+its declared options (jaxlint.report.ruledocs.option_markdown), and the TOML it shows sets the option.
 """
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import CheckResult, check
-from jaxlint.ruledocs import option_markdown, options_intro
+from jaxlint.engine.check import check
+from jaxlint.engine.results import CheckResult
+from jaxlint.report.ruledocs import option_markdown, options_intro
 from jaxlint.rules import Rule, all_rules, select_rules
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "rules"

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.check import check
+from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
-from jaxlint.sources import SourceError, read_source, write_atomic
+from jaxlint.text import SourceError, read_source, write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 FOUNDING = (REPO / "examples" / "founding.py").read_text()

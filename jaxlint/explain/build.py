@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections import Counter
-
 from typing import Any
 
 from jaxlint.explain import classify, hlo, hlomap

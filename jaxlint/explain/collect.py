@@ -10,9 +10,10 @@ from typing import Any
 
 import jax
 
-from jaxlint import compat, costs, hints
 from jaxlint.explain.listing import eager, listing
-from jaxlint.ir import build_program
+from jaxlint.ir import compat, costs
+from jaxlint.ir.build import build_program
+from jaxlint.scan import hints
 
 _LONG_CONSTANT = 2000  # characters: a closure constant's literal is elided beyond this
 
@@ -21,7 +22,7 @@ def collect(job: dict[str, Any], to_compile: list[tuple[str, Any, Any]]) -> dict
     """The explain data for the job's one target, or None when it was not traced (the job's
     ``skipped`` entry says why). ``job["explain"]["mode"]``: "full", or "price" for a fixed copy
     (costs and HLO only)."""
-    from jaxlint.analyze import describe_error
+    from jaxlint.worker.errors import describe_error
 
     qualname = job["targets"][0]["qualname"]
     traced = [(function, arguments) for name, function, arguments in to_compile if name == qualname]
@@ -68,7 +69,7 @@ def _trace(function: Any, arguments: Any) -> tuple[Any, Any]:
     """(ClosedJaxpr, a thunk lowering it). A jax.jit wrapper is traced through its own ``trace`` so
     its static_argnums and Python scalars behave as they do when the user calls it; anything else
     is wrapped in jit with the non-array leaves static, as check traces it."""
-    from jaxlint.analyze import _bind
+    from jaxlint.worker.trace import bind
 
     if arguments.call is None and hasattr(function, "trace") and hasattr(function, "lower"):
         try:
@@ -76,7 +77,7 @@ def _trace(function: Any, arguments: Any) -> tuple[Any, Any]:
             return traced.jaxpr, traced.lower
         except Exception:  # e.g. arguments its own jit rejects as given: trace it as check does
             jax.clear_caches()
-    apply, inputs = _bind(function, arguments)
+    apply, inputs = bind(function, arguments)
     closed = jax.make_jaxpr(apply)(*inputs)
     return closed, lambda: jax.jit(apply).lower(*inputs)
 

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any, Iterable
 
 from jaxlint.explain.html_assets import CSS, JS
-from jaxlint.sources import write_text_atomic
+from jaxlint.text import write_text_atomic
 
 _KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
           "recomputed-expensive": "recomputed expensive op",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlint import compat, costs
+from jaxlint.ir import compat, costs
 
 REMAT_PRIMITIVES = frozenset({"remat", "remat2", "checkpoint"})
 INLINED = compat.CALL_PRIMITIVES - REMAT_PRIMITIVES

@@ -8,16 +8,15 @@ from typing import Any
 from jaxlint.explain import build, hlo, hlomap
 from jaxlint.explain.classify import times
 from jaxlint.explain.target import ExplainError, find_target
-from jaxlint.fixes import apply_edits
 from jaxlint.model import Finding, Target
-from jaxlint.sources import SourceFile
+from jaxlint.text import SourceFile, apply_edits
 
 _JITTED = ("jit-decorated", "jit-bound")
 
 
 def price(pool: Any, source: SourceFile, target: Target, finding: Finding, data: dict[str, Any],
           config: dict[str, Any], args: str | None, report: dict[str, Any]) -> dict[str, Any]:
-    from jaxlint.explain import run
+    from jaxlint.explain.job import run
 
     fix = finding.fix
     entry: dict[str, Any] = {

@@ -11,13 +11,13 @@ import os
 import tokenize
 
 from jaxlint import scan
-from jaxlint.scan_walk import parameters
-from jaxlint.check import relative as display  # re-exported: explain shows paths as check does
 from jaxlint.explain import ExplainError
-from jaxlint.fixes import char_column
 from jaxlint.model import Span, Target
-from jaxlint.sources import SourceError, SourceFile, read_source
-
+from jaxlint.scan.walk import parameters
+from jaxlint.text import SourceError, SourceFile, char_column, read_source
+from jaxlint.text import (
+    relative as display,  # re-exported: explain shows paths as check does
+)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

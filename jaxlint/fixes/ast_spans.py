@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jaxlint.fixes import char_column, offset_of
 from jaxlint.model import Span
+from jaxlint.text import char_column, offset_of
 
 N = TypeVar("N", bound=ast.AST)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts

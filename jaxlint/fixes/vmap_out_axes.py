@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Union
 
-from jaxlint.fixes import char_column
 from jaxlint.model import Edit, Fix, Span
+from jaxlint.text import char_column
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,

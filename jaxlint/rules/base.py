@@ -14,9 +14,9 @@ class RuleContext:
     path: str
     source: str
     target: Target
-    program: Any  # jaxlint.ir.Program
+    program: Any  # jaxlint.ir.build.Program
     signature: str  # the abstract arguments, e.g. "x=i32[] (weak), y=i32[10]"
-    vmap_records: dict[str, Any]  # marker tag -> jaxlint.record.VmapRecord
+    vmap_records: dict[str, Any]  # marker tag -> jaxlint.worker.instrument.VmapRecord
     # code -> option name -> value, from the configuration (``[tool.jaxlint.rules.JX202]``)
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The run's configuration as the worker got it (``Config.for_job()``: root, signatures, ...);

@@ -193,7 +193,7 @@ def _cost(outputs: list[_Unbatched]) -> str:
 
 def _cost_object(outputs: list[_Unbatched]) -> Cost:
     """Bytes written by materialized broadcasts per call; zero when XLA deletes them all."""
-    from jaxlint import costs
+    from jaxlint.ir import costs
 
     broadcasts = [v for o in outputs for v in o.values]
     materialized = [v for v in broadcasts if not v.producer.under_jit

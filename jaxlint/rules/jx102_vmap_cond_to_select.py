@@ -13,7 +13,7 @@ import functools
 import types
 from typing import Any, Iterable
 
-from jaxlint import costs
+from jaxlint.ir import costs
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Rule, RuleContext
 

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from jaxlint import costs
+from jaxlint.ir import costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Rule, RuleContext
-from jaxlint.rules.jx102_vmap_cond_to_select import (call_spans, elements, executions, flops_of, fmt_flops,
-                                                     under_vmap)
+from jaxlint.rules.jx102_vmap_cond_to_select import (
+    call_spans,
+    elements,
+    executions,
+    flops_of,
+    fmt_flops,
+    under_vmap,
+)
 
 LOOP_KINDS = frozenset({"while_loop", "fori_loop"})
 

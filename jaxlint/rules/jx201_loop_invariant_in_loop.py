@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, ClassVar, Iterable
 
-from jaxlint.costs import REDUCTIONS, TRANSCENDENTAL, op_flops, trip_count
+from jaxlint.ir.costs import REDUCTIONS, TRANSCENDENTAL, op_flops, trip_count
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, Rule, RuleContext
 

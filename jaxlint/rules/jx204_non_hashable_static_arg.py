@@ -4,7 +4,7 @@ A source-level rule (``ast`` over the file): jit hashes static arguments to key 
 raises ``ValueError: Non-hashable static arguments are not supported`` for these. The jitted
 functions are the module's own ``@jax.jit(static_argnums=...)`` / ``partial(jax.jit, ...)``
 decorated functions and ``g = jax.jit(f, static_argnames=...)`` bindings (jaxlint's scan finds
-them). Every traced target of a file reports the same findings; jaxlint.check removes duplicates.
+them). Every traced target of a file reports the same findings; jaxlint.engine.check removes duplicates.
 """
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from typing import Iterable
 from jaxlint.fixes.ast_spans import node_span, node_text, parse
 from jaxlint.model import Edit, Finding, Fix, Span, Target
 from jaxlint.rules.base import Rule, RuleContext
-from jaxlint.rules.jx203_recompilation_hazard import _COMPREHENSIONS, _walk_scope, import_aliases, qualified
+from jaxlint.rules.jx203_recompilation_hazard import (
+    _COMPREHENSIONS,
+    _walk_scope,
+    import_aliases,
+    qualified,
+)
 
 _ARRAY_MAKERS = {f"{m}.{f}" for m in ("numpy", "jax.numpy") for f in ("array", "asarray")}
 _KINDS = {ast.List: "a list", ast.Dict: "a dict", ast.Set: "a set", ast.ListComp: "a list comprehension",

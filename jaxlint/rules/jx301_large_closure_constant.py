@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from jaxlint import costs
+from jaxlint.ir import costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Option, Rule, RuleContext
 

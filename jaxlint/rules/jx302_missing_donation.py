@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from jaxlint import costs
 from jaxlint.fixes.vmap_out_axes import char_span
+from jaxlint.ir import costs
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
 from jaxlint.rules.base import Option, Rule, RuleContext
 

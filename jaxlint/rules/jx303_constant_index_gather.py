@@ -4,9 +4,9 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from jaxlint import costs
 from jaxlint.fixes import static_slice
 from jaxlint.fixes.ast_spans import node_at
+from jaxlint.ir import costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Rule, RuleContext
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from jaxlint import costs
 from jaxlint.fixes import reduce_operand
+from jaxlint.ir import costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Rule, RuleContext
 

@@ -157,7 +157,7 @@ class _Walker:
         self.region(body, consumed)
 
     def _report_reuse(self, op: Any, first: Any) -> None:
-        from jaxlint import compat
+        from jaxlint.ir import compat
 
         where = _line(self.ctx, first)
         span = _span(self.ctx, op)
@@ -309,7 +309,7 @@ def _location(ctx: RuleContext, op: Any) -> Any:
     the legacy-key ``random_wrap`` that the user's call emits just before is trusted instead, and
     a location outside the traced function is dropped.
     """
-    from jaxlint import compat
+    from jaxlint.ir import compat
 
     where = op.location
     if compat.JAX_VERSION < (0, 7, 0):

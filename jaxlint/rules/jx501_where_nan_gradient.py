@@ -19,11 +19,11 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
-from jaxlint.fixes import offset_of
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.fixes.double_where import build_fix, guard_edit
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.text import offset_of
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from jaxlint import costs
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text
+from jaxlint.ir import costs
 from jaxlint.model import Edit, Finding, Fix
 from jaxlint.rules.base import Rule, RuleContext
 

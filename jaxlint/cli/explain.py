@@ -1,0 +1,51 @@
+"""The ``jaxlint explain`` subcommand: its arguments and its run (exit 0, or 2 with a message)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parser(commands: Any) -> None:
+    explain = commands.add_parser(
+        "explain", help="show what a function compiles to, what runs twice, and what each fix saves")
+    explain.add_argument("function", metavar="PATH::FUNCTION",
+                         help="a file and a function or method in it, e.g. examples/founding.py::my_mapped_function")
+    explain.add_argument("--args", default=None, metavar="HINT",
+                         help='abstract arguments in the hint syntax, e.g. "x=f32[8,128], n=3" '
+                              "(overrides the other sources)")
+    explain.add_argument("--format", "--output-format", dest="format", choices=["text", "json"], default="text")
+    explain.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page")
+    explain.add_argument("--timeout", type=float, default=None,
+                         help="seconds for importing, tracing and compiling (default 60)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxlint.explain import ExplainError
+    from jaxlint.explain.run import explain
+
+    try:
+        report = explain(args.function, args.args, args.timeout)
+    except ExplainError as error:
+        print(f"jaxlint: {error}", file=sys.stderr)
+        return 2
+    if args.html:
+        try:
+            from jaxlint.explain.html import write_html
+
+            write_html(report, args.html)
+        except ImportError as error:
+            print(f"jaxlint: the HTML report is not available: {error}", file=sys.stderr)
+            return 2
+        except OSError as error:
+            print(f"jaxlint: cannot write {args.html}: {error.strerror or error}", file=sys.stderr)
+            return 2
+    if args.format == "json":
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from jaxlint.explain.text import render
+
+        sys.stdout.write(render(report))
+    return 0

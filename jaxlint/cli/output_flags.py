@@ -1,0 +1,101 @@
+"""What ruff's flags around the report mean for `jaxlint check`: --unsafe-fixes, --show-fixes,
+--fix-only, --exit-zero, --exit-non-zero-on-fix, --quiet, --verbose; and `jaxlint --version`.
+
+jaxlint keeps no cache, so there is no --no-cache. Importing this module does not import JAX.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
+
+from jaxlint.about import __version__
+
+if TYPE_CHECKING:
+    from jaxlint.engine.results import CheckResult
+
+LOG = logging.getLogger("jaxlint")
+
+
+def add_check_flags(check: argparse.ArgumentParser) -> None:
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff, also apply (or show) unsafe fixes; they are "
+                            "verified like safe ones")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="after the report, list the fixes applied (--fix), shown (--diff) or available")
+    check.add_argument("--fix-only", action="store_true",
+                       help="apply fixes and report none of the remaining findings (exit 0 unless an error)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when anything was fixed, even if no finding remains")
+    volume = check.add_mutually_exclusive_group()
+    volume.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary")
+    volume.add_argument("-v", "--verbose", action="store_true",
+                        help="print each stage's progress and the time per file on stderr")
+
+
+class VersionAction(argparse.Action):
+    """``--version``: jaxlint's, JAX's and jaxlib's versions, read from the installed packages'
+    metadata so that JAX is not imported (which takes about a second)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the versions of jaxlint, JAX and jaxlib, and exit", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        sys.stdout.write(version_text() + "\n")
+        parser.exit()
+
+
+def version_text() -> str:
+    return f"jaxlint {__version__} (jax {_installed('jax')}, jaxlib {_installed('jaxlib')})"
+
+
+def _installed(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def configure_verbose() -> None:
+    """--verbose: the pipeline's progress messages (logger "jaxlint") on stderr, with the time
+    since jaxlint started."""
+    if any(h.get_name() == "jaxlint-verbose" for h in LOG.handlers):  # main() ran before
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name("jaxlint-verbose")
+    handler.setFormatter(logging.Formatter("jaxlint [%(relativeCreated)6.0f ms] %(message)s"))
+    LOG.addHandler(handler)
+    LOG.setLevel(logging.DEBUG)
+    LOG.propagate = False
+
+
+def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) -> None:
+    """What follows the report on stderr: --show-fixes, then the summary line (none with --quiet)."""
+    from jaxlint.report import summary as report
+
+    if args.quiet:
+        return
+    mode = "fix" if args.fix else "diff" if args.diff else "none"
+    if args.show_fixes:
+        report.write_show_fixes(result, mode, args.unsafe_fixes, out)
+    if args.fix_only and not args.diff:
+        out.write(report.fix_only_summary(result, args.unsafe_fixes) + "\n")
+    else:
+        out.write(report.summary(result, mode, args.unsafe_fixes) + "\n")
+
+
+def exit_code(args: argparse.Namespace, result: CheckResult) -> int:
+    """ruff's rules: --exit-zero wins; --diff fails when it shows a fix (or, without --fix-only,
+    when findings remain); --fix-only fails only on --exit-non-zero-on-fix with a fix applied."""
+    if args.exit_zero:
+        return 0
+    fixed = bool(result.fixed)
+    if args.diff:
+        return 1 if fixed or (result.findings and not args.fix_only) else 0
+    if args.fix_only:
+        return 1 if args.exit_non_zero_on_fix and fixed else 0
+    return 1 if result.findings or (args.exit_non_zero_on_fix and fixed) else 0

@@ -1,0 +1,176 @@
+"""The pipeline in the jaxlint process: discover -> scan -> (worker: import, trace, rules) -> fix."""
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import threading
+import time
+
+from jaxlint import scan
+from jaxlint.config import Config, load_config
+from jaxlint.engine import suppressions
+from jaxlint.engine.jobs import make_job, run_job
+from jaxlint.engine.pool import DEFAULT_TIMEOUT, WorkerPool
+from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.model import Finding, Span
+from jaxlint.rules import Rule
+from jaxlint.rules.analysis_failures import SyntaxErrorRule
+from jaxlint.scan import discover
+from jaxlint.text import SourceError, SourceFile, read_source, relative
+
+LOG = logging.getLogger(__name__)  # progress for --verbose
+
+
+def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False) -> FileAnalysis:
+    """Read and scan one file; no job for files that never mention jax (no import, no cost)."""
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        # Python could not import it either; worth a finding only if it is JAX code.
+        unread = SourceFile(path, "", "utf-8", False)
+        if not discover.mentions_jax(error.data.decode("latin-1")):
+            return FileAnalysis(unread, [], None)
+        return _syntax_error(unread, f"cannot decode the file: {error.message}", 1, 0, codes)
+    except OSError as error:  # unreadable, or deleted since discovery
+        return _syntax_error(SourceFile(path, "", "utf-8", False),
+                             f"cannot read the file: {error.strerror or error}", 1, 0, codes)
+    if not discover.mentions_jax(source.text):
+        return FileAnalysis(source, [], None)
+    try:
+        targets = scan.scan_source(path, source.text)
+    except scan.ScanSyntaxError as error:
+        return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
+    except Exception as error:  # a scanner bug must not lose the other files
+        return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
+    job = make_job(source, targets, codes, config.for_job(), compile_costs=compile_costs) if targets else None
+    return FileAnalysis(source, targets, job)
+
+
+def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
+    """Message and position when the scanner fails: Python's own syntax error if there is one."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as syntax:
+        return f"syntax error: {syntax.msg}", syntax.lineno or 1, max((syntax.offset or 1) - 1, 0)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"jaxlint could not scan the file ({type(error).__name__}: {error})", 1, 0
+
+
+def _syntax_error(source: SourceFile, message: str, line: int, column: int,
+                  codes: list[str]) -> FileAnalysis:
+    analysis = FileAnalysis(source, [], None)
+    if SyntaxErrorRule.code in codes:
+        rule = SyntaxErrorRule
+        analysis.findings.append(Finding(rule.code, rule.name, message, rule.severity, source.path,
+                                         Span(line, column, line, column)))
+    return analysis
+
+
+def default_jobs() -> int:
+    """Workers to run at once: one per core, at most 4 (each holds its own JAX, ~250 MiB)."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
+          timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
+          unsafe_fixes: bool = False, config: Config | None = None,
+          ignore_noqa: bool = False) -> CheckResult:
+    """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
+
+    Only files that mention jax and have targets are imported, each in a worker process
+    (``jobs`` of them at once); a tree without such files never starts one
+    (``CheckResult.workers_started == 0``).
+    """
+    codes = [r.code for r in rules]
+    timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
+               "rules": 0.0, "fix": 0.0}
+    started = time.perf_counter()
+    config = config or load_config(paths)  # the CLI passes the one it resolved (flags included)
+    files = discover.discover(paths, config)
+    timings["discover"] = time.perf_counter() - started
+    LOG.debug("discovered %d Python file%s in %.0f ms", len(files), "s" * (len(files) != 1),
+              timings["discover"] * 1000)
+    started = time.perf_counter()
+    compile_costs = cost == "compiled"
+    analyses = [prepare(path, codes, config, compile_costs) for path in files]
+    timings["scan"] = time.perf_counter() - started
+    result = CheckResult(analyses, timings, config=config)
+    pending = [a for a in analyses if a.job is not None]
+    LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
+              timings["scan"] * 1000, len(pending), len(analyses))
+    lanes = max(1, min(jobs or default_jobs(), len(pending)))
+    pools = [WorkerPool(timeout) for _ in range(lanes)]
+    try:
+        _run_all(pending, pools, codes)
+        for analysis in pending:
+            analysis.findings.extend(Finding.from_json(f) for f in analysis.result["findings"])
+            # Source-level rules report a problem from every target: keep one, before fixing.
+            analysis.findings = _dedupe(analysis.findings)
+            for stage, seconds in analysis.result.get("timings", {}).items():
+                timings[stage] = timings.get(stage, 0.0) + seconds
+        config.apply_per_file_ignores(analyses)  # before fixing: ignored findings are not fixed
+        result.ignore_noqa = ignore_noqa
+        if not ignore_noqa:  # suppressed findings are not fixed either
+            for analysis in analyses:
+                analysis.findings = suppressions.settle(analysis, codes, config)
+        timings["worker-start"] = sum(pool.jax_import for pool in pools)
+        result.workers_started = sum(pool.started for pool in pools)
+        if fix or diff or compile_costs:
+            from jaxlint.engine.fixer import fix_files
+
+            started = time.perf_counter()
+            # --cost compiled alone verifies the fixes too (writing nothing), to compile them.
+            fix_files(result, pools[0], codes, write=fix, unsafe_fixes=unsafe_fixes)
+            LOG.debug("fixes verified in %.0f ms: %d accepted, %d rejected", (time.perf_counter() - started) * 1000,
+                      len(result.fixed), len(result.fix_rejected))
+            timings["fix"] = time.perf_counter() - started
+    finally:
+        for pool in pools:
+            pool.close()
+    for analysis in analyses:
+        analysis.findings = _dedupe(analysis.findings)
+    config.apply_per_file_ignores(analyses)  # the fixed files' findings are new
+    return result
+
+
+def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[str]) -> None:
+    """Each pool takes the next module until none is left; worker I/O releases the GIL."""
+    queue = iter(pending)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def lane(pool: WorkerPool) -> None:
+        while not errors:
+            with lock:
+                analysis = next(queue, None)
+            if analysis is None:
+                return
+            started = time.perf_counter()
+            try:
+                analysis.result = run_job(pool, analysis.job, codes)
+            except BaseException as error:  # an internal error: stop and report it
+                errors.append(error)
+            else:
+                LOG.debug("%s: %.0f ms (%s)", relative(analysis.source.path), (time.perf_counter() - started) * 1000,
+                          ", ".join(f"{stage} {seconds * 1000:.0f} ms"
+                                    for stage, seconds in analysis.result.get("timings", {}).items()) or "not analyzed")
+
+    threads = [threading.Thread(target=lane, args=(pool,)) for pool in pools[1:]]
+    for thread in threads:
+        thread.start()
+    lane(pools[0])
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen, unique = set(), []
+    for finding in findings:
+        if finding.key() not in seen:
+            seen.add(finding.key())
+            unique.append(finding)
+    return unique

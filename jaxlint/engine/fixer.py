@@ -1,0 +1,134 @@
+"""Applies safe fixes (and unsafe ones with --unsafe-fixes) only after proving them: the fixed
+source is re-imported in a fresh worker, the same targets are traced with the same abstract
+arguments, their output shapes and dtypes must be unchanged and the finding must be gone. Writes
+are atomic."""
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from jaxlint import scan
+from jaxlint.engine import suppressions
+from jaxlint.engine.jobs import make_job, run_job
+from jaxlint.engine.pool import WorkerPool
+from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.model import Cost, Edit, Finding
+from jaxlint.text import apply_edits, relative, shift_position, write_atomic
+
+
+def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bool,
+              unsafe_fixes: bool = False) -> None:
+    """Verify and apply (``write``) or diff the fixes: safe ones, and unsafe ones with
+    ``unsafe_fixes``; display-only fixes never. Unsafe fixes are verified like safe ones."""
+    applicable = ("safe", "unsafe") if unsafe_fixes else ("safe",)
+    for analysis in result.files:
+        candidates = [f for f in analysis.findings if f.fix is not None and f.fix.applicability in applicable
+                      and not suppressions.is_comment_fix(f)]
+        accepted, new_text, new_result = [], analysis.source.text, None
+        if candidates:
+            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout)
+        for finding in candidates:
+            if finding not in accepted:
+                result.fix_rejected.append(finding)
+        if accepted:
+            jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
+            _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
+        # JX800 fixes edit only comments: applied last, on the verified text, without re-tracing.
+        new_text, findings, comment_fixed = suppressions.after_fixes(
+            analysis, codes, result.config, result.ignore_noqa, new_text, new_result if accepted else None)
+        if not accepted and not comment_fixed:
+            continue
+        old_text = analysis.source.text
+        if write:
+            write_atomic(analysis.source, new_text)
+            analysis.source.text = new_text
+            analysis.findings = findings
+            analysis.result = new_result if accepted else analysis.result
+            result.fixed.extend(accepted + comment_fixed)
+        else:
+            name = relative(analysis.source.path)
+            result.diffs.append("".join(difflib.unified_diff(
+                old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                fromfile=f"a/{name.lstrip('/')}", tofile=f"b/{name.lstrip('/')}")))
+            result.fixed.extend(accepted + comment_fixed)
+
+
+def _attach_compiled_costs(before: dict[str, Any], after: dict[str, Any], fixed: list[Finding]) -> None:
+    """``--cost compiled``: what XLA's cost analysis says each fix saves, per call (first signature).
+
+    Only for jitted functions: an eager function's cost is not what jit compiles (the shapes
+    estimate stays). All fixes of a file are verified together, so a function with several fixes
+    gets their joint saving; XLA counts a loop body once, whatever its trip count.
+    """
+    for finding in fixed:
+        old = (before.get("compiled", {}).get(finding.target) or [None])[0]
+        new = (after.get("compiled", {}).get(finding.target) or [None])[0]
+        if not old or not new:
+            continue
+        delta = lambda key: None if old.get(key) is None or new.get(key) is None else old[key] - new[key]  # noqa: E731
+        memory = [delta(k) for k in ("temp_bytes", "output_bytes")]
+        saved_memory = None if None in memory else sum(memory)
+        shared = sum(1 for f in fixed if f.target == finding.target) - 1
+        finding.cost = Cost(
+            basis="compiled", flops=delta("flops"), bytes=delta("bytes"),
+            note=(f"compiled before and after the fix: {_number(delta('flops'))} FLOPs, "
+                  f"{_number(delta('bytes'))} bytes accessed, {_number(saved_memory)} bytes of "
+                  "temporaries and outputs saved per call"
+                  + (f" (together with {shared} other fix{'es' if shared != 1 else ''} in "
+                     f"{finding.target})" if shared else "")))
+
+
+def _number(value: Any) -> str:
+    return "unknown" if value is None else f"{value:g}"
+
+
+def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str],
+                     timeout: float) -> tuple[list[Finding], str, dict[str, Any]]:
+    """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
+    outcome = _verify(analysis, candidates, codes, timeout)
+    if outcome[0] is None:
+        return candidates, outcome[1], outcome[2]
+    accepted: list[Finding] = []
+    text, new_result = analysis.source.text, analysis.result
+    for finding in candidates:
+        reason, trial_text, trial_result = _verify(analysis, accepted + [finding], codes, timeout)
+        if reason is None:
+            accepted.append(finding)
+            text, new_result = trial_text, trial_result
+        else:
+            finding.fix_rejected = reason
+    return accepted, text, new_result
+
+
+def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str],
+            timeout: float) -> tuple[str | None, str, dict[str, Any]]:
+    """(None or why the fixes are rejected, fixed text, the fixed file's analysis)."""
+    source = analysis.source.text
+    edits: list[Edit] = [edit for finding in fixes for edit in finding.fix.edits]
+    try:
+        text = apply_edits(source, edits)
+    except ValueError as error:
+        return f"fix edits conflict: {error}", source, {}
+    try:
+        targets = scan.scan_source(analysis.source.path, text)
+    except scan.ScanSyntaxError as error:
+        return f"the fixed source does not parse: {error.message}", text, {}
+    job = make_job(analysis.source, targets, codes, analysis.job["config"], override=text,
+                   compile_costs=analysis.job.get("compile_costs", False))
+    with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
+        new_result = run_job(fresh, job, codes)
+    new_findings = suppressions.without_suppressed(analysis.source.path, text, [
+        Finding.from_json(f) for f in new_result["findings"]])  # a suppressed JX9xx was there before
+    failures = [f for f in new_findings if f.code.startswith("JX9")]
+    if failures:
+        return f"the fixed source fails to analyze: {failures[0].message}", text, new_result
+    for finding in fixes:
+        before = analysis.result.get("outputs", {}).get(finding.target)
+        after = new_result.get("outputs", {}).get(finding.target)
+        if before != after:
+            return (f"outputs of {finding.target} change from {before} to {after}", text, new_result)
+        line, col = shift_position(source, edits, finding.span.start_line, finding.span.start_col)
+        if any(f.code == finding.code and (f.span.start_line, f.span.start_col) == (line, col)
+               for f in new_findings):
+            return "the finding is still reported after the fix", text, new_result
+    return None, text, new_result

@@ -1,0 +1,204 @@
+"""Runs analysis jobs in worker processes, with a time limit per module.
+
+A module that hangs or kills its worker costs only itself: the worker is replaced and the
+remaining modules go on. JAX is imported once per worker.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+DEFAULT_TIMEOUT = 60.0
+STARTUP_TIMEOUT = 180.0  # importing JAX on a busy machine
+DUMP_WAIT = 2.0  # how long a hung worker gets to print where it is stuck
+# A line of a faulthandler dump (the worker prints one on a fatal signal or on SIGUSR1).
+_DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in ')
+_DUMP_NOISE = re.compile(r"^\s*(File \".+\", line \d+ in |(Current thread|Thread) 0x[0-9a-fA-F]+ |"
+                         r"Stack \(most recent call first\)|Extension modules: |<no Python frame>)")
+
+
+class WorkerFailure(Exception):
+    def __init__(self, kind: str, detail: str, line: int | None = None) -> None:
+        super().__init__(detail)
+        self.kind = kind  # "timeout" or "crash"
+        self.detail = detail
+        self.line = line  # the analyzed file's line the worker was running, when known
+
+
+class Worker:
+    """One worker process. Jobs go in and results come out on pipes of their own: the user's
+    code gets /dev/null as stdin and stdout, and its stderr goes to a file read only on failure."""
+
+    def __init__(self) -> None:
+        job_read, job_write = os.pipe()
+        result_read, result_write = os.pipe()
+        self.stderr = tempfile.TemporaryFile()
+        env = dict(os.environ)
+        env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator; never grab a GPU
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the user's tree, even from subprocesses
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), package_parent) if p)
+        # A new session: a timeout kills the worker with every process the user's code started.
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jaxlint.worker", str(job_read), str(result_write)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
+            pass_fds=(job_read, result_write), env=env, start_new_session=True)
+        os.close(job_read)
+        os.close(result_write)
+        self.jobs = os.fdopen(job_write, "w")
+        self.results = os.fdopen(result_read, "rb")
+        self.buffer = b""
+        self.stderr_start = 0  # where the current job's stderr begins
+        try:
+            ready = self._read_line(STARTUP_TIMEOUT, None)
+        except WorkerFailure:
+            self.close()
+            raise
+        self.jax_import = ready.get("jax_import", 0.0)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def run(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self.stderr_start = os.fstat(self.stderr.fileno()).st_size
+        try:
+            self.jobs.write(json.dumps(job) + "\n")
+            self.jobs.flush()
+        except OSError:  # BrokenPipeError: the worker is gone
+            raise WorkerFailure("crash", self._death_reason(), self._stuck_line(job["path"])) from None
+        return self._read_line(timeout, job["path"])
+
+    def _read_line(self, timeout: float, path: str | None) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.results, selectors.EVENT_READ)
+            while b"\n" not in self.buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining):
+                    self._dump_stack()
+                    self.kill()
+                    raise WorkerFailure("timeout", f"no result within {timeout:g} s", self._stuck_line(path))
+                chunk = os.read(self.results.fileno(), 1 << 20)
+                if not chunk:
+                    raise WorkerFailure("crash", self._death_reason(), self._stuck_line(path))
+                self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def _job_stderr(self) -> str:
+        """What the worker wrote to stderr since the current job started.
+
+        pread, not seek: the worker shares this file's offset while it is alive.
+        """
+        fd = self.stderr.fileno()
+        size = os.fstat(fd).st_size - self.stderr_start
+        return os.pread(fd, max(size, 0), self.stderr_start).decode(errors="replace")
+
+    def _dump_stack(self) -> None:
+        """Ask a hung worker (faulthandler, on SIGUSR1) to print its Python stack to stderr."""
+        try:
+            os.kill(self.process.pid, signal.SIGUSR1)
+        except (ProcessLookupError, PermissionError):
+            return
+        # The dump is written from a signal handler; wait until stderr stops growing.
+        deadline, size, stable_since = time.monotonic() + DUMP_WAIT, -1, time.monotonic()
+        while time.monotonic() < deadline and self.alive():
+            now_size = os.fstat(self.stderr.fileno()).st_size
+            if now_size != size:
+                size, stable_since = now_size, time.monotonic()
+            elif time.monotonic() - stable_since > 0.2:
+                return
+            time.sleep(0.02)
+
+    def _stuck_line(self, path: str | None) -> int | None:
+        """The innermost line of ``path`` in the last stack dump of the current job, if any."""
+        if path is None:
+            return None
+        # One dump per job at most (a fatal signal or a timeout), innermost frame first.
+        for text in self._job_stderr().splitlines():
+            match = _DUMP_FRAME.match(text)
+            if match and match["file"] == path:
+                return int(match["line"])
+        return None
+
+    def _death_reason(self) -> str:
+        code = self.process.wait()
+        if code < 0:
+            try:
+                reason = f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                reason = f"killed by signal {-code}"
+        else:
+            reason = f"exited with status {code}"
+        # The job's own last words, without faulthandler's stack dump (the finding's line has it).
+        tail = [line.strip() for line in self._job_stderr().splitlines()
+                if line.strip() and not _DUMP_NOISE.match(line)][-3:]
+        return reason + (": " + " | ".join(tail) if tail else "")
+
+    def kill(self) -> None:
+        if self.alive():
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+        self.process.wait()
+
+    def close(self) -> None:
+        if self.alive():
+            try:
+                self.jobs.close()  # end of jobs: the worker exits
+                self.process.wait(timeout=10)
+            except (subprocess.TimeoutExpired, OSError):
+                pass
+        self.kill()
+        for handle in (self.jobs, self.results, self.stderr):
+            try:
+                handle.close()
+            except OSError:
+                pass
+
+
+class WorkerPool:
+    """One live worker at a time, replaced after a timeout or crash."""
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.timeout = timeout
+        self.worker: Worker | None = None
+        self.jax_import = 0.0
+        self.started = 0  # workers started: zero means JAX was never imported
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The job's result; raises WorkerFailure (the worker is then discarded)."""
+        if self.worker is not None and not self.worker.alive():
+            # It died after its last result (e.g. a thread the previous module started):
+            # not this module's fault, so start afresh rather than blame it.
+            self.close()
+        if self.worker is None:
+            self.started += 1
+            self.worker = Worker()
+            self.jax_import += self.worker.jax_import
+        try:
+            return self.worker.run(job, self.timeout)
+        except WorkerFailure:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

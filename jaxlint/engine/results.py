@@ -1,0 +1,43 @@
+"""What a check run produced, per file and in all: read by the fixer, the report and the CLI."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxlint.config import Config
+from jaxlint.model import Finding, Target
+from jaxlint.text import SourceFile
+
+
+@dataclass
+class FileAnalysis:
+    source: SourceFile
+    targets: list[Target]
+    job: dict[str, Any] | None
+    result: dict[str, Any] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class CheckResult:
+    files: list[FileAnalysis]
+    timings: dict[str, float]
+    fixed: list[Finding] = field(default_factory=list)
+    fix_rejected: list[Finding] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
+    config: Config | None = None
+    ignore_noqa: bool = False  # --ignore-noqa: suppression comments are not applied
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for fa in self.files for f in fa.findings),
+                      key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code))
+
+    @property
+    def traced(self) -> int:
+        return sum(len(fa.result.get("traced", [])) for fa in self.files)
+
+    @property
+    def skipped(self) -> list[dict]:
+        return [dict(s, path=fa.source.path) for fa in self.files for s in fa.result.get("skipped", [])]

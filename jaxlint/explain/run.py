@@ -1,0 +1,43 @@
+"""``explain()``: the whole report for one function (worker job, HLO, costs, priced fixes)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from jaxlint.config import ConfigError, load_config
+from jaxlint.engine.pool import DEFAULT_TIMEOUT, WorkerPool
+from jaxlint.explain import ExplainError, build, price
+from jaxlint.explain.job import run
+from jaxlint.explain.target import find_target, parse_spec, read
+
+
+def explain(spec: str, args: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """The report for ``PATH::QUALNAME``; raises ExplainError with a message for the user."""
+
+    started = time.perf_counter()
+    path, qualname = parse_spec(spec)
+    source = read(path)
+    target = find_target(path, source.text, qualname, args)
+    try:
+        config = load_config([path])
+        codes = sorted({rule.code for rule in config.rules()} - config.ignored_codes(path))
+    except ConfigError as error:
+        raise ExplainError(f"configuration error: {error}") from None
+    timings: dict[str, float] = {}
+    with WorkerPool(timeout or config.timeout or DEFAULT_TIMEOUT) as pool:
+        result = run(pool, source, target, codes, config.for_job(), "full")
+        data = result["explain"]
+        timings["analysis"] = time.perf_counter() - started
+        report = build.report(path, source.text, target, data, args is not None)
+        findings = build.own_findings(result, target)
+        priced = time.perf_counter()
+        report["findings"] = [price.price(pool, source, target, finding, data, config.for_job(), args, report)
+                              for finding in findings]
+        timings["pricing fixes"] = time.perf_counter() - priced
+    build.conclude(report)
+    # Seconds: the worker's stages (the JAX import once, then import, trace, rules, compile).
+    timings.update({"total": time.perf_counter() - started, "worker start (JAX import)": pool.jax_import,
+                    **{f"worker {k}": v for k, v in result.get("timings", {}).items()},
+                    **{f"worker explain {k}": v for k, v in data.get("timings", {}).items()}})
+    report["timings"] = {key: round(value, 3) for key, value in timings.items()}
+    return report

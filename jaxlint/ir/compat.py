@@ -1,0 +1,274 @@
+"""Every difference between supported JAX versions (0.4.35 and newer) lives here.
+
+Only the worker process imports this module: it imports JAX.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+from typing import Any, Iterator
+
+import jax
+from jax._src import config as _jax_config
+from jax._src import source_info_util
+
+try:  # Jaxpr and friends moved to jax.extend.core; jax.core lost them in 0.6.0.
+    from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
+except ImportError:  # pragma: no cover - very old releases
+    from jax.core import ClosedJaxpr, Jaxpr, Literal  # type: ignore[no-redef]
+
+JAX_VERSION: tuple[int, ...] = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+
+# The jit primitive was named "pjit" before 0.7.0.
+CALL_PRIMITIVES = frozenset(
+    {"jit", "pjit", "closed_call", "core_call", "remat", "remat2", "checkpoint", "custom_jvp_call",
+     "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"}
+)
+JIT_PRIMITIVES = frozenset({"jit", "pjit"})
+
+
+def exclude_from_user_frames() -> None:
+    """Make frames in jaxlint's own files invisible to JAX's user-frame lookup."""
+    source_info_util.register_exclusion(os.path.join(_PACKAGE_DIR, ""))
+
+
+def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
+    """(file, start_line, start_col, end_line, end_col) of the innermost user frame, or None."""
+    if source_info is None:
+        return None
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frame = source_info_util.user_frame(source_info.traceback)
+        else:
+            frame = source_info_util.user_frame(source_info)
+    except Exception:  # a malformed traceback must not stop the analysis
+        return None
+    if frame is None:
+        return None
+    start_col = getattr(frame, "start_column", 0) or 0
+    end_line = getattr(frame, "end_line", None) or frame.start_line
+    end_col = getattr(frame, "end_column", None) or start_col
+    # Frame columns come from co_positions: UTF-8 bytes. jaxlint's spans count characters.
+    start_col = char_column(frame.file_name, frame.start_line, start_col)
+    end_col = char_column(frame.file_name, end_line, end_col)
+    return frame.file_name, frame.start_line, start_col, end_line, end_col
+
+
+def user_position_in(source_info: Any, path: str) -> tuple[int, int] | None:
+    """(line, character column) of the innermost user frame in the file ``path``, or None: the
+    line of the analyzed file that made an equation, even when a helper in another file ran it."""
+    if source_info is None:
+        return None
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frames = source_info_util.user_frames(source_info.traceback)
+        else:
+            frames = source_info_util.user_frames(source_info)
+        frame = next((f for f in frames if f.file_name == path), None)
+    except Exception:  # a malformed traceback must not stop the analysis
+        return None
+    if frame is None:
+        return None
+    return frame.start_line, char_column(path, frame.start_line, getattr(frame, "start_column", 0) or 0)
+
+
+def user_lines_in(source_info: Any, path: str) -> set[int]:
+    """Lines of the file ``path`` on an equation's user call stack (the call site in a traced
+    function and the helper lines below it); empty when unknown."""
+    if source_info is None:
+        return set()
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frames = source_info_util.user_frames(source_info.traceback)
+        else:
+            frames = source_info_util.user_frames(source_info)
+        return {f.start_line for f in frames if f.file_name == path}
+    except Exception:  # a malformed traceback must not stop the analysis
+        return set()
+
+
+def char_column(path: str, line: int, byte_col: int) -> int:
+    """Character column of a UTF-8 byte column on a line of a file."""
+    from jaxlint.text import char_column as column_in_text
+
+    return column_in_text(linecache.getline(path, line), byte_col)
+
+
+def name_stack_entries(source_info: Any) -> list[tuple[str, str]]:
+    """The name stack as (kind, name) pairs, kind "transform" or "scope", outermost first.
+
+    On old releases the string form of a bare transform can be empty, so read the elements.
+    """
+    stack = getattr(getattr(source_info, "name_stack", None), "stack", ())
+    entries = []
+    for element in stack:
+        kind = "transform" if type(element).__name__ == "Transform" else "scope"
+        entries.append((kind, str(getattr(element, "name", element))))
+    return entries
+
+
+def subjaxprs(params: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(param name, Jaxpr or ClosedJaxpr) for every sub-jaxpr in an equation's params."""
+    for key, value in params.items():
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        for index, item in enumerate(items):
+            if isinstance(item, (ClosedJaxpr, Jaxpr)):
+                name = key if len(items) == 1 and not isinstance(value, (tuple, list)) else f"{key}[{index}]"
+                yield name, item
+
+
+def open_jaxpr(jaxpr: Any) -> tuple[Any, list[Any]]:
+    """(open Jaxpr, consts) for a Jaxpr or ClosedJaxpr."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        return jaxpr.jaxpr, list(jaxpr.consts)
+    return jaxpr, []
+
+
+def is_literal(atom: Any) -> bool:
+    return isinstance(atom, Literal)
+
+
+def eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
+    return jax.eval_shape(fun, *args, **kwargs)
+
+
+def shape_dtype_struct(value: Any) -> Any:
+    """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak types."""
+    aval = getattr(value, "aval", None)
+    shape, dtype = value.shape, value.dtype
+    weak = bool(getattr(aval, "weak_type", False)) or bool(getattr(value, "weak_type", False))
+    if weak:
+        return jax.ShapeDtypeStruct(shape, dtype, weak_type=True)
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+def array_types() -> tuple[type, ...]:
+    import numpy as np
+
+    return (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
+
+
+def is_tracer(value: Any) -> bool:
+    return isinstance(value, jax.core.Tracer)
+
+
+def compiled_costs(compiled: Any) -> dict[str, Any]:
+    """FLOPs and bytes from ``Compiled.cost_analysis()`` (a one-element list before 0.4.38, a
+    dict after, possibly None) and buffer sizes from ``memory_analysis()``. Note: XLA counts a
+    loop body once, whatever its trip count."""
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else None
+    analysis = analysis or {}
+    memory = compiled.memory_analysis()
+    field = lambda name: getattr(memory, name, None) if memory is not None else None  # noqa: E731
+    return {"flops": analysis.get("flops"), "bytes": analysis.get("bytes accessed"),
+            "transcendentals": analysis.get("transcendentals"),
+            "temp_bytes": field("temp_size_in_bytes"), "argument_bytes": field("argument_size_in_bytes"),
+            "output_bytes": field("output_size_in_bytes"), "alias_bytes": field("alias_size_in_bytes")}
+
+
+# Before 0.7, the equations of a cached jaxpr of one of JAX's own jitted helpers (the inner jits of
+# jax.random.normal, jnp.piecewise) keep the traceback of the call that first traced them, possibly
+# in another function; from 0.7 their tracebacks stop at the jit (no user frame).
+STALE_LIBRARY_TRACEBACKS = JAX_VERSION < (0, 7, 0)
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # jaxlint/
+_JAX_DIR = os.path.join(os.path.dirname(os.path.abspath(jax.__file__)), "")
+
+
+def user_frames(source_info: Any) -> list[tuple[str, str, int]]:
+    """(file, function, line) of each user frame of an equation's traceback, innermost first."""
+    frames = getattr(getattr(source_info, "traceback", None), "frames", None) or []
+    return [(f.file_name, f.function_name, f.line_num) for f in frames
+            if source_info_util.is_user_filename(f.file_name)]
+
+
+def is_library_jaxpr(jaxpr: Any) -> bool:
+    """The jaxpr of a function defined inside JAX (``debug_info.func_src_info`` is "name at file:line")."""
+    text = getattr(getattr(jaxpr, "debug_info", None), "func_src_info", None)
+    if not isinstance(text, str) or " at " not in text:
+        return False
+    file = text.rpartition(" at ")[2].rpartition(":")[0]
+    return os.path.abspath(file).startswith(_JAX_DIR)
+
+
+# JAX's configuration: ``jax.config.values`` reads through this thread's context-manager
+# overrides, so the global values and the overrides are read from the option holders
+# (``State.get_global``/``get_local`` from 0.5; ``State._value`` and a threading.local before).
+
+_THREAD_LOCAL = getattr(_jax_config, "_thread_local_state", None)  # before 0.5
+_UNSET = getattr(getattr(_jax_config, "config_ext", None), "unset", getattr(_jax_config, "unset", None))
+
+
+def _option_holders() -> dict[str, Any]:
+    return dict(getattr(_jax_config.config, "_value_holders", {}))
+
+
+def _global_value(holder: Any) -> Any:
+    if hasattr(holder, "get_global"):
+        return holder.get_global()
+    if hasattr(holder, "_value"):
+        return holder._value
+    return holder.value  # a Flag: no context manager, no thread-local value
+
+
+def _local_values() -> dict[str, Any]:
+    """This thread's overrides (a ``with jax.enable_x64(True):`` a module entered and never left)."""
+    if _THREAD_LOCAL is not None:
+        return dict(_THREAD_LOCAL.__dict__)
+    return {name: value for name, holder in _option_holders().items() if hasattr(holder, "get_local")
+            for value in [holder.get_local()] if value is not _UNSET}
+
+
+def _set_local(holder: Any, name: str, value: Any) -> None:
+    """Set (or, with ``_UNSET``, drop) this thread's override of one option."""
+    if _THREAD_LOCAL is not None:
+        if value is _UNSET:
+            _THREAD_LOCAL.__dict__.pop(name, None)
+        else:
+            setattr(_THREAD_LOCAL, name, value)
+    else:
+        holder.set_local(value)
+    hook = getattr(holder, "_update_thread_local_hook", None)
+    if hook is not None:
+        hook(None if value is _UNSET else value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or (type(a) is type(b) and bool(a == b))
+    except Exception:  # an option value whose == raises: treat as changed
+        return False
+
+
+def config_snapshot() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(global value of every JAX option, this thread's overrides), for ``restore_config``."""
+    return {name: _global_value(h) for name, h in _option_holders().items()}, _local_values()
+
+
+def restore_config(snapshot: tuple[dict[str, Any], dict[str, Any]]) -> bool:
+    """Put back every option changed since ``snapshot`` (through ``jax.config.update``, so JAX's
+    hooks run); returns whether any was. Options registered since are left as they are, and so
+    are those that cannot change any more (``jax_num_cpu_devices`` once the backends started)."""
+    saved_globals, saved_locals = snapshot
+    holders = _option_holders()
+    changed = False
+    local_values = _local_values()
+    for name in set(local_values) | set(saved_locals):
+        value = saved_locals.get(name, _UNSET)
+        if name in holders and not _same(local_values.get(name, _UNSET), value):
+            changed = True
+            try:
+                _set_local(holders[name], name, value)
+            except Exception:  # JAX refuses the value now: keep the module's
+                pass
+    for name, value in saved_globals.items():
+        holder = holders.get(name)
+        if holder is None or _same(_global_value(holder), value):
+            continue
+        changed = True
+        try:
+            jax.config.update(name, value)
+        except Exception:  # fixed once the backends started: keep the module's
+            pass
+    return changed

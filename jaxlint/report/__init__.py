@@ -1,0 +1,102 @@
+"""Output formats of ``jaxlint check --output-format``, named and shaped as ruff's are.
+
+``FORMATS`` maps each name to a writer ``write(result, out, *, unsafe_fixes=False)``; ``text``
+is kept as an alias of ``full`` (earlier versions documented it). The format comes from
+``--output-format``, else the JAXLINT_OUTPUT_FORMAT environment variable, else the
+``output-format`` configuration key, else ``full``.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from io import StringIO
+from typing import Callable
+
+from jaxlint.engine.results import CheckResult
+from jaxlint.report import (
+    concise,
+    full,
+    github,
+    gitlab,
+    json_array,
+    json_lines,
+    junit,
+    sarif,
+)
+from jaxlint.report import statistics as stats
+from jaxlint.text import write_text_atomic
+
+# write(result, out, *, unsafe_fixes=False): unsafe_fixes (--unsafe-fixes) counts unsafe fixes as
+# applicable, for the [*] marker.
+Writer = Callable[..., None]
+
+FORMATS: dict[str, Writer] = {
+    "full": full.write, "concise": concise.write, "json": json_array.write,
+    "json-lines": json_lines.write, "sarif": sarif.write, "github": github.write,
+    "junit": junit.write, "gitlab": gitlab.write,
+}
+FORMAT_NAMES: tuple[str, ...] = tuple(FORMATS)
+ALIASES = {"text": "full"}
+ENVIRONMENT_VARIABLE = "JAXLINT_OUTPUT_FORMAT"
+DEFAULT = "full"
+
+
+class OutputError(Exception):
+    """An invalid output format or an unwritable output file: exit code 2."""
+
+
+def canonical(name: str, source: str) -> str:
+    """The format called ``name`` (an alias resolved); ``source`` says where the name was given."""
+    if not isinstance(name, str) or ALIASES.get(name, name) not in FORMATS:
+        raise OutputError(f"invalid output format {name!r} ({source}); "
+                          f"expected one of: {', '.join(FORMAT_NAMES)}")
+    return ALIASES.get(name, name)
+
+
+def choose(flag: str | None, environment: str | None = None, configured: str | None = None) -> str:
+    """The output format, by precedence; every value given is checked, even one that loses."""
+    given = [(flag, "--output-format"), (environment, f"environment variable {ENVIRONMENT_VARIABLE}"),
+             (configured, "configuration key output-format")]
+    chosen = [canonical(value, source) for value, source in given if value is not None]
+    return chosen[0] if chosen else DEFAULT
+
+
+def check_statistics(output_format: str, statistics: bool) -> None:
+    if statistics and output_format not in stats.FORMATS:
+        raise OutputError(f"--statistics works with --output-format {', '.join(stats.FORMATS[:-1])} "
+                          f"or {stats.FORMATS[-1]}, not {output_format}")
+
+
+def report(result: CheckResult, output_format: str, statistics: bool = False, diff: bool = False,
+           unsafe_fixes: bool = False) -> str:
+    """What goes to stdout (or ``--output-file``): the diff, the statistics or the findings."""
+    if diff:
+        return "".join(result.diffs)
+    out = StringIO()
+    if statistics:
+        check_statistics(output_format, statistics)
+        stats.write(result, output_format, out, unsafe_fixes)
+    else:
+        FORMATS[output_format](result, out, unsafe_fixes=unsafe_fixes)
+    return out.getvalue()
+
+
+def check_writable(path: str) -> None:
+    """Fail now, before the checking, if the report cannot be written to ``path``."""
+    if os.path.isdir(path):
+        raise OutputError(f"cannot write the report to {path}: it is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".jaxlint-report-", dir=folder)
+    except OSError as error:
+        raise OutputError(f"cannot write the report to {path}: {error.strerror or error}") from None
+    os.close(handle)
+    os.unlink(probe)
+
+
+def write_file(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: a reader sees the old report or the whole new one."""
+    try:
+        write_text_atomic(path, text, prefix=".jaxlint-report-")
+    except OSError as error:
+        raise OutputError(f"cannot write the report to {path}: {error.strerror or error}") from None

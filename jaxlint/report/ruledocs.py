@@ -1,0 +1,253 @@
+"""Rule documentation: `jaxlint rule`, its JSON, and the README's rule table.
+
+The pages are edited in rules/JXnnn.md; jaxlint/docs is a symlink to that folder, and the build
+copies the pages into the package, so they are read from the installed package wherever jaxlint
+runs. A rule without a page (the JX9xx analysis failures) gets one generated from its summary
+and docstring. ``python -m jaxlint.report.ruledocs --update-readme`` rewrites the README's rule table.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import inspect
+import json
+import os
+import re
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from jaxlint.rules import Rule, all_rules
+
+TABLE_BEGIN = "<!-- begin rules table -->"
+TABLE_END = "<!-- end rules table -->"
+FIX_WORDS = {"safe": "safe (`--fix` applies it)",
+             "unsafe": "unsafe (`--fix --unsafe-fixes` applies it)",
+             "display-only": "display-only (shown, never applied)",
+             None: "none"}
+
+
+class UnknownRule(ValueError):
+    """A rule query that names no rule; the message suggests the closest ones."""
+
+
+def _page(rule: type[Rule]) -> Any:
+    return resources.files("jaxlint").joinpath("docs", f"{rule.code}.md")
+
+
+def has_page(rule: type[Rule]) -> bool:
+    return _page(rule).is_file()
+
+
+def doc_text(rule: type[Rule]) -> str:
+    """The rule's page (Markdown), or one generated from its metadata when it has none."""
+    page = _page(rule)
+    if page.is_file():
+        return page.read_text(encoding="utf-8")
+    details = inspect.cleandoc(rule.__dict__.get("__doc__") or "")
+    reported = "Reported by jaxlint's pipeline itself, not by a check over the jaxpr." if not rule.checks_ir else ""
+    parts = [f"# {rule.name} ({rule.code})", "## What it does",
+             " ".join(p for p in (rule.summary, reported) if p)]
+    if details:
+        parts.append(details)
+    parts += ["## Fix safety", _fix_sentence(rule)]
+    if rule.options:
+        parts += ["## Options", options_intro(rule)] + [option_markdown(rule, n) for n in rule.options]
+    return "\n\n".join(parts) + "\n"
+
+
+def _fix_sentence(rule: type[Rule]) -> str:
+    if rule.fix is None:
+        return "There is no fix."
+    return f"The fix is {FIX_WORDS[rule.fix]}."
+
+
+def find_rule(query: str) -> type[Rule]:
+    """A rule by code (any case) or kebab-case name; UnknownRule says what is close."""
+    rules = all_rules()
+    for rule in rules:
+        if query.upper() == rule.code or query.lower() == rule.name:
+            return rule
+    prefixed = [r.code for r in rules if r.code.startswith(query.upper())] if query.strip() else []
+    if prefixed:
+        raise UnknownRule(f"{query!r} is a prefix of {', '.join(prefixed)}: name one rule")
+    by_key = {r.code.lower(): r for r in rules} | {r.name: r for r in rules}
+    close = difflib.get_close_matches(query.lower(), list(by_key), n=3, cutoff=0.6)
+    suggestion = ", ".join(dict.fromkeys(f"{by_key[k].code} ({by_key[k].name})" for k in close))
+    hint = f"; did you mean {suggestion}?" if suggestion else "; `jaxlint rules` lists them"
+    raise UnknownRule(f"unknown rule {query!r}{hint}")
+
+
+def rule_json(rule: type[Rule]) -> dict[str, Any]:
+    return {"code": rule.code, "name": rule.name, "summary": rule.summary, "severity": rule.severity,
+            "fix": rule.fix, "options": options_json(rule), "doc": doc_text(rule)}
+
+
+# --- rule options (``[tool.jaxlint.rules.JX202]``) --------------------------------------------------
+
+# TOML's names for the value types an option can have.
+TOML_TYPES = {int: "integer", float: "float", bool: "boolean", str: "string"}
+
+
+def options_json(rule: type[Rule]) -> list[dict[str, Any]]:
+    """The rule's options in declaration order (``minimum``: null when unbounded)."""
+    return [{"name": name, "type": TOML_TYPES[option.type], "default": option.default,
+             "description": option.description, "minimum": option.minimum}
+            for name, option in rule.options.items()]
+
+
+def toml_value(value: Any) -> str:
+    """A default as TOML spells it (``100000.0``, ``true``, ``"x"``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def options_intro(rule: type[Rule]) -> str:
+    return (f"Set in `pyproject.toml` under `[tool.jaxlint.rules.{rule.code}]` (or "
+            f"`[tool.jaxlint.rules.{rule.name}]`), in a `jaxlint.toml` or `.jaxlint.toml` under "
+            f"`[rules.{rule.code}]`. `jaxlint check --show-settings` prints the values in effect.")
+
+
+def option_markdown(rule: type[Rule], name: str) -> str:
+    """One option's entry on the rule's page: a heading, its facts and the TOML that sets it to
+    its default. tests/test_rule_docs.py checks every page holds its rule's entries verbatim."""
+    option = rule.options[name]
+    kind = TOML_TYPES[option.type] + (" (an integer is accepted)" if option.type is float else "")
+    minimum = f" Minimum: {option.minimum:g}." if option.minimum is not None else ""
+    facts = f"Type: {kind}. Default: `{toml_value(option.default)}`.{minimum} {option.description[:1].upper()}" \
+            f"{option.description[1:]}."
+    return (f"### `{name}`\n\n{facts}\n\n```toml\n[tool.jaxlint.rules.{rule.code}]\n"
+            f"{name} = {toml_value(option.default)}\n```")
+
+
+# --- rendering for a terminal -------------------------------------------------------------------
+
+_BOLD, _UNDERLINE, _CYAN, _RESET = "\x1b[1m", "\x1b[4m", "\x1b[36m", "\x1b[0m"
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_STRONG = re.compile(r"\*\*(.+?)\*\*")
+
+
+def use_color(stream: TextIO) -> bool:
+    """ANSI styles only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
+def render(markdown: str, color: bool) -> str:
+    """Markdown as terminal text: headings emphasized (bold, or underlined with = and - in plain
+    text), fenced code indented by four spaces, links as ``text (url)``; tables stay as written."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in markdown.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")) and (fence is None or stripped.startswith(fence)):
+            fence = stripped[:3] if fence is None else None
+            continue
+        if fence is not None:
+            out.append(("    " + (f"{_CYAN}{line}{_RESET}" if color else line)) if line.strip() else "")
+            continue
+        heading = re.match(r"(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            title = _inline(heading.group(2), color=False)
+            if color:
+                style = _BOLD + (_UNDERLINE if len(heading.group(1)) == 1 else "")
+                out.append(f"{style}{title}{_RESET}")
+            else:
+                out += [title, ("=" if len(heading.group(1)) == 1 else "-") * len(title)]
+            continue
+        out.append(_inline(line, color))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _inline(line: str, color: bool) -> str:
+    line = _LINK.sub(r"\1 (\2)", line)
+    pieces, last = [], 0
+    for span in _CODE_SPAN.finditer(line):  # no emphasis inside code (`x ** -n`)
+        pieces.append(_STRONG.sub(rf"{_BOLD}\1{_RESET}" if color else r"\1", line[last:span.start()]))
+        pieces.append(f"{_CYAN}{span.group(2)}{_RESET}" if color else span.group(0))
+        last = span.end()
+    pieces.append(_STRONG.sub(rf"{_BOLD}\1{_RESET}" if color else r"\1", line[last:]))
+    return "".join(pieces)
+
+
+def rule_text(rule: type[Rule], color: bool) -> str:
+    """The rendered page, with severity and fix availability under the title."""
+    title, _, rest = doc_text(rule).partition("\n")
+    facts = f"Severity: {rule.severity}. Fix: {FIX_WORDS[rule.fix]}."
+    return render(f"{title}\n\n{facts}\n{rest}", color)
+
+
+# --- `jaxlint rule` ------------------------------------------------------------------------------
+
+def rule_command(query: str | None, every: bool, output_format: str, out: TextIO, err: TextIO) -> int:
+    """Print one rule's doc (or every rule's); 2 for an unknown rule or a bad invocation."""
+    if every == (query is not None):
+        print("jaxlint rule: give one rule (code or name), or --all", file=err)
+        return 2
+    try:
+        rules = all_rules() if every else [find_rule(query)]
+    except UnknownRule as error:
+        print(f"jaxlint rule: {error}", file=err)
+        return 2
+    if output_format == "json":
+        data = [rule_json(r) for r in rules]
+        json.dump(data if every else data[0], out, indent=2)
+        out.write("\n")
+        return 0
+    color = use_color(out)
+    out.write("\n\n".join(rule_text(r, color) for r in rules))
+    return 0
+
+
+# --- the README's rule table ---------------------------------------------------------------------
+
+def readme_table() -> str:
+    """The Markdown rule table, rule metadata plus a link to each page that exists."""
+    rows = ["| Code | Name | Severity | Fix | What it reports |", "|---|---|---|---|---|"]
+    for rule in all_rules():
+        link = f" [doc](rules/{rule.code}.md)" if has_page(rule) else ""
+        summary = rule.summary.replace("|", "\\|")  # a pipe would end the cell
+        rows.append(f"| {rule.code} | `{rule.name}` | {rule.severity} | {rule.fix or ''} | {summary}{link} |")
+    legend = ("Fix: `safe` fixes are applied by `jaxlint check --fix`, `unsafe` ones need "
+              "`--unsafe-fixes` as well, `display-only` ones are shown in the report and never applied. "
+              "`jaxlint rule CODE` prints a rule's page.")
+    return "\n".join(rows) + "\n\n" + legend + "\n"
+
+
+def replace_table(readme: str, table: str) -> str:
+    """The README with the text between the markers replaced; ValueError if a marker is missing."""
+    start, end = readme.find(TABLE_BEGIN), readme.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {TABLE_BEGIN} ... {TABLE_END} block")
+    return readme[:start + len(TABLE_BEGIN)] + "\n" + table + readme[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jaxlint.report.ruledocs",
+                                     description="Generate the README's rule table from the rules.")
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--readme-table", action="store_true", help="print the table")
+    action.add_argument("--update-readme", metavar="README", nargs="?", const="README.md",
+                        help="rewrite the table between the markers (default: README.md)")
+    args = parser.parse_args(argv)
+    if args.readme_table:
+        sys.stdout.write(readme_table())
+        return 0
+    path = Path(args.update_readme)
+    try:
+        text = path.read_text(encoding="utf-8")
+        updated = replace_table(text, readme_table())
+    except (OSError, ValueError) as error:
+        print(f"jaxlint: {error}", file=sys.stderr)
+        return 2
+    if updated != text:
+        path.write_text(updated, encoding="utf-8")
+        print(f"updated the rule table in {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""What follows the findings on stderr: the summary line, --fix-only's summary, --show-fixes and
+--timings. The findings' formats are the other modules of jaxlint.report."""
+from __future__ import annotations
+
+from typing import TextIO
+
+from jaxlint.engine.results import CheckResult
+from jaxlint.model import Finding
+from jaxlint.report.full import write_findings
+from jaxlint.report.json_array import finding_json
+from jaxlint.text import relative
+
+# finding_json and write_findings moved to jaxlint.report; importers of report keep working.
+__all__ = ["finding_json", "summary", "timings_text", "write_findings"]
+
+
+def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> str:
+    from jaxlint.report.common import is_fixable
+
+    findings = result.findings
+    fixable = sum(1 for f in findings if is_fixable(f, unsafe_fixes))
+    hidden = hidden_unsafe(findings, unsafe_fixes)
+    checked = len(result.files)
+    skipped = len(result.skipped)
+    parts = [f"{checked} file{'s' if checked != 1 else ''} checked",
+             f"traced {result.traced} of {result.traced + skipped} functions"]
+    if skipped:
+        parts.append(f"{skipped} skipped (no abstract arguments or errors)")
+    parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    if fix_mode == "fix":
+        parts.append(f"{len(result.fixed)} fixed")
+    elif fix_mode == "diff":
+        parts.append(f"{len(result.fixed)} fix{'es' if len(result.fixed) != 1 else ''} shown")
+    if fixable and fix_mode != "fix":
+        parts.append(f"{fixable} fixable with --fix")
+    if hidden:
+        parts.append(hidden_text(hidden))
+    if result.fix_rejected:
+        parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
+                     "rejected by verification")
+    return ", ".join(parts) + "."
+
+
+def timings_text(result: CheckResult) -> str:
+    return "timings: " + ", ".join(f"{stage} {seconds * 1000:.1f} ms"
+                                    for stage, seconds in result.timings.items())
+
+
+def hidden_unsafe(findings: list[Finding], unsafe_fixes: bool) -> int:
+    """Unsafe fixes that --unsafe-fixes would enable."""
+    if unsafe_fixes:
+        return 0
+    return sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
+
+
+def hidden_text(count: int) -> str:
+    return f"{count} hidden fix{'es' if count != 1 else ''} can be enabled with --unsafe-fixes"
+
+
+def fix_only_summary(result: CheckResult, unsafe_fixes: bool) -> str:
+    """--fix-only says what was fixed, not what remains."""
+    checked = len(result.files)
+    parts = [f"{checked} file{'s' if checked != 1 else ''} checked", f"{len(result.fixed)} fixed"]
+    if result.fix_rejected:
+        parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
+                     "rejected by verification")
+    hidden = hidden_unsafe(result.findings, unsafe_fixes)
+    if hidden:
+        parts.append(hidden_text(hidden))
+    return ", ".join(parts) + "."
+
+
+def write_show_fixes(result: CheckResult, mode: str, unsafe_fixes: bool, out: TextIO) -> None:
+    """--show-fixes: the fixes applied (mode "fix"), shown as a diff ("diff") or available."""
+    if mode in ("fix", "diff"):
+        listed = result.fixed
+        verb = "Fixed" if mode == "fix" else "Would fix"
+        out.write(f"{verb} {len(listed)} finding{'s' if len(listed) != 1 else ''}"
+                  f"{':' if listed else '.'}\n")
+    else:
+        listed = [f for f in result.findings if f.fix is not None]
+        out.write(f"{len(listed) or 'No'} fix{'es' if len(listed) != 1 else ''} available"
+                  f"{':' if listed else '.'}\n")
+    by_path: dict[str, list[Finding]] = {}
+    for finding in sorted(listed, key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code)):
+        by_path.setdefault(finding.path, []).append(finding)
+    for path, findings in by_path.items():
+        out.write(f"- {relative(path)}:\n")
+        for finding in findings:
+            status = "" if mode in ("fix", "diff") else f" [{_status(finding, unsafe_fixes)}]"
+            out.write(f"    {finding.span.start_line}:{finding.span.start_col + 1} {finding.code} "
+                      f"({finding.name}){status} {finding.fix.message}\n")
+
+
+def _status(finding: Finding, unsafe_fixes: bool) -> str:
+    applicability = finding.fix.applicability
+    if applicability == "safe":
+        return "safe"
+    if applicability == "unsafe":
+        return "unsafe" if unsafe_fixes else "unsafe: needs --unsafe-fixes"
+    return "display-only: never applied"

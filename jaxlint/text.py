@@ -1,0 +1,156 @@
+"""Source text: reading and writing user files without changing their encoding or line endings,
+line breaks as Python counts them, byte and character columns, and text edits."""
+from __future__ import annotations
+
+import io
+import os
+import re
+import tempfile
+import tokenize
+from dataclasses import dataclass
+
+from jaxlint.model import Edit
+
+
+@dataclass
+class SourceFile:
+    path: str
+    text: str  # decoded, newlines exactly as in the file
+    encoding: str
+    bom: bool
+
+
+class SourceError(Exception):
+    """The file's bytes are not text Python can read (bad coding cookie, undecodable bytes)."""
+
+    def __init__(self, message: str, data: bytes) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data  # the raw bytes, e.g. to check whether the file mentions jax at all
+
+
+def read_source(path: str) -> SourceFile:
+    """Decode as Python would: PEP 263 coding cookie, UTF-8 BOM, else UTF-8.
+
+    Raises OSError if the file cannot be read and SourceError if it cannot be decoded.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except SyntaxError as error:  # unknown coding, or a cookie that contradicts the BOM
+        raise SourceError(error.msg, data) from None
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SourceError(f"cannot decode line {line} as {error.encoding}: {error.reason}", data) from None
+    bom = encoding == "utf-8-sig"
+    return SourceFile(path, text, "utf-8" if bom else encoding, bom)
+
+
+def write_atomic(source: SourceFile, text: str) -> None:
+    """Write through a temporary file in the same folder and rename it over the original.
+
+    Readers see the old file or the new one, never a partial write. ``text`` keeps its own
+    newlines (no translation) and is encoded as the file was; a character that the file's
+    encoding cannot hold raises UnicodeEncodeError before anything is written.
+    """
+    data = (b"\xef\xbb\xbf" if source.bom else b"") + text.encode(source.encoding)
+    real = os.path.realpath(source.path)  # replace a symlink's target, not the link
+    info = os.stat(real)
+    # Not .py: a temporary file left by a killed process is never linted.
+    handle, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".tmp", dir=os.path.dirname(real))
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, info.st_mode & 0o7777)
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temp, info.st_uid, info.st_gid)
+            except PermissionError:  # only root may give a file away; the content matters more
+                pass
+        os.replace(temp, real)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def write_text_atomic(path: str, text: str, prefix: str = ".jaxlint-") -> None:
+    """Write a jaxlint-made UTF-8 file (report, page, signatures) through a temporary file and a
+    rename: a reader sees the old file or the whole new one. The permissions are the replaced
+    file's, else what a plain open() gives (mkstemp's are 0600). Raises OSError."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temp, _new_file_mode(path))
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def _new_file_mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def char_column(line_text: str, byte_col: int) -> int:
+    """Character column of a UTF-8 byte column (ast, co_positions and tracebacks count bytes)."""
+    if line_text.isascii():
+        return byte_col
+    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def offset_of(source: str, line: int, col: int) -> int:
+    """Character offset of a (1-based line, 0-based column) position."""
+    # Python's own newlines only (str.splitlines also splits on form feeds and more).
+    lines = _LINES.findall(source)
+    return sum(len(text) for text in lines[: line - 1]) + col
+
+
+def apply_edits(source: str, edits: list[Edit]) -> str:
+    """Apply edits; identical duplicates count once, overlapping ones raise ValueError."""
+    ordered = sorted(set(edits), key=lambda e: (e.span.start_line, e.span.start_col,
+                                                e.span.end_line, e.span.end_col))
+    out, cursor, previous_start = [], 0, -1
+    for edit in ordered:
+        start = offset_of(source, edit.span.start_line, edit.span.start_col)
+        end = offset_of(source, edit.span.end_line, edit.span.end_col)
+        # Two different insertions at one point have no defined order: a conflict too.
+        if start < cursor or (start == end == previous_start):
+            raise ValueError("overlapping edits")
+        out.append(source[cursor:start])
+        out.append(edit.content)
+        cursor, previous_start = end, start
+    out.append(source[cursor:])
+    return "".join(out)
+
+
+def shift_position(source: str, edits: list[Edit], line: int, col: int) -> tuple[int, int]:
+    """Where (line, col) of the original source lands after the edits."""
+    offset = offset_of(source, line, col)
+    before = [e for e in edits if offset_of(source, e.span.end_line, e.span.end_col) <= offset]
+    moved = apply_edits(source[:offset], before)
+    new_line = moved.count("\n") + 1
+    return new_line, len(moved) - (moved.rfind("\n") + 1)
+
+
+def relative(path: str) -> str:
+    """``path`` as reports show it: relative to the working folder when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel

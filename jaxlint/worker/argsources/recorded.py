@@ -1,0 +1,103 @@
+"""Signatures recorded from the test suite by ``jaxlint record`` (``.jaxlint/signatures.json``)."""
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+from jaxlint.scan import hints
+from jaxlint.worker import signatures
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+
+# Path -> ((mtime_ns, size), functions or the reason the file is unusable): a worker reads the
+# file once, not once per target, and sees a re-recorded file.
+_CACHE: dict[str, tuple[tuple[int, int], dict[str, Any] | str]] = {}
+
+
+def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
+    config = request.job.get("config") or {}
+    path, root = config.get("signatures"), config.get("root")
+    if not path or not root:
+        return []
+    functions = _load(path)
+    target = request.target
+    if isinstance(functions, str):
+        request.notes.append(f"recorded signatures not used: {functions}")
+        return []
+    entry = functions.get(signatures.function_key(request.job["path"], root, target.qualname))
+    if entry is None:
+        return []
+    if entry["params"] != target.params:
+        request.notes.append(
+            f"recorded signature for {target.name}({', '.join(map(str, entry['params']))}) no longer "
+            f"matches {target.name}({', '.join(target.params)}); re-run jaxlint record")
+        return []
+    found = []
+    for recorded in entry["signatures"]:
+        try:
+            values = _values(recorded, target.params)
+        except (hints.HintError, ValueError, TypeError) as error:  # a hand-edited file
+            request.notes.append(f"recorded signature {recorded} of {target.name} is unusable ({error}); "
+                                 "re-run jaxlint record")
+            continue
+        args, kwargs = _call(request.function, values)
+        found.append(ArgumentSet("recorded", tuple(args), kwargs))
+    if not found and entry.get("unrecordable"):
+        request.notes.append(f"the tests call {target.name} but its arguments could not be recorded "
+                             f"({entry['unrecordable']})")
+    return found
+
+
+def _load(path: str) -> dict[str, Any] | str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return {}
+    stamp = (info.st_mtime_ns, info.st_size)
+    cached = _CACHE.get(path)
+    if cached is None or cached[0] != stamp:
+        try:
+            cached = (stamp, signatures.load(path))
+        except signatures.SignaturesError as error:
+            cached = (stamp, str(error))
+        _CACHE[path] = cached
+    return cached[1]
+
+
+def _values(recorded: dict[str, str], params: list[str]) -> dict[str, Any]:
+    """Parameter name -> abstract value. One hint for the whole signature: named dimensions
+    (none today, but a hand-written entry may have them) are shared across arguments."""
+    unknown = [name for name in recorded if name not in params]
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)} not a parameter")
+    spec = hints.parse_hint(", ".join(f"{name}={text}" for name, text in recorded.items()))
+    return hints.to_abstract(spec)
+
+
+def _call(function: Any, values: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Arguments as the tests passed them: positional ones positionally (static_argnums refer to
+    positions; ``*args`` needs them), ``*args``/``**kwargs`` spread, keyword-only by name."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # no signature to be had: pass everything by name
+        return [], dict(values)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    positional = True  # until a positional parameter is left out (it was at its default)
+    for parameter in parameters:
+        kind = parameter.kind
+        if parameter.name not in values:
+            positional = positional and kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+            continue
+        value = values[parameter.name]
+        if kind is parameter.VAR_POSITIONAL:
+            args.extend(value)
+        elif kind is parameter.VAR_KEYWORD:
+            kwargs.update(value)
+        elif kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD) and positional:
+            args.append(value)
+        else:
+            kwargs[parameter.name] = value
+    names = {p.name for p in parameters}
+    kwargs.update({name: value for name, value in values.items() if name not in names})
+    return args, kwargs

@@ -1,0 +1,319 @@
+"""pytest plugin behind ``jaxlint record``: the abstract arguments of the scanned functions, as the
+tests call them, saved to the signatures file (see signatures.py).
+
+Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
+``-p jaxlint.worker.pytest_plugin`` to ``PYTEST_ADDOPTS``). Its value is JSON:
+``{"output": path, "root": config root, "files": path, "report": path}``, where ``files`` names a
+JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes.
+Importing this module loads nothing: the scanner at session start and jax at the first recorded call
+(after the user's code imported it, so their JAX configuration applies).
+
+Not supported: pytest-xdist (each worker would replace the others' entries).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
+from typing import Any
+
+ENV = "JAXLINT_RECORD"
+MAX_SIGNATURES = 3  # distinct signatures kept per function, first seen first
+MAX_CALLS = 100  # calls examined per function: later ones cost time and rarely differ
+MAX_TEXT = 1000  # characters of one argument: a longer literal is data, not a signature
+_LITERALS = (bool, int, float, complex, str, bytes, type(None))
+
+_recorder: Recorder | None = None
+
+
+def pytest_sessionstart(session: Any) -> None:
+    global _recorder
+    settings = os.environ.get(ENV)
+    if not settings or _recorder is not None:
+        return
+    try:
+        _recorder = Recorder.from_settings(json.loads(settings))
+    except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
+        print(f"jaxlint: not recording, {ENV} is unusable: {error!r}", file=sys.stderr)
+        return
+    _recorder.start()
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    global _recorder
+    if _recorder is None:
+        return
+    recorder, _recorder = _recorder, None
+    recorder.stop()
+    recorder.save()
+
+
+class Unrecordable(Exception):
+    """An argument the hint syntax cannot express (an object, a NamedTuple, a typed key...)."""
+
+
+@dataclass
+class Watched:
+    """One scanned target and what the tests have shown of it so far."""
+
+    key: str  # signatures.function_key
+    target: Any  # model.Target
+    signatures: list[dict[str, str]] = field(default_factory=list)
+    unrecordable: str | None = None  # why a call was not recorded (the first reason)
+    calls: int = 0
+    bound_first: bool | None = None  # a classmethod: ``cls`` is bound when the worker resolves it
+
+    @property
+    def done(self) -> bool:
+        return len(self.signatures) >= MAX_SIGNATURES or self.calls >= MAX_CALLS
+
+    def entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"params": list(self.target.params), "signatures": self.signatures}
+        if self.unrecordable:
+            entry["unrecordable"] = self.unrecordable
+        return entry
+
+
+class Recorder:
+    """A profile hook matching each Python call to a scanned target by file and first line
+    (a ``g = jax.jit(f)`` target by the name of ``f``)."""
+
+    def __init__(self, root: str, output: str, report: str | None,
+                 by_file: dict[str, dict[Any, list[Watched]]]) -> None:
+        self.root, self.output, self.report = root, output, report
+        self.by_file = by_file  # real path -> {first line or def name: targets}
+        self._lookup: dict[str, dict[Any, list[Watched]] | None] = {}  # co_filename -> by_file entry
+        self._lock = threading.RLock()
+        self._previous: tuple[Any, Any] = (None, None)
+        # Signatures seen at a call, kept only if that call returns a value: a call the test
+        # expects to raise (pytest.raises) is no signature to trace.
+        self._pending: dict[int, tuple[Watched, dict[str, str]]] = {}
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> Recorder:
+        from jaxlint import scan
+        from jaxlint.worker import signatures
+
+        root = settings["root"]
+        with open(settings["files"], encoding="utf-8") as listing:
+            files = json.load(listing)
+        by_file: dict[str, dict[Any, list[Watched]]] = {}
+        for path in files:
+            try:
+                targets = scan.scan_file(path)
+            except Exception:  # a file that does not parse: `jaxlint check` reports it
+                continue
+            table: dict[Any, list[Watched]] = {}
+            for target in targets:
+                watched = Watched(signatures.function_key(path, root, target.qualname), target)
+                where = target.name if target.kind == "jit-bound" else target.first_line
+                table.setdefault(where, []).append(watched)
+            if table:
+                by_file[os.path.realpath(path)] = table
+        return cls(root, settings["output"], settings.get("report"), by_file)
+
+    def start(self) -> None:
+        self._previous = (sys.getprofile(), threading.getprofile())
+        sys.setprofile(self._profile)
+        threading.setprofile(self._profile)
+
+    def stop(self) -> None:
+        sys.setprofile(self._previous[0])
+        threading.setprofile(self._previous[1])
+
+    def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
+        # Runs on every call and return of the test session: the common case must stay cheap.
+        if event == "return" and self._pending:
+            self._returned(frame, arg)
+            return
+        if event != "call":
+            return
+        code = frame.f_code
+        table = self._lookup.get(code.co_filename, False)
+        if table is False:
+            try:
+                real = os.path.realpath(code.co_filename)
+            except (OSError, ValueError):  # an exception here would turn the hook off for good
+                real = code.co_filename
+            table = self._lookup[code.co_filename] = self.by_file.get(real)
+        if table is None:
+            return
+        by_line, by_name = table.get(code.co_firstlineno), table.get(code.co_name)
+        if not (by_line or by_name) or code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE):
+            return
+        with self._lock:
+            for item in (by_line or []) + (by_name or []):
+                if not item.done and _matches(code, item.target):
+                    try:
+                        signature = _observe(item, frame)
+                    except Exception as error:  # recording must never break a test
+                        item.unrecordable = item.unrecordable or f"jaxlint could not record: {error}"
+                        continue
+                    if signature is not None:
+                        self._pending[id(frame)] = (item, signature)
+
+    def _returned(self, frame: FrameType, value: Any) -> None:
+        """The profile hook sees a raising call return None: only a value commits the signature."""
+        with self._lock:
+            pending = self._pending.pop(id(frame), None)
+            if pending is None or value is None:
+                return
+            item, signature = pending
+            if signature not in item.signatures and len(item.signatures) < MAX_SIGNATURES:
+                item.signatures.append(signature)
+
+    def save(self) -> None:
+        from jaxlint.worker import signatures
+
+        called = {w.key: w.entry() for table in self.by_file.values() for group in table.values()
+                  for w in group if w.calls}
+        try:
+            old = signatures.load(self.output)
+        except signatures.SignaturesError as error:
+            print(f"jaxlint: {error}; writing a new one", file=sys.stderr)
+            old = {}
+        signatures.write(self.output, signatures.merge(old, called, self.root))
+        if self.report:
+            recorded = sum(1 for entry in called.values() if entry["signatures"])
+            with open(self.report, "w", encoding="utf-8") as handle:
+                json.dump({"recorded": recorded, "unrecordable": len(called) - recorded,
+                           "output": self.output}, handle)
+
+
+def _matches(code: CodeType, target: Any) -> bool:
+    if code.co_name != target.name:
+        return False
+    # A jit-bound target wraps a module-level def (co_qualname is Python 3.11+).
+    return target.kind != "jit-bound" or getattr(code, "co_qualname", code.co_name) == code.co_name
+
+
+def _observe(item: Watched, frame: FrameType) -> dict[str, str] | None:
+    """The call's arguments as hint text, if they make a signature not seen yet."""
+    item.calls += 1
+    code, local = frame.f_code, frame.f_locals
+    count = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+             + bool(code.co_flags & inspect.CO_VARKEYWORDS))
+    names = code.co_varnames[:count]
+    params = item.target.params
+    if sorted(names) != sorted(params):
+        return None  # not the function the scan saw (a same-named def elsewhere in the file)
+    if item.bound_first is None:
+        item.bound_first = _is_classmethod(frame, item.target)
+    from jaxlint.worker.instrument import (
+        abstractify,  # imports jax: only once user code is running
+    )
+
+    signature: dict[str, str] = {}
+    for index, name in enumerate(params):
+        if index == 0 and item.bound_first:
+            continue
+        try:
+            signature[name] = _text(abstractify(local[name]), name)
+        except Unrecordable as error:
+            if not _at_default(frame, item.target, name, local):
+                item.unrecordable = item.unrecordable or str(error)
+                return None
+            # Left out: the worker's call uses the same default.
+    if signature not in item.signatures and _round_trips(signature):
+        return signature
+    return None
+
+
+def _text(value: Any, path: str) -> str:
+    """Hint text of an abstractified value; Unrecordable when parse_hint could not read it back."""
+    from jaxlint.scan import hints
+
+    _check(value, f"argument {path}")
+    text = hints.format_abstract(value)
+    if len(text) > MAX_TEXT:
+        raise Unrecordable(f"argument {path}: a value of {len(text)} characters")
+    return text
+
+
+def _check(tree: Any, path: str) -> None:
+    import jax
+
+    from jaxlint.scan.hints import DTYPES
+
+    if isinstance(tree, jax.ShapeDtypeStruct):
+        dtype = getattr(tree.dtype, "name", str(tree.dtype))
+        if dtype not in DTYPES.values():
+            raise Unrecordable(f"{path}: a {dtype} array")
+        if not all(isinstance(d, int) for d in tree.shape):
+            raise Unrecordable(f"{path}: a symbolic shape {tree.shape}")
+    elif type(tree) in (tuple, list):
+        for index, child in enumerate(tree):
+            _check(child, f"{path}[{index}]")
+    elif type(tree) is dict:
+        for key, child in tree.items():
+            if type(key) not in _LITERALS or not _literal(key):
+                raise Unrecordable(f"{path}: a dict key {type(key).__name__}")
+            _check(child, f"{path}[{key!r}]")
+    elif type(tree) not in _LITERALS or not _literal(tree):
+        raise Unrecordable(f"{path}: {_describe(tree)}")
+
+
+def _literal(value: Any) -> bool:
+    """repr() reads back as an equal value (not nan or inf)."""
+    try:
+        return ast.literal_eval(repr(value)) == value
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (int, float, complex)):
+        return repr(value)  # nan, inf
+    return f"<{type(value).__name__} object>"
+
+
+def _round_trips(signature: dict[str, str]) -> bool:
+    from jaxlint.scan import hints
+
+    try:
+        hints.parse_hint(", ".join(f"{name}={text}" for name, text in signature.items()))
+    except hints.HintError:
+        return False
+    return True
+
+
+def _function(frame: FrameType, target: Any) -> tuple[Any, Any]:
+    """(owner, attribute) the target is reached through from its module, or (None, None)."""
+    qualname = target.name if target.kind == "jit-bound" else target.qualname
+    owner, _, name = qualname.rpartition(".")
+    holder = frame.f_globals.get(owner) if owner else None
+    if owner and holder is None:
+        return None, None
+    value = inspect.getattr_static(holder, name, None) if holder is not None else frame.f_globals.get(name)
+    return holder, value
+
+
+def _is_classmethod(frame: FrameType, target: Any) -> bool:
+    try:
+        return isinstance(_function(frame, target)[1], classmethod)
+    except Exception:
+        return False
+
+
+def _at_default(frame: FrameType, target: Any, name: str, local: dict[str, Any]) -> bool:
+    """The parameter holds its default (e.g. ``activation=jax.nn.relu``): it can be left out,
+    unless it comes before ``*args`` values that must then be passed positionally."""
+    try:
+        value = _function(frame, target)[1]
+        function = inspect.unwrap(getattr(value, "__func__", value))
+        if getattr(function, "__code__", None) is not frame.f_code:
+            return False
+        parameter = inspect.signature(function).parameters[name]
+    except Exception:
+        return False
+    if parameter.default is inspect.Parameter.empty or local[name] is not parameter.default:
+        return False
+    code = frame.f_code
+    varargs = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] \
+        if code.co_flags & inspect.CO_VARARGS else None
+    return parameter.kind is inspect.Parameter.KEYWORD_ONLY or not (varargs and local[varargs])

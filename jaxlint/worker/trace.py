@@ -1,0 +1,136 @@
+"""Tracing a function with abstract arguments: ShapeDtypeStruct leaves become jaxpr inputs,
+everything else is passed as it is. Also the readable form of a signature and XLA's cost figures."""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxlint.ir import compat
+from jaxlint.scan import hints
+from jaxlint.worker.argsources import ArgumentSet
+
+
+def resolve(module: Any, qualname: str) -> Any:
+    value = module
+    for part in qualname.split("."):
+        try:
+            value = getattr(value, part, None)
+        except Exception:  # a module or class __getattr__ of the user's that raises
+            return None
+        if value is None:
+            return None
+    return value
+
+
+def code_of(function: Any) -> Any:
+    try:
+        return inspect.unwrap(function).__code__
+    except (AttributeError, ValueError):
+        return None
+
+
+def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
+    """(apply, abstract inputs): ShapeDtypeStruct leaves become inputs, others static values."""
+    is_abstract = lambda leaf: isinstance(leaf, jax.ShapeDtypeStruct)  # noqa: E731
+    leaves, treedef = jax.tree_util.tree_flatten((arguments.args, arguments.kwargs))
+    dynamic = [i for i, leaf in enumerate(leaves) if is_abstract(leaf)]
+
+    called = arguments.call or function
+
+    def apply(*values: Any) -> Any:
+        filled = list(leaves)
+        for index, value in zip(dynamic, values):
+            filled[index] = value
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, filled)
+        out = called(*args, **kwargs)
+        kinds = {type(leaf).__name__ for leaf in jax.tree_util.tree_leaves(out)
+                 if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, int, float, complex, bool))}
+        if kinds:
+            raise NotArrays(f"returns {', '.join(sorted(kinds))}, not arrays: a factory is not traced "
+                            "itself; the functions it makes are traced where a traced caller uses them")
+        return out
+
+    # JAX names the traced function in its messages: the user's, not this wrapper.
+    try:
+        functools.update_wrapper(apply, called)
+    except (AttributeError, TypeError):  # a callable object without a name
+        pass
+    return apply, [leaves[i] for i in dynamic]
+
+
+class NotArrays(TypeError):
+    """The traced function returned something other than arrays (a function, an object)."""
+
+
+def trace_function(function: Any, arguments: ArgumentSet) -> Any:
+    """The ClosedJaxpr of ``function`` applied to the abstract arguments."""
+    apply, inputs = bind(function, arguments)
+    return jax.make_jaxpr(apply)(*inputs)
+
+
+def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | None:
+    """XLA's own figures for the compiled function (``--cost compiled``), or None when it cannot
+    compile (symbolic shapes, errors). Run without jaxlint's instrumentation in the trace."""
+    apply, inputs = bind(function, arguments)
+    try:
+        compiled = jax.jit(apply).lower(*inputs).compile()
+    except Exception:
+        return None
+    return compat.compiled_costs(compiled)
+
+
+class _Opaque:
+    """Stands in for a static object whose repr is useless in a message (``<M object at 0x..>``)."""
+
+    def __init__(self, value: Any) -> None:
+        self.text = f"<{type(value).__name__} object>"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class _Node:
+    """A registered pytree class shown by its children (``Params(f32[3], f32[])``), not its repr."""
+
+    def __init__(self, value: Any, children: list[Any]) -> None:
+        self.text = f"{type(value).__name__}({', '.join(hints.format_abstract(c) for c in children)})"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _is_custom_node(value: Any) -> bool:
+    """A pytree node other than tuple/list/dict (register_pytree_node_class, dataclasses...)."""
+    if value is None or isinstance(value, (tuple, list, dict)):
+        return False
+    return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
+
+
+def _readable(leaf: Any) -> Any:
+    if isinstance(leaf, jax.ShapeDtypeStruct):
+        return leaf
+    if _is_custom_node(leaf):
+        children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
+        return _Node(leaf, [_shown(child) for child in children])
+    try:
+        text = repr(leaf)
+    except Exception:  # a user's __repr__ that raises
+        return _Opaque(leaf)
+    return _Opaque(leaf) if " at 0x" in text else leaf
+
+
+def _shown(tree: Any) -> Any:
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=_is_custom_node)
+
+
+def format_signature(arguments: ArgumentSet) -> str:
+    def show(tree: Any) -> str:
+        return hints.format_abstract(_shown(tree))
+
+    # Each argument on its own: mapping over the kwargs dict would sort its keys.
+    parts = [show(a) for a in arguments.args] + [f"{k}={show(v)}" for k, v in arguments.kwargs.items()]
+    return ", ".join(parts)
