@@ -13,8 +13,8 @@ from jaxlint.config import load_config
 from jaxlint.engine.check import check
 from jaxlint.engine.jobs import make_job
 from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.report.summary import summary
 from jaxlint.report.coverage import coverage
+from jaxlint.report.summary import summary
 from jaxlint.rules import all_rules
 from jaxlint.text import read_source
 

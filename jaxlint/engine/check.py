@@ -63,8 +63,7 @@ def _syntax_error(source: SourceFile, message: str, line: int, column: int,
     analysis = FileAnalysis(source, [], None)
     if SyntaxErrorRule.code in codes:
         rule = SyntaxErrorRule
-        analysis.findings.append(Finding(rule.code, rule.name, message, rule.severity, source.path,
-                                         Span(line, column, line, column)))
+        analysis.findings.append(rule.finding(source.path, Span(line, column, line, column), message))
     return analysis
 
 

@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from jaxlint.engine.pool import WorkerFailure, WorkerPool
-from jaxlint.model import Finding, Span, Target
+from jaxlint.model import Span, Target
 from jaxlint.rules.analysis_failures import AnalysisTimeoutRule, WorkerCrashedRule
 from jaxlint.scan import discover
 from jaxlint.text import SourceFile
@@ -32,9 +32,9 @@ def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str
                 else "the worker process analyzing the module died")
         where = "" if failure.line is None else f"; at line {failure.line}"
         hint = "; --timeout sets the limit" if failure.kind == "timeout" else ""
-        findings = [] if rule.code not in codes else [Finding(
-            rule.code, rule.name, f"{what} ({failure.detail}{where}); it was not analyzed{hint}",
-            rule.severity, job["path"], _line_span(job["source"], failure.line)).to_json()]
+        findings = [] if rule.code not in codes else [rule.finding(
+            job["path"], _line_span(job["source"], failure.line),
+            f"{what} ({failure.detail}{where}); it was not analyzed{hint}").to_json()]
         return {"path": job["path"], "findings": findings, "traced": [],
                 "skipped": [{"target": t["qualname"], "kind": failure.kind, "reason": f"{what} ({failure.detail})",
                              "line": t["name_span"]["start_line"]} for t in job["targets"]]}

@@ -155,8 +155,7 @@ def _unused(path: str, comments: Comments, codes: set[str], ran: Analyzed) -> li
         first, last = reported[0], reported[-1]
         span = Span(first.line, first.start, last.line, last.end)
         fix = Fix("safe", FIX_MESSAGE, (_rewrite(directives, unused),))
-        findings.append(Finding(UnusedSuppression.code, UnusedSuppression.name, message,
-                                UnusedSuppression.severity, path, span, fix))
+        findings.append(UnusedSuppression.finding(path, span, message, fix))
     return findings
 
 

@@ -28,8 +28,7 @@ class RuleContext:
         return self.options.get(rule.code, {}).get(name, rule.options[name].default)
 
     def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
-        return Finding(code=rule.code, name=rule.name, message=message, severity=rule.severity,
-                       path=self.path, span=span, fix=fix, target=self.target.qualname)
+        return rule.finding(self.path, span, message, fix, self.target.qualname)
 
 
 @dataclass(frozen=True)
@@ -53,6 +52,14 @@ class Rule:
     checks_ir: ClassVar[bool] = True
     # Kebab-case option name -> declaration; read them with ``ctx.option(cls, name)``.
     options: ClassVar[dict[str, Option]] = {}
+
+    @classmethod
+    def finding(cls, path: str, span: Span, message: str, fix: Fix | None = None,
+                target: str | None = None) -> Finding:
+        """A finding of this rule: the one place a Finding is made (code, name and severity are the
+        rule's). ``target``: the qualname of the traced function it came from, if any."""
+        return Finding(code=cls.code, name=cls.name, message=message, severity=cls.severity,
+                       path=path, span=span, fix=fix, target=target)
 
     @classmethod
     def check(cls, ctx: RuleContext) -> Iterable[Finding]:

@@ -47,8 +47,7 @@ class NonHashableStaticArg(Rule):
         the failure is not a non-hashable static argument this rule sees in the source."""
         if not isinstance(error, ValueError) or "Non-hashable static arguments" not in str(error):
             return []
-        return [Finding(cls.code, cls.name, message, cls.severity, path, call, fix,
-                        target=target.qualname if target is not None else None)
+        return [cls.finding(path, call, message, fix, target.qualname if target is not None else None)
                 for message, call, fix in _problems(path, source)
                 if call.start_line <= span.start_line <= call.end_line]
 

@@ -12,13 +12,13 @@ from jaxlint.model import Finding, Span, Target
 from jaxlint.rules import RuleContext, all_rules
 from jaxlint.rules.analysis_failures import InternalErrorRule, InvalidHintRule
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
+from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import (
     ArgumentError,
     ArgumentRequest,
     ArgumentSet,
     arguments_for,
 )
-from jaxlint.worker import errors as failures
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.importer import is_project_module
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
@@ -134,9 +134,8 @@ def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: 
         signatures = arguments_for(request)
     except ArgumentError as error:
         if InvalidHintRule.code in codes:
-            findings.append(Finding(InvalidHintRule.code, InvalidHintRule.name, f"{error}",
-                                    InvalidHintRule.severity, path, target.hint_span or target.name_span,
-                                    target=target.qualname))
+            findings.append(InvalidHintRule.finding(path, target.hint_span or target.name_span, f"{error}",
+                                                    target=target.qualname))
         _skip(result, target, "invalid-hint", str(error))
         return
     if not signatures:
@@ -211,11 +210,10 @@ def run_rules(rules: list, codes: set[str], path: str, source: str, target: Targ
             findings.extend(rule.check(context))
     except Exception as error:
         if InternalErrorRule.code in codes:
-            findings.append(Finding(
-                InternalErrorRule.code, InternalErrorRule.name,
+            findings.append(InternalErrorRule.finding(
+                path, target.name_span,
                 f"jaxlint failed while {stage} for {target.qualname}: {describe_error(error)} "
-                "(a bug in jaxlint; please report it)", InternalErrorRule.severity, path,
-                target.name_span, target=target.qualname))
+                "(a bug in jaxlint; please report it)", target=target.qualname))
     return findings
 
 

@@ -52,12 +52,10 @@ def import_error(error: BaseException, path: str) -> Finding:
         # The module traces code itself while imported: a tracing error, at the line that raised.
         message = (f"importing the module raised {describe_error(error)}{raised} while JAX traced it: "
                    f"{hint_for(error)}")
-        return Finding(TraceErrorRule.code, TraceErrorRule.name, message, TraceErrorRule.severity,
-                       path, _frame_span(frame))
+        return TraceErrorRule.finding(path, _frame_span(frame), message)
     else:
         message = f"importing the module raised {describe_error(error)}{raised}; its functions were not traced"
-    return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity, path,
-                   _frame_span(frame))
+    return ImportErrorRule.finding(path, _frame_span(frame), message)
 
 
 def trace_error(error: BaseException, path: str, target: Target, signature: str) -> Finding:
@@ -66,5 +64,4 @@ def trace_error(error: BaseException, path: str, target: Target, signature: str)
     hint = hint_for(error)
     message = f"tracing {target.qualname}({signature}) raised {describe_error(error)}{raised}" + (
         f": {hint}" if hint else "")
-    return Finding(TraceErrorRule.code, TraceErrorRule.name, message, TraceErrorRule.severity, path,
-                   span, target=target.qualname)
+    return TraceErrorRule.finding(path, span, message, target=target.qualname)

@@ -229,8 +229,7 @@ def _failure(job: dict[str, Any], file: str, error: BaseException, line: int | N
                    "it registers after that line are missing")
     else:
         message = f"the example at {shown}:{line} cannot be used: {describe_error(error)}"
-    return Finding(ImportErrorRule.code, ImportErrorRule.name, message, ImportErrorRule.severity,
-                   job["path"], Span(1, 0, 1, 0))
+    return ImportErrorRule.finding(job["path"], Span(1, 0, 1, 0), message)
 
 
 def _file_key(file: str) -> tuple[str, int, int]:
