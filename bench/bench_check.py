@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
-from jaxlint.rules import select_rules
 
 REPO = Path(__file__).resolve().parent.parent
 MODULE = (REPO / "examples" / "founding.py").read_text().replace(

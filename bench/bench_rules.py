@@ -13,8 +13,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
-from jaxlint.rules import select_rules
 
 PROGRAM = '''
 import jax

@@ -22,20 +22,27 @@ import functools
 import inspect
 import io
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 import jax
 
 from jaxlint import scan
+from jaxlint.config import load_config
+from jaxlint.config.selection import select_rules
 from jaxlint.ir import compat
-from jaxlint.model import Finding, Span, Target
+from jaxlint.model import Finding, Settings, Span, Target
 from jaxlint.report import summary as report
-from jaxlint.rules import select_rules
+from jaxlint.rules import Rule
+from jaxlint.rules.base import SourceContext
+from jaxlint.rules.runner import run_source_rules
+from jaxlint.scan.index import SourceIndex
 from jaxlint.text import read_source
 from jaxlint.worker import instrument as record
-from jaxlint.worker.analyze import run_rules
+from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature, trace_function
 
 Selectors = str | Iterable[str] | None
@@ -61,8 +68,12 @@ class Linter:
             count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
             raise AssertionError(f"jaxlint: {count} in {_name(fn)}:\n{text.getvalue()}")
 
+    def rules(self) -> list[type[Rule]]:
+        """The rules ``lint`` runs, chosen as ``jaxlint check --select/--ignore`` chooses them."""
+        return select_rules(self.select, self.ignore)
+
     def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[list[Finding], dict[str, str]]:
-        chosen = select_rules(list(self.select) if self.select else None, list(self.ignore or ()))
+        chosen = self.rules()
         function = _python_function(fn)
         code = getattr(function, "__code__", None)
         path = code.co_filename if code is not None else "<unknown>"
@@ -77,8 +88,14 @@ class Linter:
             real_vmap = jax.vmap
             with record.VmapRecorder({path}), _rebound(getattr(function, "__globals__", {}), real_vmap, jax.vmap):
                 closed = trace_function(fn, arguments)
-            findings = run_rules([r for r in chosen if r.checks_ir], {r.code for r in chosen}, path, text,
-                                  target, closed, format_signature(arguments))
+            codes, index, settings = {r.code for r in chosen}, SourceIndex(path, text), _settings(path)
+            findings = program_findings(chosen, codes, path, text, target, closed, format_signature(arguments),
+                                        index, settings)
+            if text:  # the source rules, over fn's whole file (as jaxlint check runs them)
+                module = sys.modules.get(getattr(function, "__module__", None) or "")
+                retrace = ModuleRetracer(module, path, settings) if module is not None else None
+                found = run_source_rules(chosen, SourceContext(path, text, index, settings, retrace), codes)
+                findings += [f for f in found if f.key() not in {g.key() for g in findings}]
         finally:
             jax.clear_caches()  # the cached trace now holds jaxlint's markers: keep them out of fn's calls
             for tag in set(record.VMAP_RECORDS) - known:  # they hold fn and its arguments
@@ -91,7 +108,7 @@ def lint_with(*, select: Selectors = None, ignore: Selectors = None) -> Linter:
     """A Linter with rules chosen like ``--select``/``--ignore``: codes, prefixes (``JX1``) or names,
     as a list or a comma-separated string. An unknown selector raises ValueError here."""
     linter = Linter(_selectors(select), _selectors(ignore))
-    select_rules(list(linter.select) if linter.select else None, list(linter.ignore or ()))
+    linter.rules()  # unknown selectors raise here, not at lint
     return linter
 
 
@@ -129,6 +146,14 @@ def _python_function(fn: Any) -> Any:
 def _name(fn: Any) -> str:
     function = _python_function(fn)
     return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or repr(fn)
+
+
+def _settings(path: str) -> Settings:
+    """The configuration ``jaxlint check`` would use for ``path`` (rule options, signatures file)."""
+    try:
+        return load_config([path]).settings()
+    except Exception:  # no readable configuration: the defaults
+        return Settings()
 
 
 def _read(path: str) -> str:

@@ -1,4 +1,5 @@
-"""Plain data passed between pipeline stages (and between processes, as JSON)."""
+"""Plain data shared by both processes and passed between pipeline stages (as JSON between
+processes): spans, targets, findings and their fixes, and the Job and Result of a worker."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -150,4 +151,97 @@ class Finding:
                 message=fix["message"],
                 edits=tuple(Edit(span=Span(**e["span"]), content=e["content"]) for e in fix["edits"]),
             )
+        return cls(**data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Across the process boundary: one Job per module goes to a worker, one Result comes back.
+
+
+@dataclass
+class Settings:
+    """What the worker and the rules need of the configuration (``Config.settings()``)."""
+
+    root: str = ""  # the configuration's folder ("" outside a ``jaxlint check`` run)
+    examples: list[str] = field(default_factory=list)  # examples files, absolute
+    signatures: str = ""  # the signatures file `jaxlint record` writes, absolute
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value
+
+
+@dataclass
+class Job:
+    """Analyze one module in a worker: import it, run the source rules, trace the targets."""
+
+    path: str  # absolute
+    module: str  # its dotted name from ``root``
+    root: str  # the folder put on sys.path
+    source: str  # the text analyzed (``override`` when set)
+    targets: list[Target]
+    codes: list[str]  # the selected rules
+    settings: Settings = field(default_factory=Settings)
+    override: str | None = None  # a fixed source to import instead of the file's (fix verification)
+    compile_costs: bool = False  # --cost compiled: compile each traced target, report XLA's figures
+    # A job kind other than check: "module:function" the worker imports and calls after tracing,
+    # with (job, traced) -> JSON-able data for Result.kind_data (jaxlint explain registers its own).
+    kind: str | None = None
+    kind_options: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Job:
+        data = dict(data)
+        data["targets"] = [Target.from_json(t) for t in data["targets"]]
+        data["settings"] = Settings(**data["settings"])
+        return cls(**data)
+
+
+# Why a target was not traced.
+SkipKind = Literal["no-arguments", "invalid-hint", "trace-error", "not-traceable", "not-found",
+                   "import-failed", "timeout", "crash"]
+
+
+@dataclass
+class Skipped:
+    target: str  # qualname
+    kind: SkipKind
+    reason: str
+    line: int  # of the target's name
+
+
+@dataclass
+class Traced:
+    target: str  # qualname
+    source: str  # the argument source of the first signature (hint, examples, recorded, ...)
+    signature: str  # the first signature, e.g. "x=f32[3]"
+    signatures: list[str]
+    notes: list[str] = field(default_factory=list)
+    failed_signatures: int = 0  # signatures that raised: their code paths went unchecked (JX800)
+    lines: list[int] = field(default_factory=list)  # suppression comments' lines that made equations
+
+
+@dataclass
+class Result:
+    """What the worker found in one module."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    traced: list[Traced] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    outputs: dict[str, list[list[str]]] = field(default_factory=dict)  # qualname -> per signature avals
+    timings: dict[str, float] = field(default_factory=dict)
+    compiled: dict[str, list[Any]] = field(default_factory=dict)  # --cost compiled: XLA's figures
+    kind_data: Any = None  # what the job kind's hook returned (Job.kind)
+    internal_error: str | None = None  # jaxlint's own traceback, when the analysis itself failed
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Result:
+        data = dict(data)
+        data["findings"] = [Finding.from_json(f) for f in data.get("findings", [])]
+        data["traced"] = [Traced(**t) for t in data.get("traced", [])]
+        data["skipped"] = [Skipped(**s) for s in data.get("skipped", [])]
         return cls(**data)

@@ -2,6 +2,7 @@
 line breaks as Python counts them, byte and character columns, and text edits."""
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -9,7 +10,7 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 
-from jaxlint.model import Edit
+from jaxlint.model import Edit, Span
 
 
 @dataclass
@@ -103,7 +104,59 @@ def _new_file_mode(path: str) -> int:
         os.umask(umask)
         return 0o666 & ~umask
 
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+# Line breaks as Python's tokenizer (and so ast, Span and tracebacks) counts them. Not
+# str.splitlines, which also splits at \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut at Python's line breaks, without them; line ``n`` is item ``n - 1``. Text that
+    ends in a break has a last, empty line: ``"a\\nb\\n"`` -> ``["a", "b", ""]``."""
+    return LINE_BREAK.split(text)
+
+
+def physical_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines a file holds, as iterating it in text mode gives them (without their breaks
+    unless ``keepends``): a final break ends the last line and starts no new one.
+    ``"a\\nb\\n"`` -> ``["a", "b"]``; ``""`` -> ``[]``."""
+    if keepends:
+        starts = line_starts(text)
+        return [text[start:end] for start, end in zip(starts, (*starts[1:], len(text))) if start < end]
+    lines = split_lines(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def read_lines(path: str) -> list[str]:
+    """A file's physical lines for showing them: UTF-8, undecodable bytes replaced. Raises OSError."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+        return physical_lines(handle.read())
+
+
+@functools.lru_cache(maxsize=8)  # every edit and span of a file asks about the same text
+def line_starts(text: str) -> tuple[int, ...]:
+    """Character offset of each line's first character (one more than there are breaks)."""
+    return (0, *(match.end() for match in LINE_BREAK.finditer(text)))
+
+
+@functools.lru_cache(maxsize=8)
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(split_lines(text))
+
+
+def newline_of(text: str) -> str:
+    """The newline to write into ``text``: its first line break, else ``"\\n"``."""
+    match = LINE_BREAK.search(text)
+    return match.group() if match else "\n"
+
+
+def line_code_span(line: int, line_text: str) -> Span:
+    """The code on line ``line`` (``line_text``, without its break), without indentation and
+    trailing blanks; an empty span at column 0 on a blank line."""
+    code = line_text.rstrip()
+    return Span(line, len(code) - len(code.lstrip()), line, len(code))
 
 
 def char_column(line_text: str, byte_col: int) -> int:
@@ -113,11 +166,27 @@ def char_column(line_text: str, byte_col: int) -> int:
     return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
+def char_span(source: str, span: Span) -> Span:
+    """``span`` with UTF-8 byte columns (ast, co_positions) -> character columns (jaxlint's Span);
+    a column on a line that ``source`` does not have stays as it is."""
+    if source.isascii():
+        return span
+    lines = _lines(source)
+
+    def column(line: int, byte_col: int) -> int:
+        return char_column(lines[line - 1], byte_col) if 0 < line <= len(lines) else byte_col
+
+    return Span(span.start_line, column(span.start_line, span.start_col),
+                span.end_line, column(span.end_line, span.end_col))
+
+
 def offset_of(source: str, line: int, col: int) -> int:
-    """Character offset of a (1-based line, 0-based column) position."""
-    # Python's own newlines only (str.splitlines also splits on form feeds and more).
-    lines = _LINES.findall(source)
-    return sum(len(text) for text in lines[: line - 1]) + col
+    """Character offset of a (1-based line, 0-based column) position; a line after the last one
+    counts from the end of ``source``."""
+    starts = line_starts(source)
+    if line - 1 >= len(starts):
+        return len(source) + col
+    return (starts[line - 1] if line > 0 else 0) + col
 
 
 def apply_edits(source: str, edits: list[Edit]) -> str:
@@ -143,8 +212,8 @@ def shift_position(source: str, edits: list[Edit], line: int, col: int) -> tuple
     offset = offset_of(source, line, col)
     before = [e for e in edits if offset_of(source, e.span.end_line, e.span.end_col) <= offset]
     moved = apply_edits(source[:offset], before)
-    new_line = moved.count("\n") + 1
-    return new_line, len(moved) - (moved.rfind("\n") + 1)
+    starts = line_starts(moved)
+    return len(starts), len(moved) - starts[-1]
 
 
 def relative(path: str) -> str:

@@ -1,10 +1,22 @@
 """Small helpers the rule tests share."""
 from __future__ import annotations
 
+import contextlib
+import importlib
+import json
+import os
 import re
+import sys
+import threading
 from pathlib import Path
+from typing import Any, Iterator
+from unittest import mock
 
+from jaxlint.config import DEFAULT_TIMEOUT
+from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
+from jaxlint.model import Job, Result
+from jaxlint.rules import Rule
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -25,3 +37,92 @@ def assert_analyzed(result: CheckResult, functions: int) -> None:
     assert result.skipped == []
     assert result.traced == functions
     assert not [f for f in result.findings if f.code.startswith("JX9")]
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline without the worker process.
+#
+# A check starts a worker process that imports JAX (~1 s) before it analyzes anything. Tests whose
+# subject is a rule's findings, messages, spans or fixes run the same pipeline with the worker's
+# job function called in the test process instead: ``check_in_process`` below. Tests whose
+# subject is the worker or the process boundary (crashes, timeouts, hangs, isolation between
+# modules, what the user's code prints, --fix writing files, the command line) keep the real one.
+
+
+class InProcessPool:
+    """Stand-in for ``jaxlint.engine.pool.WorkerPool`` that analyzes in the test process.
+
+    Same interface as the real pool (``(timeout)``, ``run(job) -> Result``, ``close()``, a context
+    manager; attributes ``timeout``, ``jax_import``, ``started``). ``run`` does what the worker does
+    with a job line: the job and the result go through JSON as they would through the pipes, and
+    ``jaxlint.worker.process.analyze_module`` runs in between (it puts JAX's configuration back
+    and forgets the analyzed project's modules afterwards). What it cannot do: enforce
+    ``timeout``, survive a crash or ``os._exit``, hide the user's stdout. ``started`` counts the
+    workers the real pool would have started, so ``workers_started`` reads the same; tests that
+    assert on it keep the real pool anyway.
+    """
+
+    _lock = threading.Lock()  # check() runs one lane per pool in threads: one analysis at a time
+    _prepared = False
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.timeout = timeout
+        self.jax_import = 0.0
+        self.started = 0
+        self._live = False  # a "worker" is up: started counts like the real pool's
+
+    @classmethod
+    def _prepare(cls) -> None:
+        """What the worker does once at its start, before any job."""
+        if cls._prepared:
+            return
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        importlib.import_module("jax")
+        from jaxlint.ir import compat
+
+        compat.exclude_from_user_frames()
+        cls._prepared = True
+
+    def run(self, job: Job) -> Result:
+        from jaxlint.worker.process import analyze_module
+
+        with self._lock:
+            if not self._live:
+                self.started += 1
+                self._live = True
+            self._prepare()
+            sent = Job.from_json(json.loads(json.dumps(job.to_json())))
+            bytecode = sys.dont_write_bytecode
+            sys.dont_write_bytecode = True  # as in the worker: no __pycache__ in the analyzed tree
+            try:
+                result = analyze_module(sent)
+            finally:
+                sys.dont_write_bytecode = bytecode
+            return Result.from_json(json.loads(json.dumps(result.to_json())))
+
+    def close(self) -> None:
+        self._live = False
+
+    def __enter__(self) -> InProcessPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def in_process_workers() -> Iterator[None]:
+    """While inside: every pool ``check`` and the fixer make is an InProcessPool."""
+    import jaxlint.engine.check
+    import jaxlint.engine.fixer
+
+    with mock.patch.object(jaxlint.engine.check, "WorkerPool", InProcessPool), \
+            mock.patch.object(jaxlint.engine.fixer, "WorkerPool", InProcessPool):
+        yield
+
+
+def check_in_process(paths: list[str], rules: list[type[Rule]], **kwargs: Any) -> CheckResult:
+    """``jaxlint.engine.check.check`` with the analysis (and the fixer's verification) run in the
+    test process by InProcessPool: the same findings without a worker's JAX import."""
+    with in_process_workers():
+        return check(paths, rules, **kwargs)

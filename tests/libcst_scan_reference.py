@@ -21,7 +21,7 @@ from libcst.metadata import (
 )
 
 from jaxlint.model import Span, Target, TransformCall
-from jaxlint.scan.discover import mentions_jax
+from jaxlint.scan import mentions_jax
 
 _JIT = "jit"
 # Qualified names (as libcst resolves them through imports) -> short kind.

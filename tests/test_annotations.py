@@ -4,6 +4,7 @@ One project, one check (the modules below); each target contains a vmap, so the 
 a target, and none is called at import unless a test is about precedence.
 """
 import json
+from dataclasses import asdict
 
 import pytest
 
@@ -122,6 +123,8 @@ class Model:
 FUTURE = """\
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from typing import TYPE_CHECKING
 
 import jax
@@ -174,8 +177,8 @@ def checked(tmp_path_factory):
         (root / f"{name}.py").write_text(text)
     result = check([str(root)], all_rules())
     traced = {(fa.source.path.rsplit("/", 1)[1], t["target"]): t
-              for fa in result.files for t in fa.result.get("traced", [])}
-    skipped = {(s["path"].rsplit("/", 1)[1], s["target"]): s["reason"] for s in result.skipped}
+              for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
+    skipped = {(path.rsplit("/", 1)[1], s.target): s.reason for path, s in result.skipped}
     return result, traced, skipped
 
 
@@ -279,5 +282,5 @@ def f(x: jax.Array):
 f(jnp.ones(3))
 """)
     result = check([str(tmp_path)], all_rules())
-    assert [t["source"] for fa in result.files for t in fa.result["traced"]] == ["import-call"]
+    assert [t["source"] for fa in result.files if fa.result for t in map(asdict, fa.result.traced)] == ["import-call"]
     assert json.loads(record.read_text()) is False

@@ -4,6 +4,8 @@ One project, one check: every target contains a vmap (so the scanner makes it a 
 called once at import in a different way; ``traced`` says with which signature it was traced.
 """
 
+from dataclasses import asdict
+
 import pytest
 
 from jaxlint.engine.check import check
@@ -152,8 +154,8 @@ def traced(tmp_path_factory):
     (root / "hints.py").write_text(HINTS)
     result = check([str(root)], all_rules())
     traced = {(fa.source.path.rsplit("/", 1)[1], t["target"]): t
-              for fa in result.files for t in fa.result.get("traced", [])}
-    skipped = {(s["path"].rsplit("/", 1)[1], s["target"]): s["reason"] for s in result.skipped}
+              for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
+    skipped = {(path.rsplit("/", 1)[1], s.target): s.reason for path, s in result.skipped}
     failures = {(f.path.rsplit("/", 1)[1], f.target): f.message for f in result.findings
                 if f.code.startswith("JX9")}
     return traced, skipped, failures

@@ -4,8 +4,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
-from jaxlint.rules import select_rules
 
 REPO = Path(__file__).resolve().parent.parent
 

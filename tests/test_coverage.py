@@ -176,7 +176,7 @@ def test_a_target_traced_with_several_signatures_counts_once(tmp_path: Path, mon
     path.write_text(MULTI)
     source = read_source(str(path))
     targets = scan.scan_source(str(path), source.text)
-    job = make_job(source, targets, [r.code for r in all_rules()], load_config([str(path)]).for_job())
+    job = make_job(source, targets, [r.code for r in all_rules()], load_config([str(path)]).settings())
     result = CheckResult([FileAnalysis(source, targets, job, analyze.analyze(job))], {})
     assert result.traced == 2 and result.skipped == []
     assert "traced 2 of 2 functions" in summary(result, "none")
@@ -197,5 +197,5 @@ def test_a_factory_is_not_traceable_not_a_trace_error(tmp_path: Path) -> None:
         "update = make_update(2.0)\n")
     result = check([str(tmp_path)], all_rules())
     assert result.findings == []
-    [skipped] = result.skipped
-    assert skipped["kind"] == "not-traceable" and "returns function" in skipped["reason"]
+    [(_, skipped)] = result.skipped
+    assert skipped.kind == "not-traceable" and "returns function" in skipped.reason

@@ -2,7 +2,8 @@ import os
 
 import pytest
 
-from jaxlint.scan.discover import discover, find_root, mentions_jax, module_name
+from jaxlint.scan import mentions_jax
+from jaxlint.scan.discover import discover, find_root, module_name
 
 
 def touch(path, text=""):

@@ -7,6 +7,7 @@ processes (each pays the JAX import) small.
 import subprocess
 import sys
 import textwrap
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ def run(root: Path) -> CheckResult:
 
 
 def traced(result: CheckResult) -> dict[str, dict]:
-    return {t["target"]: t for fa in result.files for t in fa.result.get("traced", [])}
+    return {t["target"]: t for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
 
 
 def in_file(result: CheckResult, root: Path, name: str, code: str | None = None) -> list[Finding]:
@@ -189,7 +190,7 @@ def test_examples_file_runs_only_for_modules_it_registers_in(tmp_path):
         jaxlint.example(f, jnp.ones((2, 3)))
         """})
     result = run(root)
-    assert {fa.source.path.rsplit("/", 1)[1]: len(fa.result["traced"]) for fa in result.files
+    assert {fa.source.path.rsplit("/", 1)[1]: len(fa.result.traced) for fa in result.files
             if fa.job} == {"a.py": 0, "b.py": 1, "c.py": 0}
     # One worker: the run for a.py (the first module) learns that only b.py is registered in;
     # b.py runs it again to bind its own objects; c.py skips it.

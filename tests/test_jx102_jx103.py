@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 
 HELPERS = '''\
 import jax

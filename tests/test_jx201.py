@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 
 CASES = '''\
 import jax

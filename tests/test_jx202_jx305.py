@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from helpers import expected_markers
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 from jaxlint.rules.jx202_python_loop_unrolled import PythonLoopUnrolled, repetitions
 
 MODULE = '''\

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from helpers import expected_markers, write
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 
 MODULE = '''\
 import functools
@@ -269,6 +269,189 @@ def test_fix_hoists_out_of_the_loops(tmp_path: Path) -> None:
     assert fixed.findings == []  # helper has no static arguments: the list is a pytree, fine
 
 
+CRLF_MODULE = '''\
+import jax
+import jax.numpy as jnp
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def double(x):  # the target jaxlint traces; train is not one
+    return x * 2.0
+
+
+def train(x):
+    for i in range(3):
+        x = jax.jit(lambda v: v * 2.0)(x)
+    return x
+'''.replace("\n", "\r\n")
+
+CRLF_FIXED = '''\
+import jax
+import jax.numpy as jnp
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def double(x):  # the target jaxlint traces; train is not one
+    return x * 2.0
+
+
+def train(x):
+    jitted = jax.jit(lambda v: v * 2.0)
+    for i in range(3):
+        x = jitted(x)
+    return x
+'''.replace("\n", "\r\n")
+
+
+def test_fix_keeps_crlf_line_endings(tmp_path: Path) -> None:
+    """`jaxlint check --fix` on a CRLF file: the hoisted line ends in \\r\\n like the others."""
+    import jax.numpy as jnp
+
+    path = tmp_path / "crlf.py"
+    path.write_bytes(CRLF_MODULE.encode("utf-8"))
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    jaxlint = [sys.executable, "-m", "jaxlint", "check", "--select", "JX203"]
+    run = subprocess.run([*jaxlint, "--fix", str(path)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    data = path.read_bytes()
+    assert re.search(rb"(?<!\r)\n", data) is None and b"\r\r" not in data, data  # no bare \n
+    assert data.decode("utf-8") == CRLF_FIXED
+    again = subprocess.run([*jaxlint, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr  # no finding left
+    assert float(load(path).train(jnp.ones(3))[0]) == 8.0  # the fixed file runs: three doublings
+
+
+COMMENTED_MODULE = '''\
+import jax
+import jax.numpy as jnp
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def double(x):  # the target jaxlint traces; train is not one
+    return x * 2.0
+
+
+def train(x):
+    x = x + 1.0
+
+    # Three doubling steps.
+    for i in range(3):
+        x = jax.jit(lambda v: v * 2.0)(x)
+    # Then halve twice.
+    for i in range(2):
+        # jitted once
+        halve = jax.jit(lambda v: v / 2.0)  # the halving step
+        x = halve(x)
+    return x
+'''
+
+COMMENTED_FIXED = '''\
+import jax
+import jax.numpy as jnp
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def double(x):  # the target jaxlint traces; train is not one
+    return x * 2.0
+
+
+def train(x):
+    x = x + 1.0
+
+    jitted_16 = jax.jit(lambda v: v * 2.0)
+    # Three doubling steps.
+    for i in range(3):
+        x = jitted_16(x)
+    # jitted once
+    halve = jax.jit(lambda v: v / 2.0)  # the halving step
+    # Then halve twice.
+    for i in range(2):
+        x = halve(x)
+    return x
+'''
+
+
+def test_fix_keeps_the_loop_comment_above_the_loop(tmp_path: Path) -> None:
+    """The comment lines directly above a loop describe it: the hoisted assignment goes above
+    them. A moved ``name = jax.jit(...)`` takes its own comment lines along."""
+    path = write(tmp_path, "commented", COMMENTED_MODULE)
+    fixes = {f.span.start_line: f.fix for f in check([str(path)], select_rules(["JX203"], None)).findings}
+    assert sorted(fixes) == [16, 20]
+    # Plain text edits that leave the rest of the loop alone: an insertion above the comment, then
+    # the call replaced by the name (or the moved lines deleted).
+    assert [e.span.to_json() for e in fixes[16].edits] == [[14, 0, 14, 0], [16, 12, 16, 38]]
+    assert [e.content for e in fixes[16].edits] == ["    jitted_16 = jax.jit(lambda v: v * 2.0)\n", "jitted_16"]
+    assert [e.span.to_json() for e in fixes[20].edits] == [[17, 0, 17, 0], [19, 0, 21, 0]]
+    fixed = check([str(path)], select_rules(["JX203"], None), fix=True)
+    assert fixed.fix_rejected == []
+    assert path.read_text(encoding="utf-8") == COMMENTED_FIXED
+    assert fixed.findings == []
+
+
+TABBED_MODULE = '''\
+import jax
+import jax.numpy as jnp
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def double(x):  # the target jaxlint traces; train is not one
+    return x * 2.0
+
+
+def train(x):
+\tn = 0
+\t# both loops
+\twhile n < 2:
+\t\t# the inner loop
+\t\tfor j in range(2):
+\t\t\tx = jax.jit(
+\t\t\t\tlambda v: v + 1.0)(x)
+\t\tn += 1
+\treturn x
+'''
+
+TABBED_FIXED = '''\
+import jax
+import jax.numpy as jnp
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def double(x):  # the target jaxlint traces; train is not one
+    return x * 2.0
+
+
+def train(x):
+\tn = 0
+\tjitted = jax.jit(
+\t\tlambda v: v + 1.0)
+\t# both loops
+\twhile n < 2:
+\t\t# the inner loop
+\t\tfor j in range(2):
+\t\t\tx = jitted(x)
+\t\tn += 1
+\treturn x
+'''
+
+
+def test_fix_hoists_out_of_tab_indented_nested_loops(tmp_path: Path) -> None:
+    """Tabs stay tabs, and the call's continuation line keeps its indentation relative to the
+    statement (libcst re-indents it for the outer block)."""
+    path = write(tmp_path, "tabbed", TABBED_MODULE)
+    fixed = check([str(path)], select_rules(["JX203"], None), fix=True)
+    assert fixed.fix_rejected == []
+    assert path.read_text(encoding="utf-8") == TABBED_FIXED
+    assert fixed.findings == []
+
+
 FAILING_IMPORT = '''\
 from functools import partial
 
@@ -291,7 +474,9 @@ def test_explain_the_import_failure(tmp_path: Path) -> None:
     import traceback
 
     from jaxlint.model import Span
+    from jaxlint.rules.base import SourceContext
     from jaxlint.rules.jx204_non_hashable_static_arg import NonHashableStaticArg
+    from jaxlint.scan.index import SourceIndex
 
     path = tmp_path / "fails.py"
     path.write_text(FAILING_IMPORT, encoding="utf-8")
@@ -301,13 +486,13 @@ def test_explain_the_import_failure(tmp_path: Path) -> None:
         spec.loader.exec_module(module)
     line = [f for f in traceback.extract_tb(raised.value.__traceback__) if f.filename == str(path)][-1].lineno
     assert line == 12
-    [finding] = NonHashableStaticArg.explain(str(path), FAILING_IMPORT, None, raised.value,
-                                             Span(line, 0, line, 0))
+    context = SourceContext(str(path), FAILING_IMPORT, SourceIndex(str(path), FAILING_IMPORT))
+    [finding] = NonHashableStaticArg.explain(context, None, raised.value, Span(line, 0, line, 0))
     assert finding.code == "JX204" and finding.span == Span(12, 0, 12, 22)
     assert "static argument 1 (`reps`) is a list, `[2]`" in finding.message
     # Another failure, or another line, is not this rule's to explain.
-    assert NonHashableStaticArg.explain(str(path), FAILING_IMPORT, None, TypeError("x"), Span(12, 0, 12, 0)) == []
-    assert NonHashableStaticArg.explain(str(path), FAILING_IMPORT, None, raised.value, Span(8, 0, 8, 0)) == []
+    assert NonHashableStaticArg.explain(context, None, TypeError("x"), Span(12, 0, 12, 0)) == []
+    assert NonHashableStaticArg.explain(context, None, raised.value, Span(8, 0, 8, 0)) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import assert_analyzed, write
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 
 TRIGGERS = '''\
 import jax

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 
 FUNCTIONS = '''\
 import jax

@@ -15,10 +15,10 @@ from types import ModuleType
 import pytest
 from helpers import write
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import select_rules
 from jaxlint.text import apply_edits
 
 TRIGGERS = '''\

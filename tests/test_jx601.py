@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
-from jaxlint.rules import select_rules
 
 MODULE = '''\
 from functools import partial

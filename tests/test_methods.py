@@ -6,6 +6,7 @@ JX101 finding must point at its vmap call. One project, one check.
 """
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory):
     root: Path = tmp_path_factory.mktemp("methods")
     (root / "methods.py").write_text(MODULE)
     result = check([str(root)], all_rules())
-    traced = {t["target"]: t for fa in result.files for t in fa.result.get("traced", [])}
+    traced = {t["target"]: t for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
     return result, traced
 
 

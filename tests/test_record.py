@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -155,8 +156,8 @@ def recorded(tmp_path_factory):
 def checked(recorded):
     root, *_ = recorded
     result = check([str(root)], all_rules())
-    traced = {t["target"]: t for fa in result.files for t in fa.result.get("traced", [])}
-    skipped = {s["target"]: s["reason"] for s in result.skipped}
+    traced = {t["target"]: t for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
+    skipped = {s.target: s.reason for _, s in result.skipped}
     return result, traced, skipped
 
 
@@ -219,7 +220,7 @@ def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
     model = root / "pkg" / "model.py"
     model.write_text(MODEL.replace("def mapped(x, y, k):", "def mapped(x, y, k, scale=1.0):"))
     result = check([str(root)], all_rules())
-    skipped = {s["target"]: s for s in result.skipped}
+    skipped = {s.target: asdict(s) for _, s in result.skipped}
     assert skipped["mapped"]["kind"] == "no-arguments"
     assert skipped["mapped"]["reason"] == ("recorded signature for mapped(x, y, k) no longer matches "
                                            "mapped(x, y, k, scale); re-run jaxlint record")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.config.selection import select_rules
 from jaxlint.report import ruledocs
-from jaxlint.rules import all_rules, select_rules
+from jaxlint.rules import all_rules
 
 REPO = Path(__file__).resolve().parent.parent
 

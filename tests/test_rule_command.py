@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.report.ruledocs import TOML_TYPES, doc_text, option_markdown
-from jaxlint.rules import Rule, all_rules, select_rules
+from jaxlint.rules import Rule, all_rules
 from jaxlint.rules.base import Option
 
 REPO = Path(__file__).resolve().parent.parent

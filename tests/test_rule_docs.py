@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.report.ruledocs import option_markdown, options_intro
-from jaxlint.rules import Rule, all_rules, select_rules
+from jaxlint.rules import Rule, all_rules
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "rules"
 DOCS = sorted(RULES_DIR.glob("JX*.md"))
@@ -71,7 +72,7 @@ def test_example_use_instead_and_fix(doc: Path, tmp_path: Path) -> None:
     found = run(example_path)
     [rule] = [r for r in all_rules() if r.code == code]
     # A rule over the IR needs the Example traced; a trace error is reported because it is not.
-    assert rule.checks_ir is False or (found.skipped == [] and found.traced > 0)
+    assert rule.by_pipeline or (found.skipped == [] and found.traced > 0)
     assert {f.code for f in found.findings} == {code}, [f.message for f in found.findings]
 
     use_instead_path = tmp_path / f"{prefix}_use_instead.py"

@@ -9,10 +9,10 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-from jaxlint.fixes.vmap_out_axes import build_fix, char_span  # noqa: E402
+from jaxlint.fixes.vmap_out_axes import build_fix  # noqa: E402
+from jaxlint.ir import VmapRecord  # noqa: E402
 from jaxlint.model import Span  # noqa: E402
-from jaxlint.text import apply_edits  # noqa: E402
-from jaxlint.worker.instrument import VmapRecord  # noqa: E402
+from jaxlint.text import apply_edits, char_span  # noqa: E402
 
 CALL = "jax.vmap(f, in_axes=(None, 0))(x, y)"
 

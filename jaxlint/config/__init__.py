@@ -21,7 +21,7 @@ from jaxlint.config.selection import (
     option_values,
     resolve_rules,
 )
-from jaxlint.engine.pool import DEFAULT_TIMEOUT
+from jaxlint.model import Settings
 
 if TYPE_CHECKING:
     from jaxlint.rules import Rule
@@ -30,6 +30,7 @@ __all__ = ["Config", "ConfigError", "Layer", "find_config_file", "load_config", 
 
 # In one folder, the first of these that configures jaxlint wins (ruff: .ruff.toml, ruff.toml,
 # pyproject.toml); a pyproject.toml counts only with a [tool.jaxlint] table.
+DEFAULT_TIMEOUT = 60.0  # seconds per module for import and tracing (`timeout`, --timeout)
 CONFIG_NAMES = (".jaxlint.toml", "jaxlint.toml", "pyproject.toml")
 # ruff's default `exclude`, plus build output, bytecode caches and every hidden folder (jaxlint
 # imports what it checks). Folders holding a pyvenv.cfg are skipped whatever `exclude` says.
@@ -69,10 +70,10 @@ class Config:
         """code -> option -> value for every rule with options, defaults filled in."""
         return option_values(self.rule_options)
 
-    def for_job(self) -> dict[str, Any]:
-        """What a worker needs of the configuration (plain JSON)."""
-        return {"root": self.root, "examples": self.examples, "signatures": self.signatures,
-                "rule_options": self.options()}
+    def settings(self) -> Settings:
+        """What the worker and the rules need of the configuration."""
+        return Settings(root=self.root, examples=list(self.examples), signatures=self.signatures,
+                        rule_options=self.options())
 
     def excluded(self, path: str) -> bool:
         """``path`` (absolute) matches exclude or extend-exclude, or is a virtual environment."""

@@ -20,7 +20,7 @@ def did_you_mean(word: str, candidates: list[str]) -> str:
 
 
 def matches(rule: type[Rule], selector: str) -> bool:
-    """Codes, code prefixes (``JX1``), kebab-case names and ``ALL``, as rules/__init__.py."""
+    """Codes, code prefixes (``JX1``), kebab-case names and ``ALL``: whether ``selector`` chooses ``rule``."""
     return selector.upper() == "ALL" or rule.code.startswith(selector.upper()) or rule.name == selector
 
 
@@ -88,6 +88,16 @@ def resolve_rules(layers: list[Selection]) -> list[type[Rule]]:
             enabled |= {code for code, on in updates.items() if on}
             enabled -= {code for code, on in updates.items() if not on}
     return [r for r in rules if r.code in enabled]
+
+
+def select_rules(select: list[str] | tuple[str, ...] | None,
+                 ignore: list[str] | tuple[str, ...] | None) -> list[type[Rule]]:
+    """The rules one select list and one ignore list choose, as ``jaxlint check --select/--ignore``
+    without a configuration file: one layer of ``resolve_rules`` (the more specific selector wins;
+    ``select=None``: every rule, ``select=[]``: none). An unknown selector raises ValueError."""
+    for selector in [*(select or ()), *(ignore or ())]:
+        check_selector(selector)
+    return resolve_rules([Selection(None if select is None else list(select), [], list(ignore or ()))])
 
 
 def codes_matching(selectors: tuple[str, ...] | list[str]) -> set[str]:

@@ -2,13 +2,13 @@
 large code base can adopt jaxlint and fix its findings over time (ruff's ``--add-noqa``)."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from jaxlint.engine.noqa_comments import read_comments
 from jaxlint.model import Edit, Finding, Span
+from jaxlint.rules import codes_by_name
 from jaxlint.rules.jx800_unused_suppression import UnusedSuppression
-from jaxlint.text import apply_edits
+from jaxlint.scan.noqa import read_comments
+from jaxlint.text import apply_edits, split_lines
 
 
 def add_noqa(path: str, text: str, findings: list[Finding]) -> tuple[str, int]:
@@ -18,7 +18,7 @@ def add_noqa(path: str, text: str, findings: list[Finding]) -> tuple[str, int]:
     first or last line of its statement; codes are added to a directive already on that line.
     A file the tokenizer cannot read to the end gets none.
     """
-    comments = read_comments(text)
+    comments = read_comments(text, codes_by_name())
     if not comments.complete:
         return text, 0
     wanted: dict[int, list[str]] = {}
@@ -29,7 +29,7 @@ def add_noqa(path: str, text: str, findings: list[Finding]) -> tuple[str, int]:
                      if candidate in comments.commentable), None)
         if line is not None and finding.code not in wanted.setdefault(line, []):
             wanted[line].append(finding.code)
-    lines = re.split(r"\r\n|\r|\n", text)  # Python's line breaks only, unlike str.splitlines
+    lines = split_lines(text)
     edits = []
     for line, line_codes in wanted.items():
         existing = next((d for d in comments.line_directives(line) if d.items), None)

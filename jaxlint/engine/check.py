@@ -8,15 +8,18 @@ import threading
 import time
 
 from jaxlint import scan
-from jaxlint.config import Config, load_config
+from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config
 from jaxlint.engine import suppressions
 from jaxlint.engine.jobs import make_job, run_job
-from jaxlint.engine.pool import DEFAULT_TIMEOUT, WorkerPool
+from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.model import Finding, Span
-from jaxlint.rules import Rule
+from jaxlint.rules import Rule, all_rules
 from jaxlint.rules.analysis_failures import SyntaxErrorRule
+from jaxlint.rules.base import SourceContext
+from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan import discover
+from jaxlint.scan.index import SourceIndex
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
 LOG = logging.getLogger(__name__)  # progress for --verbose
@@ -29,13 +32,13 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     except SourceError as error:
         # Python could not import it either; worth a finding only if it is JAX code.
         unread = SourceFile(path, "", "utf-8", False)
-        if not discover.mentions_jax(error.data.decode("latin-1")):
+        if not scan.mentions_jax(error.data.decode("latin-1")):
             return FileAnalysis(unread, [], None)
         return _syntax_error(unread, f"cannot decode the file: {error.message}", 1, 0, codes)
     except OSError as error:  # unreadable, or deleted since discovery
         return _syntax_error(SourceFile(path, "", "utf-8", False),
                              f"cannot read the file: {error.strerror or error}", 1, 0, codes)
-    if not discover.mentions_jax(source.text):
+    if not scan.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
     try:
         targets = scan.scan_source(path, source.text)
@@ -43,8 +46,14 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # a scanner bug must not lose the other files
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
-    job = make_job(source, targets, codes, config.for_job(), compile_costs=compile_costs) if targets else None
-    return FileAnalysis(source, targets, job)
+    if targets:
+        return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
+                                                      compile_costs=compile_costs))
+    # Nothing to import: the source rules run here (in the worker, they run after the import).
+    analysis = FileAnalysis(source, targets, None)
+    context = SourceContext(path, source.text, SourceIndex(path, source.text, targets), config.settings())
+    analysis.findings = run_source_rules(all_rules(), context, set(codes))
+    return analysis
 
 
 def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
@@ -104,10 +113,10 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     try:
         _run_all(pending, pools, codes)
         for analysis in pending:
-            analysis.findings.extend(Finding.from_json(f) for f in analysis.result["findings"])
+            analysis.findings.extend(analysis.result.findings)
             # Source-level rules report a problem from every target: keep one, before fixing.
             analysis.findings = _dedupe(analysis.findings)
-            for stage, seconds in analysis.result.get("timings", {}).items():
+            for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
         config.apply_per_file_ignores(analyses)  # before fixing: ignored findings are not fixed
         result.ignore_noqa = ignore_noqa
@@ -154,7 +163,7 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
             else:
                 LOG.debug("%s: %.0f ms (%s)", relative(analysis.source.path), (time.perf_counter() - started) * 1000,
                           ", ".join(f"{stage} {seconds * 1000:.0f} ms"
-                                    for stage, seconds in analysis.result.get("timings", {}).items()) or "not analyzed")
+                                    for stage, seconds in analysis.result.timings.items()) or "not analyzed")
 
     threads = [threading.Thread(target=lane, args=(pool,)) for pool in pools[1:]]
     for thread in threads:

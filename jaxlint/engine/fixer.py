@@ -12,7 +12,7 @@ from jaxlint.engine import suppressions
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.model import Cost, Edit, Finding
+from jaxlint.model import Cost, Edit, Finding, Result, Settings
 from jaxlint.text import apply_edits, relative, shift_position, write_atomic
 
 
@@ -21,12 +21,13 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
     """Verify and apply (``write``) or diff the fixes: safe ones, and unsafe ones with
     ``unsafe_fixes``; display-only fixes never. Unsafe fixes are verified like safe ones."""
     applicable = ("safe", "unsafe") if unsafe_fixes else ("safe",)
+    settings = result.config.settings() if result.config is not None else Settings()
     for analysis in result.files:
         candidates = [f for f in analysis.findings if f.fix is not None and f.fix.applicability in applicable
                       and not suppressions.is_comment_fix(f)]
         accepted, new_text, new_result = [], analysis.source.text, None
         if candidates:
-            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout)
+            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout, settings)
         for finding in candidates:
             if finding not in accepted:
                 result.fix_rejected.append(finding)
@@ -53,16 +54,18 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             result.fixed.extend(accepted + comment_fixed)
 
 
-def _attach_compiled_costs(before: dict[str, Any], after: dict[str, Any], fixed: list[Finding]) -> None:
+def _attach_compiled_costs(before: Result | None, after: Result | None, fixed: list[Finding]) -> None:
     """``--cost compiled``: what XLA's cost analysis says each fix saves, per call (first signature).
 
     Only for jitted functions: an eager function's cost is not what jit compiles (the shapes
     estimate stays). All fixes of a file are verified together, so a function with several fixes
     gets their joint saving; XLA counts a loop body once, whatever its trip count.
     """
+    if before is None or after is None:
+        return
     for finding in fixed:
-        old = (before.get("compiled", {}).get(finding.target) or [None])[0]
-        new = (after.get("compiled", {}).get(finding.target) or [None])[0]
+        old = (before.compiled.get(finding.target) or [None])[0]
+        new = (after.compiled.get(finding.target) or [None])[0]
         if not old or not new:
             continue
         delta = lambda key: None if old.get(key) is None or new.get(key) is None else old[key] - new[key]  # noqa: E731
@@ -83,15 +86,15 @@ def _number(value: Any) -> str:
 
 
 def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str],
-                     timeout: float) -> tuple[list[Finding], str, dict[str, Any]]:
+                     timeout: float, settings: Settings) -> tuple[list[Finding], str, Result | None]:
     """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
-    outcome = _verify(analysis, candidates, codes, timeout)
+    outcome = _verify(analysis, candidates, codes, timeout, settings)
     if outcome[0] is None:
         return candidates, outcome[1], outcome[2]
     accepted: list[Finding] = []
     text, new_result = analysis.source.text, analysis.result
     for finding in candidates:
-        reason, trial_text, trial_result = _verify(analysis, accepted + [finding], codes, timeout)
+        reason, trial_text, trial_result = _verify(analysis, accepted + [finding], codes, timeout, settings)
         if reason is None:
             accepted.append(finding)
             text, new_result = trial_text, trial_result
@@ -100,31 +103,32 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     return accepted, text, new_result
 
 
-def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str],
-            timeout: float) -> tuple[str | None, str, dict[str, Any]]:
+def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], timeout: float,
+            settings: Settings) -> tuple[str | None, str, Result | None]:
     """(None or why the fixes are rejected, fixed text, the fixed file's analysis)."""
     source = analysis.source.text
     edits: list[Edit] = [edit for finding in fixes for edit in finding.fix.edits]
     try:
         text = apply_edits(source, edits)
     except ValueError as error:
-        return f"fix edits conflict: {error}", source, {}
+        return f"fix edits conflict: {error}", source, None
     try:
         targets = scan.scan_source(analysis.source.path, text)
     except scan.ScanSyntaxError as error:
-        return f"the fixed source does not parse: {error.message}", text, {}
-    job = make_job(analysis.source, targets, codes, analysis.job["config"], override=text,
-                   compile_costs=analysis.job.get("compile_costs", False))
+        return f"the fixed source does not parse: {error.message}", text, None
+    # A file without targets (only source rules found something) is imported here for the first time.
+    job = make_job(analysis.source, targets, codes, settings, override=text,
+                   compile_costs=analysis.job is not None and analysis.job.compile_costs)
     with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
         new_result = run_job(fresh, job, codes)
-    new_findings = suppressions.without_suppressed(analysis.source.path, text, [
-        Finding.from_json(f) for f in new_result["findings"]])  # a suppressed JX9xx was there before
+    # A suppressed JX9xx was there before the fix too.
+    new_findings = suppressions.without_suppressed(analysis.source.path, text, new_result.findings)
     failures = [f for f in new_findings if f.code.startswith("JX9")]
     if failures:
         return f"the fixed source fails to analyze: {failures[0].message}", text, new_result
     for finding in fixes:
-        before = analysis.result.get("outputs", {}).get(finding.target)
-        after = new_result.get("outputs", {}).get(finding.target)
+        before = analysis.result.outputs.get(finding.target) if analysis.result is not None else None
+        after = new_result.outputs.get(finding.target)
         if before != after:
             return (f"outputs of {finding.target} change from {before} to {after}", text, new_result)
         line, col = shift_position(source, edits, finding.span.start_line, finding.span.start_col)

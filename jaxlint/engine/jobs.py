@@ -1,28 +1,24 @@
 """A file's worker job, and running it: timeouts and crashes become findings."""
 from __future__ import annotations
 
-import re
-from typing import Any
-
 from jaxlint.engine.pool import WorkerFailure, WorkerPool
-from jaxlint.model import Span, Target
+from jaxlint.model import Job, Result, Settings, Skipped, Span, Target
 from jaxlint.rules.analysis_failures import AnalysisTimeoutRule, WorkerCrashedRule
 from jaxlint.scan import discover
-from jaxlint.text import SourceFile
+from jaxlint.text import SourceFile, line_code_span, split_lines
 
 
-def make_job(source: SourceFile, targets: list[Target], codes: list[str], config: dict[str, Any],
-             override: str | None = None, compile_costs: bool = False) -> dict[str, Any]:
-    """A worker job; ``config`` is ``Config.for_job()``; ``compile_costs`` asks the worker to
-    compile each traced target and report XLA's cost analysis (``--cost compiled``)."""
+def make_job(source: SourceFile, targets: list[Target], codes: list[str], settings: Settings,
+             override: str | None = None, compile_costs: bool = False) -> Job:
+    """The worker job of one file; ``compile_costs`` asks the worker to compile each traced
+    target and report XLA's cost analysis (``--cost compiled``)."""
     root = discover.find_root(source.path)
-    return {"path": source.path, "module": discover.module_name(source.path, root), "root": root,
-            "source": override if override is not None else source.text, "override": override,
-            "targets": [t.to_json() for t in targets], "codes": codes, "config": config,
-            "compile_costs": compile_costs}
+    return Job(path=source.path, module=discover.module_name(source.path, root), root=root,
+               source=override if override is not None else source.text, targets=list(targets),
+               codes=list(codes), settings=settings, override=override, compile_costs=compile_costs)
 
 
-def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str, Any]:
+def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
     """A worker's result, with timeouts and crashes turned into findings."""
     try:
         result = pool.run(job)
@@ -33,20 +29,20 @@ def run_job(pool: WorkerPool, job: dict[str, Any], codes: list[str]) -> dict[str
         where = "" if failure.line is None else f"; at line {failure.line}"
         hint = "; --timeout sets the limit" if failure.kind == "timeout" else ""
         findings = [] if rule.code not in codes else [rule.finding(
-            job["path"], _line_span(job["source"], failure.line),
-            f"{what} ({failure.detail}{where}); it was not analyzed{hint}").to_json()]
-        return {"path": job["path"], "findings": findings, "traced": [],
-                "skipped": [{"target": t["qualname"], "kind": failure.kind, "reason": f"{what} ({failure.detail})",
-                             "line": t["name_span"]["start_line"]} for t in job["targets"]]}
-    if "internal_error" in result:
-        raise RuntimeError(f"jaxlint internal error on {job['path']}:\n{result['internal_error']}")
+            job.path, _line_span(job.source, failure.line),
+            f"{what} ({failure.detail}{where}); it was not analyzed{hint}")]
+        return Result(job.path, findings, skipped=[
+            Skipped(t.qualname, failure.kind,  # type: ignore[arg-type]
+                    f"{what} ({failure.detail})", t.name_span.start_line)
+            for t in job.targets])
+    if result.internal_error is not None:
+        raise RuntimeError(f"jaxlint internal error on {job.path}:\n{result.internal_error}")
     return result
 
 
 def _line_span(text: str, line: int | None) -> Span:
     """The code on a 1-based line, without indentation; the file's start when unknown."""
-    lines = re.split(r"\r\n|\r|\n", text)  # Python's line breaks only, unlike str.splitlines
+    lines = split_lines(text)
     if line is None or not 1 <= line <= len(lines):
         return Span(1, 0, 1, 0)
-    code = lines[line - 1].rstrip()
-    return Span(line, len(code) - len(code.lstrip()), line, len(code))
+    return line_code_span(line, lines[line - 1])

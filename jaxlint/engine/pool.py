@@ -16,7 +16,9 @@ import tempfile
 import time
 from typing import Any
 
-DEFAULT_TIMEOUT = 60.0
+from jaxlint.config import DEFAULT_TIMEOUT
+from jaxlint.model import Job, Result
+
 STARTUP_TIMEOUT = 180.0  # importing JAX on a busy machine
 DUMP_WAIT = 2.0  # how long a hung worker gets to print where it is stuck
 # A line of a faulthandler dump (the worker prints one on a fatal signal or on SIGUSR1).
@@ -68,14 +70,14 @@ class Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def run(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def run(self, job: Job, timeout: float) -> Result:
         self.stderr_start = os.fstat(self.stderr.fileno()).st_size
         try:
-            self.jobs.write(json.dumps(job) + "\n")
+            self.jobs.write(json.dumps(job.to_json()) + "\n")
             self.jobs.flush()
         except OSError:  # BrokenPipeError: the worker is gone
-            raise WorkerFailure("crash", self._death_reason(), self._stuck_line(job["path"])) from None
-        return self._read_line(timeout, job["path"])
+            raise WorkerFailure("crash", self._death_reason(), self._stuck_line(job.path)) from None
+        return Result.from_json(self._read_line(timeout, job.path))
 
     def _read_line(self, timeout: float, path: str | None) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -176,7 +178,7 @@ class WorkerPool:
         self.jax_import = 0.0
         self.started = 0  # workers started: zero means JAX was never imported
 
-    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+    def run(self, job: Job) -> Result:
         """The job's result; raises WorkerFailure (the worker is then discarded)."""
         if self.worker is not None and not self.worker.alive():
             # It died after its last result (e.g. a thread the previous module started):

@@ -2,19 +2,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from jaxlint.config import Config
-from jaxlint.model import Finding, Target
+from jaxlint.model import Finding, Job, Result, Skipped, Target
 from jaxlint.text import SourceFile
 
 
 @dataclass
 class FileAnalysis:
+    """One file: its scanned targets, its worker job (None: nothing to import) and what came back.
+    ``findings`` are the file's, after suppressions and fixes: the ones reported."""
+
     source: SourceFile
     targets: list[Target]
-    job: dict[str, Any] | None
-    result: dict[str, Any] = field(default_factory=dict)
+    job: Job | None
+    result: Result | None = None
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -36,8 +38,9 @@ class CheckResult:
 
     @property
     def traced(self) -> int:
-        return sum(len(fa.result.get("traced", [])) for fa in self.files)
+        return sum(len(fa.result.traced) for fa in self.files if fa.result is not None)
 
     @property
-    def skipped(self) -> list[dict]:
-        return [dict(s, path=fa.source.path) for fa in self.files for s in fa.result.get("skipped", [])]
+    def skipped(self) -> list[tuple[str, Skipped]]:
+        """(path, why) for each target that was not traced."""
+        return [(fa.source.path, s) for fa in self.files if fa.result is not None for s in fa.result.skipped]

@@ -18,15 +18,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Collection
 
-from jaxlint.engine.noqa_comments import (
+from jaxlint.model import Edit, Finding, Fix, Result, Span, Target
+from jaxlint.rules import codes_by_name
+from jaxlint.rules.jx800_unused_suppression import UnusedSuppression
+from jaxlint.scan.noqa import (
     MAY_HAVE_DIRECTIVES,
     Comments,
     Directive,
     Item,
     read_comments,
 )
-from jaxlint.model import Edit, Finding, Fix, Span, Target
-from jaxlint.rules.jx800_unused_suppression import UnusedSuppression
 from jaxlint.text import apply_edits
 
 FIX_MESSAGE = "Remove unused suppression"
@@ -59,20 +60,20 @@ class Analyzed:
         return self.everywhere or any(a <= line <= b for a, b in self.spans)
 
 
-def analyzed(targets: list[Target], result: dict[str, Any]) -> Analyzed:
+def analyzed(targets: list[Target], result: Result | None) -> Analyzed:
     """A function counts when it was traced with every signature it had, its rules did not crash,
     and no other definition shares its name (which one was traced would not be known). A helper
     outside such functions counts only when every function of the file does (a function left
     untraced may call it with other arguments)."""
+    if result is None:
+        return Analyzed()
     names = [t.qualname for t in targets]
-    crashed = {f.get("target") for f in result.get("findings", []) if f.get("code") == "JX906"}
-    complete = {t["target"]: t for t in result.get("traced", [])
-                if not t.get("failed_signatures") and t["target"] not in crashed
-                and names.count(t["target"]) == 1}
-    lines = {line for entry in complete.values() for line in entry.get("lines", [])}
+    crashed = {f.target for f in result.findings if f.code == "JX906"}
+    complete = {t.target: t for t in result.traced
+                if not t.failed_signatures and t.target not in crashed and names.count(t.target) == 1}
+    lines = {line for entry in complete.values() for line in entry.lines}
     spans = [(t.first_line, t.span.end_line) for t in targets if t.qualname in complete]
-    everywhere = bool(targets) and all(t.qualname in complete for t in targets) \
-        and not result.get("skipped")
+    everywhere = bool(targets) and all(t.qualname in complete for t in targets) and not result.skipped
     return Analyzed(lines, spans, everywhere)
 
 
@@ -82,7 +83,7 @@ def apply(path: str, text: str, findings: list[Finding], codes: Collection[str],
     codes that suppressed nothing (``codes``: the codes that ran for this file)."""
     if not (findings or ran.lines) or not MAY_HAVE_DIRECTIVES.search(text):
         return findings
-    comments = read_comments(text)
+    comments = read_comments(text, codes_by_name())
     kept = [f for f in findings if f.path != path or not _suppress(comments, f)]
     if UnusedSuppression.code not in codes:
         return kept
@@ -94,7 +95,7 @@ def without_suppressed(path: str, text: str, findings: list[Finding]) -> list[Fi
     """Only the suppression: no JX800 (the fixer's check of a fixed source)."""
     if not MAY_HAVE_DIRECTIVES.search(text):
         return findings
-    comments = read_comments(text)
+    comments = read_comments(text, codes_by_name())
     return [f for f in findings if f.path != path or not _suppress(comments, f)]
 
 
@@ -225,7 +226,7 @@ def settle(analysis: Any, codes: Collection[str], config: Any) -> list[Finding]:
 
 
 def after_fixes(analysis: Any, codes: Collection[str], config: Any, ignore_noqa: bool, text: str,
-                new_result: dict[str, Any] | None) -> tuple[str, list[Finding], list[Finding]]:
+                new_result: Result | None) -> tuple[str, list[Finding], list[Finding]]:
     """The fixer's last step for a file, once its other fixes are verified (``text`` and the fresh
     analysis ``new_result``; None when there were none): the findings of ``text`` settled as
     check.py settles them (so JX800 sees the fixed code), then the JX800 fixes applied on top.
@@ -236,8 +237,7 @@ def after_fixes(analysis: Any, codes: Collection[str], config: Any, ignore_noqa:
         from jaxlint import scan
 
         selected = selected_for(path, codes, config)
-        findings = [f for f in (Finding.from_json(j) for j in new_result["findings"])
-                    if f.code in selected]
+        findings = [f for f in new_result.findings if f.code in selected]
         if not ignore_noqa:
             ran = analyzed(scan.scan_source(path, text), new_result)
             findings = apply(path, text, findings, selected, ran)

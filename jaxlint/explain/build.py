@@ -6,7 +6,7 @@ from typing import Any
 
 from jaxlint.explain import classify, hlo, hlomap
 from jaxlint.explain.target import display
-from jaxlint.model import Finding, Target
+from jaxlint.model import Finding, Result, Target
 
 SCHEMA_VERSION = 1
 _MEMORY_KEYS = ("argument_bytes", "output_bytes", "temp_bytes", "alias_bytes")
@@ -104,9 +104,9 @@ def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: l
             "notes": notes}
 
 
-def own_findings(result: dict[str, Any], target: Target) -> list[Finding]:
+def own_findings(result: Result, target: Target) -> list[Finding]:
     """check's findings for this function (analysis failures are errors, reported otherwise)."""
-    findings = [Finding.from_json(f) for f in result.get("findings", [])]
+    findings = list(result.findings)
     return [f for f in findings if not f.code.startswith("JX9") and (
         f.target == target.qualname or (f.target is None and target.span.start_line <= f.span.start_line
                                         <= target.span.end_line))]

@@ -13,23 +13,24 @@ import jax
 from jaxlint.explain.listing import eager, listing
 from jaxlint.ir import compat, costs
 from jaxlint.ir.build import build_program
+from jaxlint.model import Job
 from jaxlint.scan import hints
+from jaxlint.worker.errors import describe_error
 
 _LONG_CONSTANT = 2000  # characters: a closure constant's literal is elided beyond this
 
 
-def collect(job: dict[str, Any], to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] | None:
-    """The explain data for the job's one target, or None when it was not traced (the job's
-    ``skipped`` entry says why). ``job["explain"]["mode"]``: "full", or "price" for a fixed copy
+def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] | None:
+    """The explain job kind's hook (``Job.kind`` names it; the worker calls it after tracing): the
+    explain data for the job's one target, or None when it was not traced (the result's
+    ``skipped`` entry says why). ``job.kind_options["mode"]``: "full", or "price" for a fixed copy
     (costs and HLO only)."""
-    from jaxlint.worker.errors import describe_error
-
-    qualname = job["targets"][0]["qualname"]
+    qualname = job.targets[0].qualname
     traced = [(function, arguments) for name, function, arguments in to_compile if name == qualname]
     if not traced:
         return None
     function, arguments = traced[0]
-    mode = job.get("explain", {}).get("mode", "full")
+    mode = job.kind_options.get("mode", "full")
     started = time.perf_counter()
     # Traces cached while jaxlint's vmap markers were active would come back with them.
     jax.clear_caches()
@@ -41,7 +42,7 @@ def collect(job: dict[str, Any], to_compile: list[tuple[str, Any, Any]]) -> dict
         data["error"] = f"tracing again failed: {describe_error(error)}"
         return data
     if mode == "full":
-        data["jaxpr"] = listing(closed, job["path"])
+        data["jaxpr"] = listing(closed, job.path)
         top = build_program(closed).top
         flops, transcendentals = costs.region_flops(top), _transcendentals(top)
         if flops is not None and transcendentals is not None:

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any, Iterable
 
 from jaxlint.explain.html_assets import CSS, JS
-from jaxlint.text import write_text_atomic
+from jaxlint.text import read_lines, write_text_atomic
 
 _KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
           "recomputed-expensive": "recomputed expensive op",
@@ -115,8 +115,7 @@ def _read_lines(path: Any, numbers: Iterable[int]) -> dict[int, str]:
     if not wanted or not isinstance(path, str):
         return {}
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return {n: t.rstrip("\r\n") for n, t in enumerate(handle, 1) if n in wanted}
+        return {n: t for n, t in enumerate(read_lines(path), 1) if n in wanted}
     except OSError:
         return {}
 

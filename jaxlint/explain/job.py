@@ -1,21 +1,24 @@
 """Running the explain job in a worker and turning its failures into ExplainError messages."""
 from __future__ import annotations
 
-from typing import Any
-
 from jaxlint.engine.jobs import make_job
-from jaxlint.engine.pool import WorkerFailure
+from jaxlint.engine.pool import WorkerFailure, WorkerPool
 from jaxlint.explain import ExplainError
+from jaxlint.model import Result, Settings, Target
 from jaxlint.report.coverage import suggestion
+from jaxlint.text import SourceFile
 from jaxlint.text import relative as display
 
+# The explain job kind: the worker imports and calls this hook after tracing (Job.kind).
+KIND = "jaxlint.explain.collect:collect"
 
-def run(pool: Any, source: Any, target: Any, codes: list[str], config: dict[str, Any], mode: str,
-        override: str | None = None) -> dict[str, Any]:
-    """One explain job in the worker; ExplainError when the target could not be explained."""
 
-    job = make_job(source, [target], codes, config, override=override)
-    job["kind"], job["explain"] = "explain", {"mode": mode}
+def run(pool: WorkerPool, source: SourceFile, target: Target, codes: list[str], settings: Settings, mode: str,
+        override: str | None = None) -> Result:
+    """One explain job in the worker (its data in ``kind_data``); ExplainError when the target
+    could not be explained."""
+    job = make_job(source, [target], codes, settings, override=override)
+    job.kind, job.kind_options = KIND, {"mode": mode}
     name = f"{display(source.path)}::{target.qualname}"
     try:
         result = pool.run(job)
@@ -23,25 +26,24 @@ def run(pool: Any, source: Any, target: Any, codes: list[str], config: dict[str,
         what = "took too long (--timeout sets the limit)" if failure.kind == "timeout" else "crashed"
         where = f" at line {failure.line}" if failure.line else ""
         raise ExplainError(f"importing or tracing {name} {what}{where}: {failure.detail}") from None
-    if "internal_error" in result:
-        last = result["internal_error"].strip().splitlines()[-1]
+    if result.internal_error is not None:
+        last = result.internal_error.strip().splitlines()[-1]
         raise ExplainError(f"internal error while explaining {name} (a bug in jaxlint): {last}")
-    if result.get("explain") is None:
+    if result.kind_data is None:
         raise ExplainError(_not_traced(result, target, name))
-    if result["explain"].get("error"):
-        raise ExplainError(f"cannot explain {name}: {result['explain']['error']}")
+    if result.kind_data.get("error"):
+        raise ExplainError(f"cannot explain {name}: {result.kind_data['error']}")
     return result
 
 
-def _not_traced(result: dict[str, Any], target: Any, name: str) -> str:
-
-    skipped = next((s for s in result.get("skipped", []) if s["target"] == target.qualname), None)
+def _not_traced(result: Result, target: Target, name: str) -> str:
+    skipped = next((s for s in result.skipped if s.target == target.qualname), None)
     if skipped is None:
         return f"{name} was not traced"
-    kind, reason = skipped["kind"], skipped["reason"]
+    kind, reason = skipped.kind, skipped.reason
     if kind == "import-failed":
-        failure = next((f for f in result.get("findings", []) if f["code"] in ("JX901", "JX601")), None)
-        return f"cannot import {display(result['path'])}: {failure['message'] if failure else reason}"
+        failure = next((f for f in result.findings if f.code in ("JX901", "JX601")), None)
+        return f"cannot import {display(result.path)}: {failure.message if failure else reason}"
     if kind == "no-arguments":
         hint, note = suggestion(target, kind, reason)
         given = hint.replace("# jaxlint: args", "").strip() if hint else ""

@@ -8,14 +8,14 @@ from typing import Any
 from jaxlint.explain import build, hlo, hlomap
 from jaxlint.explain.classify import times
 from jaxlint.explain.target import ExplainError, find_target
-from jaxlint.model import Finding, Target
+from jaxlint.model import Finding, Settings, Target
 from jaxlint.text import SourceFile, apply_edits
 
 _JITTED = ("jit-decorated", "jit-bound")
 
 
 def price(pool: Any, source: SourceFile, target: Target, finding: Finding, data: dict[str, Any],
-          config: dict[str, Any], args: str | None, report: dict[str, Any]) -> dict[str, Any]:
+          config: Settings, args: str | None, report: dict[str, Any]) -> dict[str, Any]:
     from jaxlint.explain.job import run
 
     fix = finding.fix
@@ -31,7 +31,7 @@ def price(pool: Any, source: SourceFile, target: Target, finding: Finding, data:
     try:
         fixed_text = apply_edits(source.text, list(fix.edits))
         fixed_target = find_target(source.path, fixed_text, target.qualname, args)
-        after = run(pool, source, fixed_target, [], config, "price", override=fixed_text)["explain"]
+        after = run(pool, source, fixed_target, [], config, "price", override=fixed_text).kind_data
     except (ExplainError, ValueError) as error:
         entry["verdict"] = f"the fixed source could not be compiled to price the fix ({error})"
         return entry

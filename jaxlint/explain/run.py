@@ -4,8 +4,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from jaxlint.config import ConfigError, load_config
-from jaxlint.engine.pool import DEFAULT_TIMEOUT, WorkerPool
+from jaxlint.config import DEFAULT_TIMEOUT, ConfigError, load_config
+from jaxlint.engine.pool import WorkerPool
 from jaxlint.explain import ExplainError, build, price
 from jaxlint.explain.job import run
 from jaxlint.explain.target import find_target, parse_spec, read
@@ -25,19 +25,19 @@ def explain(spec: str, args: str | None = None, timeout: float | None = None) ->
         raise ExplainError(f"configuration error: {error}") from None
     timings: dict[str, float] = {}
     with WorkerPool(timeout or config.timeout or DEFAULT_TIMEOUT) as pool:
-        result = run(pool, source, target, codes, config.for_job(), "full")
-        data = result["explain"]
+        result = run(pool, source, target, codes, config.settings(), "full")
+        data = result.kind_data
         timings["analysis"] = time.perf_counter() - started
         report = build.report(path, source.text, target, data, args is not None)
         findings = build.own_findings(result, target)
         priced = time.perf_counter()
-        report["findings"] = [price.price(pool, source, target, finding, data, config.for_job(), args, report)
+        report["findings"] = [price.price(pool, source, target, finding, data, config.settings(), args, report)
                               for finding in findings]
         timings["pricing fixes"] = time.perf_counter() - priced
     build.conclude(report)
     # Seconds: the worker's stages (the JAX import once, then import, trace, rules, compile).
     timings.update({"total": time.perf_counter() - started, "worker start (JAX import)": pool.jax_import,
-                    **{f"worker {k}": v for k, v in result.get("timings", {}).items()},
+                    **{f"worker {k}": v for k, v in result.timings.items()},
                     **{f"worker explain {k}": v for k, v in data.get("timings", {}).items()}})
     report["timings"] = {key: round(value, 3) for key, value in timings.items()}
     return report

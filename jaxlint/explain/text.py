@@ -6,6 +6,7 @@ import textwrap
 from typing import Any
 
 from jaxlint.explain.target import code
+from jaxlint.text import read_lines
 
 _HIDDEN = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast"})
 _KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
@@ -44,8 +45,7 @@ def _clip(text: str, width: int) -> str:
 def _file_lines(report: dict[str, Any]) -> dict[int, str]:
     """Source lines of the target's file the report refers to (the function's own and others)."""
     try:
-        with open(report["target"]["path"], encoding="utf-8", errors="replace") as handle:
-            return {n: code(text.rstrip("\r\n")) for n, text in enumerate(handle, 1)}
+        return {n: code(text) for n, text in enumerate(read_lines(report["target"]["path"]), 1)}
     except OSError:
         first = report["source"]["first_line"]
         return {first + i: code(text) for i, text in enumerate(report["source"]["lines"])}

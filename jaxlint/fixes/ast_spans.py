@@ -6,49 +6,20 @@ text by their character span, so a rule looks up "the Call/Subscript at this op'
 from __future__ import annotations
 
 import ast
-import functools
-import re
-from dataclasses import dataclass
 from typing import TypeVar
 
 from jaxlint.model import Span
-from jaxlint.text import char_column, offset_of
+from jaxlint.scan.index import Parsed
+from jaxlint.scan.index import parse as parse_source
+from jaxlint.text import char_span, offset_of
 
 N = TypeVar("N", bound=ast.AST)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts
 
 
-@dataclass(frozen=True)
-class Parsed:
-    source: str
-    by_span: dict[Span, list[ast.AST]]
-    parents: dict[ast.AST, ast.AST]
-
-
-@functools.lru_cache(maxsize=8)
 def parse(source: str) -> Parsed | None:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    lines = _LINE_BREAK.split(source)
-    by_span: dict[Span, list[ast.AST]] = {}
-    parents: dict[ast.AST, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-        if isinstance(node, ast.expr):
-            by_span.setdefault(_char_span(lines, node), []).append(node)
-    return Parsed(source, by_span, parents)
-
-
-def _char_col(lines: list[str], line: int, byte_col: int) -> int:
-    return char_column(lines[line - 1] if 0 < line <= len(lines) else "", byte_col)
-
-
-def _char_span(lines: list[str], node: ast.AST) -> Span:
-    return Span(node.lineno, _char_col(lines, node.lineno, node.col_offset),
-                node.end_lineno, _char_col(lines, node.end_lineno, node.end_col_offset))
+    """The parsed source (jaxlint.scan.index's one cache per text: rules, fixes and the source
+    index share one AST); None when it does not parse."""
+    return parse_source(source)
 
 
 def node_at(source: str, span: Span, kind: type[N]) -> N | None:
@@ -61,7 +32,9 @@ def node_at(source: str, span: Span, kind: type[N]) -> N | None:
 
 
 def node_span(source: str, node: ast.AST) -> Span:
-    return _char_span(_LINE_BREAK.split(source), node)
+    """``node``'s span in characters (ast counts UTF-8 bytes)."""
+    return char_span(source, Span(node.lineno, node.col_offset,  # type: ignore[attr-defined]
+                                   node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
 
 
 def node_text(source: str, node: ast.AST) -> str:

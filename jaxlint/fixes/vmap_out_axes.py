@@ -7,20 +7,20 @@ the same function, selects a single row with a constant index. Anything else (lo
 comprehensions, ``global``, rebinding in a branch, a use of the whole value) gives no fix.
 
 Works on Python's ``ast``, parsed once per source text. ast and ``co_positions`` (the vmap
-record's span) count columns in UTF-8 bytes; ``Span`` counts characters: ``char_span`` converts.
+record's span) count columns in UTF-8 bytes; ``Span`` counts characters: ``ast_spans.node_span``
+and ``jaxlint.text.char_span`` convert.
 """
 from __future__ import annotations
 
 import ast
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any, Union
 
+from jaxlint.fixes.ast_spans import node_span, node_text
 from jaxlint.model import Edit, Fix, Span
-from jaxlint.text import char_column
+from jaxlint.scan.index import parse as parse_source
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
                   ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -34,55 +34,22 @@ class _Parsed:
     tree: ast.Module
     parents: dict[ast.AST, ast.AST]
     calls: dict[tuple[int, int, int, int], ast.Call]  # by (line, byte col, end line, end byte col)
-    lines: list[str]
-    line_starts: list[int]  # character offset of each line's first character
+    source: str
 
 
 @functools.lru_cache(maxsize=8)
 def _parse(source: str) -> _Parsed | None:
-    """One parse per source text: a module's findings all come from the same text."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    parents: dict[ast.AST, ast.AST] = {}
-    calls: dict[tuple[int, int, int, int], ast.Call] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-        if isinstance(node, ast.Call):
-            calls[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
-    lines = _LINE_BREAK.split(source)
-    starts, offset = [], 0
-    for match in _LINE_BREAK.finditer(source):
-        starts.append(offset)
-        offset = match.end()
-    starts.append(offset)
-    return _Parsed(tree, parents, calls, lines, starts)
-
-
-def _char_col(parsed: _Parsed, line: int, byte_col: int) -> int:
-    return char_column(parsed.lines[line - 1] if 0 < line <= len(parsed.lines) else "", byte_col)
-
-
-def char_span(source: str, span: Span) -> Span:
-    """``span`` with UTF-8 byte columns (ast, co_positions) -> character columns (jaxlint's Span)."""
-    parsed = _parse(source)
+    """The source's calls by byte position, on the shared parse of the text (jaxlint.scan.index)."""
+    parsed = parse_source(source)
     if parsed is None:
-        return span
-    return Span(span.start_line, _char_col(parsed, span.start_line, span.start_col),
-                span.end_line, _char_col(parsed, span.end_line, span.end_col))
+        return None
+    calls = {(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset): node
+             for node in ast.walk(parsed.tree) if isinstance(node, ast.Call)}
+    return _Parsed(parsed.tree, parsed.parents, calls, source)
 
 
 def _node_span(parsed: _Parsed, node: ast.AST) -> Span:
-    return Span(node.lineno, _char_col(parsed, node.lineno, node.col_offset),
-                node.end_lineno, _char_col(parsed, node.end_lineno, node.end_col_offset))
-
-
-def _node_text(parsed: _Parsed, source: str, node: ast.AST) -> str:
-    span = _node_span(parsed, node)
-    start = parsed.line_starts[span.start_line - 1] + span.start_col
-    return source[start:parsed.line_starts[span.end_line - 1] + span.end_col]
+    return node_span(parsed.source, node)
 
 
 def build_fix(source: str, record: Any, leaves: list[int]) -> Fix | None:
@@ -118,8 +85,8 @@ def build_fix(source: str, record: Any, leaves: list[int]) -> Fix | None:
         uses = _row_uses(parsed, assign, name, path, subtree)
         if not uses:
             return None
-        edits += [Edit(_node_span(parsed, row), _node_text(parsed, source, whole)) for row, whole in uses]
-        names.append(_node_text(parsed, source, uses[0][1]))
+        edits += [Edit(_node_span(parsed, row), node_text(source, whole)) for row, whole in uses]
+        names.append(node_text(source, uses[0][1]))
     shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
     return Fix("safe", f"Add out_axes={axes_text} and use {shown} directly", tuple(edits))
 

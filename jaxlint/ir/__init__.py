@@ -77,6 +77,9 @@ class Region:
 class Program:
     top: Region
     markers: dict[str, list[Value]] = field(default_factory=dict)
+    # JAX < 0.7: equations of a cached library jit keep the traceback of the first call that
+    # traced it, so a location there may be another call's (build.py falls back where it can).
+    stale_library_tracebacks: bool = False
 
     def walk(self) -> Iterator[Op]:
         """Every op, nested regions included, in program order."""
@@ -89,3 +92,26 @@ class Program:
             yield op
             for region in reversed(op.regions):
                 stack.append(iter(region.ops))
+
+
+@dataclass
+class VmapRecord:
+    """One ``jax.vmap(f)(...)`` application seen while tracing (jaxlint.worker.instrument records it):
+    what JX101 and its fix read about the vmap call."""
+
+    tag: str
+    path: str
+    span: Span  # byte columns (co_positions); rules convert with jaxlint.text.char_span
+    fun: Any
+    in_axes: Any
+    out_axes: Any
+    options: dict
+    args: tuple  # abstract arguments the vmapped function was applied to
+    kwargs: dict
+    out_treedef: Any
+    leaf_paths: list[str]
+    leaf_axes: list[Any]  # out axis of each output leaf (None = unbatched already)
+    unbatched: list[bool | None] = field(default_factory=list)  # JAX's verdict per leaf
+
+    def marker(self, leaf: int) -> str:
+        return f"{self.tag}_{leaf}"

@@ -23,7 +23,7 @@ def build_program(closed_jaxpr: Any) -> Program:
     jaxpr, consts = compat.open_jaxpr(closed_jaxpr)
     inputs = [Value(v.aval) for v in jaxpr.invars]
     top = Region("top", inputs)
-    program = Program(top)
+    program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS)
     const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
     env = dict(zip(jaxpr.constvars, const_values)) | dict(zip(jaxpr.invars, inputs))
     for value in inputs:

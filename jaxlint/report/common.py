@@ -11,7 +11,7 @@ from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.report import ruledocs
 from jaxlint.rules import Rule, all_rules
-from jaxlint.text import relative
+from jaxlint.text import physical_lines, relative
 
 
 @functools.lru_cache(maxsize=None)
@@ -59,10 +59,7 @@ def sources(result: CheckResult) -> dict[str, str]:
 @functools.lru_cache(maxsize=64)  # one split per file, however many findings it has
 def split_lines(text: str) -> tuple[str, ...]:
     """Lines as spans count them: Python's line breaks only, unlike str.splitlines."""
-    lines = re.split(r"\r\n|\r|\n", text)
-    if lines[-1] == "":  # the break ending the last line starts no new one
-        lines.pop()
-    return tuple(lines)
+    return tuple(physical_lines(text))
 
 
 def source_line(texts: dict[str, str], path: str, line: int) -> str:

@@ -57,16 +57,16 @@ def coverage(result: CheckResult) -> Coverage:
     for analysis in result.files:
         path = analysis.source.path
         remaining = list(analysis.targets)
-        for skip in analysis.result.get("skipped", []):
-            target = _take(remaining, skip["target"], skip.get("line"))
-            hint, note = suggestion(target, skip["kind"], skip["reason"])
-            untraced.append(Untraced(path, skip["target"], skip.get("line") or 0, skip["kind"],
-                                     skip["reason"], hint, note))
-        for entry in analysis.result.get("traced", []):
-            target = _take(remaining, entry["target"], None)
+        if analysis.result is None:
+            continue
+        for skip in analysis.result.skipped:
+            target = _take(remaining, skip.target, skip.line)
+            hint, note = suggestion(target, skip.kind, skip.reason)
+            untraced.append(Untraced(path, skip.target, skip.line or 0, skip.kind, skip.reason, hint, note))
+        for entry in analysis.result.traced:
+            target = _take(remaining, entry.target, None)
             line = target.name_span.start_line if target is not None else 0
-            traced.append(Traced(path, entry["target"], line, entry["source"],
-                                 list(entry.get("signatures") or [entry["signature"]])))
+            traced.append(Traced(path, entry.target, line, entry.source, list(entry.signatures or [entry.signature])))
     key = lambda item: (item.path, item.line, item.target)  # noqa: E731
     return Coverage(sorted(traced, key=key), sorted(untraced, key=key))
 

@@ -7,8 +7,9 @@ from typing import TextIO
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.report.common import is_fixable, source_line, sources, split_lines
-from jaxlint.text import relative
+from jaxlint.text import LINE_BREAK, relative
 
+_JOINED_BREAK = re.compile(rf"[ \t]*(?:{LINE_BREAK.pattern})\s*")  # a line break in a message
 _NOTES = {"unsafe": "this is an unsafe fix and may change runtime behavior",
           "display-only": "this fix is shown, not applied: apply it by hand"}
 
@@ -21,7 +22,7 @@ def header(finding: Finding, unsafe_fixes: bool = False) -> str:
     """``path:row:col: CODE [*] message`` on one line (a message quoting multi-line code is
     joined); ``[*]`` marks a fix --fix applies (with ``unsafe_fixes``, unsafe ones too), as in ruff."""
     marker = " [*]" if is_fixable(finding, unsafe_fixes) else ""
-    message = re.sub(r"[ \t]*(\r\n|\r|\n)\s*", " ", finding.message)
+    message = _JOINED_BREAK.sub(" ", finding.message)
     return (f"{relative(finding.path)}:{finding.span.start_line}:{finding.span.start_col + 1}: "
             f"{finding.code}{marker} {message}")
 

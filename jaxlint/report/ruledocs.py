@@ -46,7 +46,7 @@ def doc_text(rule: type[Rule]) -> str:
     if page.is_file():
         return page.read_text(encoding="utf-8")
     details = inspect.cleandoc(rule.__dict__.get("__doc__") or "")
-    reported = "Reported by jaxlint's pipeline itself, not by a check over the jaxpr." if not rule.checks_ir else ""
+    reported = "Reported by jaxlint's pipeline itself, not by a check over the jaxpr." if rule.by_pipeline else ""
     parts = [f"# {rule.name} ({rule.code})", "## What it does",
              " ".join(p for p in (rule.summary, reported) if p)]
     if details:

@@ -8,9 +8,9 @@ import functools
 import importlib
 import pkgutil
 
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule, SourceContext
 
-__all__ = ["Rule", "RuleContext", "all_rules", "select_rules"]
+__all__ = ["ProgramContext", "Rule", "SourceContext", "all_rules", "codes_by_name"]
 
 
 def all_rules() -> list[type[Rule]]:
@@ -33,15 +33,7 @@ def _registry() -> tuple[type[Rule], ...]:
     return tuple(found[code] for code in sorted(found))
 
 
-def _matches(rule: type[Rule], selector: str) -> bool:
-    return rule.code.startswith(selector.upper()) or rule.name == selector or selector.upper() == "ALL"
-
-
-def select_rules(select: list[str] | None, ignore: list[str] | None) -> list[type[Rule]]:
-    """Rules chosen by codes, code prefixes (``JX1``) and names; unknown selectors raise ValueError."""
-    rules = all_rules()
-    for selector in (select or []) + (ignore or []):
-        if not any(_matches(rule, selector) for rule in rules):
-            raise ValueError(f"unknown rule selector {selector!r}")
-    chosen = [r for r in rules if not select or any(_matches(r, s) for s in select)]
-    return [r for r in chosen if not any(_matches(r, s) for s in ignore or [])]
+@functools.lru_cache(maxsize=None)
+def codes_by_name() -> dict[str, str]:
+    """Code and kebab-case name -> code, for every rule (what suppression comments may name)."""
+    return {key: rule.code for rule in _registry() for key in (rule.code, rule.name)}

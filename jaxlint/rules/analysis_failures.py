@@ -10,7 +10,7 @@ class SyntaxErrorRule(Rule):
     the file too; fix the error and check again."""
     code, name, severity = "JX900", "syntax-error", "error"
     summary = "The file does not parse; nothing in it was analyzed."
-    checks_ir = False
+    by_pipeline = True
 
 
 class ImportErrorRule(Rule):
@@ -21,7 +21,7 @@ class ImportErrorRule(Rule):
     `if __name__ == "__main__":`), or a `sys.exit` at import time."""
     code, name, severity = "JX901", "import-error", "error"
     summary = "Importing the module raised (or exited); its functions were not traced."
-    checks_ir = False
+    by_pipeline = True
 
 
 class AnalysisTimeoutRule(Rule):
@@ -31,7 +31,7 @@ class AnalysisTimeoutRule(Rule):
     data) under `if __name__ == "__main__":`."""
     code, name, severity = "JX902", "analysis-timeout", "error"
     summary = "Importing or tracing the module took longer than the time limit."
-    checks_ir = False
+    by_pipeline = True
 
 
 class WorkerCrashedRule(Rule):
@@ -40,7 +40,7 @@ class WorkerCrashedRule(Rule):
     was running when it died, when known. The other modules are checked in a new worker."""
     code, name, severity = "JX903", "worker-crashed", "error"
     summary = "The process analyzing the module died (os._exit, a segfault, killed)."
-    checks_ir = False
+    by_pipeline = True
 
 
 
@@ -51,7 +51,7 @@ class InvalidHintRule(Rule):
     the hint is fixed."""
     code, name, severity = "JX905", "invalid-hint", "error"
     summary = "A `# jaxlint: args` hint comment is malformed or does not match the signature."
-    checks_ir = False
+    by_pipeline = True
 
 
 class InternalErrorRule(Rule):
@@ -60,4 +60,4 @@ class InternalErrorRule(Rule):
     checked; on this function, the rules after the one that failed did not run."""
     code, name, severity = "JX906", "internal-error", "error"
     summary = "jaxlint itself failed on this function (a bug in jaxlint); other functions were checked."
-    checks_ir = False
+    by_pipeline = True

@@ -1,31 +1,83 @@
-"""What a rule is: metadata next to a check over the IR (Fixit's shape, ruff's fields)."""
+"""What a rule is: metadata next to its checks (Fixit's shape, ruff's fields), and the contexts
+the checks receive. A rule gets everything through its context and imports nothing from the
+cli, config, engine or worker packages:
+
+- ``check_source(ctx: SourceContext)`` runs once per file, whether or not anything in it traced
+  (in the worker after the module's import when the file has targets, else in the parent);
+- ``check_program(ctx: ProgramContext)`` runs once per traced signature of each target, over the
+  IR (jaxlint.ir) of its jaxpr.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
 
-from jaxlint.model import Applicability, Finding, Fix, Severity, Span, Target
+from jaxlint.ir import Program, VmapRecord
+from jaxlint.model import Applicability, Finding, Fix, Settings, Severity, Span, Target
+from jaxlint.scan.index import SourceIndex
+
+# ``Retracer.trace`` override that makes a parameter a traced weakly typed f32[] input.
+TRACED_SCALAR = "<traced f32[] (weak)>"
 
 
 @dataclass
-class RuleContext:
-    """What a rule sees for one traced target."""
+class Retraced:
+    """A variant of a target's trace: its IR, and the IR input each traced override became."""
+
+    program: Program
+    inputs: dict[str, int]  # parameter -> index in program.top.inputs
+
+
+class RetraceError(Exception):
+    """The variant could not be traced; ``tracing_error``: JAX refused a tracer (the parameter
+    decides Python control flow or a shape), as opposed to anything else going wrong."""
+
+    def __init__(self, message: str, tracing_error: bool = False) -> None:
+        super().__init__(message)
+        self.tracing_error = tracing_error
+
+
+class Retracer(Protocol):
+    """Traces variants of the file's jitted functions, with the arguments jaxlint knows for them
+    (hint comment, else recorded signatures). Only in the worker, with the module imported."""
+
+    def argument(self, target: Target, param: str) -> Any:
+        """The known value of ``param`` (None when no arguments are known); raises RetraceError."""
+
+    def trace(self, target: Target, overrides: Mapping[str, Any]) -> Retraced:
+        """The Python function behind ``target`` traced with ``overrides`` replacing known arguments
+        (``TRACED_SCALAR`` makes one a traced input); raises RetraceError."""
+
+    def recorded(self, target: Target) -> list[dict[str, str]]:
+        """The signatures ``jaxlint record`` saved for ``target`` (parameter -> hint text), if any."""
+
+
+@dataclass
+class SourceContext:
+    """What a rule sees of one file."""
 
     path: str
     source: str
-    target: Target
-    program: Any  # jaxlint.ir.build.Program
-    signature: str  # the abstract arguments, e.g. "x=i32[] (weak), y=i32[10]"
-    vmap_records: dict[str, Any]  # marker tag -> jaxlint.worker.instrument.VmapRecord
-    # code -> option name -> value, from the configuration (``[tool.jaxlint.rules.JX202]``)
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # The run's configuration as the worker got it (``Config.for_job()``: root, signatures, ...);
-    # empty outside a ``jaxlint check`` run (jaxlint.api), where a rule finds what it needs itself.
-    config: dict[str, Any] = field(default_factory=dict)
+    index: SourceIndex
+    settings: Settings = field(default_factory=Settings)
+    retrace: Retracer | None = None  # None outside the worker or when the import failed
 
     def option(self, rule: type[Rule], name: str) -> Any:
         """The configured value of one of ``rule``'s declared options, else its default."""
-        return self.options.get(rule.code, {}).get(name, rule.options[name].default)
+        return self.settings.rule_options.get(rule.code, {}).get(name, rule.options[name].default)
+
+    def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
+        return rule.finding(self.path, span, message, fix)
+
+
+@dataclass
+class ProgramContext(SourceContext):
+    """What a rule sees for one traced signature of one target."""
+
+    target: Target = field(default=None)  # type: ignore[assignment]
+    program: Program = field(default=None)  # type: ignore[assignment]
+    signature: str = ""  # the abstract arguments, e.g. "x=i32[] (weak), y=i32[10]"
+    vmap_records: Mapping[str, VmapRecord] = field(default_factory=dict)  # marker tag -> record
 
     def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
         return rule.finding(self.path, span, message, fix, self.target.qualname)
@@ -49,7 +101,7 @@ class Rule:
     # The applicability of the fixes the rule offers (None: it offers none); docs and JSON show it.
     fix: ClassVar[Applicability | None] = None
     # Analysis-failure codes (JX9xx) are reported by the pipeline itself and have no check.
-    checks_ir: ClassVar[bool] = True
+    by_pipeline: ClassVar[bool] = False
     # Kebab-case option name -> declaration; read them with ``ctx.option(cls, name)``.
     options: ClassVar[dict[str, Option]] = {}
 
@@ -62,12 +114,21 @@ class Rule:
                        path=path, span=span, fix=fix, target=target)
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_source(cls, ctx: SourceContext) -> Iterable[Finding]:
         return ()
 
     @classmethod
-    def explain(cls, path: str, source: str, target: Target | None, error: BaseException,
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
+        return ()
+
+    @classmethod
+    def explain(cls, ctx: SourceContext, target: Target | None, error: BaseException,
                 span: Span) -> list[Finding]:
         """Findings that explain an import or trace failure raised at ``span`` better than the
         generic JX601/JX901 finding (which is then dropped); [] when this rule cannot."""
         return []
+
+
+def checks(rules: Sequence[type[Rule]], hook: str) -> list[type[Rule]]:
+    """The rules that implement ``hook`` ("check_source" or "check_program")."""
+    return [r for r in rules if getattr(r, hook).__func__ is not getattr(Rule, hook).__func__]

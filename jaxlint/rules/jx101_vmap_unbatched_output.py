@@ -5,9 +5,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from jaxlint.fixes.vmap_out_axes import build_fix, char_span
+from jaxlint.fixes.vmap_out_axes import build_fix
+from jaxlint.ir import Op, Value
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.text import char_span
 
 
 class VmapUnbatchedOutput(Rule):
@@ -18,7 +20,7 @@ class VmapUnbatchedOutput(Rule):
     fix = "safe"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # One finding per vmap call site: its unbatched outputs share one out_axes edit. A site run
         # several times (a Python loop, a helper called twice) reports an output only if every
         # run shows the pattern.
@@ -46,7 +48,7 @@ class _Unbatched:
     uses: list[str]  # e.g. ["[0]", "[9]"]
 
 
-def _check_site(rule: type[Rule], ctx: RuleContext, runs: list[tuple[Any, dict[int, list[Any]]]]) -> Finding | None:
+def _check_site(rule: type[Rule], ctx: ProgramContext, runs: list[tuple[Any, dict[int, list[Any]]]]) -> Finding | None:
     per_run = []
     for record, leaves in runs:
         found = {}
@@ -91,7 +93,7 @@ def _unbatched_output(record: Any, leaf: int, values: list[Any]) -> _Unbatched |
     return _Unbatched(leaf, record.leaf_paths[leaf], axis, list(values), uses)
 
 
-def _single_row_use(op: Any, value: Any, axis: int) -> str | None:
+def _single_row_use(op: Op, value: Value, axis: int) -> str | None:
     """'[k]' when ``op`` (with the squeeze after it) selects one element along ``axis``."""
     shape = value.shape
     others_full = lambda sizes: all(  # noqa: E731
@@ -148,7 +150,7 @@ def _index_text(index: Any) -> str:
     return "i"
 
 
-def _used_whole(value: Any) -> bool:
+def _used_whole(value: Value) -> bool:
     """Returned from a region (the function, a loop body, a branch): used as a whole array."""
     region = value.producer.region if value.producer is not None else value.region_input
     return region is not None and any(out is value for out in region.outputs)

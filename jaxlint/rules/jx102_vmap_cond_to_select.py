@@ -9,13 +9,12 @@ op and is never reported; a user's own ``jnp.where`` is located at the ``where``
 """
 from __future__ import annotations
 
-import functools
 import types
 from typing import Any, Iterable
 
-from jaxlint.ir import costs
+from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Cost, Finding, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 COND_KINDS = frozenset({"cond", "switch"})
 
@@ -27,7 +26,7 @@ class VmapCondToSelect(Rule):
     severity = "warning"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         candidates = [op for op in ctx.program.walk()
                       if op.primitive == "select_n" and under_vmap(op) and op.location is not None
                       and op.location.path == ctx.path and not _is_operand_mask(op)]
@@ -44,32 +43,23 @@ class VmapCondToSelect(Rule):
             yield _finding(cls, ctx, span, spans[span], list(instances.values()))
 
 
-def under_vmap(op: Any) -> bool:
+def under_vmap(op: Op) -> bool:
     return any(t.startswith("vmap") for t in op.transforms)
 
 
-@functools.lru_cache(maxsize=8)
-def _file_calls(path: str, source: str) -> tuple:
-    from jaxlint.scan import scan_source  # only when a helper's call must be found
-    try:
-        return tuple(call for target in scan_source(path, source) for call in target.calls)
-    except Exception:  # the file was scanned before the trace; a failure here only loses calls
-        return ()
-
-
-def call_spans(ctx: RuleContext, kinds: frozenset[str], wanted: set[Span]) -> dict[Span, str]:
+def call_spans(ctx: ProgramContext, kinds: frozenset[str], wanted: set[Span]) -> dict[Span, str]:
     """Span -> kind of the calls of ``kinds`` in the file.
 
     The target's own calls first; a call in a helper function of the same file (the usual
-    ``jax.vmap(step)`` with the cond inside ``step``) needs the whole file's scan.
+    ``jax.vmap(step)`` with the cond inside ``step``) is among the file's transform calls.
     """
     found = {c.span: c.kind for c in ctx.target.calls if c.kind in kinds}
     if not wanted <= set(found):
-        found.update((c.span, c.kind) for c in _file_calls(ctx.path, ctx.source) if c.kind in kinds)
+        found.update((c.span, c.kind) for c in ctx.index.transform_calls if c.kind in kinds)
     return found
 
 
-def _is_operand_mask(op: Any) -> bool:
+def _is_operand_mask(op: Op) -> bool:
     """``select_n(p, stop_gradient(x), x)``: a branch operand, masked for reverse-mode safety."""
     if len(op.inputs) != 3:
         return False
@@ -110,7 +100,7 @@ def flops_of(ops: list[Any]) -> float | None:
     return costs.region_flops(types.SimpleNamespace(ops=ops))
 
 
-def executions(op: Any) -> tuple[int, bool]:
+def executions(op: Op) -> tuple[int, bool]:
     """How often ``op`` runs per call: the product of enclosing scan lengths; False if a while encloses it."""
     count, known = 1, True
     region = op.region
@@ -124,7 +114,7 @@ def executions(op: Any) -> tuple[int, bool]:
     return count, known
 
 
-def elements(value: Any) -> str:
+def elements(value: Value) -> str:
     n = costs.size(value)
     return str(n) if n is not None else " x ".join(str(d) for d in value.shape)
 
@@ -133,7 +123,7 @@ def fmt_flops(flops: float) -> str:
     return f"{flops:.3g}" if flops >= 1e6 else f"{int(flops)}"
 
 
-def _finding(rule: type[Rule], ctx: RuleContext, span: Span, kind: str, instances: list[list[Any]]) -> Finding:
+def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, instances: list[list[Any]]) -> Finding:
     branch_flops: list[float | None] = []
     equations = 0
     most: float | None = 0.0  # every element takes the cheapest branch

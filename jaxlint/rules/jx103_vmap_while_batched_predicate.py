@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from jaxlint.ir import costs
+from jaxlint.ir import Op, costs
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.rules.jx102_vmap_cond_to_select import (
     call_spans,
     elements,
@@ -32,7 +32,7 @@ class VmapWhileBatchedPredicate(Rule):
     severity = "warning"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         loops = [op for op in ctx.program.walk()
                  if op.primitive == "while" and under_vmap(op) and op.location is not None
                  and op.location.path == ctx.path and _batched_predicate(op) is not None]
@@ -49,7 +49,7 @@ class VmapWhileBatchedPredicate(Rule):
                 yield _finding(cls, ctx, op, spans[span])
 
 
-def _batched_predicate(op: Any) -> Any:
+def _batched_predicate(op: Op) -> Any:
     """The cond region's predicate when it is not a scalar (one bool per batch element), else None."""
     region = next((r for r in op.regions if r.name == "cond_jaxpr"), None)
     if region is None or not region.outputs:
@@ -58,7 +58,7 @@ def _batched_predicate(op: Any) -> Any:
     return predicate if predicate.shape else None
 
 
-def _finding(rule: type[Rule], ctx: RuleContext, op: Any, kind: str) -> Finding:
+def _finding(rule: type[Rule], ctx: ProgramContext, op: Op, kind: str) -> Finding:
     predicate = _batched_predicate(op)
     body = next((r for r in op.regions if r.name == "body_jaxpr"), None)
     cond = next(r for r in op.regions if r.name == "cond_jaxpr")

@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, ClassVar, Iterable
 
+from jaxlint.ir import Op, Region, Value
 from jaxlint.ir.costs import REDUCTIONS, TRANSCENDENTAL, op_flops, trip_count
 from jaxlint.model import Cost, Finding, Span
-from jaxlint.rules.base import Option, Rule, RuleContext
+from jaxlint.rules.base import Option, ProgramContext, Rule
 
 COSTLY = frozenset({"dot_general", "conv_general_dilated"}) | TRANSCENDENTAL | REDUCTIONS
 EFFECTFUL = frozenset({"debug_callback", "debug_print", "io_callback", "pure_callback",
@@ -44,7 +45,7 @@ class LoopInvariantInLoop(Rule):
     options = {"min-flops": Option(float, min_flops, "FLOPs per iteration of the repeated work", minimum=0)}
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[tuple] = set()
         min_flops = ctx.option(cls, "min-flops")
         for loop in ctx.program.walk():
@@ -68,7 +69,7 @@ class LoopInvariantInLoop(Rule):
                     yield _finding(cls, ctx, loop, why, location, located, costly)
 
 
-def _body(loop: Any) -> tuple[Any, int] | None:
+def _body(loop: Op) -> tuple[Any, int] | None:
     """The loop's body region and how many of its inputs are loop constants."""
     names = {r.name: r for r in loop.regions}
     if loop.primitive == "scan" and "jaxpr" in names:
@@ -78,7 +79,7 @@ def _body(loop: Any) -> tuple[Any, int] | None:
     return None
 
 
-def _propagate(region: Any, invariant: set, in_cond: list, depth: int) -> None:
+def _propagate(region: Region, invariant: set, in_cond: list, depth: int) -> None:
     """Add the region's loop-invariant values to ``invariant``; collect invariant ops inside conds."""
     for op in region.ops:
         if op.primitive in EFFECTFUL:
@@ -103,11 +104,11 @@ def _propagate(region: Any, invariant: set, in_cond: list, depth: int) -> None:
                 in_cond.append(op)
 
 
-def _is_inv(value: Any, invariant: set) -> bool:
+def _is_inv(value: Value, invariant: set) -> bool:
     return value.literal is not None or value.const or value in invariant
 
 
-def _backward_tails(loop: Any, region: Any, nconsts: int, invariant: set) -> list[Any]:
+def _backward_tails(loop: Op, region: Region, nconsts: int, invariant: set) -> list[Any]:
     """Ops of a transposed scan body that map a per-iteration cotangent through a fixed linear map
     into the accumulated cotangent of a loop constant (a carry ``acc + contribution``)."""
     tails: list[Any] = []
@@ -127,14 +128,14 @@ def _backward_tails(loop: Any, region: Any, nconsts: int, invariant: set) -> lis
     return tails
 
 
-def _sum_terms(value: Any, region: Any) -> list[Any]:
+def _sum_terms(value: Value, region: Region) -> list[Any]:
     op = value.producer
     if op is not None and op.region is region and op.primitive in ("add_any", "add"):
         return [t for v in op.inputs for t in _sum_terms(v, region)]
     return [value]
 
 
-def _depends_on(value: Any, source: Any, region: Any, done: set) -> bool:
+def _depends_on(value: Value, source: Any, region: Region, done: set) -> bool:
     if value is source:
         return True
     op = value.producer
@@ -144,7 +145,7 @@ def _depends_on(value: Any, source: Any, region: Any, done: set) -> bool:
     return any(_depends_on(v, source, region, done) for v in op.inputs)
 
 
-def _collect_tail(value: Any, region: Any, invariant: set, ops: list) -> None:
+def _collect_tail(value: Value, region: Region, invariant: set, ops: list) -> None:
     """Walk back from ``value`` through linear ops whose other operands are invariant, stopping
     at the per-iteration cotangent they map (the first op that is not such a linear op)."""
     op = value.producer
@@ -164,7 +165,7 @@ def _collect_tail(value: Any, region: Any, invariant: set, ops: list) -> None:
         _collect_tail(op.inputs[i], region, invariant, ops)
 
 
-def _expressions(ctx: RuleContext, loop: Any, ops: list[Any]) -> dict[Span, list[Any]]:
+def _expressions(ctx: ProgramContext, loop: Op, ops: list[Any]) -> dict[Span, list[Any]]:
     """Connected groups of ``ops`` (one invariant expression each), keyed by where the group's
     costliest op is written."""
     group_of = {op: [op] for op in ops}
@@ -183,14 +184,14 @@ def _expressions(ctx: RuleContext, loop: Any, ops: list[Any]) -> dict[Span, list
     return groups
 
 
-def _span(ctx: RuleContext, op: Any, loop: Any) -> Span:
+def _span(ctx: ProgramContext, op: Op, loop: Op) -> Span:
     for where in (op.location, loop.location):
         if where is not None and where.path == ctx.path:
             return where.span
     return ctx.target.name_span
 
 
-def _finding(rule: type[Rule], ctx: RuleContext, loop: Any, why: str, span: Span,
+def _finding(rule: type[Rule], ctx: ProgramContext, loop: Op, why: str, span: Span,
              ops: list[Any], costly: list[Any]) -> Finding:
     per_iteration = sum(op_flops(op) or 0.0 for op in ops)
     trips = trip_count(loop)
@@ -220,7 +221,7 @@ def _finding(rule: type[Rule], ctx: RuleContext, loop: Any, why: str, span: Span
     return finding
 
 
-def _aval(value: Any) -> str:
+def _aval(value: Value) -> str:
     dtype = getattr(value.dtype, "name", str(value.dtype))
     short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
              "int32": "i32", "int64": "i64", "complex64": "c64"}.get(dtype, dtype)

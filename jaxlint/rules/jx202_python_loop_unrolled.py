@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Hashable, Iterable, Sequence
 
+from jaxlint.ir import Op
 from jaxlint.model import Cost, Finding, Span
-from jaxlint.rules.base import Option, Rule, RuleContext
+from jaxlint.rules.base import Option, ProgramContext, Rule
 
 
 class PythonLoopUnrolled(Rule):
@@ -27,7 +28,7 @@ class PythonLoopUnrolled(Rule):
     }
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # Equations inside a library jit carry the location of the user's call (ir.py falls back
         # to it), so a count per line alone cannot tell a loop from one big library call: the
         # repetition of the line's op sequence can.
@@ -48,7 +49,7 @@ class PythonLoopUnrolled(Rule):
             yield finding
 
 
-def _fingerprint(op: Any) -> Hashable:
+def _fingerprint(op: Op) -> Hashable:
     # The primitive and the expression on the line it came from; shapes and params may change
     # between iterations (a growing concatenation, a static index ``x[i]``).
     span = op.location.span

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from jaxlint.ir import costs
+from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Option, Rule, RuleContext
+from jaxlint.rules.base import Option, ProgramContext, Rule
 
 
 class LargeClosureConstant(Rule):
@@ -19,7 +19,7 @@ class LargeClosureConstant(Rule):
                                    minimum=0)}
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # Constants (the IR marks constvars of the top jaxpr and of inlined or nested jaxprs)
         # and array literals, grouped by the op that first uses them: one finding per place.
         seen: set[int] = set()
@@ -42,14 +42,14 @@ class LargeClosureConstant(Rule):
             yield _finding(cls, ctx, found)
 
 
-def _is_constant(value: Any) -> bool:
+def _is_constant(value: Value) -> bool:
     if value.const:
         return True
     # Newer JAX may inline a NumPy array as a literal; scalars are literals everywhere.
     return value.literal is not None and len(value.shape) > 0
 
 
-def _innermost_use(op: Any, value: Any) -> Any:
+def _innermost_use(op: Op, value: Value) -> Any:
     """A constant passed into a loop or branch as an operand: follow it to the body's first use."""
     for _ in range(16):
         inner = _region_input(op, value)
@@ -59,7 +59,7 @@ def _innermost_use(op: Any, value: Any) -> Any:
     return op
 
 
-def _region_input(op: Any, value: Any) -> Any:
+def _region_input(op: Op, value: Value) -> Any:
     """The region input that ``value`` (an operand of a control-flow op) becomes, if any."""
     try:
         index = op.inputs.index(value)
@@ -88,7 +88,7 @@ def _region_input(op: Any, value: Any) -> Any:
     return candidate
 
 
-def _finding(rule: type[Rule], ctx: RuleContext, found: list[tuple[Any, Any]]) -> Finding:
+def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Any, Any]]) -> Finding:
     sizes = [costs.nbytes(value) for value, _ in found]
     total = sum(sizes)
     described = ", ".join(f"{_aval_text(value)} ({size / 2**20:.1f} MiB)"
@@ -110,6 +110,6 @@ def _finding(rule: type[Rule], ctx: RuleContext, found: list[tuple[Any, Any]]) -
     return finding
 
 
-def _aval_text(value: Any) -> str:
+def _aval_text(value: Value) -> str:
     dtype = getattr(value.dtype, "name", str(value.dtype))
     return f"{dtype}[{','.join(str(d) for d in value.shape)}]"

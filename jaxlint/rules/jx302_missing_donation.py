@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from jaxlint.fixes.vmap_out_axes import char_span
+from jaxlint.fixes.ast_spans import node_span
 from jaxlint.ir import costs
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
-from jaxlint.rules.base import Option, Rule, RuleContext
+from jaxlint.rules.base import Option, ProgramContext, Rule
+from jaxlint.text import char_span
 
 
 class MissingDonation(Rule):
@@ -24,13 +25,12 @@ class MissingDonation(Rule):
                                    "reported", minimum=0)}
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         target = ctx.target
         if target.kind not in ("jit-decorated", "jit-bound"):
             return
-        try:
-            tree = ast.parse(ctx.source)
-        except SyntaxError:
+        tree = ctx.index.tree
+        if tree is None:
             return
         jit = _find_jit(ctx.source, tree, target)
         donated = _donated(jit.keywords, target.params) if jit is not None else None
@@ -128,9 +128,7 @@ def _find_jit(source: str, tree: ast.Module, target: Any) -> _Jit | None:
                 and node.lineno == line and isinstance(node.value, ast.Call):
             keywords = _jit_keywords(node.value)
             if keywords is not None:
-                span = char_span(source, Span(node.value.lineno, node.value.col_offset,
-                                              node.value.end_lineno, node.value.end_col_offset))
-                return _Jit(span, node.value, keywords)
+                return _Jit(node_span(source, node.value), node.value, keywords)
     return None
 
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterable
+from typing import Iterable
 
 from jaxlint.fixes import static_slice
 from jaxlint.fixes.ast_spans import node_at
-from jaxlint.ir import costs
+from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 # Ops JAX puts between a constant index array and the gather (negative-index wrapping, the
 # trailing index dimension, dtype casts); a value built only from these and constants is constant.
@@ -26,7 +26,7 @@ class ConstantIndexGather(Rule):
     fix = "safe"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         for op in ctx.program.walk():
             if op.primitive != "gather" or op.location is None or op.location.path != ctx.path:
                 continue
@@ -35,7 +35,7 @@ class ConstantIndexGather(Rule):
                 yield finding
 
 
-def _gathered_axis(op: Any) -> int | None:
+def _gathered_axis(op: Op) -> int | None:
     """The operand axis when the gather picks whole slices along that one axis, like ``x[:, idx]``."""
     numbers, sizes = op.params["dimension_numbers"], op.params["slice_sizes"]
     operand, indices, out = op.inputs[0], op.inputs[1], op.outputs[0]
@@ -51,7 +51,7 @@ def _gathered_axis(op: Any) -> int | None:
     return axis if batch_positions == [axis] else None
 
 
-def _constant_ops(value: Any, budget: int = 32) -> int | None:
+def _constant_ops(value: Value, budget: int = 32) -> int | None:
     """How many ops compute ``value`` from constants alone, or None if it depends on an input."""
     count, stack, seen = 0, [value], set()
     while stack:
@@ -69,7 +69,7 @@ def _constant_ops(value: Any, budget: int = 32) -> int | None:
     return count
 
 
-def _check_gather(rule: type[Rule], ctx: RuleContext, op: Any) -> Finding | None:
+def _check_gather(rule: type[Rule], ctx: ProgramContext, op: Op) -> Finding | None:
     try:
         axis = _gathered_axis(op)
     except Exception:  # noqa: BLE001 - symbolic sizes that cannot be compared

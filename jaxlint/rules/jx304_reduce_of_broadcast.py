@@ -5,9 +5,9 @@ import math
 from typing import Any, Iterable
 
 from jaxlint.fixes import reduce_operand
-from jaxlint.ir import costs
+from jaxlint.ir import Op, costs
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 # Reductions whose value over equal copies is known, and what it is. reduce_sum is absent: XLA
 # rewrites the sum of a broadcast to a multiply.
@@ -30,7 +30,7 @@ class ReduceOfBroadcast(Rule):
     fix = "safe"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         for op in ctx.program.walk():
             if op.primitive in _RESULT and op.location is not None and op.location.path == ctx.path:
                 finding = _check_reduction(cls, ctx, op)
@@ -47,7 +47,7 @@ def _copy_axes(broadcast: Any) -> tuple[set[int], set[int]]:
     return created, stretched
 
 
-def _check_reduction(rule: type[Rule], ctx: RuleContext, op: Any) -> Finding | None:
+def _check_reduction(rule: type[Rule], ctx: ProgramContext, op: Op) -> Finding | None:
     value = op.inputs[0]
     broadcast = value.producer
     if broadcast is None or broadcast.primitive != "broadcast_in_dim" or len(broadcast.inputs) != 1:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from jaxlint.ir import Op
 from jaxlint.model import Cost, Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 # Callback primitive -> what the user wrote. ``jax.debug.print`` is ``debug_print`` from JAX
 # 0.8.0 and ``debug_callback`` before; ``outside_call`` is the old host_callback module.
@@ -26,7 +27,7 @@ class HostCallbackInLoop(Rule):
     severity = "warning"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen = set()
         for op in ctx.program.walk():
             if op.primitive not in CALLBACKS or op.location is None or op.location.path != ctx.path:
@@ -44,7 +45,7 @@ class HostCallbackInLoop(Rule):
             yield finding
 
 
-def enclosing_loops(op: Any) -> list[Any]:
+def enclosing_loops(op: Op) -> list[Any]:
     """The scan/while ops whose regions contain ``op``, at any depth (through conds too), innermost first."""
     loops = []
     region = op.region
@@ -65,7 +66,7 @@ def trip_count(loops: list[Any]) -> int | None:
     return total
 
 
-def _under_cond(op: Any, loop: Any) -> bool:
+def _under_cond(op: Op, loop: Op) -> bool:
     region = op.region
     while region is not None and region.parent is not None and region.parent is not loop:
         if region.parent.primitive == "cond":
@@ -74,7 +75,7 @@ def _under_cond(op: Any, loop: Any) -> bool:
     return False
 
 
-def _message(op: Any, loops: list[Any], trips: int | None) -> str:
+def _message(op: Op, loops: list[Any], trips: int | None) -> str:
     what = CALLBACKS[op.primitive]
     inner = loops[0]
     where = (f"a scan of {int(inner.params['length'])} steps" if inner.primitive == "scan"

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from jaxlint.ir import Op, Region, Value
 from jaxlint.model import Finding, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 # Primitive -> operand positions it consumes. Unlisted primitives consume their key-typed
 # operands (the fallback) unless they are in HARMLESS.
@@ -47,7 +48,7 @@ MULTI_IDENTITY = frozenset({"device_put", "optimization_barrier"})
 REMAT_SCOPE = "rematted_computation"
 
 
-def is_key(value: Any) -> bool:
+def is_key(value: Value) -> bool:
     return "key<" in str(value.dtype)
 
 
@@ -59,7 +60,7 @@ class PrngKeyReuse(Rule):
     severity = "error"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         walker = _Walker(ctx)
         walker.region(ctx.program.top, {})
         for loop in ctx.program.walk():
@@ -68,20 +69,20 @@ class PrngKeyReuse(Rule):
 
 
 class _Walker:
-    def __init__(self, ctx: RuleContext) -> None:
+    def __init__(self, ctx: ProgramContext) -> None:
         self.ctx = ctx
         self.outer: dict[Any, Any] = {}  # region input -> the outer value it is on entry
         self.cache: dict[Any, tuple[Any, Any]] = {}
         self.findings: dict[int, tuple[Span, str]] = {}  # id(op) -> (span, message)
 
     # -- identity ---------------------------------------------------------------------------
-    def resolve(self, value: Any) -> tuple[Any, Any]:
+    def resolve(self, value: Value) -> tuple[Any, Any]:
         """(root value, index array over the root's key positions) of a key or key-data value."""
         if value not in self.cache:
             self.cache[value] = self._resolve(value)
         return self.cache[value]
 
-    def _resolve(self, value: Any) -> tuple[Any, Any]:
+    def _resolve(self, value: Value) -> tuple[Any, Any]:
         import numpy as np
 
         shape = _key_shape(value)
@@ -114,7 +115,7 @@ class _Walker:
         return root, idx
 
     # -- straight-line reuse ----------------------------------------------------------------
-    def region(self, region: Any, consumed: dict[Any, tuple[Any, Any]]) -> None:
+    def region(self, region: Region, consumed: dict[Any, tuple[Any, Any]]) -> None:
         """Walk ``region`` in program order; ``consumed`` maps root -> (mask, first consumer)."""
         import numpy as np
 
@@ -148,7 +149,7 @@ class _Walker:
                     mask[flat] = True
                     consumed[root] = (mask, first or op)
 
-    def _enter_loop(self, loop: Any, consumed: dict) -> None:
+    def _enter_loop(self, loop: Op, consumed: dict) -> None:
         """Loop constants are the outer values; a body draw from a key used before is a reuse."""
         body, nconsts, offset = _body(loop)
         if body is None:
@@ -156,12 +157,10 @@ class _Walker:
         self.outer.update(zip(body.inputs[:nconsts], loop.inputs[offset:offset + nconsts]))
         self.region(body, consumed)
 
-    def _report_reuse(self, op: Any, first: Any) -> None:
-        from jaxlint.ir import compat
-
+    def _report_reuse(self, op: Op, first: Any) -> None:
         where = _line(self.ctx, first)
         span = _span(self.ctx, op)
-        if compat.JAX_VERSION < (0, 7, 0) and span == _span(self.ctx, first):
+        if self.ctx.program.stale_library_tracebacks and span == _span(self.ctx, first):
             span = self.ctx.target.name_span  # likely a stale location (see _location)
         self.findings.setdefault(id(op), (span, (
             f"PRNG key reused: this draw ({_draw(op)}) consumes a key that a draw "
@@ -170,7 +169,7 @@ class _Walker:
             "and give each draw its own subkey.")))
 
     # -- loop-invariant keys ----------------------------------------------------------------
-    def loop(self, loop: Any) -> None:
+    def loop(self, loop: Op) -> None:
         body, nconsts, _ = _body(loop)
         if body is None or (loop.primitive == "scan" and int(loop.params["length"]) <= 1):
             return
@@ -199,7 +198,7 @@ class _Walker:
                 tainted.update(op.outputs)
                 self._report_loop(loop, op)
 
-    def _report_loop(self, loop: Any, op: Any) -> None:
+    def _report_loop(self, loop: Op, op: Op) -> None:
         kind = "scan" if loop.primitive == "scan" else "while_loop"
         runs = (f"each of its {loop.params['length']} iterations" if kind == "scan"
                 else "every iteration")
@@ -218,7 +217,7 @@ def root_size(root: Any) -> int:
     return int(np.prod(shape, dtype=int)) if shape is not None else 0
 
 
-def _key_shape(value: Any) -> tuple[int, ...] | None:
+def _key_shape(value: Value) -> tuple[int, ...] | None:
     """Key positions of a key array, or of raw uint32 key data (last axis = words)."""
     shape = value.shape
     if not all(isinstance(d, int) for d in shape):
@@ -266,7 +265,7 @@ def _view(prim: str, params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
     return None
 
 
-def _consumed_operands(op: Any) -> tuple[int, ...]:
+def _consumed_operands(op: Op) -> tuple[int, ...]:
     if op.primitive in CONSUMES:
         return CONSUMES[op.primitive]
     if op.primitive in HARMLESS or op.regions:
@@ -274,7 +273,7 @@ def _consumed_operands(op: Any) -> tuple[int, ...]:
     return tuple(i for i, v in enumerate(op.inputs) if is_key(v))  # generic fallback
 
 
-def _body(loop: Any) -> tuple[Any, int, int]:
+def _body(loop: Op) -> tuple[Any, int, int]:
     """The loop body, its number of constants, and where those sit among the loop's operands."""
     names = {r.name: r for r in loop.regions}
     if loop.primitive == "scan" and "jaxpr" in names:
@@ -285,23 +284,23 @@ def _body(loop: Any) -> tuple[Any, int, int]:
     return None, 0, 0
 
 
-def _propagate(region: Any, invariant: set) -> None:
+def _propagate(region: Region, invariant: set) -> None:
     """Add the outputs of top-level ops whose operands are all invariant (not nested loops/conds)."""
     for op in region.ops:
         if not op.regions and all(_inv(v, invariant) for v in op.inputs):
             invariant.update(op.outputs)
 
 
-def _inv(value: Any, invariant: set) -> bool:
+def _inv(value: Value, invariant: set) -> bool:
     return value.literal is not None or value.const or value in invariant
 
 
-def _draw(op: Any) -> str:
+def _draw(op: Op) -> str:
     return {"random_bits": "random_bits", "random_split": "split",
             "random_gamma": "random_gamma"}.get(op.primitive, op.primitive)
 
 
-def _location(ctx: RuleContext, op: Any) -> Any:
+def _location(ctx: ProgramContext, op: Op) -> Any:
     """Where the user called the drawing function, or None when unknown.
 
     Before JAX 0.7 the equations of a cached library jaxpr (``jax.random.normal``'s inner jit)
@@ -309,10 +308,8 @@ def _location(ctx: RuleContext, op: Any) -> Any:
     the legacy-key ``random_wrap`` that the user's call emits just before is trusted instead, and
     a location outside the traced function is dropped.
     """
-    from jaxlint.ir import compat
-
     where = op.location
-    if compat.JAX_VERSION < (0, 7, 0):
+    if ctx.program.stale_library_tracebacks:
         wrap = op.inputs[0].producer if op.inputs else None
         if wrap is not None and wrap.primitive == "random_wrap" and wrap.location is not None:
             where = wrap.location
@@ -321,11 +318,11 @@ def _location(ctx: RuleContext, op: Any) -> Any:
     return where if where is not None and where.path == ctx.path else None
 
 
-def _span(ctx: RuleContext, op: Any) -> Span:
+def _span(ctx: ProgramContext, op: Op) -> Span:
     where = _location(ctx, op)
     return where.span if where is not None else ctx.target.name_span
 
 
-def _line(ctx: RuleContext, op: Any) -> str:
+def _line(ctx: ProgramContext, op: Op) -> str:
     where = _location(ctx, op)
     return f" at line {where.span.start_line}" if where is not None else ""

@@ -21,8 +21,9 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.fixes.double_where import build_fix, guard_edit
+from jaxlint.ir import Op, Value
 from jaxlint.model import Finding, Fix, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import offset_of
 
 
@@ -35,7 +36,7 @@ class _Unsafe:
     bad: Callable[[float, Any], bool]  # where its derivative is infinite or NaN
 
 
-def _scalar(value: Any) -> float | None:
+def _scalar(value: Value) -> float | None:
     """The value of a scalar literal (through broadcasts and converts), else None."""
     value = _strip(value, keep_kind=False)
     if value.literal is None:
@@ -48,7 +49,7 @@ def _scalar(value: Any) -> float | None:
         return None
 
 
-def _pow_bad(p: float, op: Any) -> bool:
+def _pow_bad(p: float, op: Op) -> bool:
     exponent = _scalar(op.inputs[1])  # a traced exponent: not judged
     return exponent is not None and (
         (p == 0 and exponent < 1 and exponent != 0) or (p < 0 and not exponent.is_integer()))
@@ -96,7 +97,7 @@ class WhereNanGradient(Rule):
     fix = "unsafe"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # One finding per where call of the source, however often it was traced.
         found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
         for op in ctx.program.walk():
@@ -111,7 +112,7 @@ class WhereNanGradient(Rule):
             yield ctx.finding(cls, _message(ctx.source, where, hits), span, _fix(ctx.source, where, hits))
 
 
-def _hits(ctx: RuleContext, select: Any, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
+def _hits(ctx: ProgramContext, select: Any, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
     """Unsafe ops feeding case ``case`` of ``select`` that the predicate excludes at a bad point."""
     branch_is_true = case == 2  # select_n(pred, on_false, on_true)
     for op in _unsafe_ops(select.inputs[case]):
@@ -141,7 +142,7 @@ def _hits(ctx: RuleContext, select: Any, case: int) -> Iterator[tuple[ast.Call, 
         yield where, _Hit(argument, node, spec.safe, _number(witness), branch_is_true)
 
 
-def _unsafe_ops(value: Any) -> list[Any]:
+def _unsafe_ops(value: Value) -> list[Any]:
     """Ops of ``_UNSAFE`` that ``value`` is computed from through elementwise differentiable ops."""
     found, stack, seen = [], [value], set()
     while stack:
@@ -155,7 +156,7 @@ def _unsafe_ops(value: Any) -> list[Any]:
     return found
 
 
-def _predicate(value: Any, x: Any) -> tuple[Callable[[float], bool], list[Any], list[float]] | None:
+def _predicate(value: Value, x: Any) -> tuple[Callable[[float], bool], list[Any], list[float]] | None:
     """``pred`` as a function of x's value, when it is only comparisons of x with constants."""
     op = _strip(value, keep_kind=False).producer
     if op is None:
@@ -184,7 +185,7 @@ def _predicate(value: Any, x: Any) -> tuple[Callable[[float], bool], list[Any], 
     return (lambda p: compare(of_x(p), constant)), [op], [constant]
 
 
-def _function_of(value: Any, x: Any) -> Callable[[float], float] | None:
+def _function_of(value: Value, x: Any) -> Callable[[float], float] | None:
     """``value`` as a function of x: x itself, or abs/neg of it."""
     value = _strip(value)
     if value is x:
@@ -205,7 +206,7 @@ def _candidates(constants: list[float]) -> list[float]:
     return [0.0, 1.0, -1.0] + sorted(set(points) - {0.0, 1.0, -1.0}, key=abs) + between
 
 
-def _strip(value: Any, keep_kind: bool = True) -> Any:
+def _strip(value: Value, keep_kind: bool = True) -> Any:
     """Through broadcasts, reshapes and float->float converts: the same numbers."""
     while value.producer is not None:
         op = value.producer
@@ -217,7 +218,7 @@ def _strip(value: Any, keep_kind: bool = True) -> Any:
     return value
 
 
-def _inexact(value: Any) -> bool:
+def _inexact(value: Value) -> bool:
     import numpy as np
     try:
         return value.dtype is not None and bool(np.issubdtype(value.dtype, np.inexact))
@@ -225,7 +226,7 @@ def _inexact(value: Any) -> bool:
         return False
 
 
-def _differentiable(value: Any) -> bool:
+def _differentiable(value: Value) -> bool:
     """``value`` depends on an input of the function (or of a loop body) through float ops."""
     stack, seen = [value], set()
     while stack:
@@ -241,7 +242,7 @@ def _differentiable(value: Any) -> bool:
     return False
 
 
-def _live(value: Any) -> bool:
+def _live(value: Value) -> bool:
     region = value.producer.region if value.producer is not None else None
     return bool(value.uses) or (region is not None and any(out is value for out in region.outputs))
 

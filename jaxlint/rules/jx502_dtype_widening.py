@@ -5,9 +5,9 @@ import ast
 from typing import Any, Iterable
 
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text
-from jaxlint.ir import costs
+from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Edit, Finding, Fix
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 # Elementwise arithmetic whose result takes the promoted dtype (comparisons return bool: no widening
 # of the result, so they are left out).
@@ -26,7 +26,7 @@ class DtypeWidening(Rule):
     fix = "display-only"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen = set()
         for op in ctx.program.walk():
             if op.primitive not in _BINARY or len(op.inputs) != 2 or op.location is None \
@@ -48,7 +48,7 @@ def _is_float(dtype: Any) -> bool:
     return getattr(dtype, "name", None) in _FLOATS
 
 
-def _strong_constant(value: Any) -> Any | None:
+def _strong_constant(value: Value) -> Any | None:
     """The constant behind ``value`` when it is a non-weak literal or a closed-over array."""
     if value.literal is not None:
         return None if getattr(value.aval, "weak_type", False) else value
@@ -60,7 +60,7 @@ def _strong_constant(value: Any) -> Any | None:
     return value
 
 
-def _check_side(rule: type[Rule], ctx: RuleContext, op: Any, side: int) -> Finding | None:
+def _check_side(rule: type[Rule], ctx: ProgramContext, op: Op, side: int) -> Finding | None:
     widened, other = op.inputs[side], op.inputs[1 - side]
     convert = widened.producer
     if convert is None or convert.primitive != "convert_element_type" or len(convert.inputs) != 1:
@@ -87,7 +87,7 @@ def _check_side(rule: type[Rule], ctx: RuleContext, op: Any, side: int) -> Findi
     return ctx.finding(rule, message, op.location.span, _fix(ctx, op, side))
 
 
-def _fix(ctx: RuleContext, op: Any, side: int) -> Fix | None:
+def _fix(ctx: ProgramContext, op: Op, side: int) -> Fix | None:
     """Display-only: `x + np.ones(8)` -> `x + np.ones(8).astype(x.dtype)` when the sides are plain."""
     node = node_at(ctx.source, op.location.span, ast.BinOp)
     if node is None:

@@ -10,8 +10,9 @@ import ast
 from typing import Any, Iterable
 
 from jaxlint.fixes.ast_spans import int_literal, node_at
+from jaxlint.ir import Op, Value
 from jaxlint.model import Finding
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 _MAX_ELEMENTS = 1024  # larger constant index arrays are not folded
 _MAX_OPS = 32
@@ -50,7 +51,7 @@ def _fold_op(np: Any, prim: str, params: dict, args: list) -> Any:
     return None
 
 
-def _fold(value: Any) -> tuple[Any, list[int]] | None:
+def _fold(value: Value) -> tuple[Any, list[int]] | None:
     """The value of ``value`` when it is computed from literals alone, and the integer literals used."""
     import numpy as np  # lazily: rule modules are imported without JAX or NumPy work
 
@@ -106,7 +107,7 @@ class ConstantOutOfBoundsIndex(Rule):
     severity = "error"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen = set()
         for op in ctx.program.walk():
             check = _CHECKS.get("scatter" if op.primitive.startswith("scatter") else op.primitive)
@@ -128,7 +129,7 @@ _LAX_CALLS = frozenset({"dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_
                         "dynamic_update_index_in_dim"})
 
 
-def _written_index(ctx: RuleContext, op: Any) -> list[int] | None:
+def _written_index(ctx: ProgramContext, op: Op) -> list[int] | None:
     """The integer literals of the indexing written at the op's location, or None when the location
     is not an indexing expression (a library function's internals) or passes an explicit ``mode=``:
     a mode the user chose is deliberate."""
@@ -151,7 +152,7 @@ def _written_index(ctx: RuleContext, op: Any) -> list[int] | None:
     return [v for v in (int_literal(p) for p in parts) if v is not None]
 
 
-def _check_slice(op: Any, written: list[int]) -> str | None:
+def _check_slice(op: Op, written: list[int]) -> str | None:
     import numpy as np
 
     operand = op.inputs[0]
@@ -179,7 +180,7 @@ def _check_slice(op: Any, written: list[int]) -> str | None:
     return None
 
 
-def _rows(op: Any, index_value: Any, map_dims: tuple) -> Any | None:
+def _rows(op: Op, index_value: Value, map_dims: tuple) -> Any | None:
     """The index array as (n, len(map_dims)) rows (JAX puts the index vector last)."""
     import numpy as np
 
@@ -189,11 +190,11 @@ def _rows(op: Any, index_value: Any, map_dims: tuple) -> Any | None:
     return array.reshape(-1, len(map_dims)).astype(np.int64)
 
 
-def _mode_name(op: Any) -> str:
+def _mode_name(op: Op) -> str:
     return str(getattr(op.params.get("mode"), "name", op.params.get("mode")))
 
 
-def _check_gather(op: Any, written: list[int]) -> str | None:
+def _check_gather(op: Op, written: list[int]) -> str | None:
     # FILL_OR_DROP gathers (`jnp.take`'s default, `.at[].get(mode="fill")`) return the documented
     # fill value: only clamping gathers (PROMISE_IN_BOUNDS, CLIP) are silent.
     if "FILL_OR_DROP" in _mode_name(op) or tuple(getattr(op.params["dimension_numbers"],
@@ -222,7 +223,7 @@ def _check_gather(op: Any, written: list[int]) -> str | None:
     return None
 
 
-def _check_scatter(op: Any, written: list[int]) -> str | None:
+def _check_scatter(op: Op, written: list[int]) -> str | None:
     # The default of `.at[...].set/add/...` drops out-of-bounds updates (FILL_OR_DROP).
     if "FILL_OR_DROP" not in _mode_name(op):
         return None

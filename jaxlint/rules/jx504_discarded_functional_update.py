@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterable
+from typing import Iterable
 
-from jaxlint.fixes.vmap_out_axes import char_span
+from jaxlint.fixes.ast_spans import node_span
+from jaxlint.ir import Op
 from jaxlint.model import Edit, Finding, Fix, Span
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.rules.base import ProgramContext, Rule
 
 # ``.at[...]`` method -> the primitives its result comes from, on JAX 0.4.35 and 0.10 alike.
 # ``divide`` and ``power`` are ``x / ones.at[i].mul(v)`` and ``x ** ...``: the final op is div/pow.
@@ -32,10 +33,10 @@ class DiscardedFunctionalUpdate(Rule):
     fix = "display-only"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # The source proves the result is discarded (an expression statement); the trace proves
         # the call was a JAX array update: a dead op of the right primitive at that very place.
-        statements = _discarded_updates(ctx.source)
+        statements = _discarded_updates(ctx.source, ctx.index.tree)
         if not statements:
             return
         ops = [op for op in ctx.program.walk()
@@ -48,11 +49,9 @@ class DiscardedFunctionalUpdate(Rule):
                                   _fix(ctx.source, stmt, span))
 
 
-def _discarded_updates(source: str) -> list[tuple[Span, ast.Expr, str]]:
+def _discarded_updates(source: str, tree: ast.Module | None) -> list[tuple[Span, ast.Expr, str]]:
     """Expression statements ``<base>.at[<index>].<method>(...)``, with their character spans."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    if tree is None:
         return []
     found = []
     for node in ast.walk(tree):
@@ -62,12 +61,12 @@ def _discarded_updates(source: str) -> list[tuple[Span, ast.Expr, str]]:
         if (isinstance(func, ast.Attribute) and func.attr in UPDATES
                 and isinstance(func.value, ast.Subscript)
                 and isinstance(func.value.value, ast.Attribute) and func.value.value.attr == "at"):
-            span = char_span(source, Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
+            span = node_span(source, node)
             found.append((span, node, func.attr))
     return found
 
 
-def _dead(op: Any) -> bool:
+def _dead(op: Op) -> bool:
     """No op reads the result and no region (function, loop body, branch) returns it."""
     region = op.region
     return all(not value.uses and not (region is not None and any(out is value for out in region.outputs))
@@ -78,7 +77,7 @@ def _base(stmt: ast.Expr) -> ast.expr:
     return stmt.value.func.value.value.value  # type: ignore[attr-defined]
 
 
-def _message(source: str, stmt: ast.Expr, method: str, op: Any) -> str:
+def _message(source: str, stmt: ast.Expr, method: str, op: Op) -> str:
     text = ast.get_source_segment(source, stmt.value) or f".at[...].{method}(...)"
     base = ast.get_source_segment(source, _base(stmt)) or "the array"
     value = op.outputs[0]

@@ -33,7 +33,7 @@ MESSAGE_HINTS = [
 class TraceError(Rule):
     code, name, severity = "JX601", "trace-error", "error"
     summary = "Tracing the function (or importing its module) raised a JAX tracing error."
-    checks_ir = False
+    by_pipeline = True
 
 
 def is_jax_tracing_error(error: BaseException) -> bool:

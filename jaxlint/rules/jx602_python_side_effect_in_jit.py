@@ -14,9 +14,9 @@ from __future__ import annotations
 import ast
 from typing import Iterable, Iterator
 
-from jaxlint.fixes.vmap_out_axes import char_span
-from jaxlint.model import Finding, Span, Target
-from jaxlint.rules.base import Rule, RuleContext
+from jaxlint.fixes.ast_spans import node_span
+from jaxlint.model import Finding, Target
+from jaxlint.rules.base import ProgramContext, Rule
 
 # Attributes of an array that are static Python values under jit.
 STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "weak_type",
@@ -36,20 +36,19 @@ class PythonSideEffectInJit(Rule):
     severity = "warning"
 
     @classmethod
-    def check(cls, ctx: RuleContext) -> Iterable[Finding]:
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         target = ctx.target
         if target.kind not in ("jit-decorated", "jit-bound"):
             return  # a function that is not jitted runs eagerly: print shows real values
-        try:
-            tree = ast.parse(ctx.source)
-        except SyntaxError:
+        tree = ctx.index.tree
+        if tree is None:
             return
         function = _find_def(tree, target)
         if function is None:
             return
         analysis = _Body(function, target.static_argnums, target.static_argnames)
         for node, message in analysis.findings():
-            span = char_span(ctx.source, Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
+            span = node_span(ctx.source, node)
             yield ctx.finding(cls, f"{message} (in jitted `{target.qualname}`)", span)
 
 

@@ -12,4 +12,4 @@ class UnusedSuppression(Rule):
     code, name, severity = "JX800", "unused-suppression", "warning"
     summary = "A `# noqa`/`# jaxlint: ignore[...]` naming a jaxlint code that suppressed nothing."
     fix = "safe"
-    checks_ir = False
+    by_pipeline = True

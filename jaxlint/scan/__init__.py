@@ -12,18 +12,22 @@ import tokenize
 from functools import cached_property
 
 from jaxlint.model import Span, Target, TransformCall
-from jaxlint.scan.discover import mentions_jax
 from jaxlint.scan.names import JIT, TRANSFORMS, Resolver
 from jaxlint.scan.walk import MODULE_TOP, Candidate, Walker, parameters
-from jaxlint.text import char_column
+from jaxlint.text import char_column, line_code_span, split_lines
 
 # The hint ends at a further comment (`# jaxlint: args x=f32[3]  # noqa: JX905`).
 _HINT = re.compile(r"#\s*jaxlint:\s*args(?:\s+([^#]*?))?\s*(?:#.*)?$")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line endings Python's tokenizer counts
 # Every spelling of a transform names one of these words somewhere (at least in its import),
 # so a file without them has no targets and only needs its syntax checked.
 _MAY_HAVE_TARGETS = re.compile(r"\b(?:jit|vmap|lax|scan|fori_loop|while_loop|cond|switch)\b")
 _NAME_END = frozenset(" \t\f([\\:")
+_JAX_WORD = re.compile(r"\bjax\b")
+
+
+def mentions_jax(source: str) -> bool:
+    """Cheap pre-filter: a file that never says ``jax`` has nothing to trace and is never imported."""
+    return _JAX_WORD.search(source) is not None
 
 
 class ScanSyntaxError(Exception):
@@ -86,8 +90,7 @@ def hint_above(lines: list[str], first_line: int) -> tuple[str | None, Span | No
     match = _HINT.fullmatch(line.strip())
     if match is None:
         return None, None
-    start = len(line) - len(line.lstrip())
-    return (match.group(1) or "").strip(), Span(first_line - 1, start, first_line - 1, len(line.rstrip()))
+    return (match.group(1) or "").strip(), line_code_span(first_line - 1, line)
 
 
 class _Targets:
@@ -101,7 +104,7 @@ class _Targets:
 
     @cached_property
     def lines(self) -> list[str]:
-        return _LINE_BREAK.split(self.source)
+        return split_lines(self.source)
 
     def col(self, line: int, byte_col: int) -> int:
         if self.ascii or not 0 < line <= len(self.lines):
@@ -272,7 +275,7 @@ def _scan(path: str, source: str) -> list[Target]:
         walker.body(tree.body, MODULE_TOP)
     except SyntaxError as err:  # what CPython's compiler would reject, e.g. a module-level nonlocal
         line = err.lineno or 1
-        lines = _LINE_BREAK.split(source)
+        lines = split_lines(source)
         column = char_column(lines[line - 1], (err.offset or 1) - 1) if line <= len(lines) else 0
         raise ScanSyntaxError(err.msg, line, column) from None
     found = _Targets(source, walker).targets()

@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import subprocess
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
 
-_JAX_WORD = re.compile(r"\bjax\b")
 
 
 def discover(paths: list[str], config: Config | None = None) -> list[str]:
@@ -84,11 +82,6 @@ def git_ignored(top: str) -> set[str]:
         return set()
     return {entry for entry in listed.stdout.decode("utf-8", "surrogateescape").split("\0")
             if entry and entry not in ("./", ".")}
-
-
-def mentions_jax(source: str) -> bool:
-    """Cheap pre-filter: a file that never says ``jax`` has nothing to trace and is never imported."""
-    return _JAX_WORD.search(source) is not None
 
 
 def find_root(path: str) -> str:

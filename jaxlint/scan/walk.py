@@ -66,6 +66,9 @@ class Walker:
         self.candidates: list[Candidate] = []
         self.imports: list[tuple[str, tuple[tuple[str, str | None], ...]]] = []
         self.class_named_like_module = False  # e.g. ``class jax:``: its bindings read "jax.*"
+        # id(call or decorator) -> (scope, bindings before it): filled only for the source index,
+        # which resolves names anywhere in the file (the scan needs them inside candidates only).
+        self.scopes_at: dict[int, tuple[Scope, int]] | None = None
 
     def bind(self, name: str, imported: Any = None) -> None:
         scope = self.scope
@@ -163,6 +166,8 @@ class Walker:
         for decorator in node.decorator_list:
             if self.region is not None:
                 self.region.append((decorator, scope, scope.count, True))
+            if self.scopes_at is not None:
+                self.scopes_at[id(decorator)] = (scope, scope.count)
             self.expr(decorator)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, top: str | None) -> None:
@@ -172,6 +177,8 @@ class Walker:
             candidate = Candidate("def", node, outer, top or None)
             self.candidates.append(candidate)
             for decorator in node.decorator_list:
+                if self.scopes_at is not None:
+                    self.scopes_at[id(decorator)] = (outer, outer.count)
                 self.expr(decorator)
             self.region = candidate.sites
         else:
@@ -292,6 +299,8 @@ class Walker:
             elif kind is ast.Call:
                 if region is not None:
                     region.append((node, self.scope, self.scope.count, False))
+                if self.scopes_at is not None:
+                    self.scopes_at[id(node)] = (self.scope, self.scope.count)
                 for keyword in reversed(node.keywords):
                     push(keyword.value)
                 extend(reversed(node.args))

@@ -1,17 +1,32 @@
-"""Worker side, one module: import it with recording on, trace each target, run the rules."""
+"""Worker side, one module: import it with recording on, run the source rules once, trace each
+target and run the program rules on every signature; then the job kind's hook, if any."""
 from __future__ import annotations
 
+import importlib
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 import jax
 
 from jaxlint.ir.build import build_program
-from jaxlint.model import Finding, Span, Target
-from jaxlint.rules import RuleContext, all_rules
-from jaxlint.rules.analysis_failures import InternalErrorRule, InvalidHintRule
+from jaxlint.model import (
+    Finding,
+    Job,
+    Result,
+    Settings,
+    SkipKind,
+    Skipped,
+    Span,
+    Target,
+    Traced,
+)
+from jaxlint.rules import Rule, all_rules
+from jaxlint.rules.analysis_failures import InvalidHintRule
+from jaxlint.rules.base import ProgramContext, SourceContext
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
+from jaxlint.rules.runner import internal_error, run_program_rules, run_source_rules
+from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import (
     ArgumentError,
@@ -20,8 +35,9 @@ from jaxlint.worker.argsources import (
     arguments_for,
 )
 from jaxlint.worker.errors import describe_error
-from jaxlint.worker.importer import is_project_module
+from jaxlint.worker.importer import import_module, is_project_module
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
+from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import (
     NotArrays,
     code_of,
@@ -32,189 +48,185 @@ from jaxlint.worker.trace import (
 )
 from jaxlint.worker.traced_lines import equation_lines, suppression_lines
 
+# (qualname, the object traced, its arguments) for each traced signature: what a job kind's
+# hook and --cost compiled compile.
+TracedCall = tuple[str, Any, ArgumentSet]
 
-def analyze(job: dict[str, Any]) -> dict[str, Any]:
+
+def analyze(job: Job) -> Result:
     """Analyze one module, then forget the project's modules and sys.path changes: the next
     module may come from another folder with its own ``utils.py``."""
     modules, path = set(sys.modules), list(sys.path)
     # A user file named like a module the worker already uses (``types.py``, ``code.py``)
     # replaces it in sys.modules while it is analyzed; put the original back afterwards.
-    shadowed = sys.modules.get(job["module"])
+    shadowed = sys.modules.get(job.module)
     try:
-        return _analyze(job)
+        return _Analysis(job).run()
     finally:
         for name in set(sys.modules) - modules:
-            if is_project_module(sys.modules.get(name), job["root"]):
+            if is_project_module(sys.modules.get(name), job.root):
                 del sys.modules[name]
         if shadowed is not None:
-            sys.modules[job["module"]] = shadowed
+            sys.modules[job.module] = shadowed
         sys.path[:] = path
         VMAP_RECORDS.clear()  # they hold the module's functions and arguments
 
 
-def _analyze(job: dict[str, Any]) -> dict[str, Any]:
-    from jaxlint.worker.importer import import_module
+class _Analysis:
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.codes = set(job.codes)
+        self.rules = [r for r in all_rules() if r.code in self.codes]
+        self.result = Result(job.path, timings={"import": 0.0, "trace": 0.0, "rules": 0.0})
+        self.index = SourceIndex(job.path, job.source, job.targets)
+        self.traced_calls: list[TracedCall] = []
 
-    path = job["path"]
-    targets = [Target.from_json(t) for t in job["targets"]]
-    codes = set(job["codes"])
-    rules = [r for r in all_rules() if r.checks_ir and r.code in codes]
-    findings: list[Finding] = []
-    result: dict[str, Any] = {"path": path, "traced": [], "skipped": [], "outputs": {}}
-    timings = {"import": 0.0, "trace": 0.0, "rules": 0.0}
-    started = time.perf_counter()
-    with VmapRecorder({path}), CallRecorder({path}) as calls:
-        try:
-            module = import_module(job["module"], path, job["root"], job.get("override"))
-        except BaseException as error:  # SystemExit and KeyboardInterrupt included
-            timings["import"] = time.perf_counter() - started
-            finding = failures.import_error(error, path)
-            explained = _explained(codes, path, job["source"], None, error, finding.span)
-            findings.extend(explained or ([finding] if finding.code in codes else []))
-            for target in targets:
-                _skip(result, target, "import-failed", "the module failed to import")
-            result.update(findings=[f.to_json() for f in findings], timings=timings)
-            return result
-    timings["import"] = time.perf_counter() - started
-    recorded = lambda function: calls.calls.get(code_of(function))  # noqa: E731
+    @property
+    def findings(self) -> list[Finding]:
+        return self.result.findings
 
-    to_compile: list[tuple[str, Any, ArgumentSet]] = []
-    with VmapRecorder({path}):
-        # After the import, so the examples files bind the very objects the targets resolve to.
-        from jaxlint.worker.argsources.examples import run_examples
-
+    def run(self) -> Result:
+        job, timings = self.job, self.result.timings
         started = time.perf_counter()
-        findings.extend(run_examples(job, codes))
-        timings["examples"] = time.perf_counter() - started
-        for target in targets:
-            _analyze_target(job, module, target, recorded, rules, codes, findings, result, timings,
-                            to_compile)
-    if job.get("compile_costs"):
+        with VmapRecorder({job.path}), CallRecorder({job.path}) as calls:
+            try:
+                module = import_module(job.module, job.path, job.root, job.override)
+            except BaseException as error:  # SystemExit and KeyboardInterrupt included
+                timings["import"] = time.perf_counter() - started
+                self._import_failed(error)
+                return self.result
+        timings["import"] = time.perf_counter() - started
+        context = SourceContext(job.path, job.source, self.index, job.settings,
+                                ModuleRetracer(module, job.path, job.settings))
         started = time.perf_counter()
-        # Traces cached while jaxlint's vmap markers were active would compile with them.
-        jax.clear_caches()
-        for qualname, function, arguments in to_compile:
-            result.setdefault("compiled", {}).setdefault(qualname, []).append(
-                compiled_cost(function, arguments))
-        timings["compile"] = time.perf_counter() - started
-    if job.get("kind") == "explain":  # `jaxlint explain`: compile and describe the one target
-        from jaxlint.explain.collect import collect
+        self.findings.extend(run_source_rules(self.rules, context, self.codes))
+        timings["rules"] += time.perf_counter() - started
+        recorded = lambda function: calls.calls.get(code_of(function))  # noqa: E731
+        with VmapRecorder({job.path}):
+            # After the import, so the examples files bind the very objects the targets resolve to.
+            from jaxlint.worker.argsources.examples import run_examples
 
-        result["explain"] = collect(job, to_compile)
-    result["findings"] = [f.to_json() for f in findings]
-    result["timings"] = timings
-    return result
+            started = time.perf_counter()
+            registrations, failed = run_examples(job, self.codes)
+            self.findings.extend(failed)
+            timings["examples"] = time.perf_counter() - started
+            for target in job.targets:
+                self._target(module, target, recorded, registrations)
+        if job.compile_costs:
+            started = time.perf_counter()
+            # Traces cached while jaxlint's vmap markers were active would compile with them.
+            jax.clear_caches()
+            for qualname, function, arguments in self.traced_calls:
+                self.result.compiled.setdefault(qualname, []).append(compiled_cost(function, arguments))
+            timings["compile"] = time.perf_counter() - started
+        if job.kind is not None:  # another job kind (jaxlint explain): its own hook, by name
+            module_name, _, function_name = job.kind.partition(":")
+            hook: Callable[[Job, list[TracedCall]], Any] = getattr(importlib.import_module(module_name),
+                                                                   function_name)
+            self.result.kind_data = hook(job, self.traced_calls)
+        return self.result
 
+    def _import_failed(self, error: BaseException) -> None:
+        job = self.job
+        finding = failures.import_error(error, job.path)
+        # The source rules still run: what they find needs no import (no retrace service).
+        context = SourceContext(job.path, job.source, self.index, job.settings)
+        self.findings.extend(run_source_rules(self.rules, context, self.codes))
+        explained = self._explained(None, error, finding.span)
+        self.findings.extend(explained or ([finding] if finding.code in self.codes else []))
+        for target in job.targets:
+            self._skip(target, "import-failed", "the module failed to import")
 
-def _explained(codes: set[str], path: str, source: str, target: Target | None,
-               error: BaseException, span: Span) -> list[Finding]:
-    """A more specific rule's account of a failure (JX204 for a list as a static argument)."""
-    return [finding for rule in all_rules() if rule.code in codes
-            for finding in rule.explain(path, source, target, error, span)]
+    def _explained(self, target: Target | None, error: BaseException, span: Span) -> list[Finding]:
+        """A more specific rule's account of a failure (JX204 for a list as a static argument)."""
+        context = SourceContext(self.job.path, self.job.source, self.index, self.job.settings)
+        return [finding for rule in self.rules for finding in rule.explain(context, target, error, span)]
 
+    def _skip(self, target: Target, kind: SkipKind, reason: str) -> None:
+        self.result.skipped.append(Skipped(target.qualname, kind, reason, target.name_span.start_line))
 
-def _skip(result: dict[str, Any], target: Target, kind: str, reason: str) -> None:
-    """An untraced target: ``kind`` is one of no-arguments, invalid-hint, trace-error,
-    not-traceable, not-found, import-failed (and, from the jaxlint process, timeout and crash)."""
-    result["skipped"].append({"target": target.qualname, "kind": kind, "reason": reason,
-                              "line": target.name_span.start_line})
-
-
-def _analyze_target(job: dict[str, Any], module: Any, target: Target, recorded: Any, rules: list,
-                    codes: set[str], findings: list[Finding], result: dict[str, Any],
-                    timings: dict[str, float], to_compile: list) -> None:
-    path, source = job["path"], job["source"]
-    started = time.perf_counter()
-    function = resolve(module, target.qualname)
-    if function is None:
-        _skip(result, target, "not-found", "not found on the module after import")
-        return
-    request = ArgumentRequest(target, function, module, job, recorded)
-    try:
-        signatures = arguments_for(request)
-    except ArgumentError as error:
-        if InvalidHintRule.code in codes:
-            findings.append(InvalidHintRule.finding(path, target.hint_span or target.name_span, f"{error}",
-                                                    target=target.qualname))
-        _skip(result, target, "invalid-hint", str(error))
-        return
-    if not signatures:
-        _skip(result, target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
-        return
-    traced, errors = [], []
-    reported: set[tuple] = set()
-    lines: set[int] = set()  # lines of suppression comments' statements that made equations (JX800)
-    wanted = suppression_lines(source)
-    for arguments in signatures:
-        signature = format_signature(arguments)
-        started = time.perf_counter()
-        try:
-            closed = trace_function(function, arguments)
-        except NotArrays as error:
-            # A factory (returns a function or an optimizer object): not an error in the user's
-            # code; the functions it makes are traced where a traced caller uses them.
-            timings["trace"] += time.perf_counter() - started
-            _skip(result, target, "not-traceable", str(error))
+    def _target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list) -> None:
+        job, timings = self.job, self.result.timings
+        function = resolve(module, target.qualname)
+        if function is None:
+            self._skip(target, "not-found", "not found on the module after import")
             return
-        except BaseException as error:  # user code: sys.exit() while traced is a trace error too
-            timings["trace"] += time.perf_counter() - started
-            trace_error = failures.trace_error(error, path, target, signature)
-            explained = _explained(codes, path, job["source"], target, error, trace_error.span)
-            for finding in explained or ([trace_error] if TraceErrorRule.code in codes else []):
+        request = ArgumentRequest(target, function, module, job.path, job.settings, recorded, registrations)
+        try:
+            signatures = arguments_for(request)
+        except ArgumentError as error:
+            if InvalidHintRule.code in self.codes:
+                self.findings.append(InvalidHintRule.finding(job.path, target.hint_span or target.name_span,
+                                                             f"{error}", target=target.qualname))
+            self._skip(target, "invalid-hint", str(error))
+            return
+        if not signatures:
+            self._skip(target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
+            return
+        traced: list[tuple[str, str, list[str]]] = []  # (argument source, signature, output avals)
+        errors: list[str] = []
+        reported: set[tuple] = set()
+        lines: set[int] = set()  # lines of suppression comments' statements that made equations (JX800)
+        wanted = suppression_lines(job.source)
+
+        def report(found: list[Finding]) -> None:
+            # Several signatures, one report: the first signature's finding at each place stands
+            # (messages differ only by the signature's sizes).
+            for finding in found:
                 place = (finding.code, finding.span.start_line, finding.span.start_col)
                 if place not in reported:
                     reported.add(place)
-                    findings.append(finding)
-            errors.append(f"{signature}: {describe_error(error)}")
-            continue
-        traced.append({"source": arguments.source, "signature": signature,
-                       "outputs": [str(a) for a in closed.out_avals]})
-        to_compile.append((target.qualname, function, arguments))
-        timings["trace"] += time.perf_counter() - started
-        started = time.perf_counter()
-        for finding in run_rules(rules, codes, path, source, target, closed, signature, job.get("config")):
-            # Several signatures, one report: the first signature's finding at each place stands
-            # (messages differ only by the signature's sizes).
-            place = (finding.code, finding.span.start_line, finding.span.start_col)
-            if place not in reported:
-                reported.add(place)
-                findings.append(finding)
-        if wanted - lines:
-            lines |= equation_lines(closed, path, wanted - lines)
-        timings["rules"] += time.perf_counter() - started
-    if traced:
-        result["traced"].append({"target": target.qualname, "source": traced[0]["source"],
-                                 "signature": traced[0]["signature"],
-                                 "signatures": [t["signature"] for t in traced], "notes": request.notes,
-                                 # signatures that raised: their code paths went unchecked (JX800)
-                                 "failed_signatures": len(errors), "lines": sorted(lines)})
-        result["outputs"][target.qualname] = [t["outputs"] for t in traced]
-    else:
-        _skip(result, target, "trace-error", "trace error: " + "; ".join(errors))
+                    self.findings.append(finding)
+
+        for arguments in signatures:
+            signature = format_signature(arguments)
+            started = time.perf_counter()
+            try:
+                closed = trace_function(function, arguments)
+            except NotArrays as error:
+                # A factory (returns a function or an optimizer object): not an error in the user's
+                # code; the functions it makes are traced where a traced caller uses them.
+                timings["trace"] += time.perf_counter() - started
+                self._skip(target, "not-traceable", str(error))
+                return
+            except BaseException as error:  # user code: sys.exit() while traced is a trace error too
+                timings["trace"] += time.perf_counter() - started
+                trace_error = failures.trace_error(error, job.path, target, signature)
+                explained = self._explained(target, error, trace_error.span)
+                report(explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
+                errors.append(f"{signature}: {describe_error(error)}")
+                continue
+            traced.append((arguments.source, signature, [str(a) for a in closed.out_avals]))
+            self.traced_calls.append((target.qualname, function, arguments))
+            timings["trace"] += time.perf_counter() - started
+            started = time.perf_counter()
+            report(program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
+                                    self.index, job.settings))
+            if wanted - lines:
+                lines |= equation_lines(closed, job.path, wanted - lines)
+            timings["rules"] += time.perf_counter() - started
+        if traced:
+            self.result.traced.append(Traced(target.qualname, traced[0][0], traced[0][1], [t[1] for t in traced],
+                                             request.notes, len(errors), sorted(lines)))
+            self.result.outputs[target.qualname] = [t[2] for t in traced]
+        else:
+            self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
 
 
-def run_rules(rules: list, codes: set[str], path: str, source: str, target: Target,
-               closed: Any, stage_signature: str, config: dict[str, Any] | None = None) -> list[Finding]:
-    """Findings of every rule; a rule that crashes is a finding about jaxlint, not a lost run.
-    ``config``: the job's configuration (``Config.for_job()``, rule options included), None
-    outside a ``jaxlint check`` run (rules then use their defaults)."""
-    findings: list[Finding] = []
-    stage = "building the IR"
+def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source: str, target: Target,
+                     closed: Any, signature: str, index: SourceIndex | None = None,
+                     settings: Settings | None = None) -> list[Finding]:
+    """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr); a
+    failure to build the IR is a JX906 finding too."""
     try:
         program = build_program(closed)
-        config = config or {}
-        context = RuleContext(path, source, target, program, stage_signature, VMAP_RECORDS,
-                              config.get("rule_options", {}), config)
-        for rule in rules:
-            stage = f"running rule {rule.code}"
-            findings.extend(rule.check(context))
     except Exception as error:
-        if InternalErrorRule.code in codes:
-            findings.append(InternalErrorRule.finding(
-                path, target.name_span,
-                f"jaxlint failed while {stage} for {target.qualname}: {describe_error(error)} "
-                "(a bug in jaxlint; please report it)", target=target.qualname))
-    return findings
+        return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
+                              error)
+    context = ProgramContext(path, source, index or SourceIndex(path, source), settings or Settings(),
+                             target=target, program=program,
+                             signature=signature, vmap_records=VMAP_RECORDS)
+    return run_program_rules(rules, context, codes)
 
 
-__all__ = ["analyze"]
+__all__ = ["analyze", "program_findings"]

@@ -15,14 +15,14 @@ import inspect
 import itertools
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any
 
 import jax
 import numpy as np
 
-from jaxlint.ir import MARKER_PREFIX, compat
+from jaxlint.ir import MARKER_PREFIX, VmapRecord, compat
 from jaxlint.model import Span
 
 _real_vmap = jax.vmap
@@ -120,26 +120,6 @@ def _arguments_of(frame: FrameType) -> RecordedCall:
 
 # ---------------------------------------------------------------------------------------------
 # vmap records
-
-
-@dataclass
-class VmapRecord:
-    tag: str
-    path: str
-    span: Span  # byte columns (co_positions); rules convert with fixes.vmap_out_axes.char_span
-    fun: Any
-    in_axes: Any
-    out_axes: Any
-    options: dict
-    args: tuple  # abstract arguments the vmapped function was applied to
-    kwargs: dict
-    out_treedef: Any
-    leaf_paths: list[str]
-    leaf_axes: list[Any]  # out axis of each output leaf (None = unbatched already)
-    unbatched: list[bool | None] = field(default_factory=list)  # JAX's verdict per leaf
-
-    def marker(self, leaf: int) -> str:
-        return f"{self.tag}_{leaf}"
 
 
 VMAP_RECORDS: dict[str, VmapRecord] = {}

@@ -18,7 +18,8 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any
+
+from jaxlint.model import Job, Result
 
 
 def main() -> None:
@@ -42,9 +43,9 @@ def main() -> None:
         results.write(json.dumps({"ready": True, "jax_import": jax_import}) + "\n")
         results.flush()
         for line in jobs:
-            job = json.loads(line)
+            job = Job.from_json(json.loads(line))
             result = analyze_module(job)
-            results.write(json.dumps(result) + "\n")
+            results.write(json.dumps(result.to_json()) + "\n")
             results.flush()
     # Done: skip the user's atexit handlers and never wait for threads their modules started.
     _real_exit(0)
@@ -59,7 +60,7 @@ def _exit_with_stack(status: int) -> None:
     _real_exit(status)
 
 
-def analyze_module(job: dict[str, Any]) -> dict[str, Any]:
+def analyze_module(job: Job) -> Result:
     """One job; the JAX configuration the module changed (``jax.config.update`` at import) is
     put back afterwards, so the next module is analyzed with the worker's own, as if alone."""
     from jaxlint.ir import compat
@@ -69,8 +70,8 @@ def analyze_module(job: dict[str, Any]) -> dict[str, Any]:
     try:
         return analyze(job)
     except BaseException as error:  # jaxlint's own bug: report it, keep the worker alive
-        return {"path": job["path"], "internal_error": "".join(
-            traceback.format_exception(type(error), error, error.__traceback__))}
+        return Result(job.path, internal_error="".join(
+            traceback.format_exception(type(error), error, error.__traceback__)))
     finally:
         if compat.restore_config(configuration):
             import jax

@@ -9,8 +9,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from jaxlint.engine.noqa_comments import MAY_HAVE_DIRECTIVES, read_comments
 from jaxlint.ir import compat
+from jaxlint.rules import codes_by_name
+from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, read_comments
 
 
 @lru_cache(maxsize=4)
@@ -18,7 +19,7 @@ def suppression_lines(source: str) -> frozenset[int]:
     """Every line of the statements that hold a line-level directive naming codes."""
     if not MAY_HAVE_DIRECTIVES.search(source):
         return frozenset()
-    comments = read_comments(source)
+    comments = read_comments(source, codes_by_name())
     lines: set[int] = set()
     for directive in comments.directives:
         if directive.items and not directive.file_level:

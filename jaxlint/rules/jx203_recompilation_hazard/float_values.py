@@ -12,12 +12,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.rules.jx203_recompilation_hazard import (
-    _COMPREHENSIONS,
-    _SCOPES,
-    _walk_scope,
-    qualified,
-)
+from jaxlint.scan.index import COMPREHENSIONS as _COMPREHENSIONS
+from jaxlint.scan.index import SCOPES as _SCOPES
+from jaxlint.scan.index import SourceIndex
+from jaxlint.scan.index import walk_scope as _walk_scope
 
 _NUMBERS = ("float", "int", "bool")
 # math functions that return a float (not floor/ceil/trunc/factorial/comb/perm/gcd/isqrt/isnan...).
@@ -60,8 +58,9 @@ def combine(kinds: list[str | None]) -> str | None:
 class Evaluator:
     """Values of expressions in ``scope`` (a def, lambda or the module) of ``tree``."""
 
-    def __init__(self, tree: ast.Module, scope: ast.AST, aliases: dict[str, str]) -> None:
-        self.tree, self.scope, self.aliases = tree, scope, aliases
+    def __init__(self, index: SourceIndex, scope: ast.AST) -> None:
+        assert index.tree is not None
+        self.index, self.tree, self.scope = index, index.tree, scope
 
     def safe_value(self, node: ast.expr, loop: ast.AST | None) -> Value:
         """``value``, unknown for an expression nested too deep to follow."""
@@ -108,9 +107,9 @@ class Evaluator:
         varies = any(a.varies for a in arguments)
         names = tuple(n for a in arguments for n in a.names)
         name = node.func.id if isinstance(node.func, ast.Name) else None
-        function = qualified(node.func, self.aliases)
-        if name == "float" or function in _NUMPY_FLOATS or (
-                function and function.startswith("math.") and function[5:] in _MATH_FLOAT):
+        functions = self.index.call_names(node)
+        if name == "float" or functions & _NUMPY_FLOATS or any(
+                f.startswith("math.") and f[5:] in _MATH_FLOAT for f in functions):
             kind = "float" if all(a.kind in (*_NUMBERS, None) for a in arguments) else None
             return Value(kind, varies, names)
         if name in ("abs", "min", "max") and arguments and not node.keywords:
@@ -195,7 +194,7 @@ class Evaluator:
         if not isinstance(node, ast.Call):
             return UNKNOWN
         name = node.func.id if isinstance(node.func, ast.Name) else None
-        function = qualified(node.func, self.aliases)
+        functions = self.index.call_names(node)
         if name == "range":
             return Value("int")
         if name == "enumerate" and node.args:
@@ -204,9 +203,9 @@ class Evaluator:
             return [self.elements(a, loop, visiting) for a in node.args]
         if name in ("reversed", "sorted", "list", "tuple") and len(node.args) == 1:
             return self.elements(node.args[0], loop, visiting)
-        if function in _NUMPY_FLOAT_RANGES:
+        if functions & _NUMPY_FLOAT_RANGES:
             return Value("float")
-        if function == "numpy.arange":
+        if "numpy.arange" in functions:
             kinds = [self.value(a, None, visiting).kind for a in node.args]
             return Value("float" if "float" in kinds else None)
         return UNKNOWN

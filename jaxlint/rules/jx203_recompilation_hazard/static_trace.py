@@ -1,11 +1,12 @@
 """JX203 static floats, trace side: can the static float become a traced argument?
 
-In the worker, with the module imported, the jitted function's Python function is traced again
-(jaxprs with abstract shapes, nothing runs): with the static parameter at the values seen (the
-calls' constants, else the hint's or recorded value; these traces must succeed, so that a failure
-below is the parameter's), then with it as a weakly typed f32[] input. Arguments for the other
-parameters come from the target's hint comment or its recorded signatures (import-time calls are
-not kept for rules); without them nothing is claimed. Verdicts:
+Through the retrace service (``ctx.retrace``: in the worker, with the module imported), the
+jitted function's Python function is traced again (abstract shapes, nothing runs): with the static
+parameter at the values seen (the calls' constants, else the hint's or recorded value; these
+traces must succeed, so that a failure below is the parameter's), then with it as a weakly typed
+f32[] input. Arguments for the other parameters come from the target's hint comment or its
+recorded signatures; without them (or without the service) nothing is claimed. The operations are
+compared on the IR. Verdicts:
 
 - "control": tracing with the parameter traced raises a JAX tracing error: it decides Python
   control flow or a shape;
@@ -19,125 +20,64 @@ not kept for rules); without them nothing is claimed. Verdicts:
 """
 from __future__ import annotations
 
-import inspect
-import os
-import sys
 from typing import Any
 
+from jaxlint.ir import Program, Region
 from jaxlint.model import Target
+from jaxlint.rules.base import TRACED_SCALAR, RetraceError, Retracer
 
 UNKNOWN = ("unknown", "")
 
 
-def verify(path: str, target: Target, param: str, samples: tuple, config: dict[str, str]) -> tuple[str, str]:
+def verify(retrace: Retracer | None, target: Target, param: str, samples: tuple) -> tuple[str, str]:
     """(verdict, the sentence the message gets) for the static ``param`` of the jitted ``target``."""
+    if retrace is None:
+        return UNKNOWN
     try:
-        return _verify(path, target, param, samples, config)
-    except (Exception, SystemExit):  # user code under a new trace: never let it break the rule
+        return _verify(retrace, target, param, samples)
+    except RetraceError:
         return UNKNOWN
 
 
-def _verify(path: str, target: Target, param: str, samples: tuple, config: dict[str, str]) -> tuple[str, str]:
-    import jax
-    import jax.numpy as jnp
-
-    from jaxlint.rules.jx601_trace_error import is_jax_tracing_error
-    from jaxlint.worker.argsources import ArgumentSet
-    from jaxlint.worker.trace import trace_function
-
-    function, module = _function(path, target)
-    python_function = inspect.unwrap(function) if function is not None else None
-    if python_function is None or python_function is function or not inspect.isfunction(python_function):
-        return UNKNOWN
-    known = _arguments(path, target, function, module, config)
-    if known is None:
-        return UNKNOWN
-    bound = inspect.signature(python_function).bind_partial(*known.args, **known.kwargs)
-
-    def arguments(value: Any) -> ArgumentSet:
-        bound.arguments[param] = value
-        return ArgumentSet("jx203", tuple(bound.args), dict(bound.kwargs))
-
-    given = bound.arguments.get(param)
+def _verify(retrace: Retracer, target: Target, param: str, samples: tuple) -> tuple[str, str]:
+    given = retrace.argument(target, param)
     samples = samples or ((given,) if type(given) is float else ())
     if not samples:
         return UNKNOWN
     # With the parameter static the function traces: a failure with it traced is the parameter's.
-    static_operations = [_operations(trace_function(python_function, arguments(v)), set()) for v in samples]
+    static_operations = [_operations(retrace.trace(target, {param: v}).program, set()) for v in samples]
     name = target.bound_name or target.name
-    marker = jax.ShapeDtypeStruct((), jnp.float32, weak_type=True)
-    with_marker = arguments(marker)
-    # make_jaxpr's inputs are the abstract leaves in order: which one is the parameter.
-    leaves = [leaf for leaf in jax.tree_util.tree_leaves((with_marker.args, with_marker.kwargs))
-              if isinstance(leaf, jax.ShapeDtypeStruct)]
-    position = next(i for i, leaf in enumerate(leaves) if leaf is marker)
     try:
-        traced = trace_function(python_function, with_marker)
-    except Exception as error:
-        if not is_jax_tracing_error(error):
+        traced = retrace.trace(target, {param: TRACED_SCALAR})
+    except RetraceError as error:
+        if not error.tracing_error:
             return UNKNOWN
-        return "control", (f" Tracing `{name}` with `{param}` traced raises {type(error).__name__}: it decides "
-                           "Python control flow or a shape, so that code must change too (`jnp.where`, "
+        return "control", (f" Tracing `{name}` with `{param}` traced raises {str(error).partition(':')[0]}: it "
+                           "decides Python control flow or a shape, so that code must change too (`jnp.where`, "
                            "`lax.cond`), or keep it static and pass a few fixed values.")
-    if any(operations != _operations(traced, {position}) for operations in static_operations):
+    if any(operations != _operations(traced.program, {traced.inputs[param]}) for operations in static_operations):
         return "differs", ""  # Python code took another path for a tracer: nothing to claim
     return "operand", (f" jaxlint traced `{name}` with `{param}` traced: no Python control flow or shape "
                        "depends on it, and the operations are those of the static version (compared at "
                        f"{param}={', '.join(map(repr, samples))}), so making it traced changes no operation.")
 
 
-def _function(path: str, target: Target) -> tuple[Any, Any]:
-    """(the jitted object, its module) from the module the worker imported for ``path``."""
-    real = os.path.realpath(path)
-    for module in list(sys.modules.values()):
-        try:
-            file = getattr(module, "__file__", None)
-            if isinstance(file, str) and os.path.realpath(file) == real:
-                value = getattr(module, target.bound_name or target.qualname, None)
-                if value is not None:
-                    return value, module
-        except Exception:  # a module object with a surprising __getattr__
-            continue
-    return None, None
+def _operations(program: Program, constant_inputs: set[int]) -> list[Any]:
+    """Primitive names in order, nested regions included, leaving out dtype conversions and, at
+    the top level, ops computing only on literals and ``constant_inputs``."""
+    top = program.top
+    constant = {id(v) for i, v in enumerate(top.inputs) if i in constant_inputs}
 
+    def names(region: Region, outer: bool) -> list[Any]:
+        found: list[Any] = []
+        for op in region.ops:
+            if outer and all(v.literal is not None or id(v) in constant for v in op.inputs):
+                constant.update(id(v) for v in op.outputs)
+                continue
+            if op.primitive != "convert_element_type":
+                found.append(op.primitive)
+            for sub in op.regions:
+                found.append(names(sub, False))
+        return found
 
-def _arguments(path: str, target: Target, function: Any, module: Any, config: dict[str, str]) -> Any:
-    """The first signature of the hint comment, else of the recorded ones; None without either."""
-    from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, hint, recorded
-
-    job = {"path": path, "config": config}
-    request = ArgumentRequest(target, function, module, job, lambda _: None)
-    for source in (hint, recorded):
-        try:
-            found = source.arguments(request)
-        except ArgumentError:
-            return None
-        if found:
-            return found[0]
-    return None
-
-
-def _operations(closed: Any, constant_inputs: set[int]) -> list:
-    """Primitive names in order, nested jaxprs included, leaving out dtype conversions and, at the
-    top level, equations computing only on literals and ``constant_inputs``."""
-    from jaxlint.ir.compat import open_jaxpr, subjaxprs
-
-    jaxpr, _ = open_jaxpr(closed)
-    constant = {v for i, v in enumerate(jaxpr.invars) if i in constant_inputs}
-    found: list = []
-    for eqn in jaxpr.eqns:
-        inputs = [v for v in eqn.invars if not _is_literal(v)]
-        if all(v in constant for v in inputs):
-            constant.update(eqn.outvars)
-            continue
-        if eqn.primitive.name != "convert_element_type":
-            found.append(eqn.primitive.name)
-        for _, sub in subjaxprs(eqn.params):
-            found.append(_operations(sub, set()))
-    return found
-
-
-def _is_literal(atom: Any) -> bool:
-    from jaxlint.ir.compat import is_literal
-
-    return is_literal(atom)
+    return names(top, True)

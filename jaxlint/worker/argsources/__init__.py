@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from jaxlint.model import Target
+from jaxlint.model import Settings, Target
 
 
 @dataclass
@@ -31,9 +31,12 @@ class ArgumentRequest:
     target: Target
     function: Any  # the object the target resolves to (a function, jit wrapper, method, ...)
     module: Any
-    job: dict[str, Any]  # the worker job: data the jaxlint process passes (configuration, records)
+    path: str  # the module's file
+    settings: Settings  # the run's configuration (examples and signatures files, root)
     # The first import-time call of a function object, or None (see record.CallRecorder).
     recorded_call: Callable[[Any], Any]
+    # The examples files' registrations for this module (argsources.examples.run_examples).
+    examples: list[Any] = field(default_factory=list)
     # Notes a source leaves when it knows of a signature it cannot use (a stale record).
     notes: list[str] = field(default_factory=list)
 

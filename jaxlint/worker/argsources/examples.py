@@ -30,7 +30,7 @@ from typing import Any
 
 import jax
 
-from jaxlint.model import Finding, Span
+from jaxlint.model import Finding, Job, Span
 from jaxlint.rules.analysis_failures import ImportErrorRule
 from jaxlint.scan import discover
 from jaxlint.worker import examples_api
@@ -39,7 +39,6 @@ from jaxlint.worker.errors import describe_error, user_frames
 from jaxlint.worker.importer import is_project_module
 from jaxlint.worker.instrument import abstractify
 
-_JOB_KEY = "examples-registrations"  # worker-side only: set on the job dict, never sent back
 _UNBOUND = object()
 CodeKey = tuple[str, int, str]  # real path of the file, first line, name
 _names = itertools.count()
@@ -63,7 +62,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     if code is None:
         return []
     key, found = _key(code), []
-    for entry in request.job.get(_JOB_KEY, ()):
+    for entry in request.examples:
         if entry.key != key:
             continue
         args = entry.args
@@ -75,14 +74,14 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     return found
 
 
-def run_examples(job: dict[str, Any], codes: set[str]) -> list[Finding]:
-    """Run the examples files for the module of ``job`` (already imported); keep its
-    registrations on the job for ``arguments`` and return the findings about failures."""
+def run_examples(job: Job, codes: set[str]) -> tuple[list[Registration], list[Finding]]:
+    """Run the examples files for the module of ``job`` (already imported): its registrations
+    (for ``arguments``, through ArgumentRequest.examples) and the findings about failures."""
     findings: list[Finding] = []
     registrations: list[Registration] = []
-    here = _real(job["path"])
+    here = _real(job.path)
     examples_api.REGISTRY.clear()  # calls made elsewhere (the module itself) are not used
-    for file in job.get("config", {}).get("examples", []):
+    for file in job.settings.examples:
         key = _file_key(file)
         if key in _REACHES and here not in _REACHES[key]:
             continue
@@ -101,8 +100,7 @@ def run_examples(job: dict[str, Any], codes: set[str]) -> list[Finding]:
             except Exception as error:  # e.g. a linen module whose init fails on these shapes
                 if ImportErrorRule.code in codes:
                     findings.append(_failure(job, entry.file, error, entry.line))
-    job[_JOB_KEY] = registrations
-    return findings
+    return registrations, findings
 
 
 def code_of(function: Any) -> CodeType | None:
@@ -217,9 +215,9 @@ def _execute(file: str) -> tuple[list[examples_api.Example], BaseException | Non
     return entries, error
 
 
-def _failure(job: dict[str, Any], file: str, error: BaseException, line: int | None = None) -> Finding:
+def _failure(job: Job, file: str, error: BaseException, line: int | None = None) -> Finding:
     """JX901 on the analyzed module: the examples file raised (or one entry in it, at ``line``)."""
-    root = job.get("config", {}).get("root") or os.path.dirname(file)
+    root = job.settings.root or os.path.dirname(file)
     shown = os.path.relpath(file, root)
     shown = file if shown.startswith("..") else shown
     if line is None:
@@ -229,7 +227,7 @@ def _failure(job: dict[str, Any], file: str, error: BaseException, line: int | N
                    "it registers after that line are missing")
     else:
         message = f"the example at {shown}:{line} cannot be used: {describe_error(error)}"
-    return ImportErrorRule.finding(job["path"], Span(1, 0, 1, 0), message)
+    return ImportErrorRule.finding(job.path, Span(1, 0, 1, 0), message)
 
 
 def _file_key(file: str) -> tuple[str, int, int]:

@@ -15,8 +15,7 @@ _CACHE: dict[str, tuple[tuple[int, int], dict[str, Any] | str]] = {}
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
-    config = request.job.get("config") or {}
-    path, root = config.get("signatures"), config.get("root")
+    path, root = request.settings.signatures, request.settings.root
     if not path or not root:
         return []
     functions = _load(path)
@@ -24,7 +23,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     if isinstance(functions, str):
         request.notes.append(f"recorded signatures not used: {functions}")
         return []
-    entry = functions.get(signatures.function_key(request.job["path"], root, target.qualname))
+    entry = functions.get(signatures.function_key(request.path, root, target.qualname))
     if entry is None:
         return []
     if entry["params"] != target.params:

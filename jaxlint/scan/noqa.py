@@ -13,7 +13,9 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from functools import lru_cache
+from typing import Mapping
+
+from jaxlint.text import split_lines
 
 _DIRECTIVE = re.compile(
     r"#\s*(?:(?P<noqa>noqa)|jaxlint\s*:\s*(?:(?P<file>noqa)|(?P<ignore>ignore)))(?![\w-])",
@@ -26,17 +28,8 @@ _CODE = re.compile(r"[A-Za-z]+[0-9]+(?![\w-])")
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")
 # Cheap test before tokenizing: a file without these words has no suppression comment.
 MAY_HAVE_DIRECTIVES = re.compile(r"noqa|jaxlint\s*:\s*ignore", re.IGNORECASE)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks only, unlike str.splitlines
 _SKIPPED = (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
             tokenize.ENCODING)
-
-
-@lru_cache(maxsize=1)
-def rule_codes() -> dict[str, str]:
-    """Code and kebab-case name -> code, for every jaxlint rule."""
-    from jaxlint.rules import all_rules
-
-    return {key: rule.code for rule in all_rules() for key in (rule.code, rule.name)}
 
 
 @dataclass(frozen=True)
@@ -90,16 +83,17 @@ class Comments:
         return list(dict.fromkeys([line, first, last]))
 
 
-def read_comments(text: str) -> Comments:
+def read_comments(text: str, known: Mapping[str, str]) -> Comments:
     """Tokenize ``text`` as far as it goes (a file with a syntax error keeps the directives found
-    before the error) and parse every suppression directive."""
+    before the error) and parse every suppression directive. ``known``: code and kebab-case rule
+    name -> code, for every jaxlint rule (``jaxlint.rules.codes_by_name()``)."""
     directives: list[Directive] = []
     statements: dict[int, tuple[int, int]] = {}
     commentable: set[int] = set()
     inside_tokens: set[int] = set()
     first: int | None = None
     complete = True
-    physical_lines = _LINE_BREAK.split(text)  # token.line is not one physical line on 3.12+
+    physical_lines = split_lines(text)  # token.line is not one physical line on 3.12+
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             kind, (start_line, start_col), (end_line, _) = token.type, token.start, token.end
@@ -112,7 +106,7 @@ def read_comments(text: str) -> Comments:
                 commentable.add(start_line)
             if kind == tokenize.COMMENT:
                 directives.extend(parse_comment(token.string, start_line, start_col,
-                                                physical_lines[start_line - 1]))
+                                                physical_lines[start_line - 1], known))
             if kind == tokenize.NEWLINE:
                 commentable.add(start_line)
                 if first is not None and start_line > first:
@@ -126,7 +120,8 @@ def read_comments(text: str) -> Comments:
     return Comments(directives, statements, commentable - inside_tokens, complete)
 
 
-def parse_comment(comment: str, line: int, column: int, line_text: str) -> list[Directive]:
+def parse_comment(comment: str, line: int, column: int, line_text: str,
+                  known: Mapping[str, str]) -> list[Directive]:
     """The directives in one comment token (``# type: ignore  # noqa: JX101`` holds one);
     ``line_text``: its physical line, without the line break."""
     own_line = not line_text[:column].strip()
@@ -135,7 +130,7 @@ def parse_comment(comment: str, line: int, column: int, line_text: str) -> list[
     for match in _DIRECTIVE.finditer(comment):
         if match.start() < position:
             continue
-        parsed = _parse_directive(comment, match)
+        parsed = _parse_directive(comment, match, known)
         if parsed is None:  # malformed (``# noqa:`` without codes): ignored, as ruff does
             continue
         kind, items, end = parsed
@@ -148,13 +143,14 @@ def parse_comment(comment: str, line: int, column: int, line_text: str) -> list[
     return found
 
 
-def _parse_directive(comment: str, match: re.Match) -> tuple[str, list[Item] | None, int] | None:
+def _parse_directive(comment: str, match: re.Match,
+                     known: Mapping[str, str]) -> tuple[str, list[Item] | None, int] | None:
     end = match.end()
     if match.group("ignore") is not None:
         bracket = _BRACKET.match(comment, end)
         if bracket is None:
             return "jaxlint: ignore", None, end
-        items, after = _items(comment, bracket.end())
+        items, after = _items(comment, bracket.end(), known)
         close = _CLOSE.match(comment, after)
         if not items or close is None:
             return None
@@ -163,14 +159,13 @@ def _parse_directive(comment: str, match: re.Match) -> tuple[str, list[Item] | N
     colon = _COLON.match(comment, end)
     if colon is None:
         return kind, None, end
-    items, after = _items(comment, colon.end())
+    items, after = _items(comment, colon.end(), known)
     return (kind, items, after) if items else None
 
 
-def _items(comment: str, position: int) -> tuple[list[Item], int]:
+def _items(comment: str, position: int, known: Mapping[str, str]) -> tuple[list[Item], int]:
     """Codes (``JX101``, ``E501``) and jaxlint rule names, up to the first other word (ruff stops
     there too: ``# noqa: JX101 explanation`` names one code); columns relative to the comment."""
-    known = rule_codes()
     items: list[Item] = []
     end = position
     while True:

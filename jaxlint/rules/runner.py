@@ -1,0 +1,50 @@
+"""Running rules over a context: the same in the worker, the parent and ``jaxlint.lint``. A rule
+that crashes is a JX906 finding about jaxlint, not a lost run."""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+from jaxlint.model import Finding, Span, Target
+from jaxlint.rules.analysis_failures import InternalErrorRule
+from jaxlint.rules.base import ProgramContext, Rule, SourceContext, checks
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: first line of the message`` (what findings quote of an exception)."""
+    text = str(error).strip().splitlines()
+    head = text[0].rstrip(".") if text else ""  # messages append "; ..." after it
+    return f"{type(error).__name__}: {head}" if head else type(error).__name__
+
+
+def run_source_rules(rules: Sequence[type[Rule]], ctx: SourceContext, codes: set[str]) -> list[Finding]:
+    """Every ``check_source`` of ``rules`` (those of ``codes``) over one file."""
+    chosen = checks([r for r in rules if r.code in codes], "check_source")
+    return _run(chosen, lambda rule: rule.check_source(ctx), codes, ctx.path, Span(1, 0, 1, 0), None, "")
+
+
+def run_program_rules(rules: Sequence[type[Rule]], ctx: ProgramContext, codes: set[str]) -> list[Finding]:
+    """Every ``check_program`` of ``rules`` (those of ``codes``) over one traced signature."""
+    chosen = checks([r for r in rules if r.code in codes], "check_program")
+    return _run(chosen, lambda rule: rule.check_program(ctx), codes, ctx.path, ctx.target.name_span, ctx.target,
+                f" for {ctx.target.qualname}")
+
+
+def internal_error(codes: set[str], path: str, span: Span, target: Target | None, what: str,
+                   error: BaseException) -> list[Finding]:
+    """The JX906 finding for jaxlint failing while doing ``what`` ("building the IR for f")."""
+    if InternalErrorRule.code not in codes:
+        return []
+    return [InternalErrorRule.finding(path, span, f"jaxlint failed while {what}: {describe_error(error)} "
+                                      "(a bug in jaxlint; please report it)",
+                                      target=target.qualname if target is not None else None)]
+
+
+def _run(rules: list[type[Rule]], check: Callable[[type[Rule]], Iterable[Finding]], codes: set[str],
+         path: str, span: Span, target: Target | None, where: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in rules:
+        try:
+            findings.extend(check(rule))
+        except Exception as error:
+            findings += internal_error(codes, path, span, target, f"running rule {rule.code}{where}", error)
+    return findings

@@ -1,0 +1,343 @@
+"""The source index: what rules ask of a file's source, built once per file and shared by every
+rule (``ctx.index``): its AST with parents, nodes by character span, the scanner's targets and
+transform calls, and names resolved through imports and scopes by the scanner's own resolver
+(jaxlint.scan.names), so a rule never parses, scans or resolves names itself.
+
+Everything is computed on first use: a rule that only reads the IR costs nothing here.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable, Iterator
+
+from jaxlint.model import Span, Target
+from jaxlint.scan.names import Scope, qualified_names
+from jaxlint.scan.walk import MODULE_TOP, Walker
+from jaxlint.text import char_column, offset_of, split_lines
+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A source text's AST: parents and expressions by character span (one cache for all users)."""
+
+    tree: ast.Module
+    parents: dict[ast.AST, ast.AST]
+    by_span: dict[Span, list[ast.AST]]
+    lines: list[str]
+
+    def span(self, node: ast.AST) -> Span:
+        """``node``'s span in characters (ast counts UTF-8 bytes)."""
+        return Span(node.lineno, self._column(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                    node.end_lineno, self._column(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+
+    def _column(self, line: int, byte_col: int) -> int:
+        return char_column(self.lines[line - 1] if 0 < line <= len(self.lines) else "", byte_col)
+
+
+@functools.lru_cache(maxsize=8)
+def parse(source: str) -> Parsed | None:
+    """The parsed source, None when it does not parse. Cached per text: rules, fixes and the
+    index of one file share one AST."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    parsed = Parsed(tree, {}, {}, split_lines(source))
+    parents, by_span = parsed.parents, parsed.by_span
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+        if isinstance(node, ast.expr):
+            by_span.setdefault(parsed.span(node), []).append(node)
+    return parsed
+
+
+class SourceIndex:
+    """One file's source as rules query it. ``targets``: the scanner's, when the caller has them."""
+
+    def __init__(self, path: str, source: str, targets: list[Target] | None = None) -> None:
+        self.path = path
+        self.source = source
+        self._targets = targets
+
+    # -- syntax ---------------------------------------------------------------------------
+
+    @cached_property
+    def parsed(self) -> Parsed | None:
+        return parse(self.source)
+
+    @property
+    def tree(self) -> ast.Module | None:
+        return self.parsed.tree if self.parsed is not None else None
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parsed.parents.get(node) if self.parsed is not None else None
+
+    @property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        return self.parsed.parents if self.parsed is not None else {}
+
+    def span(self, node: ast.AST) -> Span:
+        assert self.parsed is not None
+        return self.parsed.span(node)
+
+    def text(self, node: ast.AST) -> str:
+        """The source text of ``node``."""
+        span = self.span(node)
+        return self.source[offset_of(self.source, span.start_line, span.start_col):
+                           offset_of(self.source, span.end_line, span.end_col)]
+
+    def node_at(self, span: Span, kind: type) -> ast.AST | None:
+        """The outermost expression of type ``kind`` whose span is exactly ``span``."""
+        if self.parsed is None:
+            return None
+        return next((n for n in self.parsed.by_span.get(span, []) if isinstance(n, kind)), None)
+
+    @cached_property
+    def calls(self) -> list[ast.Call]:
+        """Every call in the file, in source order."""
+        if self.tree is None:
+            return []
+        return sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call)),
+                      key=lambda n: (n.lineno, n.col_offset))
+
+    @cached_property
+    def functions(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """Every def in the file (nested ones too), in walk order."""
+        return [n for n in ast.walk(self.tree) if isinstance(n, DEFS)] if self.tree is not None else []
+
+    # -- the scanner's view ---------------------------------------------------------------
+
+    @property
+    def targets(self) -> list[Target]:
+        """The functions jaxlint traces in this file (jaxlint.scan.scan_source)."""
+        if self._targets is None:
+            from jaxlint.scan import ScanSyntaxError, scan_source
+
+            try:
+                self._targets = scan_source(self.path, self.source)
+            except ScanSyntaxError:
+                self._targets = []
+        return self._targets
+
+    @cached_property
+    def transform_calls(self) -> list:
+        """Every transform call (vmap, scan, cond, ...) inside the file's targets."""
+        return [call for target in self.targets for call in target.calls]
+
+    @cached_property
+    def jitted_with_static(self) -> dict[str, Target]:
+        """Module-level name -> the jit target with static arguments that name calls (a
+        ``@jax.jit(static_...)``/``partial(jax.jit, ...)`` def or a ``g = jax.jit(f, static_...)``),
+        if nothing else at module level binds the name."""
+        found: dict[str, Target] = {}
+        for target in self.targets:
+            if not (target.static_argnums or target.static_argnames):
+                continue
+            if target.kind == "jit-bound" and target.bound_name:
+                found[target.bound_name] = target
+            elif target.kind == "jit-decorated" and "." not in target.qualname:
+                found[target.qualname] = target
+        tree = self.tree
+        return {name: t for name, t in found.items() if tree is not None and _bound_once(tree, name, t)}
+
+    # -- names ----------------------------------------------------------------------------
+
+    @cached_property
+    def _scopes(self) -> dict[int, tuple[Scope, int]]:
+        """id(call or decorator) -> (its scope, the bindings made there before it)."""
+        if self.tree is None:
+            return {}
+        walker = Walker()
+        walker.scopes_at = {}
+        try:
+            walker.body(self.tree.body, MODULE_TOP)
+        except SyntaxError:  # what the compiler rejects (the scan reports it): resolve nothing
+            return {}
+        return walker.scopes_at
+
+    def names(self, node: ast.AST, at: ast.AST | None = None) -> frozenset[str]:
+        """The qualified names ``node`` (a Name or attribute chain) may stand for, resolved in the
+        scope of ``at`` (a call or decorator around it; default ``node`` itself): ``jnp.array``
+        -> {"jax.numpy.array"} after ``import jax.numpy as jnp``, {} when a local shadows it."""
+        place = self._scopes.get(id(at if at is not None else node))
+        if place is None:
+            return frozenset()
+        return frozenset(qualified_names(node, *place))
+
+    def call_names(self, call: ast.Call) -> frozenset[str]:
+        """What ``call`` calls: ``self.names(call.func, at=call)``."""
+        return self.names(call.func, at=call)
+
+    def is_jit_decorator(self, decorator: ast.expr) -> bool:
+        """``@jax.jit``, ``@jax.jit(...)`` or ``@partial(jax.jit, ...)``."""
+        if isinstance(decorator, ast.Call):
+            called = self.call_names(decorator)
+            if "jax.jit" in called:
+                return True
+            return "functools.partial" in called and bool(decorator.args) \
+                and "jax.jit" in self.names(decorator.args[0], at=decorator)
+        return "jax.jit" in self.names(decorator)
+
+    def shadowed(self, name: ast.Name) -> bool:
+        """A function (or comprehension) around ``name`` binds it locally."""
+        scope = self.parent(name)
+        while scope is not None and not isinstance(scope, ast.Module):
+            if isinstance(scope, (*DEFS, ast.Lambda)):
+                if name.id in parameter_names(scope):
+                    return True
+                body = scope.body if isinstance(scope.body, list) else [scope.body]
+                if any(binds(node, name.id) for statement in body for node in walk_scope(statement)):
+                    return True
+            elif isinstance(scope, COMPREHENSIONS):
+                if any(binds(node, name.id) for g in scope.generators for node in ast.walk(g.target)):
+                    return True
+            scope = self.parent(scope)
+        return False
+
+    # -- loops ----------------------------------------------------------------------------
+
+    def loops_around(self, node: ast.AST) -> tuple[list[ast.AST], bool, ast.AST | None]:
+        """(loops running ``node`` once per iteration, innermost first; whether a comprehension is
+        among them; the scope the walk stopped at: a def, lambda, class or the module)."""
+        loops: list[ast.AST] = []
+        parents = self.parents
+        child, parent = node, parents.get(node)
+        while parent is not None and not isinstance(parent, (*SCOPES, ast.Module)):
+            if isinstance(parent, (ast.For, ast.AsyncFor)) and any(s is child for s in parent.body):
+                loops.append(parent)
+            elif isinstance(parent, ast.While) and (child is parent.test or any(s is child for s in parent.body)):
+                loops.append(parent)
+            elif isinstance(parent, COMPREHENSIONS) and not isinstance(child, ast.comprehension):
+                loops.append(parent)  # the element: evaluated per item
+            elif isinstance(parent, ast.comprehension) and (
+                    any(c is child for c in parent.ifs) or child is parent.target
+                    or (child is parent.iter and parents[parent].generators[0] is not parent)):
+                loops.append(parents[parent])
+            child, parent = parent, parents.get(parent)
+        unique = list(dict.fromkeys(loops))
+        return unique, any(isinstance(loop, COMPREHENSIONS) for loop in unique), parent
+
+    def enclosing_defs(self, node: ast.AST) -> list[ast.AST]:
+        """The defs around ``node``, innermost first."""
+        found = []
+        current: ast.AST | None = node
+        while current is not None:
+            if isinstance(current, DEFS):
+                found.append(current)
+            current = self.parent(current)
+        return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Plain questions about a node (no index needed)
+
+
+def walk_scope(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and its descendants; nested functions, lambdas and classes are yielded (a def binds
+    its name here) but not entered."""
+    yield node
+    if isinstance(node, SCOPES):
+        return
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        current = stack.pop()
+        yield current
+        if not isinstance(current, SCOPES):
+            stack.extend(ast.iter_child_nodes(current))
+
+
+def parameter_names(function: ast.AST) -> set[str]:
+    a = function.args  # type: ignore[attr-defined]
+    return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+
+
+def binds(node: ast.AST, name: str) -> bool:
+    """``node`` binds ``name`` (an assignment target, def, class, import, except/match name,
+    global/nonlocal declaration)."""
+    if isinstance(node, ast.Name):
+        return node.id == name and not isinstance(node.ctx, ast.Load)
+    if isinstance(node, (*DEFS, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name == name
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.partition(".")[0]) == name
+    return isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
+
+
+def bound_names(loop: ast.AST) -> set[str] | None:
+    """Names a loop statement (re)binds: its targets and everything assigned in its body.
+    None when it declares global/nonlocal names (bindings reach outside)."""
+    names: set[str] = set()
+    for node in walk_scope(loop):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (*DEFS, ast.ClassDef)) and node is not loop:
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            return None
+    return names
+
+
+def free_names(function: ast.AST) -> set[str]:
+    """Names an expression reads, a lambda's parameters excepted (over-approximated: nested scopes
+    count too)."""
+    names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    if isinstance(function, ast.Lambda):
+        names -= parameter_names(function)
+    return names
+
+
+def static_arguments(call: ast.Call, target: Target) -> list[tuple[str, str, ast.expr]]:
+    """(the parameter's name, else its position as text; how the argument is named in a message;
+    its expression) for each static argument ``call`` passes to the jitted ``target``."""
+    params = target.params
+    nums = {n + len(params) if n < 0 and params else n for n in target.static_argnums}
+    names = set(target.static_argnames)
+    # jit infers each from the other through the signature.
+    names |= {params[n] for n in nums if 0 <= n < len(params)}
+    nums |= {params.index(n) for n in names if n in params}
+    found = []
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break  # positions after *args are unknown
+        if index in nums:
+            label = f"argument {index}" + (f" (`{params[index]}`)" if index < len(params) else "")
+            found.append((params[index] if index < len(params) else str(index), label, argument))
+    for keyword in call.keywords:
+        if keyword.arg is not None and keyword.arg in names:
+            found.append((keyword.arg, f"argument `{keyword.arg}`", keyword.value))
+    return found
+
+
+def _bound_once(tree: ast.Module, name: str, target: Target) -> bool:
+    """At module level ``name`` is bound only by its def and/or its jit assignment."""
+    for node in walk_scope(tree):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            if not (target.kind == "jit-bound" and node.lineno == target.span.start_line):
+                return False
+        elif isinstance(node, (*DEFS, ast.ClassDef)) and node.name == name:
+            if node not in tree.body:
+                return False
+        elif isinstance(node, ast.alias) and (node.asname or node.name.partition(".")[0]) == name:
+            return False
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+    return True
+
+
+def unique(items: Iterable) -> list:
+    return list(dict.fromkeys(items))

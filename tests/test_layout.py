@@ -1,0 +1,135 @@
+"""The package's layout holds: no import cycle anywhere, and each folder imports only what its
+place in the pipeline allows (a rule never reaches into the cli, config, engine or worker).
+
+The import graph is read from the source with ``ast``: every ``import`` counts, at module level
+or inside a function (a lazy import still ties the two modules), except type-only imports under
+``if TYPE_CHECKING:``. Importing ``a.b.c`` also runs ``a/b/__init__.py``: that edge counts too.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "jaxlint"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _type_only(tree: ast.Module) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:``."""
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden |= {id(n) for statement in node.body for n in ast.walk(statement)}
+    return hidden
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        hidden = _type_only(tree)
+        imported: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in hidden:
+                continue
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                imported |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+        edges = set()
+        for target in imported:
+            # ``import a.b.c`` runs a/__init__ and a/b/__init__ first
+            parts = target.split(".")
+            edges |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+        graph[name] = {e for e in edges if e in modules and e != name and not name.startswith(e + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph[node]):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# Folder -> folders it must never import. The parent's stages never import the worker's JAX
+# code; rules see only their context; plain data imports nothing of the pipeline.
+FORBIDDEN = {
+    "jaxlint.rules": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.report",
+                      "jaxlint.explain", "jaxlint.ir.build", "jaxlint.ir.compat"),
+    "jaxlint.ir": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
+                   "jaxlint.report", "jaxlint.explain", "jaxlint.scan"),
+    "jaxlint.scan": ("jaxlint.cli", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules", "jaxlint.report",
+                     "jaxlint.explain", "jaxlint.ir"),
+    "jaxlint.config": ("jaxlint.cli", "jaxlint.engine", "jaxlint.worker", "jaxlint.report", "jaxlint.explain",
+                       "jaxlint.ir"),
+    "jaxlint.engine": ("jaxlint.cli", "jaxlint.worker", "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
+    "jaxlint.fixes": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
+                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
+    "jaxlint.worker": ("jaxlint.cli", "jaxlint.engine", "jaxlint.report", "jaxlint.explain"),
+    "jaxlint.model": ("jaxlint.",),
+    "jaxlint.text": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
+                     "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.scan", "jaxlint.fixes"),
+}
+
+
+def test_each_folder_imports_only_what_its_stage_allows() -> None:
+    wrong = []
+    for module, imported in import_graph().items():
+        for folder, forbidden in FORBIDDEN.items():
+            if module == folder or module.startswith(folder + "."):
+                wrong += [f"{module} -> {target}" for target in sorted(imported)
+                          if any(target == f or target.startswith(f if f.endswith(".") else f + ".") for f in forbidden)
+                          and target != "jaxlint.model"]
+    assert wrong == []
