@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 from unittest import mock
@@ -95,7 +96,9 @@ class InProcessPool:
             bytecode = sys.dont_write_bytecode
             sys.dont_write_bytecode = True  # as in the worker: no __pycache__ in the analyzed tree
             try:
-                result = analyze_module(sent)
+                with warnings.catch_warnings():
+                    _default_warning_filters()  # the worker's, not pytest's (-W error would raise)
+                    result = analyze_module(sent)
             finally:
                 sys.dont_write_bytecode = bytecode
             return Result.from_json(json.loads(json.dumps(result.to_json())))
@@ -108,6 +111,14 @@ class InProcessPool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _default_warning_filters() -> None:
+    """The warning filters of a fresh interpreter without -W, as the worker process has them."""
+    warnings.resetwarnings()
+    for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning, DeprecationWarning):
+        warnings.filterwarnings("ignore", category=category)
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
 
 
 @contextlib.contextmanager

@@ -13,12 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    QualifiedNameProvider,
-)
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from jaxlint.model import Span, Target, TransformCall
 from jaxlint.scan import mentions_jax

@@ -1,12 +1,15 @@
 """jaxtyping annotations as a source of abstract arguments, end to end through ``check``.
 
-One project, one check (the modules below); each target contains a vmap, so the scanner makes it
-a target, and none is called at import unless a test is about precedence.
+One project, one check (the modules below), in the test process (helpers.check_in_process); each
+target contains a vmap, so the scanner makes it a target, and none is called at import unless a
+test is about precedence. Whether the worker imports jaxtyping is the worker's own state: that
+test keeps the real worker.
 """
 import json
 from dataclasses import asdict
 
 import pytest
+from helpers import check_in_process
 
 pytest.importorskip("jaxtyping")  # only to check that it is installed: the worker imports it
 
@@ -175,7 +178,7 @@ def checked(tmp_path_factory):
     for name, text in [("annotated", ANNOTATED), ("future", FUTURE), ("precedence", PRECEDENCE),
                        ("dtypes", DTYPE_MODULE)]:
         (root / f"{name}.py").write_text(text)
-    result = check([str(root)], all_rules())
+    result = check_in_process([str(root)], all_rules())
     traced = {(fa.source.path.rsplit("/", 1)[1], t["target"]): t
               for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
     skipped = {(path.rsplit("/", 1)[1], s.target): s.reason for path, s in result.skipped}
@@ -263,7 +266,8 @@ def test_no_analysis_failures_besides_the_expected(checked):
 
 
 def test_jaxtyping_is_not_imported_for_modules_without_it(tmp_path):
-    """The worker looks for jaxtyping annotations only if the user's code imported jaxtyping."""
+    """The worker looks for jaxtyping annotations only if the user's code imported jaxtyping.
+    The real worker: in the test process jaxtyping is imported already (importorskip above)."""
     record = tmp_path / "record.json"
     (tmp_path / "plain.py").write_text(f"""\
 import json

@@ -2,13 +2,14 @@
 
 One project, one check: every target contains a vmap (so the scanner makes it a target) and is
 called once at import in a different way; ``traced`` says with which signature it was traced.
+The check runs in the test process (helpers.check_in_process).
 """
 
 from dataclasses import asdict
 
 import pytest
+from helpers import check_in_process
 
-from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
 
 CALLS = """\
@@ -152,7 +153,7 @@ def traced(tmp_path_factory):
     root = tmp_path_factory.mktemp("arguments")
     (root / "calls.py").write_text(CALLS)
     (root / "hints.py").write_text(HINTS)
-    result = check([str(root)], all_rules())
+    result = check_in_process([str(root)], all_rules())
     traced = {(fa.source.path.rsplit("/", 1)[1], t["target"]): t
               for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
     skipped = {(path.rsplit("/", 1)[1], s.target): s.reason for path, s in result.skipped}

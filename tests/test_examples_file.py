@@ -1,8 +1,10 @@
 """Arguments from an examples file (``[tool.jaxlint] examples = [...]``), end to end.
 
 Each project is a temporary folder with a pyproject.toml naming ``tests/jaxlint_examples.py``;
-the whole check runs on it, with real traces. One check per project keeps the number of worker
-processes (each pays the JAX import) small.
+the whole check runs on it, with real traces. Most run in the test process
+(helpers.check_in_process: the worker's analysis without a worker process); an examples file that
+raises (user code the worker catches) and the examples file's runs across the modules of one
+worker keep the real worker, and so does the command line.
 """
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from helpers import check_in_process
 
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
@@ -88,7 +91,12 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def run(root: Path) -> CheckResult:
+    """The real pipeline: one worker process."""
     return check([str(root)], all_rules(), jobs=1)
+
+
+def run_in_process(root: Path) -> CheckResult:
+    return check_in_process([str(root)], all_rules(), jobs=1)
 
 
 def traced(result: CheckResult) -> dict[str, dict]:
@@ -109,7 +117,7 @@ def project(tmp_path_factory) -> tuple[Path, CheckResult]:
     root = write(tmp_path_factory.mktemp("examples"), {
         "pyproject.toml": PYPROJECT, "mypkg/__init__.py": "", "mypkg/train.py": TRAIN,
         "tests/jaxlint_examples.py": EXAMPLES})
-    return root, run(root)
+    return root, run_in_process(root)
 
 
 def test_parameter_pytree_of_real_arrays_finds_the_founding_pattern(project):
@@ -143,6 +151,7 @@ def test_precedence_and_spellings(project, target, source, signature):
 
 
 def test_examples_file_that_raises_is_a_finding_and_the_rest_is_analyzed(tmp_path):
+    """User code that raises, caught by the worker: the real worker."""
     root = write(tmp_path, {"pyproject.toml": PYPROJECT, "mod.py": """\
         import jax
         import jax.numpy as jnp
@@ -176,6 +185,7 @@ def test_examples_file_that_raises_is_a_finding_and_the_rest_is_analyzed(tmp_pat
 
 
 def test_examples_file_runs_only_for_modules_it_registers_in(tmp_path):
+    """What one worker remembers across modules: the real worker."""
     body = "import jax\n\n\ndef f(x):\n    return jax.vmap(lambda r: r)(x)\n"
     root = write(tmp_path, {"pyproject.toml": PYPROJECT, "a.py": body, "b.py": body, "c.py": body,
                             "tests/jaxlint_examples.py": """\
@@ -254,7 +264,7 @@ def test_flax_linen_module_through_apply(tmp_path):
         jaxlint.example(model.apply, {}, x, y, method=MLP.encode)  # another method
         jaxlint.example(model, x)  # y is missing: init fails, a finding; the rest is used
         """})
-    result = run(root)
+    result = run_in_process(root)
     [failure] = [f for f in result.findings if f.code.startswith("JX9")]
     assert (failure.code, failure.span.start_line) == ("JX901", 1)
     assert failure.message.startswith("the example at tests/jaxlint_examples.py:12 cannot be used: TypeError")
@@ -293,7 +303,7 @@ def test_equinox_module_instance(tmp_path):
         jaxlint.example(model, jnp.ones(3), jnp.ones((7, 4)))  # its __call__
         jaxlint.example(model.__call__, jnp.ones(3), jnp.ones((7, 4)))  # the same signature
         """})
-    result = run(root)
+    result = run_in_process(root)
     call = traced(result)["Linear.__call__"]
     assert call["source"] == "examples"
     # The module is a pytree: its array is a traced input, not a constant.

@@ -1,7 +1,9 @@
 """JX101 vmap-unbatched-output on real jaxprs, through the whole pipeline (worker, rules, fixer).
 
-Each module below is written to a temporary folder and checked once (a check starts a worker
-that imports JAX); the tests then assert on that one result.
+Each module below is written to a temporary folder and checked once; the tests then assert on
+that one result. Most checks run in the test process (helpers.check_in_process: the worker's
+analysis without a worker process); the command line and two --fix runs (a fix written, a fix
+rejected) keep the real worker, which verifies fixes in a fresh worker of its own.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import assert_analyzed, write
+from helpers import assert_analyzed, check_in_process, write
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
@@ -340,7 +342,12 @@ outer(jnp.float32(1), jnp.arange(10.0))
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:
+    """The real pipeline: worker processes."""
     return check([str(path)], select_rules(None, None), fix=fix)
+
+
+def run_in_process(path: Path, fix: bool = False) -> CheckResult:
+    return check_in_process([str(path)], select_rules(None, None), fix=fix)
 
 
 def position(text: str, snippet: str, occurrence: int = 0) -> tuple[int, int]:
@@ -367,7 +374,7 @@ def by_target(findings: list[Finding]) -> dict[str, Finding]:
 @pytest.fixture(scope="module")
 def triggers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
     path = write(tmp_path_factory.mktemp("triggers"), "jx101_triggers", TRIGGERS)
-    return path, run(path, fix=True)
+    return path, run_in_process(path, fix=True)
 
 
 @pytest.fixture(scope="module")
@@ -463,6 +470,7 @@ def symbolic_shapes_available() -> bool:
 
 
 def test_symbolic_batch_size(tmp_path: Path) -> None:
+    """Also --fix writing the file through the real worker (and a fresh one verifying the fix)."""
     if not symbolic_shapes_available():
         pytest.skip("jax.export cannot be imported here (JAX 0.4.x without absl-py)")
     path = write(tmp_path, "jx101_symbolic", SYMBOLIC)
@@ -500,7 +508,7 @@ def test_near_misses_are_quiet(tmp_path: Path) -> None:
 
 def test_reported_without_fix(tmp_path: Path) -> None:
     path = write(tmp_path, "jx101_fixless", FIXLESS)
-    result = run(path)
+    result = run_in_process(path)
     assert_analyzed(result, 6)
     found = by_target(result.findings)
     assert set(found) == {"variable_index", "rebound_in_branch", "applied_later", "in_closure", "in_loop",
@@ -527,7 +535,7 @@ def test_fix_rejected_by_verification_leaves_file_identical(tmp_path: Path) -> N
 
 def test_broadcast_leaving_its_jit_is_materialized(tmp_path: Path) -> None:
     path = write(tmp_path, "jx101_leaves_jit", LEAVES_JIT)
-    result = run(path)
+    result = run_in_process(path)
     [finding] = result.findings
     assert finding.target == "outer" and finding.fix is None  # the use is not where the vmap is bound
     assert finding.span.start_line == position(LEAVES_JIT, "jax.vmap(pair")[0]

@@ -1,15 +1,16 @@
 """JX102 vmap-cond-to-select and JX103 vmap-while-batched-predicate on real jaxprs, end to end.
 
-Each module is written to a temporary folder and checked once (one worker start each).
+Each module is written to a temporary folder and checked once, in the test process
+(helpers.check_in_process: the worker's analysis without a worker process).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from helpers import check_in_process
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 
@@ -150,7 +151,7 @@ library_while(jnp.ones((4, 3)))
 def run(folder: Path, name: str, text: str) -> CheckResult:
     path = folder / f"{name}.py"
     path.write_text(text, encoding="utf-8")
-    return check([str(path)], select_rules(["JX102", "JX103"], None))
+    return check_in_process([str(path)], select_rules(["JX102", "JX103"], None))
 
 
 def position(text: str, snippet: str) -> tuple[int, int]:

@@ -1,10 +1,11 @@
-"""JX201 loop-invariant-in-loop on real jaxprs, through the whole pipeline (one worker per check)."""
+"""JX201 loop-invariant-in-loop on real jaxprs, through the whole pipeline (analyzed in the test
+process: helpers.check_in_process)."""
 from __future__ import annotations
 
 import pytest
+from helpers import check_in_process
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 
@@ -159,7 +160,7 @@ q_jvp.lower(W, xs)
 def found(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Finding]:
     path = tmp_path_factory.mktemp("jx201") / "jx201_cases.py"
     path.write_text(CASES, encoding="utf-8")
-    result: CheckResult = check([str(path)], select_rules(["JX201"], None), fix=False)
+    result: CheckResult = check_in_process([str(path)], select_rules(["JX201"], None), fix=False)
     assert result.skipped == [] and result.traced == 14
     by_target: dict[str, Finding] = {}
     for finding in result.findings:

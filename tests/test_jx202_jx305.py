@@ -1,16 +1,15 @@
 """JX202 python-loop-unrolled and JX305 host-callback-in-loop on real jaxprs, end to end.
 
-One module holds the triggers and the near misses of both rules; it is checked once (a check
-starts a worker that imports JAX). A line marked ``# expect JXnnn`` must give that finding, and
+One module holds the triggers and the near misses of both rules; it is checked once, in the test
+process (helpers.check_in_process: the worker's analysis without a worker process). A line marked ``# expect JXnnn`` must give that finding, and
 no other line may give one. Functions are lowered, not run: nothing is compiled at import.
 """
 from __future__ import annotations
 
 import pytest
-from helpers import expected_markers
+from helpers import check_in_process, expected_markers
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.rules.jx202_python_loop_unrolled import PythonLoopUnrolled, repetitions
@@ -156,7 +155,7 @@ for fn, arg in [(unrolled, x), (comprehension, jax.random.PRNGKey(0)), (helper_i
 def result(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
     path = tmp_path_factory.mktemp("jx202_jx305") / "loops.py"
     path.write_text(MODULE, encoding="utf-8")
-    return check([str(path)], select_rules(["JX202", "JX305"], None), fix=False)
+    return check_in_process([str(path)], select_rules(["JX202", "JX305"], None), fix=False)
 
 
 def at(result: CheckResult, code: str, marker: str) -> Finding:

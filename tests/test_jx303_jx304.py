@@ -1,14 +1,16 @@
 """JX303 constant-index-gather and JX304 reduce-of-broadcast on real jaxprs, end to end.
 
-Each module is written to a temporary folder and checked once (a check starts a worker that
-imports JAX); the tests then assert on that one result.
+Each module is written to a temporary folder and checked once; the tests then assert on that one
+result. The triggers are checked with --fix by the real worker (the fixes are written and verified
+in a fresh worker: both rules' fixes go through the process boundary here); the other modules are
+analyzed in the test process (helpers.check_in_process: the worker's analysis without a worker).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import assert_analyzed, write
+from helpers import assert_analyzed, check_in_process, write
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
@@ -206,7 +208,12 @@ for fn in (permutation, plain_slice, repeated, decreasing, out_of_bounds, single
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:
+    """The real pipeline: worker processes."""
     return check([str(path)], select_rules(None, None), fix=fix)
+
+
+def run_in_process(path: Path) -> CheckResult:
+    return check_in_process([str(path)], select_rules(None, None))
 
 
 def by_target(findings: list[Finding]) -> dict[str, Finding]:
@@ -276,7 +283,7 @@ def test_reduce_finding_points_at_the_reduction_with_the_scale(fixed) -> None:
 
 
 def test_reported_without_fix(tmp_path: Path) -> None:
-    result = run(write(tmp_path, "jx303_jx304_fixless", FIXLESS))
+    result = run_in_process(write(tmp_path, "jx303_jx304_fixless", FIXLESS))
     assert_analyzed(result, 6)
     found = by_target(result.findings)
     assert {name: f.code for name, f in found.items()} == {
@@ -289,7 +296,7 @@ def test_reported_without_fix(tmp_path: Path) -> None:
 
 
 def test_near_misses_are_quiet(tmp_path: Path) -> None:
-    result = run(write(tmp_path, "jx303_jx304_quiet", QUIET))
+    result = run_in_process(write(tmp_path, "jx303_jx304_quiet", QUIET))
     assert_analyzed(result, 13)
     assert [f.message for f in result.findings if f.code in ("JX303", "JX304")] == []
 
@@ -324,7 +331,7 @@ def test_symbolic_sizes(tmp_path: Path) -> None:
         from jax import export  # noqa: F401
     except ImportError:
         pytest.skip("jax.export cannot be imported here (JAX 0.4.x without absl-py)")
-    result = run(write(tmp_path, "jx303_jx304_symbolic", SYMBOLIC))
+    result = run_in_process(write(tmp_path, "jx303_jx304_symbolic", SYMBOLIC))
     assert_analyzed(result, 3)
     [finding] = [f for f in result.findings if f.code in ("JX303", "JX304")]
     # Static copies of a symbolic operand: reported and fixable; symbolic copies (maybe 0 or 1)

@@ -1,7 +1,8 @@
 """JX401 prng-key-reuse on real jaxprs, end to end, compared with JAX's own key-reuse checker.
 
 The same functions are checked twice: with legacy ``jax.random.PRNGKey`` uint32 keys and with
-typed ``jax.random.key`` keys (one module each, one check call). Functions named ``t_*`` reuse a
+typed ``jax.random.key`` keys (one module each, one check call, in the test process:
+helpers.check_in_process). Functions named ``t_*`` reuse a
 key; ``q_*`` are near misses that must stay quiet. The harm is shown by running the functions
 in the test process: a reused key gives identical "random" arrays.
 """
@@ -16,9 +17,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import check_in_process
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 
@@ -190,7 +191,7 @@ def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def found(modules: dict[str, Path]) -> dict[str, dict[str, Finding]]:
-    result: CheckResult = check([str(p) for p in modules.values()], select_rules(["JX401"], None))
+    result: CheckResult = check_in_process([str(p) for p in modules.values()], select_rules(["JX401"], None))
     assert result.skipped == [] and result.traced == 2 * len(target_names())
     by_kind: dict[str, dict[str, Finding]] = {kind: {} for kind in KEYS}
     for finding in result.findings:

@@ -1,6 +1,8 @@
 """JX501 where-nan-gradient on real jaxprs, through the whole pipeline.
 
-Each module is written to a temporary folder and checked once. The behaviour is checked in this
+Each module is written to a temporary folder and checked once, in the test process
+(helpers.check_in_process: the worker's analysis without a worker process; JX501's fix is unsafe,
+so --fix applies and verifies nothing here). The behaviour is checked in this
 process too: the flagged functions really have a NaN gradient at the point the message names, the
 double-where rewrite the fix proposes has the same forward value and a finite gradient, and the
 near misses that must stay quiet have finite gradients where it matters.
@@ -13,10 +15,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import write
+from helpers import check_in_process, write
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.text import apply_edits
@@ -260,7 +261,7 @@ GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:
-    return check([str(path)], select_rules(["JX501"], None), fix=fix)
+    return check_in_process([str(path)], select_rules(["JX501"], None), fix=fix)
 
 
 def load(path: Path) -> ModuleType:

@@ -1,19 +1,19 @@
 """JX502 dtype-widening and JX503 constant-out-of-bounds-index on real jaxprs, end to end.
 
-Each module is written to a temporary folder and checked once (a check starts a worker that
-imports JAX); the tests then assert on that one result. The x64 module enables
-``jax_enable_x64`` at import: it is checked on its own, in its own worker, so the setting cannot
-reach the other modules.
+Each module is written to a temporary folder and checked once, in the test process
+(helpers.check_in_process: the worker's analysis without a worker process); the tests then assert
+on that one result. The x64 module enables ``jax_enable_x64`` at import: it is checked on its own;
+the analysis puts JAX's configuration back afterwards, as the worker does between modules
+(test_worker_isolation.py checks that in real workers).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import assert_analyzed, write
+from helpers import assert_analyzed, check_in_process, write
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 
@@ -262,7 +262,7 @@ for fn in (take_fill, explicit_mode, empty_slice, closed_over_indices):
 
 
 def run(path: Path) -> CheckResult:
-    return check([str(path)], select_rules(None, None))
+    return check_in_process([str(path)], select_rules(None, None))
 
 
 def by_target(findings: list[Finding], code: str) -> dict[str, Finding]:

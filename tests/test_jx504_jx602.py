@@ -1,16 +1,15 @@
 """JX504 discarded-functional-update and JX602 python-side-effect-in-jit on real jaxprs, end to end.
 
-One module holds the triggers and the near misses of both rules; it is checked once (a check
-starts a worker that imports JAX). A line marked ``# expect JXnnn`` must give that finding, and
+One module holds the triggers and the near misses of both rules; it is checked once, in the test
+process (helpers.check_in_process: the worker's analysis without a worker process). A line marked ``# expect JXnnn`` must give that finding, and
 no other line may give one. Functions are lowered, not run: nothing is compiled at import.
 """
 from __future__ import annotations
 
 import pytest
-from helpers import expected_markers
+from helpers import check_in_process, expected_markers
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 
@@ -261,7 +260,7 @@ bound.lower(x)
 def result(tmp_path_factory: pytest.TempPathFactory) -> CheckResult:
     path = tmp_path_factory.mktemp("jx504_jx602") / "effects.py"
     path.write_text(MODULE, encoding="utf-8")
-    return check([str(path)], select_rules(["JX504", "JX602"], None), fix=False)
+    return check_in_process([str(path)], select_rules(["JX504", "JX602"], None), fix=False)
 
 
 def at(result: CheckResult, code: str, marker: str) -> Finding:

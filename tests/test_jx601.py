@@ -1,7 +1,13 @@
-"""JX601 trace-error: the JAX error class, the user's line, and a hint chosen by the class."""
+"""JX601 trace-error: the JAX error class, the user's line, and a hint chosen by the class.
+
+Trace errors are analyzed in the test process (helpers.check_in_process: the worker's analysis
+without a worker process); the module that fails to import keeps the real worker.
+"""
 from __future__ import annotations
 
 from pathlib import Path
+
+from helpers import check_in_process
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
@@ -80,7 +86,7 @@ def static_list(x, sizes):
 def test_each_error_class_gets_its_hint(tmp_path: Path) -> None:
     path = tmp_path / "untraceable.py"
     path.write_text(MODULE)
-    result = check([str(path)], select_rules(["JX601"], None))
+    result = check_in_process([str(path)], select_rules(["JX601"], None))
     lines = MODULE.splitlines()
     found = {}
     for finding in result.findings:
@@ -98,12 +104,13 @@ def test_each_error_class_gets_its_hint(tmp_path: Path) -> None:
 def test_non_hashable_static_argument_hint(tmp_path: Path) -> None:
     path = tmp_path / "static_list.py"
     path.write_text(STATIC_LIST)
-    [finding] = check([str(path)], select_rules(["JX601"], None)).findings
+    [finding] = check_in_process([str(path)], select_rules(["JX601"], None)).findings
     assert "Non-hashable static arguments" in finding.message and "pass a tuple" in finding.message
 
 
 def test_a_more_specific_rule_explains_the_failure(tmp_path: Path) -> None:
-    """The import fails on a list passed as a static argument: JX204 reports it, not JX601/JX901."""
+    """The import fails on a list passed as a static argument: JX204 reports it, not JX601/JX901.
+    An import error the worker catches: the real worker."""
     path = tmp_path / "static_call.py"
     path.write_text(
         "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"

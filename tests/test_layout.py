@@ -32,6 +32,11 @@ def _type_only(tree: ast.Module) -> set[int]:
     return hidden
 
 
+def _packages_of(name: str) -> set[str]:
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {}
@@ -51,12 +56,13 @@ def import_graph() -> dict[str, set[str]]:
                     parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join(parts + ([node.module] if node.module else []))
                 imported |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
-        edges = set()
+        edges = set(imported)
         for target in imported:
-            # ``import a.b.c`` runs a/__init__ and a/b/__init__ first
+            # ``import a.b.c`` runs a/__init__ and a/b/__init__ first (already running when they
+            # are the importing module's own packages)
             parts = target.split(".")
-            edges |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
-        graph[name] = {e for e in edges if e in modules and e != name and not name.startswith(e + ".")}
+            edges |= {".".join(parts[:i]) for i in range(1, len(parts))} - _packages_of(name)
+        graph[name] = {e for e in edges if e in modules and e != name}
     return graph
 
 

@@ -2,7 +2,8 @@
 
 test_arguments.py checks the signatures of methods called at import; here each one holds the
 founding pattern (a vmap output that depends on no mapped input, used one row at a time) and the
-JX101 finding must point at its vmap call. One project, one check.
+JX101 finding must point at its vmap call. One project, one check, in the test process
+(helpers.check_in_process).
 """
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from helpers import check_in_process
 
-from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
 
 MODULE = """\
@@ -83,7 +84,7 @@ def line_of(marker: str) -> int:
 def checked(tmp_path_factory: pytest.TempPathFactory):
     root: Path = tmp_path_factory.mktemp("methods")
     (root / "methods.py").write_text(MODULE)
-    result = check([str(root)], all_rules())
+    result = check_in_process([str(root)], all_rules())
     traced = {t["target"]: t for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
     return result, traced
 

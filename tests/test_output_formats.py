@@ -373,9 +373,7 @@ def test_configuration_key_below_environment_and_flag(tmp_path: Path) -> None:
 
 
 def test_configuration_accepts_exactly_the_format_names() -> None:
-    from jaxlint.config.keys import (
-        OUTPUT_FORMATS,  # kept apart: config must not import the writers
-    )
+    from jaxlint.config.keys import OUTPUT_FORMATS  # kept apart: config must not import the writers
 
     assert tuple(OUTPUT_FORMATS) == FORMAT_NAMES
 

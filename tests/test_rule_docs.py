@@ -4,6 +4,10 @@ The Example must give exactly that rule's finding, Use instead must be clean, an
 Example must produce Use instead, byte for byte, when the rule has a safe fix (otherwise --fix
 must leave the Example untouched). A rule's Options section holds the entry generated from each of
 its declared options (jaxlint.report.ruledocs.option_markdown), and the TOML it shows sets the option.
+
+The pages are checked in the test process (helpers.check_in_process: the worker's analysis and the
+fixer's verification without worker processes); the rules' tests (test_jx101.py,
+test_jx203_jx204.py, test_jx303_jx304.py) write and verify fixes with real workers.
 """
 from __future__ import annotations
 
@@ -11,9 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import check_in_process
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.report.ruledocs import option_markdown, options_intro
 from jaxlint.rules import Rule, all_rules
@@ -37,7 +41,7 @@ def first_python_block(body: str) -> str:
 
 
 def run(path: Path, fix: bool = False) -> CheckResult:
-    return check([str(path)], select_rules(None, None), fix=fix)
+    return check_in_process([str(path)], select_rules(None, None), fix=fix)
 
 
 def test_rule_pages_exist() -> None:
@@ -139,6 +143,6 @@ def test_options_toml_sets_the_option(rule: type[Rule], name: str, tmp_path: Pat
     (tmp_path / "pyproject.toml").write_text(raised, encoding="utf-8")
     example = tmp_path / f"{rule.code.lower()}_example.py"
     example.write_text(first_python_block(parts["Example"]), encoding="utf-8")
-    result = check([str(example)], [rule])
+    result = check_in_process([str(example)], [rule])
     assert result.skipped == [] and result.traced > 0
     assert result.findings == [], [f.message for f in result.findings]

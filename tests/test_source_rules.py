@@ -168,3 +168,19 @@ def test_the_index_and_the_scanner_agree_on_transform_calls() -> None:
     assert index.call_names(b_call) == {"b.<locals>.vmap"}
     assert not any(c.kind == "vmap" and c.span.start_line == 19 for t in scan.scan_source("m.py", source)
                    for c in t.calls)
+
+
+def test_the_parent_runs_source_rules_without_importing_jax(tmp_path: Path) -> None:
+    """Source rules in the parent, program rules in the worker: the jaxlint process never imports
+    JAX, even when it runs every rule's source half and fixes nothing."""
+    import subprocess
+    import sys
+
+    (tmp_path / "loop.py").write_text(LOOP_ONLY)
+    (tmp_path / "traced.py").write_text(LOOP_ONLY + UNRELATED_TARGET)
+    code = ("import sys\nfrom jaxlint.engine.check import check\nfrom jaxlint.rules import all_rules\n"
+            f"result = check([{str(tmp_path)!r}], all_rules())\n"
+            "print(sorted((f.code, f.path.rsplit('/', 1)[1]) for f in result.findings), 'jax' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[('JX203', 'loop.py'), ('JX203', 'traced.py')] False"

@@ -15,12 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxlint.config.globs import PathMatcher, PathPattern, PerFileIgnore
 from jaxlint.config.keys import ConfigError, Layer, parse_table, read_toml
-from jaxlint.config.selection import (
-    Selection,
-    codes_matching,
-    option_values,
-    resolve_rules,
-)
+from jaxlint.config.selection import Selection, codes_matching, option_values, resolve_rules
 from jaxlint.model import Settings
 
 if TYPE_CHECKING:

@@ -6,13 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxlint.config.globs import PathPattern, PatternError, PerFileIgnore
-from jaxlint.config.selection import (
-    check_option,
-    check_selector,
-    describe,
-    did_you_mean,
-    rule_named,
-)
+from jaxlint.config.selection import check_option, check_selector, describe, did_you_mean, rule_named
 
 try:
     import tomllib

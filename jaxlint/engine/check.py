@@ -40,8 +40,9 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
                              f"cannot read the file: {error.strerror or error}", 1, 0, codes)
     if not scan.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
+    index = SourceIndex(path, source.text)  # one parse for the scan and the source rules
     try:
-        targets = scan.scan_source(path, source.text)
+        targets = scan.scan_source(path, source.text, index.tree)
     except scan.ScanSyntaxError as error:
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # a scanner bug must not lose the other files

@@ -21,13 +21,7 @@ from typing import Any, Collection
 from jaxlint.model import Edit, Finding, Fix, Result, Span, Target
 from jaxlint.rules import codes_by_name
 from jaxlint.rules.jx800_unused_suppression import UnusedSuppression
-from jaxlint.scan.noqa import (
-    MAY_HAVE_DIRECTIVES,
-    Comments,
-    Directive,
-    Item,
-    read_comments,
-)
+from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, Comments, Directive, Item, read_comments
 from jaxlint.text import apply_edits
 
 FIX_MESSAGE = "Remove unused suppression"

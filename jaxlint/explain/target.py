@@ -15,9 +15,7 @@ from jaxlint.explain import ExplainError
 from jaxlint.model import Span, Target
 from jaxlint.scan.walk import parameters
 from jaxlint.text import SourceError, SourceFile, char_column, read_source
-from jaxlint.text import (
-    relative as display,  # re-exported: explain shows paths as check does
-)
+from jaxlint.text import relative as display  # re-exported: explain shows paths as check does
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

@@ -13,16 +13,7 @@ from io import StringIO
 from typing import Callable
 
 from jaxlint.engine.results import CheckResult
-from jaxlint.report import (
-    concise,
-    full,
-    github,
-    gitlab,
-    json_array,
-    json_lines,
-    junit,
-    sarif,
-)
+from jaxlint.report import concise, full, github, gitlab, json_array, json_lines, junit, sarif
 from jaxlint.report import statistics as stats
 from jaxlint.text import write_text_atomic
 

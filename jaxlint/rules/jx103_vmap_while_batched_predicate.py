@@ -13,14 +13,7 @@ from typing import Any, Iterable
 from jaxlint.ir import Op, costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
-from jaxlint.rules.jx102_vmap_cond_to_select import (
-    call_spans,
-    elements,
-    executions,
-    flops_of,
-    fmt_flops,
-    under_vmap,
-)
+from jaxlint.rules.jx102_vmap_cond_to_select import call_spans, elements, executions, flops_of, fmt_flops, under_vmap
 
 LOOP_KINDS = frozenset({"while_loop", "fori_loop"})
 

@@ -251,23 +251,25 @@ def _parse(path: str, source: str) -> ast.Module:
         raise ScanSyntaxError("too large to parse", 1, 0) from None
 
 
-def scan_source(path: str, source: str) -> list[Target]:
-    """The targets in ``source`` (the text of ``path``), in source order."""
+def scan_source(path: str, source: str, tree: ast.Module | None = None) -> list[Target]:
+    """The targets in ``source`` (the text of ``path``), in source order. ``tree``: the source
+    already parsed (the source index's), else it is parsed here."""
     # The parse allocates an object per AST node and nothing here makes reference cycles, so
     # the cyclic GC would only rescan live objects: pausing it halves the parse time.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _scan(path, source)
+        return _scan(path, source, tree)
     finally:
         if paused:
             gc.enable()
 
 
-def _scan(path: str, source: str) -> list[Target]:
+def _scan(path: str, source: str, tree: ast.Module | None) -> list[Target]:
     if source.startswith("\ufeff"):  # decoded without utf-8-sig: the BOM is no part of the code
-        source = source[1:]
-    tree = _parse(path, source)  # a broken file is reported (JX900) even without targets
+        source, tree = source[1:], None
+    if tree is None:
+        tree = _parse(path, source)  # a broken file is reported (JX900) even without targets
     if not (mentions_jax(source) and _MAY_HAVE_TARGETS.search(source)):
         return []
     walker = Walker()

@@ -12,16 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from jaxlint.scan.names import (
-    ANNOTATION,
-    CLASS,
-    COMPREHENSION,
-    FUNCTION,
-    GLOBAL,
-    PREFIXES,
-    Scope,
-    visible,
-)
+from jaxlint.scan.names import ANNOTATION, CLASS, COMPREHENSION, FUNCTION, GLOBAL, PREFIXES, Scope, visible
 
 MODULE_TOP = ""  # statements at module level; in a module-level class body: the class name
 _ENTER, _EXIT, _BOUNDARY, _PARAMS = range(4)  # markers on the expression walk's stack

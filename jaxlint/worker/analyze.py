@@ -10,17 +10,7 @@ from typing import Any, Callable
 import jax
 
 from jaxlint.ir.build import build_program
-from jaxlint.model import (
-    Finding,
-    Job,
-    Result,
-    Settings,
-    SkipKind,
-    Skipped,
-    Span,
-    Target,
-    Traced,
-)
+from jaxlint.model import Finding, Job, Result, Settings, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import Rule, all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
 from jaxlint.rules.base import ProgramContext, SourceContext
@@ -28,24 +18,12 @@ from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
 from jaxlint.rules.runner import internal_error, run_program_rules, run_source_rules
 from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import (
-    ArgumentError,
-    ArgumentRequest,
-    ArgumentSet,
-    arguments_for,
-)
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.importer import import_module, is_project_module
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
 from jaxlint.worker.retrace import ModuleRetracer
-from jaxlint.worker.trace import (
-    NotArrays,
-    code_of,
-    compiled_cost,
-    format_signature,
-    resolve,
-    trace_function,
-)
+from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
 from jaxlint.worker.traced_lines import equation_lines, suppression_lines
 
 # (qualname, the object traced, its arguments) for each traced signature: what a job kind's

@@ -204,9 +204,7 @@ def _observe(item: Watched, frame: FrameType) -> dict[str, str] | None:
         return None  # not the function the scan saw (a same-named def elsewhere in the file)
     if item.bound_first is None:
         item.bound_first = _is_classmethod(frame, item.target)
-    from jaxlint.worker.instrument import (
-        abstractify,  # imports jax: only once user code is running
-    )
+    from jaxlint.worker.instrument import abstractify  # imports jax: only once user code is running
 
     signature: dict[str, str] = {}
     for index, name in enumerate(params):

@@ -22,8 +22,8 @@ import ast
 
 from jaxlint.model import Span, Target
 from jaxlint.rules.base import SourceContext
-from jaxlint.rules.jx203_recompilation_hazard import loop_kind
 from jaxlint.rules.jx203_recompilation_hazard.float_values import Evaluator
+from jaxlint.rules.jx203_recompilation_hazard.loops import loop_kind
 from jaxlint.rules.jx203_recompilation_hazard.static_trace import verify
 from jaxlint.scan import hints
 from jaxlint.scan.index import SourceIndex, static_arguments
