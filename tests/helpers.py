@@ -9,8 +9,9 @@ import re
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from unittest import mock
 
 from jaxlint.config import DEFAULT_TIMEOUT
@@ -57,10 +58,12 @@ class InProcessPool:
     manager; attributes ``timeout``, ``jax_import``, ``started``). ``run`` does what the worker does
     with a job line: the job and the result go through JSON as they would through the pipes, and
     ``jaxlint.worker.process.analyze_module`` runs in between (it puts JAX's configuration back
-    and forgets the analyzed project's modules afterwards). What it cannot do: enforce
-    ``timeout``, survive a crash or ``os._exit``, hide the user's stdout. ``started`` counts the
-    workers the real pool would have started, so ``workers_started`` reads the same; tests that
-    assert on it keep the real pool anyway.
+    and forgets the analyzed project's modules afterwards), with the worker's settings: no
+    bytecode written, the default warning filters, ``exclude_from_user_frames`` called once.
+    Analyses run one at a time (check's lanes are threads here). What it cannot do: enforce
+    ``timeout``, survive a crash or ``os._exit``, hide the user's stdout, start from a fresh
+    interpreter. ``started`` counts the workers the real pool would have started, so
+    ``workers_started`` reads the same; tests that assert on it keep the real pool anyway.
     """
 
     _lock = threading.Lock()  # check() runs one lane per pool in threads: one analysis at a time
@@ -77,8 +80,14 @@ class InProcessPool:
         """What the worker does once at its start, before any job."""
         if cls._prepared:
             return
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
-        importlib.import_module("jax")
+        if "jax" not in sys.modules:  # tracing needs no accelerator (the worker's setting), read at import
+            saved = os.environ.get("JAX_PLATFORMS")
+            os.environ.setdefault("JAX_PLATFORMS", "cpu")
+            try:
+                importlib.import_module("jax")
+            finally:  # not for the subprocesses later tests start
+                if saved is None:
+                    del os.environ["JAX_PLATFORMS"]
         from jaxlint.ir import compat
 
         compat.exclude_from_user_frames()
@@ -109,7 +118,7 @@ class InProcessPool:
     def __enter__(self) -> InProcessPool:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -191,7 +191,8 @@ def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def found(modules: dict[str, Path]) -> dict[str, dict[str, Finding]]:
-    result: CheckResult = check_in_process([str(p) for p in modules.values()], select_rules(["JX401"], None))
+    result: CheckResult = check_in_process([str(p) for p in modules.values()],
+                                           select_rules(["JX401"], None))
     assert result.skipped == [] and result.traced == 2 * len(target_names())
     by_kind: dict[str, dict[str, Finding]] = {kind: {} for kind in KEYS}
     for finding in result.findings:

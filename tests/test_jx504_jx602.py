@@ -1,8 +1,9 @@
 """JX504 discarded-functional-update and JX602 python-side-effect-in-jit on real jaxprs, end to end.
 
 One module holds the triggers and the near misses of both rules; it is checked once, in the test
-process (helpers.check_in_process: the worker's analysis without a worker process). A line marked ``# expect JXnnn`` must give that finding, and
-no other line may give one. Functions are lowered, not run: nothing is compiled at import.
+process (helpers.check_in_process: the worker's analysis without a worker process). A line
+marked ``# expect JXnnn`` must give that finding, and no other line may give one. Functions are
+lowered, not run: nothing is compiled at import.
 """
 from __future__ import annotations
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from jaxlint.fixes.vmap_out_axes import build_fix
-from jaxlint.ir import Op, Value
+from jaxlint.ir import Op, Value, VmapRecord
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import char_span
@@ -24,7 +24,7 @@ class VmapUnbatchedOutput(Rule):
         # One finding per vmap call site: its unbatched outputs share one out_axes edit. A site run
         # several times (a Python loop, a helper called twice) reports an output only if every
         # run shows the pattern.
-        sites: dict[tuple, dict[str, Any]] = {}
+        sites: dict[tuple, dict[str, tuple[VmapRecord, dict[int, list[Value]]]]] = {}
         for tag, values in ctx.program.markers.items():
             record_tag, _, leaf_text = tag.rpartition("_")
             record = ctx.vmap_records.get(record_tag)
@@ -44,11 +44,12 @@ class _Unbatched:
     leaf: int
     path: str  # pytree path, e.g. "[0]" or "['a']"; "" when the output is a single array
     axis: int  # the batch axis, normalized
-    values: list[Any]  # the broadcast value in the IR (several if the trace is inlined twice)
+    values: list[Value]  # the broadcast value in the IR (several if the trace is inlined twice)
     uses: list[str]  # e.g. ["[0]", "[9]"]
 
 
-def _check_site(rule: type[Rule], ctx: ProgramContext, runs: list[tuple[Any, dict[int, list[Any]]]]) -> Finding | None:
+def _check_site(rule: type[Rule], ctx: ProgramContext,
+                runs: list[tuple[VmapRecord, dict[int, list[Value]]]]) -> Finding | None:
     per_run = []
     for record, leaves in runs:
         found = {}
@@ -74,7 +75,7 @@ def _check_site(rule: type[Rule], ctx: ProgramContext, runs: list[tuple[Any, dic
     return finding
 
 
-def _unbatched_output(record: Any, leaf: int, values: list[Any]) -> _Unbatched | None:
+def _unbatched_output(record: VmapRecord, leaf: int, values: list[Value]) -> _Unbatched | None:
     axis = record.leaf_axes[leaf]
     if axis is None or leaf >= len(record.unbatched) or not record.unbatched[leaf]:
         return None  # declared unbatched already, or batched (JAX refuses out_axes=None there)
@@ -128,7 +129,7 @@ def _single_row_use(op: Op, value: Value, axis: int) -> str | None:
     return index
 
 
-def _index_text(index: Any) -> str:
+def _index_text(index: Value) -> str:
     """The index as the source likely wrote it: a constant, a symbolic size, or ``i`` (traced)."""
     for _ in range(4):  # through the few ops JAX wraps a static index in
         if index.literal is not None:
@@ -181,10 +182,10 @@ def _message(outputs: list[_Unbatched]) -> str:
 
 def _cost(outputs: list[_Unbatched]) -> str:
     broadcasts = [v for o in outputs for v in o.values]
-    eager = [v for v in broadcasts if not v.producer.under_jit]
+    eager = [v for v in broadcasts if not cast(Op, v.producer).under_jit]
     # Under jit XLA deletes broadcast -> slice -> squeeze; a broadcast made outside any jit, or
     # read outside the jit that made it, is written to memory in full.
-    leaves_jit = [v for v in broadcasts if v.producer.under_jit and any(not op.under_jit for op in v.uses)]
+    leaves_jit = [v for v in broadcasts if cast(Op, v.producer).under_jit and any(not op.under_jit for op in v.uses)]
     if not eager and not leaves_jit:
         return ("Cost: none in compiled code, under jax.jit XLA deletes the broadcast and the "
                 "selection; this is a clarity fix.")
@@ -198,7 +199,7 @@ def _cost_object(outputs: list[_Unbatched]) -> Cost:
     from jaxlint.ir import costs
 
     broadcasts = [v for o in outputs for v in o.values]
-    materialized = [v for v in broadcasts if not v.producer.under_jit
+    materialized = [v for v in broadcasts if not cast(Op, v.producer).under_jit
                     or any(not op.under_jit for op in v.uses)]
     if not materialized:
         return Cost(basis="shapes", flops=0.0, bytes=0.0,
@@ -210,7 +211,7 @@ def _cost_object(outputs: list[_Unbatched]) -> Cost:
                 if total is None else "the broadcast is written to memory in full")
 
 
-def _size(values: list[Any], outputs: list[_Unbatched]) -> str:
+def _size(values: list[Value], outputs: list[_Unbatched]) -> str:
     axis_of = {id(v): o.axis for o in outputs for v in o.values}
     try:
         elements = sum(int(math.prod(v.shape)) for v in values)

@@ -10,9 +10,9 @@ op and is never reported; a user's own ``jnp.where`` is located at the ``where``
 from __future__ import annotations
 
 import types
-from typing import Any, Iterable
+from typing import Iterable, cast
 
-from jaxlint.ir import Op, Value, costs
+from jaxlint.ir import Location, Op, Value, costs
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -32,11 +32,12 @@ class VmapCondToSelect(Rule):
                       and op.location.path == ctx.path and not _is_operand_mask(op)]
         if not candidates:
             return
-        spans = call_spans(ctx, COND_KINDS, {op.location.span for op in candidates})
+        spans = call_spans(ctx, COND_KINDS, {cast(Location, op.location).span for op in candidates})
         # One finding per cond call; each traced execution of it (a Python loop, two vmaps of one
         # helper) is one instance, told apart by its index value.
-        by_call: dict[Span, dict[int, list[Any]]] = {}
+        by_call: dict[Span, dict[int, list[Op]]] = {}
         for op in candidates:
+            assert op.location is not None  # candidates are located
             if op.location.span in spans:
                 by_call.setdefault(op.location.span, {}).setdefault(id(_index(op)), []).append(op)
         for span, instances in by_call.items():
@@ -69,7 +70,7 @@ def _is_operand_mask(op: Op) -> bool:
                               and producer.inputs[0] is kept)
 
 
-def _index(join: Any) -> Any:
+def _index(join: Op) -> Value:
     """The batched branch index a join selects by (broadcast to each output's shape)."""
     value = join.inputs[0]
     while value.producer is not None and value.producer.primitive == "broadcast_in_dim":
@@ -77,12 +78,12 @@ def _index(join: Any) -> Any:
     return value
 
 
-def _branch_ops(joins: list[Any]) -> list[list[Any]]:
+def _branch_ops(joins: list[Op]) -> list[list[Op]]:
     """The inlined ops of each branch: back from the join's case inputs to the masked operands."""
-    branches: list[list[Any]] = []
+    branches: list[list[Op]] = []
     seen: set[int] = set()
     for case in range(1, len(joins[0].inputs)):
-        ops: list[Any] = []
+        ops: list[Op] = []
         stack = [join.inputs[case] for join in joins if case < len(join.inputs)]
         while stack:
             producer = stack.pop().producer
@@ -95,7 +96,7 @@ def _branch_ops(joins: list[Any]) -> list[list[Any]]:
     return branches
 
 
-def flops_of(ops: list[Any]) -> float | None:
+def flops_of(ops: list[Op]) -> float | None:
     """FLOPs of ``ops`` run once, nested loops multiplied by their trip counts; None if unknown."""
     return costs.region_flops(types.SimpleNamespace(ops=ops))
 
@@ -123,7 +124,7 @@ def fmt_flops(flops: float) -> str:
     return f"{flops:.3g}" if flops >= 1e6 else f"{int(flops)}"
 
 
-def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, instances: list[list[Any]]) -> Finding:
+def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, instances: list[list[Op]]) -> Finding:
     branch_flops: list[float | None] = []
     equations = 0
     most: float | None = 0.0  # every element takes the cheapest branch

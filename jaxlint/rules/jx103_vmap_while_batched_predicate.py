@@ -8,9 +8,9 @@ from unmapped arguments) keeps a scalar and is never reported.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable, cast
 
-from jaxlint.ir import Op, costs
+from jaxlint.ir import Location, Op, Value, costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.rules.jx102_vmap_cond_to_select import call_spans, elements, executions, flops_of, fmt_flops, under_vmap
@@ -33,16 +33,17 @@ class VmapWhileBatchedPredicate(Rule):
             return
         # Only whiles the user wrote (a while_loop/fori_loop call in this file): a library's
         # internal loop is located at the user's call of that library function instead.
-        spans = call_spans(ctx, LOOP_KINDS, {op.location.span for op in loops})
+        spans = call_spans(ctx, LOOP_KINDS, {cast(Location, op.location).span for op in loops})
         reported = set()
         for op in loops:
+            assert op.location is not None  # loops are located
             span = op.location.span
             if span in spans and span not in reported:
                 reported.add(span)
                 yield _finding(cls, ctx, op, spans[span])
 
 
-def _batched_predicate(op: Op) -> Any:
+def _batched_predicate(op: Op) -> Value | None:
     """The cond region's predicate when it is not a scalar (one bool per batch element), else None."""
     region = next((r for r in op.regions if r.name == "cond_jaxpr"), None)
     if region is None or not region.outputs:
@@ -60,6 +61,7 @@ def _finding(rule: type[Rule], ctx: ProgramContext, op: Op, kind: str) -> Findin
     carry = [costs.nbytes(v) for v in op.outputs]
     carry_bytes = None if any(b is None for b in carry) else sum(carry)
     runs, known = executions(op)
+    assert predicate is not None  # check_program reports only loops with a batched predicate
     batch = elements(predicate)
     per_iteration = (f"{fmt_flops(flops)} FLOPs" if flops is not None else "unknown FLOPs (symbolic shapes)")
     selected = f" and selects {carry_bytes} bytes of carry" if carry_bytes is not None else ""
@@ -71,6 +73,7 @@ def _finding(rule: type[Rule], ctx: ProgramContext, op: Op, kind: str) -> Findin
                f"computes the body for the whole batch ({per_iteration}, {len(ops)} equations){selected}, "
                f"finished elements included{where}. If trip counts vary widely, use lax.map over the "
                "batch (each element runs its own trip count) or group elements of similar trip count.")
+    assert op.location is not None  # check_program passes located ops only
     finding = ctx.finding(rule, message, op.location.span)
     finding.cost = Cost(basis="shapes", flops=None, bytes=None, equations=len(ops),
                         note=f"wasted per call: body FLOPs per iteration ({per_iteration} for the batch) "

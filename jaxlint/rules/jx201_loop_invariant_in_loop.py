@@ -14,7 +14,7 @@ loop-invariant code motion hoists it:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
 from jaxlint.ir import Op, Region, Value
 from jaxlint.ir.costs import REDUCTIONS, TRANSCENDENTAL, op_flops, trip_count
@@ -54,9 +54,9 @@ class LoopInvariantInLoop(Rule):
                 continue
             region, nconsts = body
             invariant = set(region.inputs[:nconsts])
-            in_cond: list[Any] = []
+            in_cond: list[Op] = []
             _propagate(region, invariant, in_cond, depth=0)
-            groups: list[tuple[str, list[Any]]] = [("cond", in_cond)]
+            groups: list[tuple[str, list[Op]]] = [("cond", in_cond)]
             if loop.primitive == "scan" and "transpose" in loop.transforms:
                 groups.append(("grad", _backward_tails(loop, region, nconsts, invariant)))
             for why, ops in groups:
@@ -69,7 +69,7 @@ class LoopInvariantInLoop(Rule):
                     yield _finding(cls, ctx, loop, why, location, located, costly)
 
 
-def _body(loop: Op) -> tuple[Any, int] | None:
+def _body(loop: Op) -> tuple[Region, int] | None:
     """The loop's body region and how many of its inputs are loop constants."""
     names = {r.name: r for r in loop.regions}
     if loop.primitive == "scan" and "jaxpr" in names:
@@ -79,7 +79,7 @@ def _body(loop: Op) -> tuple[Any, int] | None:
     return None
 
 
-def _propagate(region: Region, invariant: set, in_cond: list, depth: int) -> None:
+def _propagate(region: Region, invariant: set[Value], in_cond: list[Op], depth: int) -> None:
     """Add the region's loop-invariant values to ``invariant``; collect invariant ops inside conds."""
     for op in region.ops:
         if op.primitive in EFFECTFUL:
@@ -104,14 +104,14 @@ def _propagate(region: Region, invariant: set, in_cond: list, depth: int) -> Non
                 in_cond.append(op)
 
 
-def _is_inv(value: Value, invariant: set) -> bool:
+def _is_inv(value: Value, invariant: set[Value]) -> bool:
     return value.literal is not None or value.const or value in invariant
 
 
-def _backward_tails(loop: Op, region: Region, nconsts: int, invariant: set) -> list[Any]:
+def _backward_tails(loop: Op, region: Region, nconsts: int, invariant: set[Value]) -> list[Op]:
     """Ops of a transposed scan body that map a per-iteration cotangent through a fixed linear map
     into the accumulated cotangent of a loop constant (a carry ``acc + contribution``)."""
-    tails: list[Any] = []
+    tails: list[Op] = []
     for k in range(int(loop.params["num_carry"])):
         carry_in = region.inputs[nconsts + k]
         terms = _sum_terms(region.outputs[k], region)
@@ -122,20 +122,20 @@ def _backward_tails(loop: Op, region: Region, nconsts: int, invariant: set) -> l
         for term in terms:
             if term is carry_in or _depends_on(term, carry_in, region, set()):
                 continue
-            ops: list[Any] = []
+            ops: list[Op] = []
             _collect_tail(term, region, invariant, ops)
             tails += [op for op in ops if op not in tails]
     return tails
 
 
-def _sum_terms(value: Value, region: Region) -> list[Any]:
+def _sum_terms(value: Value, region: Region) -> list[Value]:
     op = value.producer
     if op is not None and op.region is region and op.primitive in ("add_any", "add"):
         return [t for v in op.inputs for t in _sum_terms(v, region)]
     return [value]
 
 
-def _depends_on(value: Value, source: Any, region: Region, done: set) -> bool:
+def _depends_on(value: Value, source: Value, region: Region, done: set[Op]) -> bool:
     if value is source:
         return True
     op = value.producer
@@ -145,7 +145,7 @@ def _depends_on(value: Value, source: Any, region: Region, done: set) -> bool:
     return any(_depends_on(v, source, region, done) for v in op.inputs)
 
 
-def _collect_tail(value: Value, region: Region, invariant: set, ops: list) -> None:
+def _collect_tail(value: Value, region: Region, invariant: set[Value], ops: list[Op]) -> None:
     """Walk back from ``value`` through linear ops whose other operands are invariant, stopping
     at the per-iteration cotangent they map (the first op that is not such a linear op)."""
     op = value.producer
@@ -165,7 +165,7 @@ def _collect_tail(value: Value, region: Region, invariant: set, ops: list) -> No
         _collect_tail(op.inputs[i], region, invariant, ops)
 
 
-def _expressions(ctx: ProgramContext, loop: Op, ops: list[Any]) -> dict[Span, list[Any]]:
+def _expressions(ctx: ProgramContext, loop: Op, ops: list[Op]) -> dict[Span, list[Op]]:
     """Connected groups of ``ops`` (one invariant expression each), keyed by where the group's
     costliest op is written."""
     group_of = {op: [op] for op in ops}
@@ -177,7 +177,7 @@ def _expressions(ctx: ProgramContext, loop: Op, ops: list[Any]) -> dict[Span, li
                 merged.extend(gone)
                 for moved in gone:
                     group_of[moved] = merged
-    groups: dict[Span, list[Any]] = defaultdict(list)
+    groups: dict[Span, list[Op]] = defaultdict(list)
     for group in {id(g): g for g in group_of.values()}.values():
         key = max(group, key=lambda op: op_flops(op) or 0.0 if op.primitive in COSTLY else -1.0)
         groups[_span(ctx, key, loop)].extend(sorted(group, key=ops.index))
@@ -192,7 +192,7 @@ def _span(ctx: ProgramContext, op: Op, loop: Op) -> Span:
 
 
 def _finding(rule: type[Rule], ctx: ProgramContext, loop: Op, why: str, span: Span,
-             ops: list[Any], costly: list[Any]) -> Finding:
+             ops: list[Op], costly: list[Op]) -> Finding:
     per_iteration = sum(op_flops(op) or 0.0 for op in ops)
     trips = trip_count(loop)
     kind = "scan" if loop.primitive == "scan" else "while_loop"

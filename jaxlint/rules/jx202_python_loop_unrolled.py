@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Hashable, Iterable, Sequence
 
 from jaxlint.ir import Op
 from jaxlint.model import Cost, Finding, Span
@@ -32,7 +32,7 @@ class PythonLoopUnrolled(Rule):
         # Equations inside a library jit carry the location of the user's call (ir.py falls back
         # to it), so a count per line alone cannot tell a loop from one big library call: the
         # repetition of the line's op sequence can.
-        lines: dict[int, list[Any]] = defaultdict(list)
+        lines: dict[int, list[Op]] = defaultdict(list)
         for op in ctx.program.walk():
             if op.location is not None and op.location.path == ctx.path:
                 lines[op.location.span.start_line].append(op)
@@ -52,6 +52,7 @@ class PythonLoopUnrolled(Rule):
 def _fingerprint(op: Op) -> Hashable:
     # The primitive and the expression on the line it came from; shapes and params may change
     # between iterations (a growing concatenation, a static index ``x[i]``).
+    assert op.location is not None  # check_program collects located ops only
     span = op.location.span
     return op.primitive, span.start_col, span.end_line, span.end_col
 
@@ -82,8 +83,9 @@ def _prefix_repetitions(seq: Sequence[Hashable]) -> tuple[int, int]:
     return best
 
 
-def _line_span(source: str, ops: list[Any]) -> Span:
+def _line_span(source: str, ops: list[Op]) -> Span:
     """The source line the equations came from, without its indentation."""
+    assert ops[0].location is not None  # check_program collects located ops only
     line = ops[0].location.span.start_line
     lines = source.splitlines()
     text = lines[line - 1] if line <= len(lines) else ""

@@ -1,7 +1,7 @@
 """JX301 large-closure-constant: a large array captured as a constant of the jaxpr."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Cost, Finding
@@ -24,7 +24,7 @@ class LargeClosureConstant(Rule):
         # and array literals, grouped by the op that first uses them: one finding per place.
         seen: set[int] = set()
         min_bytes = ctx.option(cls, "min-bytes")
-        by_place: dict[tuple, list[tuple[Any, Any]]] = {}
+        by_place: dict[tuple, list[tuple[Value, Op]]] = {}
         for op in ctx.program.walk():
             for value in op.inputs:
                 if id(value) in seen or not _is_constant(value):
@@ -49,7 +49,7 @@ def _is_constant(value: Value) -> bool:
     return value.literal is not None and len(value.shape) > 0
 
 
-def _innermost_use(op: Op, value: Value) -> Any:
+def _innermost_use(op: Op, value: Value) -> Op:
     """A constant passed into a loop or branch as an operand: follow it to the body's first use."""
     for _ in range(16):
         inner = _region_input(op, value)
@@ -59,7 +59,7 @@ def _innermost_use(op: Op, value: Value) -> Any:
     return op
 
 
-def _region_input(op: Op, value: Value) -> Any:
+def _region_input(op: Op, value: Value) -> Value | None:
     """The region input that ``value`` (an operand of a control-flow op) becomes, if any."""
     try:
         index = op.inputs.index(value)
@@ -88,7 +88,7 @@ def _region_input(op: Op, value: Value) -> Any:
     return candidate
 
 
-def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Any, Any]]) -> Finding:
+def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Value, Op]]) -> Finding:
     sizes = [costs.nbytes(value) for value, _ in found]
     total = sum(sizes)
     described = ", ".join(f"{_aval_text(value)} ({size / 2**20:.1f} MiB)"
@@ -103,6 +103,7 @@ def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Any, Any]]
     )
     if len(found) > 1:
         message = message.replace(" is captured", " are captured", 1)
+    assert found[0][1].location is not None  # check_program keeps located uses only
     finding = ctx.finding(rule, message, found[0][1].location.span)
     finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None,
                         note="bytes embedded in the compiled program as constants; the cost is "

@@ -4,11 +4,11 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from jaxlint.fixes.ast_spans import node_span
-from jaxlint.ir import costs
-from jaxlint.model import Cost, Edit, Finding, Fix, Span
+from jaxlint.ir import Value, costs
+from jaxlint.model import Cost, Edit, Finding, Fix, Span, Target
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.text import char_span
 
@@ -58,6 +58,7 @@ class MissingDonation(Rule):
         if not found:
             return
         # One finding per jit (they would share its place): every parameter it should donate.
+        assert jit is not None  # donated is None without a jit
         argnums = [r.argnum for r in found]
         total = sum(r.total for r in found)
         finding = ctx.finding(cls, _message(found), jit.span, _fix(ctx.source, tree, jit, argnums))
@@ -73,7 +74,7 @@ class _Replaced:
 
     param: str
     argnum: int
-    leaves: list[Any]  # the replaced input leaves
+    leaves: list[Value]  # the replaced input leaves
     count: int  # all array leaves of the parameter
     total: int  # bytes of the replaced leaves
     line: int  # the first call site rebinding it
@@ -115,7 +116,7 @@ def _jit_keywords(node: ast.expr) -> dict[str, ast.expr] | None:
     return None if inner is None else inner | own
 
 
-def _find_jit(source: str, tree: ast.Module, target: Any) -> _Jit | None:
+def _find_jit(source: str, tree: ast.Module, target: Target) -> _Jit | None:
     line = target.span.start_line
     for node in ast.walk(tree):
         if target.kind == "jit-decorated" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
@@ -181,7 +182,7 @@ def _leaves_per_parameter(signature: str, params: list[str], total: int) -> list
     return result if sum(count for _, count in result) == total else None
 
 
-def _rebound_parameters(tree: ast.Module, target: Any) -> dict[str, int]:
+def _rebound_parameters(tree: ast.Module, target: Target) -> dict[str, int]:
     """Parameters some call site passes and rebinds to the result (``state = step(state, x)``),
     with the line of the first such call site."""
     callee = target.bound_name or target.name
@@ -218,7 +219,7 @@ def _flatten(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
-def _replaced(values: list[Any], free: list[Any]) -> list[Any]:
+def _replaced(values: list[Value], free: list[Value]) -> list[Value]:
     """The large input leaves an output repeats (shape and dtype); each output matches once."""
     replaced = []
     for value in values:

@@ -78,6 +78,7 @@ def _check_gather(rule: type[Rule], ctx: ProgramContext, op: Op) -> Finding | No
     index_ops = _constant_ops(indices) if axis is not None else None
     if index_ops is None:
         return None  # traced indices, or not a one-axis gather
+    assert op.location is not None  # check_program passes located ops only
     index = static_slice.literal_index(node_at(ctx.source, op.location.span, ast.Subscript))
     # The source must agree with the jaxpr: same axis, same number of indices, a static size.
     if index is None or index.axis != axis or not isinstance(indices.shape[0], int) \

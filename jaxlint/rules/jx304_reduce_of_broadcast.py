@@ -38,7 +38,7 @@ class ReduceOfBroadcast(Rule):
                     yield finding
 
 
-def _copy_axes(broadcast: Any) -> tuple[set[int], set[int]]:
+def _copy_axes(broadcast: Op) -> tuple[set[int], set[int]]:
     """(axes the broadcast created, size-1 operand axes it stretched): along both, all values are equal."""
     dims = tuple(broadcast.params["broadcast_dimensions"])
     operand, out = broadcast.inputs[0].shape, broadcast.outputs[0].shape
@@ -68,6 +68,7 @@ def _check_reduction(rule: type[Rule], ctx: ProgramContext, op: Op) -> Finding |
         return None  # a symbolic broadcast size: it could be 0 or 1
     if copies <= 1:
         return None  # size-1 axes (``x[None]``): XLA turns the reduction into a reshape
+    assert op.location is not None  # check_program passes located ops only
     fix = None
     # The fix returns the operand: only when the result has exactly the operand's shape.
     if op.primitive in reduce_operand.SPELLINGS and set(axes) == created and not stretched \

@@ -1,7 +1,7 @@
 """JX305 host-callback-in-loop: a host callback inside a compiled scan or while body."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from jaxlint.ir import Op
 from jaxlint.model import Cost, Finding
@@ -45,7 +45,7 @@ class HostCallbackInLoop(Rule):
             yield finding
 
 
-def enclosing_loops(op: Op) -> list[Any]:
+def enclosing_loops(op: Op) -> list[Op]:
     """The scan/while ops whose regions contain ``op``, at any depth (through conds too), innermost first."""
     loops = []
     region = op.region
@@ -56,7 +56,7 @@ def enclosing_loops(op: Op) -> list[Any]:
     return loops
 
 
-def trip_count(loops: list[Any]) -> int | None:
+def trip_count(loops: list[Op]) -> int | None:
     """Iterations of the innermost body per call: the product of the scan lengths; None with a while."""
     total = 1
     for loop in loops:
@@ -75,7 +75,7 @@ def _under_cond(op: Op, loop: Op) -> bool:
     return False
 
 
-def _message(op: Op, loops: list[Any], trips: int | None) -> str:
+def _message(op: Op, loops: list[Op], trips: int | None) -> str:
     what = CALLBACKS[op.primitive]
     inner = loops[0]
     where = (f"a scan of {int(inner.params['length'])} steps" if inner.primitive == "scan"

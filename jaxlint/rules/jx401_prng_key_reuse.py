@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from jaxlint.ir import Op, Region, Value
+from jaxlint.ir import Location, Op, Region, Value
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -71,18 +71,18 @@ class PrngKeyReuse(Rule):
 class _Walker:
     def __init__(self, ctx: ProgramContext) -> None:
         self.ctx = ctx
-        self.outer: dict[Any, Any] = {}  # region input -> the outer value it is on entry
-        self.cache: dict[Any, tuple[Any, Any]] = {}
+        self.outer: dict[Value, Value] = {}  # region input -> the outer value it is on entry
+        self.cache: dict[Value, tuple[Value, Any]] = {}  # value -> resolve(value)
         self.findings: dict[int, tuple[Span, str]] = {}  # id(op) -> (span, message)
 
     # -- identity ---------------------------------------------------------------------------
-    def resolve(self, value: Value) -> tuple[Any, Any]:
+    def resolve(self, value: Value) -> tuple[Value, Any]:
         """(root value, index array over the root's key positions) of a key or key-data value."""
         if value not in self.cache:
             self.cache[value] = self._resolve(value)
         return self.cache[value]
 
-    def _resolve(self, value: Value) -> tuple[Any, Any]:
+    def _resolve(self, value: Value) -> tuple[Value, Any]:
         import numpy as np
 
         shape = _key_shape(value)
@@ -115,13 +115,14 @@ class _Walker:
         return root, idx
 
     # -- straight-line reuse ----------------------------------------------------------------
-    def region(self, region: Region, consumed: dict[Any, tuple[Any, Any]]) -> None:
+    def region(self, region: Region, consumed: dict[Value, tuple[Any, Op]]) -> None:
         """Walk ``region`` in program order; ``consumed`` maps root -> (mask, first consumer)."""
         import numpy as np
 
+        first: Op | None
         for op in region.ops:
             if op.primitive == "cond":
-                merged: dict[Any, tuple[Any, Any]] = {}
+                merged: dict[Value, tuple[Any, Op]] = {}
                 for branch in op.regions:
                     self.outer.update(zip(branch.inputs, op.inputs[1:]))
                     state = dict(consumed)
@@ -149,7 +150,7 @@ class _Walker:
                     mask[flat] = True
                     consumed[root] = (mask, first or op)
 
-    def _enter_loop(self, loop: Op, consumed: dict) -> None:
+    def _enter_loop(self, loop: Op, consumed: dict[Value, tuple[Any, Op]]) -> None:
         """Loop constants are the outer values; a body draw from a key used before is a reuse."""
         body, nconsts, offset = _body(loop)
         if body is None:
@@ -157,7 +158,7 @@ class _Walker:
         self.outer.update(zip(body.inputs[:nconsts], loop.inputs[offset:offset + nconsts]))
         self.region(body, consumed)
 
-    def _report_reuse(self, op: Op, first: Any) -> None:
+    def _report_reuse(self, op: Op, first: Op) -> None:
         where = _line(self.ctx, first)
         span = _span(self.ctx, op)
         if self.ctx.program.stale_library_tracebacks and span == _span(self.ctx, first):
@@ -176,7 +177,7 @@ class _Walker:
         ncarry = int(loop.params["num_carry"]) if loop.primitive == "scan" else len(body.outputs)
         # A carry is invariant when the body returns it unchanged, or returns a value computed from
         # invariant values only (grown from the constants until nothing changes).
-        invariant: set[Any] = set(body.inputs[:nconsts])
+        invariant: set[Value] = set(body.inputs[:nconsts])
         carries: set[int] = set()
         while True:
             _propagate(body, invariant)
@@ -186,7 +187,7 @@ class _Walker:
                 break
             carries |= more
             invariant.update(body.inputs[nconsts + k] for k in more)
-        tainted: set[Any] = set()
+        tainted: set[Value] = set()
         for op in body.ops:
             if op.regions or REMAT_SCOPE in op.scopes:
                 continue
@@ -210,7 +211,7 @@ class _Walker:
             "(jax.random.split(key, n)), or carry the key and split it each iteration."))
 
 
-def root_size(root: Any) -> int:
+def root_size(root: Value) -> int:
     import numpy as np
 
     shape = _key_shape(root)
@@ -273,7 +274,7 @@ def _consumed_operands(op: Op) -> tuple[int, ...]:
     return tuple(i for i, v in enumerate(op.inputs) if is_key(v))  # generic fallback
 
 
-def _body(loop: Op) -> tuple[Any, int, int]:
+def _body(loop: Op) -> tuple[Region | None, int, int]:
     """The loop body, its number of constants, and where those sit among the loop's operands."""
     names = {r.name: r for r in loop.regions}
     if loop.primitive == "scan" and "jaxpr" in names:
@@ -284,14 +285,14 @@ def _body(loop: Op) -> tuple[Any, int, int]:
     return None, 0, 0
 
 
-def _propagate(region: Region, invariant: set) -> None:
+def _propagate(region: Region, invariant: set[Value]) -> None:
     """Add the outputs of top-level ops whose operands are all invariant (not nested loops/conds)."""
     for op in region.ops:
         if not op.regions and all(_inv(v, invariant) for v in op.inputs):
             invariant.update(op.outputs)
 
 
-def _inv(value: Value, invariant: set) -> bool:
+def _inv(value: Value, invariant: set[Value]) -> bool:
     return value.literal is not None or value.const or value in invariant
 
 
@@ -300,7 +301,7 @@ def _draw(op: Op) -> str:
             "random_gamma": "random_gamma"}.get(op.primitive, op.primitive)
 
 
-def _location(ctx: ProgramContext, op: Op) -> Any:
+def _location(ctx: ProgramContext, op: Op) -> Location | None:
     """Where the user called the drawing function, or None when unknown.
 
     Before JAX 0.7 the equations of a cached library jaxpr (``jax.random.normal``'s inner jit)

@@ -17,11 +17,11 @@ import functools
 import math
 import operator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple, cast
 
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.fixes.double_where import build_fix, guard_edit
-from jaxlint.ir import Op, Value
+from jaxlint.ir import Location, Op, Value
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import offset_of
@@ -33,7 +33,7 @@ class _Unsafe:
     binop: type | None  # or the operator (``1.0 / x``, ``x ** 0.5``)
     arg: int  # the unsafe operand: the primitive's input and the source's argument index
     safe: str  # a value the op is finite and differentiable at: the double where's filler
-    bad: Callable[[float, Any], bool]  # where its derivative is infinite or NaN
+    bad: Callable[[float, Op], bool]  # where its derivative is infinite or NaN
 
 
 def _scalar(value: Value) -> float | None:
@@ -112,7 +112,7 @@ class WhereNanGradient(Rule):
             yield ctx.finding(cls, _message(ctx.source, where, hits), span, _fix(ctx.source, where, hits))
 
 
-def _hits(ctx: ProgramContext, select: Any, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
+def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
     """Unsafe ops feeding case ``case`` of ``select`` that the predicate excludes at a bad point."""
     branch_is_true = case == 2  # select_n(pred, on_false, on_true)
     for op in _unsafe_ops(select.inputs[case]):
@@ -130,7 +130,7 @@ def _hits(ctx: ProgramContext, select: Any, case: int) -> Iterator[tuple[ast.Cal
                         if test(p) != branch_is_true and spec.bad(p, op)), None)
         if witness is None or not _differentiable(x):
             continue
-        where = _where_call(ctx.source, [leaf.location.span for leaf in leaves])
+        where = _where_call(ctx.source, [cast(Location, leaf.location).span for leaf in leaves])
         node = _source_node(ctx.source, op.location.span, spec)
         if where is None or node is None:
             continue
@@ -142,7 +142,7 @@ def _hits(ctx: ProgramContext, select: Any, case: int) -> Iterator[tuple[ast.Cal
         yield where, _Hit(argument, node, spec.safe, _number(witness), branch_is_true)
 
 
-def _unsafe_ops(value: Value) -> list[Any]:
+def _unsafe_ops(value: Value) -> list[Op]:
     """Ops of ``_UNSAFE`` that ``value`` is computed from through elementwise differentiable ops."""
     found, stack, seen = [], [value], set()
     while stack:
@@ -156,7 +156,7 @@ def _unsafe_ops(value: Value) -> list[Any]:
     return found
 
 
-def _predicate(value: Value, x: Any) -> tuple[Callable[[float], bool], list[Any], list[float]] | None:
+def _predicate(value: Value, x: Value) -> tuple[Callable[[float], bool], list[Op], list[float]] | None:
     """``pred`` as a function of x's value, when it is only comparisons of x with constants."""
     op = _strip(value, keep_kind=False).producer
     if op is None:
@@ -185,7 +185,7 @@ def _predicate(value: Value, x: Any) -> tuple[Callable[[float], bool], list[Any]
     return (lambda p: compare(of_x(p), constant)), [op], [constant]
 
 
-def _function_of(value: Value, x: Any) -> Callable[[float], float] | None:
+def _function_of(value: Value, x: Value) -> Callable[[float], float] | None:
     """``value`` as a function of x: x itself, or abs/neg of it."""
     value = _strip(value)
     if value is x:
@@ -206,7 +206,7 @@ def _candidates(constants: list[float]) -> list[float]:
     return [0.0, 1.0, -1.0] + sorted(set(points) - {0.0, 1.0, -1.0}, key=abs) + between
 
 
-def _strip(value: Value, keep_kind: bool = True) -> Any:
+def _strip(value: Value, keep_kind: bool = True) -> Value:
     """Through broadcasts, reshapes and float->float converts: the same numbers."""
     while value.producer is not None:
         op = value.producer
@@ -272,7 +272,7 @@ def _where_call(source: str, leaf_spans: list[Span]) -> ast.Call | None:
     return min(holding, key=lambda sc: size(sc[0]))[1]
 
 
-def _source_node(source: str, span: Span, spec: _Unsafe) -> ast.AST | None:
+def _source_node(source: str, span: Span, spec: _Unsafe) -> ast.Call | ast.BinOp | None:
     """The call (``jnp.log(x)``) or operator (``1 / x``) of the source the unsafe op comes from."""
     call = node_at(source, span, ast.Call)
     if call is not None and _callee(call) in spec.names and len(call.args) > spec.arg \

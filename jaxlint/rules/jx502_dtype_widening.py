@@ -48,7 +48,7 @@ def _is_float(dtype: Any) -> bool:
     return getattr(dtype, "name", None) in _FLOATS
 
 
-def _strong_constant(value: Value) -> Any | None:
+def _strong_constant(value: Value) -> Value | None:
     """The constant behind ``value`` when it is a non-weak literal or a closed-over array."""
     if value.literal is not None:
         return None if getattr(value.aval, "weak_type", False) else value
@@ -84,11 +84,13 @@ def _check_side(rule: type[Rule], ctx: ProgramContext, op: Op, side: int) -> Fin
         f"strongly typed {wide_name} constant ({kind}), unlike a Python scalar, so the result "
         f"{_short(op.outputs[0].aval)} and everything computed from it is {wide_name} instead of "
         f"{narrow_name}: {scale}, and slower arithmetic. Cast the constant to the value's dtype.")
+    assert op.location is not None  # check_program passes located ops only
     return ctx.finding(rule, message, op.location.span, _fix(ctx, op, side))
 
 
 def _fix(ctx: ProgramContext, op: Op, side: int) -> Fix | None:
     """Display-only: `x + np.ones(8)` -> `x + np.ones(8).astype(x.dtype)` when the sides are plain."""
+    assert op.location is not None  # _check_side passes located ops only
     node = node_at(ctx.source, op.location.span, ast.BinOp)
     if node is None:
         return None

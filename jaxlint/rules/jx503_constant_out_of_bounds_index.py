@@ -59,7 +59,7 @@ def _fold(value: Value) -> tuple[Any, list[int]] | None:
     literals: list[int] = []
     ops = 0
 
-    def visit(current: Any) -> Any:
+    def visit(current: Value) -> Any:
         nonlocal ops
         if id(current) in results:
             return results[id(current)]
@@ -133,6 +133,7 @@ def _written_index(ctx: ProgramContext, op: Op) -> list[int] | None:
     """The integer literals of the indexing written at the op's location, or None when the location
     is not an indexing expression (a library function's internals) or passes an explicit ``mode=``:
     a mode the user chose is deliberate."""
+    assert op.location is not None  # check_program passes located ops only
     span = op.location.span
     subscript = node_at(ctx.source, span, ast.Subscript)
     if subscript is None:
@@ -180,7 +181,7 @@ def _check_slice(op: Op, written: list[int]) -> str | None:
     return None
 
 
-def _rows(op: Op, index_value: Value, map_dims: tuple) -> Any | None:
+def _rows(op: Op, index_value: Any, map_dims: tuple) -> Any | None:
     """The index array as (n, len(map_dims)) rows (JAX puts the index vector last)."""
     import numpy as np
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from typing import Iterable, cast
 
 from jaxlint.fixes.ast_spans import node_span
-from jaxlint.ir import Op
+from jaxlint.ir import Location, Op
 from jaxlint.model import Edit, Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -43,7 +43,7 @@ class DiscardedFunctionalUpdate(Rule):
                if op.location is not None and op.location.path == ctx.path]
         for span, stmt, method in statements:
             dead = [op for op in ops if op.primitive in UPDATES[method]
-                    and span.contains(op.location.span) and _dead(op)]
+                    and span.contains(cast(Location, op.location).span) and _dead(op)]
             if dead:
                 yield ctx.finding(cls, _message(ctx.source, stmt, method, dead[0]), span,
                                   _fix(ctx.source, stmt, span))

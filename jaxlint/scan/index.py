@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Iterable, Iterator
 
 from jaxlint.model import Span, Target
+from jaxlint.scan import ScanSyntaxError, scan_source
 from jaxlint.scan.names import Scope, qualified_names
 from jaxlint.scan.walk import MODULE_TOP, Walker
 from jaxlint.text import char_column, offset_of, split_lines
@@ -130,8 +131,6 @@ class SourceIndex:
     def targets(self) -> list[Target]:
         """The functions jaxlint traces in this file (jaxlint.scan.scan_source)."""
         if self._targets is None:
-            from jaxlint.scan import ScanSyntaxError, scan_source
-
             try:
                 self._targets = scan_source(self.path, self.source)
             except ScanSyntaxError:

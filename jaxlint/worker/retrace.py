@@ -43,7 +43,7 @@ class ModuleRetracer:
         variant = ArgumentSet("retrace", tuple(bound.args), dict(bound.kwargs))
         try:
             closed = trace_function(python_function, variant)
-        except Exception as error:  # user code under a new trace
+        except (Exception, SystemExit) as error:  # user code under a new trace
             raise RetraceError(describe_error(error), is_jax_tracing_error(error)) from None
         # make_jaxpr's inputs are the abstract leaves in order: where each marker went.
         leaves = [leaf for leaf in jax.tree_util.tree_leaves((variant.args, variant.kwargs))
@@ -68,7 +68,10 @@ class ModuleRetracer:
     def _bound(self, target: Target) -> tuple[Any, inspect.BoundArguments] | None:
         """(the Python function under the jit, its known arguments bound to its signature)."""
         function = resolve(self.module, target.bound_name or target.qualname)
-        python_function = inspect.unwrap(function) if function is not None else None
+        try:
+            python_function = inspect.unwrap(function) if function is not None else None
+        except ValueError:  # a __wrapped__ cycle
+            return None
         if python_function is None or python_function is function or not inspect.isfunction(python_function):
             return None  # not a jit wrapper around a Python function
         request = ArgumentRequest(target, function, self.module, self.path, self.settings, lambda _: None)

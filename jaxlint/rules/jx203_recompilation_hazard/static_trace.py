@@ -20,13 +20,13 @@ compared on the IR. Verdicts:
 """
 from __future__ import annotations
 
-from typing import Any
-
 from jaxlint.ir import Program, Region
 from jaxlint.model import Target
 from jaxlint.rules.base import TRACED_SCALAR, RetraceError, Retracer
 
 UNKNOWN = ("unknown", "")
+# Primitive names in program order; a nested region is a list of its own.
+_Operations = list["str | _Operations"]
 
 
 def verify(retrace: Retracer | None, target: Target, param: str, samples: tuple) -> tuple[str, str]:
@@ -62,14 +62,14 @@ def _verify(retrace: Retracer, target: Target, param: str, samples: tuple) -> tu
                        f"{param}={', '.join(map(repr, samples))}), so making it traced changes no operation.")
 
 
-def _operations(program: Program, constant_inputs: set[int]) -> list[Any]:
+def _operations(program: Program, constant_inputs: set[int]) -> _Operations:
     """Primitive names in order, nested regions included, leaving out dtype conversions and, at
     the top level, ops computing only on literals and ``constant_inputs``."""
     top = program.top
     constant = {id(v) for i, v in enumerate(top.inputs) if i in constant_inputs}
 
-    def names(region: Region, outer: bool) -> list[Any]:
-        found: list[Any] = []
+    def names(region: Region, outer: bool) -> _Operations:
+        found: _Operations = []
         for op in region.ops:
             if outer and all(v.literal is not None or id(v) in constant for v in op.inputs):
                 constant.update(id(v) for v in op.outputs)
