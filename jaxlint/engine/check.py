@@ -115,7 +115,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
         _run_all(pending, pools, codes)
         for analysis in pending:
             analysis.findings.extend(analysis.result.findings)
-            # Source-level rules report a problem from every target: keep one, before fixing.
+            # Two targets calling one helper report its problems twice: keep one, before fixing.
             analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds

@@ -11,7 +11,7 @@ import ast
 import functools
 import gc
 from functools import cached_property
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from jaxlint.model import Span, Target
 from jaxlint.scan import ScanSyntaxError, scan_source
@@ -21,7 +21,6 @@ from jaxlint.text import char_column, offset_of, split_lines
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-LOOPS = (ast.For, ast.AsyncFor, ast.While)
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -346,7 +345,3 @@ def _bound_once(tree: ast.Module, name: str, target: Target) -> bool:
         elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return False
     return True
-
-
-def unique(items: Iterable) -> list:
-    return list(dict.fromkeys(items))
