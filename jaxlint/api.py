@@ -17,22 +17,16 @@ that file. To see functions JAX traced before (its trace cache would skip the Py
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import io
-import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
-import jax
-
-from jaxlint import scan
 from jaxlint.config import load_config
 from jaxlint.config.selection import select_rules
-from jaxlint.ir import compat
-from jaxlint.model import Finding, Settings, Span, Target
+from jaxlint.model import Finding, Settings, Target
 from jaxlint.report import summary as report
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
@@ -42,6 +36,7 @@ from jaxlint.text import read_source
 from jaxlint.worker import instrument as record
 from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.inprocess import recording_vmaps, target_for
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature, trace_function
 
@@ -81,25 +76,16 @@ class Linter:
         target = _target(function, path, text)
         arguments = ArgumentSet("api", record.abstractify(tuple(args)),
                                 {k: record.abstractify(v) for k, v in kwargs.items()})
-        _exclude_jaxlint_frames()
-        known = set(record.VMAP_RECORDS)
-        jax.clear_caches()  # a cached trace would not run fn's Python code: no vmap records
-        try:
-            real_vmap = jax.vmap
-            with record.VmapRecorder({path}), _rebound(getattr(function, "__globals__", {}), real_vmap, jax.vmap):
-                closed = trace_function(fn, arguments)
+        with recording_vmaps(path, getattr(function, "__globals__", {})):
+            closed = trace_function(fn, arguments)
             codes, index, settings = {r.code for r in chosen}, SourceIndex(path, text), _settings(path)
             findings = program_findings(chosen, codes, path, text, target, closed, format_signature(arguments),
                                         index, settings)
-            if text:  # the source rules, over fn's whole file (as jaxlint check runs them)
-                module = sys.modules.get(getattr(function, "__module__", None) or "")
-                retrace = ModuleRetracer(module, path, settings) if module is not None else None
-                found = run_source_rules(chosen, SourceContext(path, text, index, settings, retrace), codes)
-                findings += [f for f in found if f.key() not in {g.key() for g in findings}]
-        finally:
-            jax.clear_caches()  # the cached trace now holds jaxlint's markers: keep them out of fn's calls
-            for tag in set(record.VMAP_RECORDS) - known:  # they hold fn and its arguments
-                del record.VMAP_RECORDS[tag]
+        if text:  # the source rules, over fn's whole file (as jaxlint check runs them)
+            module = sys.modules.get(getattr(function, "__module__", None) or "")
+            retrace = ModuleRetracer(module, path, settings) if module is not None else None
+            found = run_source_rules(chosen, SourceContext(path, text, index, settings, retrace), codes)
+            findings += [f for f in found if f.key() not in {g.key() for g in findings}]
         findings.sort(key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code))
         return findings, {path: text}
 
@@ -164,55 +150,14 @@ def _read(path: str) -> str:
 
 
 def _target(function: Any, path: str, text: str) -> Target:
-    """The scanned target of that qualname (the CLI's spans), else one built from the code object."""
-    qualname = _name(function)
-    try:
-        found = [t for t in scan.scan_source(path, text) if t.qualname == qualname] if text else []
-    except Exception:  # the file changed since import and no longer parses
-        found = []
-    if found:
-        return found[0]
+    """The scanned target of that function (the CLI's spans), else one built from its code object."""
     code = getattr(function, "__code__", None)
-    line = code.co_firstlineno if code is not None else 1
-    name = getattr(function, "__name__", qualname)
-    span = Span(line, 0, line, 0)
-    for index, source_line in enumerate(text.splitlines()[line - 1:line + 20], start=line):
-        match = re.search(rf"\bdef\s+({re.escape(name)})\b", source_line)
-        if match:  # past the decorators: point at the name, as scanned targets do
-            span = Span(index, match.start(1), index, match.end(1))
-            break
     try:
         params = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
         params = []
-    return Target(name=name, qualname=qualname, kind="api", span=span, name_span=span, first_line=line,
-                  params=params)
-
-
-@contextlib.contextmanager
-def _rebound(namespace: dict[str, Any], old: Any, new: Any) -> Iterator[None]:
-    """``from jax import vmap`` bound the real vmap before recording began: swap in the recorder's
-    for the duration of the trace, in fn's module only."""
-    names = [name for name, value in list(namespace.items()) if value is old and old is not new]
-    for name in names:
-        namespace[name] = new
-    try:
-        yield
-    finally:
-        for name in names:
-            if namespace.get(name) is new:
-                namespace[name] = old
-
-
-_excluded = False
-
-
-def _exclude_jaxlint_frames() -> None:
-    """As in the worker: op locations skip jaxlint's own frames (its tracing and marker code)."""
-    global _excluded
-    if not _excluded:
-        compat.exclude_from_user_frames()
-        _excluded = True
+    return target_for(path, text, getattr(function, "__name__", _name(function)), _name(function),
+                      code.co_firstlineno if code is not None else 1, params)
 
 
 __all__ = ["Linter", "assert_clean", "lint", "lint_with"]

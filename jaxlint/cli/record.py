@@ -1,5 +1,5 @@
 """`jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND...`: run
-COMMAND (normally pytest) with the recording plugin (pytest_plugin.py) active; exit with COMMAND's
+COMMAND (normally pytest) with the recording plugin (pytest_plugin/record.py) active; exit with COMMAND's
 exit code. The configuration is found as ``jaxlint check`` finds it; its folder holds the signatures
 file and its exclude/extend-exclude settings choose the files whose functions are recorded."""
 from __future__ import annotations
@@ -11,14 +11,14 @@ import sys
 import tempfile
 
 from jaxlint.config import Config, ConfigError, load_config
-from jaxlint.worker.pytest_plugin import ENV
+from jaxlint.pytest_plugin.record import ENV
 
 USAGE = "jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND..."
 
 
 def record(paths: list[str], output: str | None, command: list[str],
            config_options: list[str] | None = None, isolated: bool = False) -> int:
-    """Run ``command`` with ``JAXLINT_RECORD`` and ``-p jaxlint.worker.pytest_plugin`` in its environment.
+    """Run ``command`` with ``JAXLINT_RECORD`` and ``-p jaxlint.pytest_plugin.record`` in its environment.
     ``config_options``: the ``--config`` values (a file, or ``KEY = VALUE`` lines), as for check.
     Raises ConfigError."""
     if not command:
@@ -45,7 +45,7 @@ def record(paths: list[str], output: str | None, command: list[str],
     os.unlink(report)  # the plugin creates it: its absence means the plugin never ran
     env = dict(os.environ)
     env[ENV] = json.dumps({"output": output, "root": config.root, "report": report, "files": files})
-    env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.worker.pytest_plugin"]))
+    env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.record"]))
     try:
         status = _run(command, env)
         _summary(report, output)

@@ -272,3 +272,26 @@ def restore_config(snapshot: tuple[dict[str, Any], dict[str, Any]]) -> bool:
         except Exception:  # fixed once the backends started: keep the module's
             pass
     return changed
+
+
+def enable_x64(on: bool) -> Any:
+    """Context manager setting jax_enable_x64 for this thread: ``jax.enable_x64`` on newer JAX,
+    ``jax.experimental.enable_x64`` on 0.4.x."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(on)
+    from jax import experimental
+
+    return experimental.enable_x64(on)
+
+
+def is_staged(value: Any) -> bool:
+    """A tracer of a jit-like trace (jit, scan or cond bodies, make_jaxpr), directly or under a
+    vmap or JVP tracer: the function holding it runs as compiled code. By class name: the class
+    is private and moved between versions (a BatchTracer's ``val``, a JVPTracer's ``primal``)."""
+    for _ in range(8):
+        if not is_tracer(value):
+            return False
+        if type(value).__name__ == "DynamicJaxprTracer":
+            return True
+        value = getattr(value, "val", getattr(value, "primal", None))
+    return False

@@ -2,7 +2,7 @@
 tests call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
-``-p jaxlint.worker.pytest_plugin`` to ``PYTEST_ADDOPTS``). Its value is JSON:
+``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
 ``{"output": path, "root": config root, "files": path, "report": path}``, where ``files`` names a
 JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes.
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call

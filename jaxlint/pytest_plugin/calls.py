@@ -1,0 +1,205 @@
+"""The calls the tests make: a profile hook that keeps, for each function defined in the project,
+the arguments of its first calls holding arrays or tracers, one per abstract signature.
+
+Nothing is traced here: tracing runs the function again, which must not happen while tests run
+(a function that mutates its arguments or a global would change their outcome). ``lint.py``
+traces what was kept once the tests are done. Kept per call: array and tracer leaves of the
+arguments and closure cells as ShapeDtypeStructs (the data is dropped), every other leaf as the
+object itself (``self``, functions, typed-key-free static values, optimizer states' structure).
+"""
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
+from typing import Any, Callable
+
+MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
+MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
+# Code objects that are not functions a user names: module and class bodies (not CO_OPTIMIZED),
+# comprehensions (functions of their own on Python 3.11), generator expressions. Generators and coroutines are skipped
+# by their flags: calling one runs nothing.
+_SKIPPED_NAMES = frozenset({"<module>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+_NOT_RUN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+EMPTY_CELL = object()  # a closure cell not yet assigned when the function was called
+
+
+@dataclass
+class Call:
+    """One kept call: enough to run the function again on abstract arguments."""
+
+    code: CodeType
+    globals: dict[str, Any]
+    leaves: list[Any]  # of (parameter values, closure cell values); arrays as ShapeDtypeStructs
+    treedef: Any
+    x64: bool  # jax_enable_x64 at the call: the trace uses the same
+    staged: bool  # it ran under jax.jit (or in a scan or cond body): traced under jit too
+
+
+@dataclass
+class Function:
+    """What the tests showed of one function (one code object)."""
+
+    code: CodeType
+    calls: list[Call] = field(default_factory=list)
+    keys: set[Any] = field(default_factory=set)
+    examined: int = 0
+    with_arrays: int = 0  # calls whose arguments held arrays or tracers
+
+    @property
+    def done(self) -> bool:
+        return len(self.calls) >= MAX_SIGNATURES or self.examined >= MAX_CALLS
+
+
+class ProjectFiles:
+    """Which files' functions are linted: under the project root, not excluded by the
+    configuration (exclude, extend-exclude, virtual environments, site-packages), not a test
+    (pytest's ``python_files`` patterns, ``conftest.py``, anything in a ``test``/``tests`` folder)."""
+
+    TEST_FOLDERS = frozenset({"test", "tests"})
+
+    def __init__(self, root: str, excluded: Callable[[str], bool], test_patterns: list[str]) -> None:
+        self.root = os.path.realpath(root)
+        self.excluded = excluded
+        self.test_patterns = test_patterns or ["test_*.py", "*_test.py"]
+
+    def __contains__(self, filename: str) -> bool:
+        if not filename.endswith(".py"):
+            return False
+        try:
+            path = os.path.realpath(filename)
+        except (OSError, ValueError):
+            return False
+        relative = os.path.relpath(path, self.root)
+        if relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+            return False
+        parts = relative.split(os.sep)
+        name = parts[-1]
+        if name == "conftest.py" or any(fnmatch.fnmatch(name, p) for p in self.test_patterns):
+            return False
+        if self.TEST_FOLDERS & set(parts[:-1]):
+            return False
+        folder = self.root
+        for part in parts:
+            folder = os.path.join(folder, part)
+            if self.excluded(folder):
+                return False
+        return True
+
+
+class CallWatcher:
+    """A profile hook (``sys.setprofile``, every thread) that keeps calls of project functions."""
+
+    def __init__(self, files: ProjectFiles) -> None:
+        self.files = files
+        self.functions: dict[int, Function] = {}  # id(code) -> ...; the code object is kept alive
+        self._project: dict[str, bool] = {}  # co_filename -> in the project
+        self._lock = threading.Lock()
+        self._previous: tuple[Any, Any] = (None, None)
+
+    def start(self) -> None:
+        self._previous = (sys.getprofile(), threading.getprofile())
+        sys.setprofile(self._profile)
+        threading.setprofile(self._profile)
+
+    def stop(self) -> None:
+        sys.setprofile(self._previous[0])
+        threading.setprofile(self._previous[1])
+
+    def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
+        # Runs on every call and return of the session: the common case returns at once.
+        if event != "call":
+            return
+        code = frame.f_code
+        project = self._project.get(code.co_filename)
+        if project is None:
+            project = self._project[code.co_filename] = code.co_filename in self.files
+        if project:
+            self._called(frame, code)
+
+    def _called(self, frame: FrameType, code: CodeType) -> None:
+        function = self.functions.get(id(code))
+        if function is None:
+            if code.co_flags & _NOT_RUN or not code.co_flags & inspect.CO_OPTIMIZED \
+                    or code.co_name in _SKIPPED_NAMES:
+                return
+            function = self.functions[id(code)] = Function(code)
+        if function.done or "jax" not in sys.modules:  # without JAX no argument is a JAX array
+            return
+        with self._lock:
+            function.examined += 1
+            try:
+                kept = _keep(frame)
+            except Exception:  # watching must never break a test
+                return
+            if kept is None:
+                return
+            function.with_arrays += 1
+            key, call = kept
+            if key not in function.keys:
+                function.keys.add(key)
+                function.calls.append(call)
+
+
+def parameter_names(code: CodeType) -> tuple[str, ...]:
+    count = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+             + bool(code.co_flags & inspect.CO_VARKEYWORDS))
+    return code.co_varnames[:count]
+
+
+def _keep(frame: FrameType) -> tuple[Any, Call] | None:
+    """(signature key, call) when the call's arguments or closure hold an array or a tracer."""
+    import jax
+    import numpy as np
+
+    from jaxlint.ir import compat
+
+    code, local = frame.f_code, frame.f_locals
+    params = [local[name] for name in parameter_names(code)]
+    free = [local.get(name, EMPTY_CELL) for name in code.co_freevars]
+    leaves, treedef = jax.tree_util.tree_flatten((params, free))
+    abstract, any_array, staged = [], False, False
+    for leaf in leaves:
+        if isinstance(leaf, jax.Array) or (isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSUV"):
+            abstract.append(_abstract(leaf))
+            any_array = True
+            staged = staged or compat.is_staged(leaf)
+        else:
+            abstract.append(leaf)
+    if not any_array:
+        return None
+    x64 = bool(jax.config.read("jax_enable_x64"))
+    try:
+        key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract)))
+    except TypeError:  # aux data of a pytree node that cannot be hashed: every call is new
+        key = id(frame)
+    return key, Call(code, frame.f_globals, abstract, treedef, x64, staged)
+
+
+def _abstract(leaf: Any) -> Any:
+    import jax
+
+    from jaxlint.ir import compat
+
+    if isinstance(leaf, jax.Array):
+        return compat.shape_dtype_struct(leaf)
+    return jax.ShapeDtypeStruct(leaf.shape, jax.dtypes.canonicalize_dtype(leaf.dtype))
+
+
+def _signature_item(leaf: Any) -> Any:
+    """What of a leaf makes another trace: shape and dtype of arrays, the value of literals, the
+    code of functions, the type of any other object (a new instance of a class traces alike)."""
+    import jax
+
+    if isinstance(leaf, jax.ShapeDtypeStruct):
+        return ("array", leaf.shape, str(leaf.dtype), bool(getattr(leaf, "weak_type", False)))
+    if leaf is None or isinstance(leaf, (bool, int, float, complex, str, bytes)):
+        return (type(leaf), repr(leaf))
+    code = getattr(leaf, "__code__", None)
+    if code is not None:
+        return ("function", id(code))
+    return ("object", type(leaf))

@@ -1,0 +1,29 @@
+"""The ``pytest11`` entry point: the ``--jaxlint`` options. Without ``--jaxlint`` nothing else of
+jaxlint is imported and nothing in the run changes."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("jaxlint", "jaxlint: lint the JAX functions the tests call")
+    group.addoption("--jaxlint", action="store_true", default=False,
+                    help="trace the project's functions the tests call with arrays and report jaxlint's "
+                         "findings at the end (exit status 1 on findings when the tests passed)")
+    group.addoption("--jaxlint-report", metavar="PATH", default=None,
+                    help="also write the findings to PATH as `jaxlint check --output-format json` does")
+    group.addoption("--jaxlint-output-format", metavar="FORMAT", default=None,
+                    help="format of the findings in the terminal (as `jaxlint check --output-format`); "
+                         "default: the configuration's output-format, else full")
+    group.addoption("--jaxlint-exit-zero", action="store_true", default=False,
+                    help="report the findings without changing the exit status")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: Any) -> None:
+    if config.getoption("jaxlint"):
+        from jaxlint.pytest_plugin.session import JaxlintSession
+
+        config.pluginmanager.register(JaxlintSession(config), "jaxlint-session")

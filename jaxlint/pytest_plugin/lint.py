@@ -1,0 +1,154 @@
+"""Once the tests are done: trace each kept call (calls.py) with its real non-array arguments and
+abstract arrays, run the program rules on the jaxpr, and the source rules once per file.
+
+A function is rebuilt from its code object, its globals and closure cells holding the kept
+values, so a closure a factory returned is traced with what it closed over, and a tracer it
+closed over (from a trace that has ended) becomes an input instead of leaking. A call that does
+not trace again (the function needs concrete values, or an object it reads holds a dead tracer)
+is not a finding: the test ran it fine, jaxlint just cannot see its jaxpr; it is reported as not
+linted, with the reason.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import sys
+import types
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Iterator
+
+import jax
+
+from jaxlint.ir import compat
+from jaxlint.model import Finding, Settings
+from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function, parameter_names
+from jaxlint.rules import Rule
+from jaxlint.rules.base import SourceContext
+from jaxlint.rules.runner import describe_error, run_source_rules
+from jaxlint.scan.index import SourceIndex
+from jaxlint.text import read_source
+from jaxlint.worker.analyze import program_findings
+from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.inprocess import recording_vmaps, target_for
+from jaxlint.worker.retrace import ModuleRetracer
+from jaxlint.worker.trace import format_signature
+
+
+@dataclass
+class Linted:
+    """One function the tests called with arrays: how many of its signatures were linted, and
+    why the others were not."""
+
+    path: str
+    qualname: str
+    line: int
+    signatures: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Outcome:
+    findings: list[Finding] = field(default_factory=list)
+    functions: list[Linted] = field(default_factory=list)
+
+
+class NoArrays(Exception):
+    """The function returned no array (a factory, or a function called for its effect)."""
+
+
+def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings: Settings) -> Outcome:
+    codes = {rule.code for rule in rules}
+    outcome = Outcome()
+    seen: set[tuple] = set()
+    files: dict[str, tuple[str, SourceIndex, Any]] = {}  # path -> (text, index, module)
+
+    def report(found: list[Finding]) -> None:
+        # Several signatures and nested functions see the same operation: one finding per place.
+        for finding in found:
+            place = (finding.code, finding.path, finding.span.start_line, finding.span.start_col)
+            if place not in seen:
+                seen.add(place)
+                outcome.findings.append(finding)
+
+    for function in functions:
+        if not function.calls:
+            continue
+        code = function.code
+        path = os.path.abspath(code.co_filename)
+        if path not in files:
+            try:
+                text = read_source(path).text
+            except Exception:  # deleted or rewritten by a test since
+                continue
+            module = sys.modules.get(function.calls[0].globals.get("__name__", ""))
+            files[path] = (text, SourceIndex(path, text), module)
+        text, index, _ = files[path]
+        qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
+        target = target_for(path, text, code.co_name, qualname, code.co_firstlineno, list(parameter_names(code)))
+        linted = Linted(path, qualname, code.co_firstlineno)
+        for call in function.calls:
+            try:
+                with traced(call, path) as (closed, signature):
+                    # Inside the block: the rules read the vmap records made while tracing.
+                    report(program_findings(rules, codes, path, text, target, closed, signature, index, settings))
+            except NoArrays:
+                linted.errors.append("returns no arrays (a factory, or called for its effect)")
+                continue
+            except Exception as error:
+                linted.errors.append(describe_error(error))
+                continue
+            linted.signatures += 1
+        outcome.functions.append(linted)
+    for path, (text, index, module) in files.items():
+        if not any(f.path == path and f.signatures for f in outcome.functions):
+            continue
+        retrace = ModuleRetracer(module, path, settings) if module is not None else None
+        report(run_source_rules(rules, SourceContext(path, text, index, settings, retrace), codes))
+    return outcome
+
+
+@contextlib.contextmanager
+def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
+    """(ClosedJaxpr, readable signature) of the function of ``call`` on its kept arguments, with
+    the vmap records of the trace kept until the block ends."""
+    code = call.code
+    dynamic = [i for i, leaf in enumerate(call.leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
+
+    def apply(*values: Any) -> list[Any]:
+        filled = list(call.leaves)
+        for index, value in zip(dynamic, values):
+            filled[index] = value
+        params, free = jax.tree_util.tree_unflatten(call.treedef, filled)
+        cells = tuple(types.CellType() if value is EMPTY_CELL else types.CellType(value) for value in free)
+        function = types.FunctionType(code, call.globals, code.co_name, None, cells or None)
+        args, kwargs = _arguments(code, params)
+        arrays = [leaf for leaf in jax.tree_util.tree_leaves(function(*args, **kwargs))
+                  if isinstance(leaf, jax.Array)]
+        if not arrays:
+            raise NoArrays()
+        return arrays
+
+    params = jax.tree_util.tree_unflatten(call.treedef, call.leaves)[0]
+    args, kwargs = _arguments(code, params)
+    with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
+        closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*[call.leaves[i] for i in dynamic])
+        yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs))
+
+
+def _arguments(code: types.CodeType, params: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The call's positional and keyword arguments from its parameters' values, in order."""
+    names = parameter_names(code)
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    args = list(params[:positional])
+    kwargs = dict(zip(names[positional:positional + keyword_only], params[positional:positional + keyword_only]))
+    index = positional + keyword_only
+    if code.co_flags & inspect.CO_VARARGS:
+        args.extend(params[index])
+        index += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        kwargs.update(params[index])
+    return args, kwargs

@@ -1,0 +1,160 @@
+"""One ``pytest --jaxlint`` run: watch the calls while the tests run, lint them when they are
+done, report in jaxlint's formats with ``jaxlint check``'s configuration, selection,
+per-file-ignores and suppression comments.
+
+Under pytest-xdist each worker watches and lints its own tests and hands its findings to the
+controller (``workeroutput``, as pytest-cov hands over its data), which merges and reports. Test
+outcomes are never changed: only the session's exit status, from 0 to 1, when findings remain.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any
+
+import pytest
+
+import jaxlint
+from jaxlint.config import Config, ConfigError, load_config
+from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.engine.suppressions import Analyzed, apply, selected_for
+from jaxlint.model import Finding
+from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
+from jaxlint.pytest_plugin.lint import Linted, lint_calls
+from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, write_file
+from jaxlint.report import json_array
+from jaxlint.text import SourceFile, read_source, relative
+
+WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings
+
+
+class JaxlintSession:
+    """Registered by hooks.pytest_configure when ``--jaxlint`` is given."""
+
+    def __init__(self, config: Any) -> None:
+        self.pytest_config = config
+        self.is_worker = hasattr(config, "workerinput")  # an xdist worker: reports to the controller
+        try:
+            self.config: Config = load_config([str(config.invocation_params.dir)])
+            self.output_format = choose(config.getoption("jaxlint_output_format"),
+                                        os.environ.get(ENVIRONMENT_VARIABLE), self.config.output_format)
+            self.report_path = config.getoption("jaxlint_report")
+            if self.report_path and not self.is_worker:
+                check_writable(self.report_path)
+        except (ConfigError, OutputError) as error:
+            raise pytest.UsageError(f"jaxlint: {error}") from None
+        self.rules = self.config.rules()
+        own = os.path.dirname(os.path.realpath(jaxlint.__file__))
+        files = ProjectFiles(self.config.root, lambda path: path == own or self.config.excluded(path),
+                             list(config.getini("python_files")))
+        self.watcher = CallWatcher(files)
+        self.findings: list[Finding] = []
+        self.functions: list[Linted] = []
+        self.result: CheckResult | None = None
+        self.exit_status_changed = False
+
+    def pytest_sessionstart(self, session: Any) -> None:
+        self.watcher.start()
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        self.watcher.stop()
+        outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings())
+        self.findings += outcome.findings
+        self.functions += outcome.functions
+        self.watcher.functions.clear()  # they hold the calls' objects
+        if self.is_worker:
+            self.pytest_config.workeroutput[WORKER_OUTPUT] = json.dumps({
+                "findings": [f.to_json() for f in self.findings],
+                "functions": [f.to_json() for f in self.functions]})
+            return
+        self.result = self._settle()
+        if self.report_path:
+            out = io.StringIO()
+            json_array.write(self.result, out)
+            write_file(self.report_path, out.getvalue())
+        exit_zero = self.pytest_config.getoption("jaxlint_exit_zero")
+        if self.result.findings and session.exitstatus == 0 and not exit_zero:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.exit_status_changed = True
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist, in the controller: a worker finished; take its findings."""
+        data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if data:
+            received = json.loads(data)
+            self.findings += [Finding.from_json(f) for f in received["findings"]]
+            self.functions += [Linted(**f) for f in received["functions"]]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.result is None:
+            return
+        terminalreporter.section("jaxlint")
+        out = io.StringIO()
+        FORMATS[self.output_format](self.result, out)
+        if out.getvalue().strip():
+            terminalreporter.write(out.getvalue())
+        terminalreporter.write_line(self._summary())
+        failed = [f for f in _merged(self.functions) if not f.signatures]
+        if failed and terminalreporter.config.getoption("verbose") > 0:
+            for function in sorted(failed, key=lambda f: (f.path, f.line)):
+                terminalreporter.write_line(f"  not linted: {relative(function.path)}:{function.line} "
+                                            f"{function.qualname}: {function.errors[0]}")
+        if self.exit_status_changed:
+            terminalreporter.write_line("jaxlint: exit status 1 for the findings above "
+                                        "(--jaxlint-exit-zero reports them without failing the run)")
+
+    def _summary(self) -> str:
+        functions = _merged(self.functions)
+        linted = [f for f in functions if f.signatures]
+        signatures = sum(f.signatures for f in linted)
+        files = len({f.path for f in linted})
+        count = len(self.result.findings) if self.result is not None else 0
+        parts = [f"jaxlint: linted {len(linted)} of {len(functions)} project functions the tests called with "
+                 f"arrays ({signatures} signature{'s' * (signatures != 1)} in {files} file{'s' * (files != 1)})"]
+        failed = len(functions) - len(linted)
+        if failed:
+            parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
+        parts.append(f"{count} finding{'s' * (count != 1)}")
+        return ", ".join(parts) + "."
+
+    def _verbose(self) -> bool:
+        return self.pytest_config.getoption("verbose") > 0
+
+    def _settle(self) -> CheckResult:
+        """The findings as ``jaxlint check`` reports them: per-file-ignores and suppression
+        comments applied. JX800 stays quiet (which lines the rules saw is only partly known)."""
+        codes = [rule.code for rule in self.rules]
+        by_path: dict[str, list[Finding]] = {}
+        seen: set[tuple] = set()
+        for finding in self.findings:  # xdist workers may lint the same function
+            place = (finding.code, finding.path, finding.span.start_line, finding.span.start_col)
+            if place not in seen:
+                seen.add(place)
+                by_path.setdefault(finding.path, []).append(finding)
+        analyses = []
+        for path, findings in sorted(by_path.items()):
+            try:
+                source = read_source(path)
+            except Exception:  # deleted since: report without excerpts
+                source = SourceFile(path, "", "utf-8", False)
+            selected = selected_for(path, codes, self.config)
+            kept = apply(path, source.text, [f for f in findings if f.code in selected], selected, Analyzed())
+            analyses.append(FileAnalysis(source, [], None, findings=kept))
+        return CheckResult(analyses, {}, config=self.config)
+
+
+def _merged(functions: list[Linted]) -> list[Linted]:
+    """One entry per function (xdist workers report the functions their tests called)."""
+    merged: dict[tuple[str, int, str], Linted] = {}
+    for function in functions:
+        key = (function.path, function.line, function.qualname)
+        known = merged.get(key)
+        if known is None:
+            merged[key] = Linted(function.path, function.qualname, function.line, function.signatures,
+                                 list(function.errors))
+        else:
+            known.signatures += function.signatures
+            known.errors += function.errors
+    return list(merged.values())
