@@ -22,8 +22,7 @@ from jaxlint.engine.suppressions import Analyzed, apply, selected_for
 from jaxlint.model import Finding
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
 from jaxlint.pytest_plugin.lint import Linted, lint_calls
-from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, write_file
-from jaxlint.report import json_array
+from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.text import SourceFile, read_source, relative
 
 WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings

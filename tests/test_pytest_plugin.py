@@ -1,0 +1,295 @@
+"""``pytest --jaxlint``: a project's own test run, in a subprocess (the plugin installs a profile
+hook and reads the session's exit status, neither of which this suite's own process can lend).
+
+Each project is real code traced to real jaxprs; findings are compared by (code, line)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+MODEL = '''\
+import jax
+import jax.numpy as jnp
+
+
+def blackbox_function(x, y):
+    x = x + 1
+    y = x * y
+    return x, y
+
+
+@jax.jit
+def my_mapped_function(x, y):
+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)  # expect JX101
+    return x[0], y
+
+
+def safe_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)  # expect JX501
+
+
+def make_step(dt):
+    def step(state, key):
+        noise = jax.random.normal(key, state.shape)
+        drift = jax.random.normal(key, state.shape)  # expect JX401
+        return state + dt * (noise + drift)
+    return step
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def apply(self, x):
+        return jnp.where(x > 0, jnp.sqrt(x), 0.0) * self.scale  # expect JX501
+
+
+def plain_numbers(n):
+    return sum(range(n))
+
+
+def needs_values(x):
+    if float(x.sum()) > 0:  # concrete values: runs eagerly, cannot be traced again
+        return x
+    return -x
+'''
+
+TESTS = '''\
+import jax
+import jax.numpy as jnp
+from pkg.model import Model, make_step, my_mapped_function, needs_values, plain_numbers, safe_log
+
+
+def test_mapped():
+    x, y = my_mapped_function(jnp.ones(3), jnp.ones((4, 3)))
+    assert y.shape == (4, 3)
+
+
+def test_gradient_of_a_plain_function():
+    assert jax.grad(lambda x: safe_log(x).sum())(jnp.ones(5)).shape == (5,)
+
+
+def test_closure_from_a_factory():
+    assert make_step(0.1)(jnp.zeros(3), jax.random.key(0)).shape == (3,)
+
+
+def test_method():
+    assert Model(0.5).apply(jnp.ones(2)).shape == (2,)
+
+
+def test_plain_numbers():
+    assert plain_numbers(4) == 6
+
+
+def test_concrete_values():
+    assert needs_values(jnp.ones(2)).shape == (2,)
+
+
+def local_helper(x):  # in a test file: the tests' own code is not linted
+    return jnp.where(x > 0, jnp.log(x), 0.0)
+
+
+def test_local_helper():
+    assert jax.grad(lambda x: local_helper(x).sum())(jnp.ones(2)).shape == (2,)
+'''
+
+
+def expected(text: str) -> set[tuple[str, int]]:
+    """(code, line) of each ``# expect`` comment. Before JAX 0.7 a draw inside jax.random's cached
+    jaxprs keeps a stale traceback: JX401 then points at the function's name (see jx401._location)."""
+    from jaxlint.ir.compat import STALE_LIBRARY_TRACEBACKS
+
+    found = set()
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if "# expect " in line:
+            code = line.split("# expect ")[1].split()[0]
+            if code == "JX401" and STALE_LIBRARY_TRACEBACKS:
+                number = max(n for n in range(1, number) if lines[n - 1].lstrip().startswith("def "))
+            found.add((code, number))
+    return found
+
+
+def project(tmp_path: Path, model: str = MODEL, tests: str = TESTS, config: str = "") -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(model)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_model.py").write_text(tests)
+    if config:
+        (tmp_path / "pyproject.toml").write_text(textwrap.dedent(config))
+    return tmp_path
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER")}
+    env["JAX_PLATFORMS"] = "cpu"
+    return env
+
+
+def pytest_run(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+
+
+def reported(root: Path) -> set[tuple[str, int]]:
+    return {(f["code"], f["location"]["row"]) for f in json.loads((root / "report.json").read_text())}
+
+
+def test_the_tests_calls_are_linted_and_findings_fail_a_passing_run(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json", "-v")
+    assert "7 passed" in run.stdout, run.stdout + run.stderr
+    # A jit-decorated function, a plain function reached only under grad, a closure a factory
+    # returned (its key argument a typed key), a method: each traced with the test's objects.
+    assert reported(root) == expected(MODEL)
+    assert run.returncode == 1
+    assert "exit status 1 for the findings above" in run.stdout
+    # Called only with Python numbers: not a JAX call, not counted. needs_values cannot be traced
+    # again: counted, listed with -v, and no finding (the test ran it fine).
+    assert "linted 5 of 6 project functions the tests called with arrays" in run.stdout
+    line = MODEL.splitlines().index("def needs_values(x):") + 1
+    assert f"not linted: pkg/model.py:{line} needs_values: ConcretizationTypeError" in run.stdout
+    # Under jax.jit XLA removes the broadcast: the finding says so rather than claim a saving.
+    vmap = next(f for f in json.loads((root / "report.json").read_text()) if f["code"] == "JX101")
+    assert "Cost: none in compiled code" in vmap["message"]
+
+
+def test_exit_zero_reports_without_failing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-output-format", "concise")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "pkg/model.py:18:12: JX501" in run.stdout
+
+
+def test_failing_tests_keep_their_status_and_outcomes(tmp_path: Path) -> None:
+    tests = TESTS + "\n\ndef test_fails():\n    assert safe_log(jnp.ones(1))[0] == 1.0\n"
+    root = project(tmp_path, tests=tests)
+    plain, linted = pytest_run(root), pytest_run(root, "--jaxlint")
+    assert _outcomes(plain) == _outcomes(linted) == "1 failed, 7 passed"
+    assert plain.returncode == linted.returncode == 1
+    assert "== jaxlint ==" in linted.stdout.replace("=" * 10, "==")
+
+
+def _outcomes(run: subprocess.CompletedProcess) -> str:
+    return run.stdout.splitlines()[-1].strip("= ").split(" in ")[0]
+
+
+def test_the_report_is_check_json(tmp_path: Path) -> None:
+    """The same JSON array as ``jaxlint check --output-format json`` for the same finding."""
+    model = MODEL.replace("@jax.jit\ndef my_mapped", "# jaxlint: args x=f32[3], y=f32[4,3]\n@jax.jit\ndef my_mapped")
+    root = project(tmp_path, model=model)
+    pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    check = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--select",
+                            "JX101", "pkg"], cwd=root, env=environment(), capture_output=True, text=True,
+                           timeout=600)
+    from_check = json.loads(check.stdout)
+    from_pytest = [f for f in json.loads((root / "report.json").read_text()) if f["code"] == "JX101"]
+    assert len(from_check) == 1 and from_pytest == from_check
+
+
+def test_configuration_and_suppressions_apply(tmp_path: Path) -> None:
+    model = MODEL.replace("# expect JX401", "# noqa: JX401")
+    config = """\
+        [tool.jaxlint]
+        ignore = ["JX101"]
+        per-file-ignores = {"pkg/model.py" = ["JX501"]}
+        """
+    model = model.replace("    def step(state, key):", "    def step(state, key):  # noqa: JX401")  # JAX < 0.7
+    root = project(tmp_path, model=model, config=config)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    assert reported(root) == set()
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "0 findings" in run.stdout
+
+
+def test_excluded_folders_are_not_linted(tmp_path: Path) -> None:
+    root = project(tmp_path, config='[tool.jaxlint]\nextend-exclude = ["pkg"]\n')
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    assert reported(root) == set()
+    assert "linted 0 of 0 project functions" in run.stdout
+    assert run.returncode == 0
+
+
+def test_closures_over_tracers_and_scan_bodies(tmp_path: Path) -> None:
+    """A function defined and called inside a traced one closes over that trace's tracers; traced
+    again after the test, they become inputs instead of leaking."""
+    model = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+
+
+        def integrate(x, rate):
+            def body(carry, _):
+                return carry + jnp.where(carry > 0, jnp.log(carry), 0.0) * rate, None  # expect JX501
+            return jax.lax.scan(body, x, None, length=3)[0]
+        ''')
+    tests = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+        from pkg.model import integrate
+
+
+        def test_integrate():
+            assert jax.jit(integrate)(jnp.ones(4), jnp.float32(0.1)).shape == (4,)
+        ''')
+    root = project(tmp_path, model=model, tests=tests)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    assert reported(root) == expected(model), run.stdout
+    assert "linted 2 of 2 project functions" in run.stdout
+
+
+def test_a_crashing_rule_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "tests" / "conftest.py").write_text(textwrap.dedent('''\
+        from jaxlint.rules.jx501_where_nan_gradient import WhereNanGradient
+
+        def broken(ctx):
+            raise RuntimeError("boom")
+
+        WhereNanGradient.check_program = classmethod(lambda cls, ctx: broken(ctx))
+        '''))
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    assert "7 passed" in run.stdout
+    codes = {code for code, _ in reported(root)}
+    assert "JX906" in codes and "JX501" not in codes and "JX401" in codes
+    assert "running rule JX501" in (root / "report.json").read_text()
+
+
+def test_under_xdist_the_controller_merges_the_workers_findings(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    root = project(tmp_path)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json", "-n", "2")
+    assert "7 passed" in run.stdout, run.stdout + run.stderr
+    assert reported(root) == expected(MODEL)
+    assert run.returncode == 1
+    assert "linted 5 of 6 project functions" in run.stdout
+
+
+def test_without_the_flag_nothing_of_jaxlint_runs(tmp_path: Path) -> None:
+    tests = TESTS + textwrap.dedent('''\
+
+
+        def test_jaxlint_is_not_loaded():
+            import sys
+            assert "jaxlint.pytest_plugin.session" not in sys.modules
+            assert sys.getprofile() is None
+        ''')
+    root = project(tmp_path, tests=tests)
+    run = pytest_run(root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert " jaxlint " not in run.stdout and "jaxlint: " not in run.stdout
+
+
+def test_a_bad_output_format_is_a_usage_error(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-output-format", "yaml")
+    assert run.returncode == 4
+    assert "invalid output format 'yaml'" in run.stderr
