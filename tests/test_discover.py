@@ -173,3 +173,22 @@ def test_path_patterns(tmp_path, pattern, path, matched):
 
     base = tmp_path / "[x]" / "proj"  # glob characters in the base folder are literal
     assert PathPattern(pattern, str(base)).matches(str(base.parent / path)) is matched
+
+
+def test_an_unpacked_release_is_not_a_package(tmp_path):
+    """``pkg-1.0/`` holding an ``__init__.py`` (some source releases do): no import names it, so
+    its modules import from inside it, as pytest would import them."""
+    from helpers import check_in_process
+
+    from jaxlint.rules import all_rules
+
+    release = tmp_path / "pkg-1.0"
+    touch(release / "__init__.py")
+    touch(release / "pkg" / "__init__.py")
+    mod = touch(release / "pkg" / "mod.py", "import jax\nimport jax.numpy as jnp\n\n\n"
+                "# jaxlint: args x=f32[3]\n@jax.jit\ndef safe_log(x):\n"
+                "    return jnp.where(x > 0, jnp.log(x), 0.0)\n")
+    assert find_root(mod) == str(release)
+    assert module_name(mod, find_root(mod)) == "pkg.mod"
+    result = check_in_process([str(release)], all_rules())
+    assert [(f.code, f.span.start_line) for f in result.findings] == [("JX501", 8)]

@@ -124,6 +124,7 @@ FORBIDDEN = {
     "jaxlint.fixes": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                       "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
     "jaxlint.worker": ("jaxlint.cli", "jaxlint.engine", "jaxlint.report", "jaxlint.explain"),
+    "jaxlint.pytest_plugin": ("jaxlint.cli", "jaxlint.explain"),
     "jaxlint.model": ("jaxlint.",),
     "jaxlint.text": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.scan", "jaxlint.fixes"),

@@ -87,10 +87,12 @@ def git_ignored(top: str) -> set[str]:
 def find_root(path: str) -> str:
     """The folder to put on sys.path to import ``path``: the first ancestor that is not a package.
 
-    Same rule as pytest's rootdir-based sys.path insertion (``prepend`` import mode).
+    Same rule as pytest's rootdir-based sys.path insertion (``prepend`` import mode): a folder
+    whose name is not an identifier (an unpacked release, ``pkg-1.0/``) is not a package even
+    with an ``__init__.py``, since no import statement could name it.
     """
     folder = os.path.dirname(os.path.abspath(path))
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
         parent = os.path.dirname(folder)
         if parent == folder:  # a package at the filesystem root; nowhere further to go
             break
