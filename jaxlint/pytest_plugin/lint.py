@@ -16,16 +16,16 @@ import os
 import sys
 import types
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import jax
 
 from jaxlint.ir import compat
-from jaxlint.model import Finding, Settings
+from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function, parameter_names
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
-from jaxlint.rules.runner import describe_error, run_source_rules
+from jaxlint.rules.runner import describe_error, internal_error, run_source_rules
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import read_source
 from jaxlint.worker.analyze import program_findings
@@ -77,38 +77,52 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
     for function in functions:
         if not function.calls:
             continue
-        code = function.code
-        path = os.path.abspath(code.co_filename)
-        if path not in files:
-            try:
-                text = read_source(path).text
-            except Exception:  # deleted or rewritten by a test since
-                continue
-            module = sys.modules.get(function.calls[0].globals.get("__name__", ""))
-            files[path] = (text, SourceIndex(path, text), module)
-        text, index, _ = files[path]
-        qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
-        target = target_for(path, text, code.co_name, qualname, code.co_firstlineno, list(parameter_names(code)))
-        linted = Linted(path, qualname, code.co_firstlineno)
-        for call in function.calls:
-            try:
-                with traced(call, path) as (closed, signature):
-                    # Inside the block: the rules read the vmap records made while tracing.
-                    report(program_findings(rules, codes, path, text, target, closed, signature, index, settings))
-            except NoArrays:
-                linted.errors.append("returns no arrays (a factory, or called for its effect)")
-                continue
-            except Exception as error:
-                linted.errors.append(describe_error(error))
-                continue
-            linted.signatures += 1
-        outcome.functions.append(linted)
+        try:
+            _lint_function(function, rules, codes, settings, files, outcome, report)
+        except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
+            code = function.code
+            outcome.findings += internal_error(codes, os.path.abspath(code.co_filename),
+                                               Span(code.co_firstlineno, 0, code.co_firstlineno, 0), None,
+                                               f"linting {getattr(code, 'co_qualname', code.co_name)}", error)
     for path, (text, index, module) in files.items():
         if not any(f.path == path and f.signatures for f in outcome.functions):
             continue
         retrace = ModuleRetracer(module, path, settings) if module is not None else None
         report(run_source_rules(rules, SourceContext(path, text, index, settings, retrace), codes))
     return outcome
+
+
+def _lint_function(function: Function, rules: list[type[Rule]], codes: set[str], settings: Settings,
+                   files: dict[str, tuple[str, SourceIndex, Any]], outcome: Outcome,
+                   report: Callable[[list[Finding]], None]) -> None:
+    """Trace each kept call of ``function`` and run the program rules; ``files`` caches each file's
+    text, source index and module."""
+    code = function.code
+    path = os.path.abspath(code.co_filename)
+    if path not in files:
+        try:
+            text = read_source(path).text
+        except Exception:  # deleted or rewritten by a test since
+            return
+        module = sys.modules.get(function.calls[0].globals.get("__name__", ""))
+        files[path] = (text, SourceIndex(path, text), module)
+    text, index, _ = files[path]
+    qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
+    target = target_for(path, text, code.co_name, qualname, code.co_firstlineno, list(parameter_names(code)))
+    linted = Linted(path, qualname, code.co_firstlineno)
+    for call in function.calls:
+        try:
+            with traced(call, path) as (closed, signature):
+                # Inside the block: the rules read the vmap records made while tracing.
+                report(program_findings(rules, codes, path, text, target, closed, signature, index, settings))
+        except NoArrays:
+            linted.errors.append("returns no arrays (a factory, or called for its effect)")
+            continue
+        except Exception as error:
+            linted.errors.append(describe_error(error))
+            continue
+        linted.signatures += 1
+    outcome.functions.append(linted)
 
 
 @contextlib.contextmanager

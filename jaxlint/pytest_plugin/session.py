@@ -58,6 +58,8 @@ class JaxlintSession:
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
         self.watcher.stop()
+        if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
+            return  # the user asked to stop, or pytest itself failed: no tracing now
         outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings())
         self.findings += outcome.findings
         self.functions += outcome.functions
