@@ -52,7 +52,7 @@ class Target:
 
     name: str  # the function's own name
     qualname: str  # dotted path inside the module, e.g. "Model.apply" or "outer.<locals>.inner"
-    kind: str  # "jit-decorated", "jit-bound", "contains-transform"
+    kind: str  # "jit-decorated", "jit-bound", "contains-transform", "hinted" (a plain function with a hint)
     span: Span  # the def statement (or, for "jit-bound", the assignment)
     name_span: Span  # the function's (or bound) name, where findings about the whole target point
     first_line: int  # first line of the def including decorators; a hint comment sits above it

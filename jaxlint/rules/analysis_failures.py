@@ -1,7 +1,25 @@
 """Analysis failures are findings, not tracebacks. The pipeline reports these itself."""
 from __future__ import annotations
 
-from jaxlint.rules.base import Rule
+import io
+import re
+import tokenize
+from typing import Iterable
+
+from jaxlint.model import Finding
+from jaxlint.rules.base import Rule, SourceContext
+from jaxlint.scan import hint_above
+from jaxlint.text import split_lines
+
+_HINT_TEXT = re.compile(r"#\s*jaxlint:\s*args")
+
+
+def _comment_lines(source: str) -> list[int]:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [token.start[0] for token in tokens if token.type == tokenize.COMMENT]
 
 
 class SyntaxErrorRule(Rule):
@@ -50,8 +68,24 @@ class InvalidHintRule(Rule):
     or arguments that do not match the function's parameters. The function is not traced until
     the hint is fixed."""
     code, name, severity = "JX905", "invalid-hint", "error"
-    summary = "A `# jaxlint: args` hint comment is malformed or does not match the signature."
+    summary = "A `# jaxlint: args` hint comment is malformed, does not match the signature or names no function."
     by_pipeline = True
+
+    @classmethod
+    def check_source(cls, ctx: SourceContext) -> Iterable[Finding]:
+        """A hint that is not directly above a function jaxlint traces would be ignored: say so."""
+        if not _HINT_TEXT.search(ctx.source):
+            return
+        lines = split_lines(ctx.source)
+        firsts = {target.first_line for target in ctx.index.targets}
+        for number in _comment_lines(ctx.source):  # not a hint quoted in a docstring
+            if not _HINT_TEXT.search(lines[number - 1]):
+                continue
+            hint, span = hint_above(lines, number + 1)
+            if span is not None and number + 1 not in firsts:
+                yield cls.finding(ctx.path, span, "this hint names no function: put it on the line directly above "
+                                  "the `def` (above its decorators) of a module-level function or a method; a "
+                                  "function nested in another is traced through the one that defines it")
 
 
 class InternalErrorRule(Rule):

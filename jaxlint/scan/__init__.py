@@ -20,7 +20,7 @@ from jaxlint.text import char_column, line_code_span, split_lines
 _HINT = re.compile(r"#\s*jaxlint:\s*args(?:\s+([^#]*?))?\s*(?:#.*)?$")
 # Every spelling of a transform names one of these words somewhere (at least in its import),
 # so a file without them has no targets and only needs its syntax checked.
-_MAY_HAVE_TARGETS = re.compile(r"\b(?:jit|vmap|lax|scan|fori_loop|while_loop|cond|switch)\b")
+_MAY_HAVE_TARGETS = re.compile(r"\b(?:jit|vmap|lax|scan|fori_loop|while_loop|cond|switch)\b|#\s*jaxlint:\s*args")
 _NAME_END = frozenset(" \t\f([\\:")
 _JAX_WORD = re.compile(r"\bjax\b")
 
@@ -185,15 +185,18 @@ class _Targets:
         params = [p.arg for p in parameters(node.args)]
         if candidate.owner is None:  # a module-level def: a later ``g = jax.jit(f)`` may wrap it
             defs[node.name] = (params, calls)
-        if jit is None and not any(c.kind != JIT for c in calls):
-            return None
         first_line = self.decorator_line(node.decorator_list[0]) if node.decorator_list else node.lineno
-        nums, names = _static(jit[1]) if jit else ((), ())
         hint, hint_span = self.hint(first_line)
+        transforms = any(c.kind != JIT for c in calls)
+        if jit is None and not transforms and hint is None:
+            return None
+        nums, names = _static(jit[1]) if jit else ((), ())
+        # A hint names a function to trace, jitted or not (library numerics are plain functions).
+        kind = "jit-decorated" if jit else "contains-transform" if transforms else "hinted"
         return Target(
             name=node.name,
             qualname=f"{candidate.owner}.{node.name}" if candidate.owner else node.name,
-            kind="jit-decorated" if jit else "contains-transform",
+            kind=kind,
             span=self.span(node, _last_simple_statement(node)),
             name_span=self.name_span(node),
             first_line=first_line,
