@@ -233,6 +233,8 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)
     compiled: dict[str, list[Any]] = field(default_factory=dict)  # --cost compiled: XLA's figures
     kind_data: Any = None  # what the job kind's hook returned (Job.kind)
+    # First lines of the module's JAX functions (scan/functions.py) whose operations the rules read.
+    linted: list[int] = field(default_factory=list)
     internal_error: str | None = None  # jaxlint's own traceback, when the analysis itself failed
 
     def to_json(self) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def test_text_report_points_at_the_vmap_call(project: Path) -> None:
     assert "|            " + "^" * 52 in run.stdout
     # Nothing the module printed (its HLO) reaches stdout; the summary goes to stderr.
     assert "HloModule" not in run.stdout
-    assert "traced 1 of 1 functions" in run.stderr and "1 fixable" in run.stderr
+    assert "(1 target traced)" in run.stderr and "1 fixable" in run.stderr
 
 
 def test_json_report_is_ruff_shaped(project: Path) -> None:

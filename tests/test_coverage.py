@@ -118,13 +118,14 @@ def test_show_untraced_lists_each_untraced_target_on_stderr(run) -> None:
         "      (a traced value was used as a Python value (`if n > 0`, `range(n)`): that parameter must be "
         "static: give it a Python value in the hint and, under jax.jit, list it in "
         "static_argnums/static_argnames)",
-        "2 files checked, traced 1 of 7 functions, 6 skipped (no abstract arguments or errors), 2 findings.",
+        "2 files checked, linted 1 of 7 JAX functions (1 target traced, 6 skipped: no abstract arguments or "
+        "errors), 2 findings.",
     ]
 
 
 def test_coverage_report_json(run, project: Path) -> None:
     _, report = run
-    assert report["summary"] == {"targets": 7, "traced": 1}
+    assert report["summary"] == {"targets": 7, "traced": 1, "jax_functions": 7, "linted": 1}
     assert report["traced"] == [{"path": str(project / "mod.py"), "target": "traced", "line": 8,
                                  "source": "import-call", "signatures": ["f32[4,3]"]}]
     untraced = report["untraced"]
@@ -177,11 +178,15 @@ def test_a_target_traced_with_several_signatures_counts_once(tmp_path: Path, mon
     source = read_source(str(path))
     targets = scan.scan_source(str(path), source.text)
     job = make_job(source, targets, [r.code for r in all_rules()], load_config([str(path)]).settings())
-    result = CheckResult([FileAnalysis(source, targets, job, analyze.analyze(job))], {})
+    from jaxlint.scan.functions import jax_functions
+    from jaxlint.scan.index import SourceIndex
+
+    functions = jax_functions(SourceIndex(str(path), source.text))
+    result = CheckResult([FileAnalysis(source, targets, job, analyze.analyze(job), functions=functions)], {})
     assert result.traced == 2 and result.skipped == []
-    assert "traced 2 of 2 functions" in summary(result, "none")
+    assert "(2 targets traced)" in summary(result, "none")
     report = coverage(result).to_json()
-    assert report["summary"] == {"targets": 2, "traced": 2}
+    assert report["summary"] == {"targets": 2, "traced": 2, "jax_functions": 2, "linted": 2}
     assert [(t["target"], t["signatures"]) for t in report["traced"]] == [
         ("once", ["f32[2,3]", "f32[4,3]"]), ("reshaped", ["f32[2,3]"])]
 

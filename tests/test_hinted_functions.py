@@ -54,3 +54,58 @@ def test_a_hint_makes_a_plain_function_a_target(tmp_path: Path) -> None:
     result = check_in_process([str(path)], all_rules())
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(MODULE)
     assert result.traced == 2 and result.skipped == []
+
+
+COUNTED = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    # jaxlint: args x=f32[3]
+    @jax.jit
+    def traced(x):
+        return helper(x) * 2
+
+
+    def helper(x):  # linted through traced
+        return jnp.sin(x)
+
+
+    def plain(x):
+        return jnp.cos(x)
+
+
+    def factory():
+        def inner(x):
+            return jnp.tan(x)
+        return inner
+
+
+    def no_jax(x):  # calls nothing of jax: not a JAX function
+        return x + 1
+
+
+    # jaxlint: args x=f32[3]
+    @jax.jit
+    def traced_with_unused(x):
+        def unused(y):
+            return jnp.exp(y)
+        return x * 2
+    ''')
+
+
+def test_the_denominator_is_every_jax_function(tmp_path: Path) -> None:
+    from jaxlint.report.coverage import coverage
+    from jaxlint.report.summary import summary
+
+    path = write(tmp_path, "counted", COUNTED)
+    result = check_in_process([str(path)], all_rules())
+    assert "linted 3 of 6 JAX functions (2 targets traced)" in summary(result, "none")
+    report = coverage(result)
+    assert [(f.function, f.linted) for f in report.functions] == [
+        ("traced", True), ("helper", True), ("plain", False), ("factory.<locals>.inner", False),
+        ("traced_with_unused", True), ("traced_with_unused.<locals>.unused", False)]
+    untraced = {u.target: (u.kind, u.hint) for u in report.untraced}
+    assert untraced == {"plain": ("not-a-target", "# jaxlint: args x=f32[...]"),
+                        "factory.<locals>.inner": ("not-a-target", None),
+                        "traced_with_unused.<locals>.unused": ("not-a-target", None)}

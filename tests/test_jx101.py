@@ -499,7 +499,7 @@ def test_near_misses_are_quiet(tmp_path: Path) -> None:
                              cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     assert json.loads(run_cli.stdout) == [], run_cli.stdout
     assert run_cli.returncode == 0, run_cli.stderr
-    assert "traced 6 of 6 functions" in run_cli.stderr
+    assert "(6 targets traced)" in run_cli.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -152,9 +152,11 @@ def test_the_tests_calls_are_linted_and_findings_fail_a_passing_run(tmp_path: Pa
     assert reported(root) == expected(MODEL)
     assert run.returncode == 1
     assert "exit status 1 for the findings above" in run.stdout
-    # Called only with Python numbers: not a JAX call, not counted. needs_values cannot be traced
-    # again: counted, listed with -v, and no finding (the test ran it fine).
-    assert "linted 5 of 6 project functions the tests called with arrays" in run.stdout
+    # The JAX functions (their body calls into jax) the tests ran, all linted; plain_numbers is
+    # called only with Python numbers: not counted. needs_values cannot be traced again: counted,
+    # listed with -v, and no finding (the test ran it fine).
+    assert ("linted 4 of 4 JAX functions the tests ran, traced 5 of 6 project functions they called with "
+            "arrays (5 signatures), 1 could not be traced again, 4 findings.") in run.stdout
     line = MODEL.splitlines().index("def needs_values(x):") + 1
     assert f"not linted: pkg/model.py:{line} needs_values: ConcretizationTypeError" in run.stdout
     # Under jax.jit XLA removes the broadcast: the finding says so rather than claim a saving.
@@ -214,7 +216,7 @@ def test_excluded_folders_are_not_linted(tmp_path: Path) -> None:
     root = project(tmp_path, config='[tool.jaxlint]\nextend-exclude = ["pkg"]\n')
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
     assert reported(root) == set()
-    assert "linted 0 of 0 project functions" in run.stdout
+    assert "linted 0 of 0 JAX functions the tests ran" in run.stdout
     assert run.returncode == 0
 
 
@@ -243,7 +245,7 @@ def test_closures_over_tracers_and_scan_bodies(tmp_path: Path) -> None:
     root = project(tmp_path, model=model, tests=tests)
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
     assert reported(root) == expected(model), run.stdout
-    assert "linted 2 of 2 project functions" in run.stdout
+    assert "linted 2 of 2 JAX functions the tests ran" in run.stdout
 
 
 def test_a_crashing_rule_is_a_finding_not_a_crash(tmp_path: Path) -> None:
@@ -270,7 +272,7 @@ def test_under_xdist_the_controller_merges_the_workers_findings(tmp_path: Path) 
     assert "7 passed" in run.stdout, run.stdout + run.stderr
     assert reported(root) == expected(MODEL)
     assert run.returncode == 1
-    assert "linted 5 of 6 project functions" in run.stdout
+    assert "linted 4 of 4 JAX functions the tests ran, traced 5 of 6" in run.stdout
 
 
 def test_without_the_flag_nothing_of_jaxlint_runs(tmp_path: Path) -> None:
@@ -293,3 +295,27 @@ def test_a_bad_output_format_is_a_usage_error(tmp_path: Path) -> None:
     run = pytest_run(root, "--jaxlint", "--jaxlint-output-format", "yaml")
     assert run.returncode == 4
     assert "invalid output format 'yaml'" in run.stderr
+
+
+def test_the_coverage_report_names_each_jax_function_the_tests_ran(tmp_path: Path) -> None:
+    model = MODEL + textwrap.dedent('''\
+
+
+        def only_eager(x):
+            return jnp.asarray(float(jnp.sum(x)))
+
+
+        def never_run(x):
+            return jnp.log(x)
+        ''')
+    tests = TESTS + "\n\ndef test_eager():\n    from pkg.model import only_eager\n    only_eager(jnp.ones(2))\n"
+    root = project(tmp_path, model=model, tests=tests)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-coverage-report", "coverage.json", "--jaxlint-exit-zero")
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((root / "coverage.json").read_text())
+    assert [(f["function"], f["linted"]) for f in report["functions"]] == [
+        ("my_mapped_function", True), ("safe_log", True), ("make_step.<locals>.step", True), ("Model.apply", True),
+        ("only_eager", False)]  # never_run is a JAX function the tests did not run: not in the denominator
+    assert report["summary"] == {"jax_functions_ran": 5, "linted": 4, "called_with_arrays": 7, "traced": 5}
+    eager = next(f for f in report["called_with_arrays"] if f["qualname"] == "only_eager")
+    assert eager["signatures"] == 0 and eager["errors"][0].startswith("ConcretizationTypeError")

@@ -127,7 +127,7 @@ def test_every_spelling_on_the_reported_line(tmp_path: Path) -> None:
 
     found, run = check_json("--ignore", "JX800", "mod.py", cwd=tmp_path)
     assert found == expected, run.stderr
-    assert "traced 21 of 21 functions" in run.stderr
+    assert "(21 targets traced)" in run.stderr
 
     # --ignore-noqa: every finding, suppressed or not.
     everything, run = check_json("--ignore-noqa", "mod.py", cwd=tmp_path)
@@ -375,7 +375,7 @@ def hinted(x, y):
 '''
     (tmp_path / "mod.py").write_text(source, encoding="utf-8")
     found, run = check_json("mod.py", cwd=tmp_path)
-    assert found == set() and "traced 1 of 1 functions" in run.stderr
+    assert found == set() and "(1 target traced)" in run.stderr
     everything, _ = check_json("--ignore-noqa", "mod.py", cwd=tmp_path)
     assert everything == {("mod.py", "JX101", line_of(source, VMAP))}
 

@@ -197,4 +197,4 @@ def test_option_fixed_once_backends_start_is_left_quietly(tmp_path: Path) -> Non
     found = findings_by_file(run, root)
     assert found == {"a.py": [], "b.py": [("JX502", 8)]}
     assert "jax_num_cpu_devices" not in run.stderr
-    assert "traced 2 of 2 functions" in run.stderr
+    assert "(2 targets traced)" in run.stderr

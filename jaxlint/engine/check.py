@@ -19,6 +19,7 @@ from jaxlint.rules.analysis_failures import SyntaxErrorRule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan import discover
+from jaxlint.scan.functions import jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
@@ -47,12 +48,14 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # a scanner bug must not lose the other files
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
+    index = SourceIndex(path, source.text, targets)
+    functions = jax_functions(index)
     if targets:
         return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
-                                                      compile_costs=compile_costs))
+                                                      compile_costs=compile_costs), functions=functions)
     # Nothing to import: the source rules run here (in the worker, they run after the import).
-    analysis = FileAnalysis(source, targets, None)
-    context = SourceContext(path, source.text, SourceIndex(path, source.text, targets), config.settings())
+    analysis = FileAnalysis(source, targets, None, functions=functions)
+    context = SourceContext(path, source.text, index, config.settings())
     analysis.findings = run_source_rules(all_rules(), context, set(codes))
     return analysis
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from jaxlint.config import Config
 from jaxlint.model import Finding, Job, Result, Skipped, Target
+from jaxlint.scan.functions import JaxFunction
 from jaxlint.text import SourceFile
 
 
@@ -18,6 +19,13 @@ class FileAnalysis:
     job: Job | None
     result: Result | None = None
     findings: list[Finding] = field(default_factory=list)
+    functions: list[JaxFunction] = field(default_factory=list)  # the coverage denominator
+
+    @property
+    def linted(self) -> list[JaxFunction]:
+        """The JAX functions whose operations the rules read."""
+        reached = set(self.result.linted) if self.result is not None else set()
+        return [f for f in self.functions if f.first_line in reached]
 
 
 @dataclass
@@ -39,6 +47,14 @@ class CheckResult:
     @property
     def traced(self) -> int:
         return sum(len(fa.result.traced) for fa in self.files if fa.result is not None)
+
+    @property
+    def jax_functions(self) -> int:
+        return sum(len(fa.functions) for fa in self.files)
+
+    @property
+    def linted(self) -> int:
+        return sum(len(fa.linted) for fa in self.files)
 
     @property
     def skipped(self) -> list[tuple[str, Skipped]]:

@@ -17,6 +17,9 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--jaxlint-output-format", metavar="FORMAT", default=None,
                     help="format of the findings in the terminal (as `jaxlint check --output-format`); "
                          "default: the configuration's output-format, else full")
+    group.addoption("--jaxlint-coverage-report", metavar="PATH", default=None,
+                    help="write which JAX functions the tests ran were linted, and why the others were not, "
+                         "as JSON to PATH")
     group.addoption("--jaxlint-exit-zero", action="store_true", default=False,
                     help="report the findings without changing the exit status")
 

@@ -26,6 +26,7 @@ from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function, parameter_na
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import describe_error, internal_error, run_source_rules
+from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import read_source
 from jaxlint.worker.analyze import program_findings
@@ -33,6 +34,7 @@ from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.inprocess import recording_vmaps, target_for
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
+from jaxlint.worker.traced_lines import reached_functions
 
 
 @dataclass
@@ -51,9 +53,32 @@ class Linted:
 
 
 @dataclass
+class Ran:
+    """A JAX function (scan/functions.py) the tests ran, and whether the rules read its operations."""
+
+    path: str
+    function: str
+    line: int
+    linted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
 class Outcome:
     findings: list[Finding] = field(default_factory=list)
-    functions: list[Linted] = field(default_factory=list)
+    functions: list[Linted] = field(default_factory=list)  # those called with arrays
+    ran: list[Ran] = field(default_factory=list)
+
+
+@dataclass
+class _File:
+    text: str
+    index: SourceIndex
+    module: Any
+    functions: list[JaxFunction]
+    reached: set[int] = field(default_factory=set)  # first lines of its linted JAX functions
 
 
 class NoArrays(Exception):
@@ -61,10 +86,12 @@ class NoArrays(Exception):
 
 
 def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings: Settings) -> Outcome:
+    """Lint the kept calls of ``functions`` (every project function the tests called)."""
     codes = {rule.code for rule in rules}
     outcome = Outcome()
     seen: set[tuple] = set()
-    files: dict[str, tuple[str, SourceIndex, Any]] = {}  # path -> (text, index, module)
+    files: dict[str, _File | None] = {}
+    called: dict[str, set[int]] = {}  # path -> first lines of the functions the tests called
 
     def report(found: list[Finding]) -> None:
         # Several signatures and nested functions see the same operation: one finding per place.
@@ -75,46 +102,57 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
                 outcome.findings.append(finding)
 
     for function in functions:
+        code = function.code
+        path = os.path.abspath(code.co_filename)
+        called.setdefault(path, set()).add(code.co_firstlineno)
         if not function.calls:
             continue
-        try:
-            _lint_function(function, rules, codes, settings, files, outcome, report)
-        except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
-            code = function.code
-            outcome.findings += internal_error(codes, os.path.abspath(code.co_filename),
-                                               Span(code.co_firstlineno, 0, code.co_firstlineno, 0), None,
-                                               f"linting {getattr(code, 'co_qualname', code.co_name)}", error)
-    for path, (text, index, module) in files.items():
-        if not any(f.path == path and f.signatures for f in outcome.functions):
+        source = files[path] if path in files else files.setdefault(path, _read(path, function))
+        if source is None:  # deleted or rewritten by a test since
             continue
-        retrace = ModuleRetracer(module, path, settings) if module is not None else None
-        report(run_source_rules(rules, SourceContext(path, text, index, settings, retrace), codes))
+        try:
+            _lint_function(function, path, source, rules, codes, settings, outcome, report)
+        except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
+            outcome.findings += internal_error(codes, path, Span(code.co_firstlineno, 0, code.co_firstlineno, 0),
+                                               None, f"linting {getattr(code, 'co_qualname', code.co_name)}",
+                                               error)
+    for path, lines in called.items():
+        source = files[path] if path in files else files.setdefault(path, _read(path, None))
+        if source is None:
+            continue
+        outcome.ran += [Ran(path, f.qualname, f.line, f.first_line in source.reached)
+                        for f in source.functions if f.first_line in lines]
+        if source.reached or any(f.path == path and f.signatures for f in outcome.functions):
+            retrace = ModuleRetracer(source.module, path, settings) if source.module is not None else None
+            report(run_source_rules(rules, SourceContext(path, source.text, source.index, settings, retrace), codes))
     return outcome
 
 
-def _lint_function(function: Function, rules: list[type[Rule]], codes: set[str], settings: Settings,
-                   files: dict[str, tuple[str, SourceIndex, Any]], outcome: Outcome,
-                   report: Callable[[list[Finding]], None]) -> None:
-    """Trace each kept call of ``function`` and run the program rules; ``files`` caches each file's
-    text, source index and module."""
+def _read(path: str, function: Function | None) -> _File | None:
+    try:
+        text = read_source(path).text
+    except Exception:
+        return None
+    module = sys.modules.get(function.calls[0].globals.get("__name__", "")) if function is not None else None
+    index = SourceIndex(path, text)
+    return _File(text, index, module, jax_functions(index))
+
+
+def _lint_function(function: Function, path: str, source: _File, rules: list[type[Rule]], codes: set[str],
+                   settings: Settings, outcome: Outcome, report: Callable[[list[Finding]], None]) -> None:
+    """Trace each kept call of ``function`` and run the program rules."""
     code = function.code
-    path = os.path.abspath(code.co_filename)
-    if path not in files:
-        try:
-            text = read_source(path).text
-        except Exception:  # deleted or rewritten by a test since
-            return
-        module = sys.modules.get(function.calls[0].globals.get("__name__", ""))
-        files[path] = (text, SourceIndex(path, text), module)
-    text, index, _ = files[path]
     qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
-    target = target_for(path, text, code.co_name, qualname, code.co_firstlineno, list(parameter_names(code)))
+    target = target_for(path, source.text, code.co_name, qualname, code.co_firstlineno,
+                        list(parameter_names(code)))
     linted = Linted(path, qualname, code.co_firstlineno)
     for call in function.calls:
         try:
             with traced(call, path) as (closed, signature):
                 # Inside the block: the rules read the vmap records made while tracing.
-                report(program_findings(rules, codes, path, text, target, closed, signature, index, settings))
+                report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
+                                        settings))
+                source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except NoArrays:
             linted.errors.append("returns no arrays (a factory, or called for its effect)")
             continue
@@ -122,6 +160,7 @@ def _lint_function(function: Function, rules: list[type[Rule]], codes: set[str],
             linted.errors.append(describe_error(error))
             continue
         linted.signatures += 1
+        source.reached.add(code.co_firstlineno)
     outcome.functions.append(linted)
 
 

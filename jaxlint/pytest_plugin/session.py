@@ -21,7 +21,7 @@ from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.suppressions import Analyzed, apply, selected_for
 from jaxlint.model import Finding
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
-from jaxlint.pytest_plugin.lint import Linted, lint_calls
+from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.text import SourceFile, read_source, relative
 
@@ -50,6 +50,7 @@ class JaxlintSession:
         self.watcher = CallWatcher(files)
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
+        self.ran: list[Ran] = []
         self.result: CheckResult | None = None
         self.exit_status_changed = False
 
@@ -63,17 +64,22 @@ class JaxlintSession:
         outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings())
         self.findings += outcome.findings
         self.functions += outcome.functions
+        self.ran += outcome.ran
         self.watcher.functions.clear()  # they hold the calls' objects
         if self.is_worker:
             self.pytest_config.workeroutput[WORKER_OUTPUT] = json.dumps({
                 "findings": [f.to_json() for f in self.findings],
-                "functions": [f.to_json() for f in self.functions]})
+                "functions": [f.to_json() for f in self.functions],
+                "ran": [r.to_json() for r in self.ran]})
             return
         self.result = self._settle()
         if self.report_path:
             out = io.StringIO()
             json_array.write(self.result, out)
             write_file(self.report_path, out.getvalue())
+        coverage_path = self.pytest_config.getoption("jaxlint_coverage_report")
+        if coverage_path:
+            write_file(coverage_path, json.dumps(self._coverage(), indent=2) + "\n")
         exit_zero = self.pytest_config.getoption("jaxlint_exit_zero")
         if self.result.findings and session.exitstatus == 0 and not exit_zero:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -87,6 +93,7 @@ class JaxlintSession:
             received = json.loads(data)
             self.findings += [Finding.from_json(f) for f in received["findings"]]
             self.functions += [Linted(**f) for f in received["functions"]]
+            self.ran += [Ran(**r) for r in received["ran"]]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
@@ -107,18 +114,30 @@ class JaxlintSession:
                                         "(--jaxlint-exit-zero reports them without failing the run)")
 
     def _summary(self) -> str:
+        ran = _merged_ran(self.ran)
         functions = _merged(self.functions)
-        linted = [f for f in functions if f.signatures]
-        signatures = sum(f.signatures for f in linted)
-        files = len({f.path for f in linted})
+        traced = [f for f in functions if f.signatures]
+        signatures = sum(f.signatures for f in traced)
         count = len(self.result.findings) if self.result is not None else 0
-        parts = [f"jaxlint: linted {len(linted)} of {len(functions)} project functions the tests called with "
-                 f"arrays ({signatures} signature{'s' * (signatures != 1)} in {files} file{'s' * (files != 1)})"]
-        failed = len(functions) - len(linted)
+        parts = [f"jaxlint: linted {sum(r.linted for r in ran)} of {len(ran)} JAX functions the tests ran",
+                 f"traced {len(traced)} of {len(functions)} project functions they called with arrays "
+                 f"({signatures} signature{'s' * (signatures != 1)})"]
+        failed = len(functions) - len(traced)
         if failed:
             parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
         parts.append(f"{count} finding{'s' * (count != 1)}")
         return ", ".join(parts) + "."
+
+    def _coverage(self) -> dict[str, Any]:
+        """--jaxlint-coverage-report: per JAX function the tests ran, linted or not; per function
+        called with arrays, the signatures traced and the errors of those that were not."""
+        ran = sorted(_merged_ran(self.ran), key=lambda r: (r.path, r.line, r.function))
+        functions = sorted(_merged(self.functions), key=lambda f: (f.path, f.line, f.qualname))
+        return {"functions": [r.to_json() for r in ran],
+                "called_with_arrays": [f.to_json() for f in functions],
+                "summary": {"jax_functions_ran": len(ran), "linted": sum(r.linted for r in ran),
+                            "called_with_arrays": len(functions),
+                            "traced": sum(1 for f in functions if f.signatures)}}
 
     def _verbose(self) -> bool:
         return self.pytest_config.getoption("verbose") > 0
@@ -144,6 +163,16 @@ class JaxlintSession:
             kept = apply(path, source.text, [f for f in findings if f.code in selected], selected, Analyzed())
             analyses.append(FileAnalysis(source, [], None, findings=kept))
         return CheckResult(analyses, {}, config=self.config)
+
+
+def _merged_ran(ran: list[Ran]) -> list[Ran]:
+    """One entry per JAX function, linted if any xdist worker linted it."""
+    merged: dict[tuple[str, int], Ran] = {}
+    for entry in ran:
+        known = merged.get((entry.path, entry.line))
+        if known is None or (entry.linted and not known.linted):
+            merged[(entry.path, entry.line)] = entry
+    return list(merged.values())
 
 
 def _merged(functions: list[Linted]) -> list[Linted]:

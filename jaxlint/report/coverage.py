@@ -6,10 +6,10 @@ the scanned Targets, which give lines and parameter names). Never imports JAX.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from jaxlint.model import Target
+from jaxlint.model import Span, Target
 from jaxlint.scan import hints
 
 if TYPE_CHECKING:
@@ -40,22 +40,47 @@ class Untraced:
     note: str | None  # why there is no hint, or what to fill in
 
 
+@dataclass(frozen=True)
+class Function:
+    """A JAX function (scan/functions.py) and whether the rules read its operations."""
+
+    path: str
+    function: str
+    line: int
+    linted: bool
+
+
 @dataclass
 class Coverage:
     traced: list[Traced]
     untraced: list[Untraced]
+    functions: list[Function] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        targets = [u for u in self.untraced if u.kind != "not-a-target"]
         return {"traced": [asdict(t) for t in self.traced],
                 "untraced": [asdict(u) for u in self.untraced],
-                "summary": {"targets": len(self.traced) + len(self.untraced), "traced": len(self.traced)}}
+                "functions": [asdict(f) for f in self.functions],
+                "summary": {"targets": len(self.traced) + len(targets), "traced": len(self.traced),
+                            "jax_functions": len(self.functions),
+                            "linted": sum(1 for f in self.functions if f.linted)}}
 
 
 def coverage(result: CheckResult) -> Coverage:
-    """Every target of every file, once, sorted by path, line and name."""
-    traced, untraced = [], []
+    """Every target and every JAX function of every file, once, sorted by path, line and name;
+    a JAX function that is not a target and was not linted is untraced, kind "not-a-target"."""
+    traced, untraced, functions = [], [], []
     for analysis in result.files:
         path = analysis.source.path
+        linted = {f.first_line for f in analysis.linted}
+        firsts = {t.first_line for t in analysis.targets}
+        for function in analysis.functions:
+            functions.append(Function(path, function.qualname, function.line, function.first_line in linted))
+            if function.first_line not in linted and function.first_line not in firsts:
+                hint, note = _plain_suggestion(function)
+                untraced.append(Untraced(path, function.qualname, function.line, "not-a-target",
+                                         "no jit, transform or hint names it, and no traced function ran it",
+                                         hint, note))
         remaining = list(analysis.targets)
         if analysis.result is None:
             continue
@@ -68,7 +93,21 @@ def coverage(result: CheckResult) -> Coverage:
             line = target.name_span.start_line if target is not None else 0
             traced.append(Traced(path, entry.target, line, entry.source, list(entry.signatures or [entry.signature])))
     key = lambda item: (item.path, item.line, item.target)  # noqa: E731
-    return Coverage(sorted(traced, key=key), sorted(untraced, key=key))
+    return Coverage(sorted(traced, key=key), sorted(untraced, key=key),
+                    sorted(functions, key=lambda f: (f.path, f.line, f.function)))
+
+
+def _plain_suggestion(function: Any) -> tuple[str | None, str | None]:
+    """A hint for a JAX function nothing names (a scan.functions.JaxFunction), or why none helps."""
+    if "<locals>" in function.qualname:
+        return None, ("a nested function is linted through a traced function that calls it, or by "
+                      "`pytest --jaxlint` when the tests call it")
+    span = Span(function.line, 0, function.line, 0)
+    name = function.qualname.rpartition(".")[2]
+    target = Target(name, function.qualname, "hinted", span, span, function.first_line, list(function.params))
+    hint, note = suggestion(target, "no-arguments", "")
+    also = "or run the tests with `pytest --jaxlint`"
+    return hint, f"{note}; {also}" if note else also
 
 
 def _take(targets: list[Target], qualname: str, line: int | None) -> Target | None:

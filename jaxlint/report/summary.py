@@ -22,10 +22,12 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     hidden = hidden_unsafe(findings, unsafe_fixes)
     checked = len(result.files)
     skipped = len(result.skipped)
+    # The denominator is every JAX function (scan/functions.py), not only the targets: a plain
+    # function nothing names is code the rules never read.
+    traced = f"{result.traced} target{'s' if result.traced != 1 else ''} traced"
     parts = [f"{checked} file{'s' if checked != 1 else ''} checked",
-             f"traced {result.traced} of {result.traced + skipped} functions"]
-    if skipped:
-        parts.append(f"{skipped} skipped (no abstract arguments or errors)")
+             f"linted {result.linted} of {result.jax_functions} JAX functions ({traced}"
+             + (f", {skipped} skipped: no abstract arguments or errors)" if skipped else ")")]
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
     if fix_mode == "fix":
         parts.append(f"{len(result.fixed)} fixed")

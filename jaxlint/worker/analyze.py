@@ -16,6 +16,7 @@ from jaxlint.rules.analysis_failures import InvalidHintRule
 from jaxlint.rules.base import ProgramContext, SourceContext
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
 from jaxlint.rules.runner import internal_error, run_program_rules, run_source_rules
+from jaxlint.scan.functions import jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
@@ -24,7 +25,7 @@ from jaxlint.worker.importer import import_module, is_project_module
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
-from jaxlint.worker.traced_lines import equation_lines, suppression_lines
+from jaxlint.worker.traced_lines import equation_lines, reached_functions, suppression_lines
 
 # (qualname, the object traced, its arguments) for each traced signature: what a job kind's
 # hook and --cost compiled compile.
@@ -58,6 +59,7 @@ class _Analysis:
         self.result = Result(job.path, timings={"import": 0.0, "trace": 0.0, "rules": 0.0})
         self.index = SourceIndex(job.path, job.source, job.targets)
         self.traced_calls: list[TracedCall] = []
+        self.jax_functions = jax_functions(self.index)
 
     @property
     def findings(self) -> list[Finding]:
@@ -175,6 +177,9 @@ class _Analysis:
                 errors.append(f"{signature}: {describe_error(error)}")
                 continue
             traced.append((arguments.source, signature, [str(a) for a in closed.out_avals]))
+            linted = set(self.result.linted)
+            self.result.linted += sorted(reached_functions(closed, job.path, self.jax_functions, linted)
+                                         | ({target.first_line} - linted))
             self.traced_calls.append((target.qualname, function, arguments))
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()

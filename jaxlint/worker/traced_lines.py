@@ -1,8 +1,9 @@
-"""Worker side: which statements holding a suppression comment made equations in a trace.
+"""Which lines of a file made equations in a trace.
 
-JX800 (jaxlint/suppressions.py) reports an unused suppression only on such a statement: one that
-did not run while tracing (a branch on a static argument, say) may need its comment for other
-arguments.
+- JX800 (engine/suppressions.py) reports an unused suppression only on a statement that did: one
+  that did not run while tracing (a branch on a static argument, say) may need its comment for
+  other arguments.
+- Coverage counts a JAX function (scan/functions.py) as linted when one of its own lines did.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from jaxlint.ir import compat
 from jaxlint.rules import codes_by_name
+from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, read_comments
 
 
@@ -43,5 +45,27 @@ def equation_lines(closed_jaxpr: Any, path: str, wanted: frozenset[int] | set[in
             found |= compat.user_lines_in(eqn.source_info, path) & wanted
             if wanted <= found:
                 break
+            pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
+    return found
+
+
+def reached_functions(closed_jaxpr: Any, path: str, functions: list[JaxFunction], known: set[int]) -> set[int]:
+    """First lines of the ``functions`` (of ``path``) not in ``known`` that one of their own lines
+    made an equation of ``closed_jaxpr``; stops once all are found."""
+    owner = {line: f.first_line for f in functions if f.first_line not in known for line in f.own_lines}
+    found: set[int] = set()
+    seen: set[int] = set()
+    pending = [compat.open_jaxpr(closed_jaxpr)[0]]
+    while pending and owner:
+        jaxpr = pending.pop()
+        if id(jaxpr) in seen:
+            continue
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            for line in compat.user_lines_in(eqn.source_info, path) & owner.keys():
+                if line in owner:
+                    first = owner[line]
+                    found.add(first)
+                    owner = {n: f for n, f in owner.items() if f != first}
             pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
     return found

@@ -1,0 +1,73 @@
+"""The denominator of coverage: a file's *JAX functions*, the named functions (``def``, any
+nesting) whose own body calls into ``jax`` (``jax.numpy``, ``jax.lax``, ``jax.random``, ...,
+resolved through imports and aliases), plus every target. Found from the source alone.
+
+A function's *own lines* are its body's lines without those of the defs nested in it (each its
+own function); a lambda's lines are its enclosing function's. A JAX function counts as linted when
+one of its own lines made an equation in a jaxpr the rules read (worker/traced_lines.py).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jaxlint.scan.index import DEFS, SourceIndex
+
+
+@dataclass(frozen=True)
+class JaxFunction:
+    qualname: str  # "Model.apply", "make_step.<locals>.step"
+    first_line: int  # of the first decorator, else the def (a code object's co_firstlineno)
+    line: int  # of the def keyword
+    params: tuple[str, ...]
+    own_lines: frozenset[int]
+
+
+def jax_functions(index: SourceIndex) -> list[JaxFunction]:
+    """The JAX functions of the file, in source order."""
+    tree = index.tree
+    if tree is None:
+        return []
+    calling: set[int] = set()  # id of each def whose own body calls into jax
+    for call in index.calls:
+        if any(name == "jax" or name.startswith("jax.") for name in index.call_names(call)):
+            defs = index.enclosing_defs(call)
+            if defs:
+                calling.add(id(defs[0]))
+    targets = {target.first_line for target in index.targets}
+    found = []
+    for node in sorted(index.functions, key=lambda n: n.lineno):
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        if id(node) in calling or first in targets:
+            found.append(JaxFunction(_qualname(index, node), first, node.lineno,
+                                     tuple(p.arg for p in _parameters(node.args)), _own_lines(node)))
+    return found
+
+
+def _parameters(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []), *args.kwonlyargs,
+            *([args.kwarg] if args.kwarg else [])]
+
+
+def _qualname(index: SourceIndex, node: ast.AST) -> str:
+    """Python's ``__qualname__`` for the def ``node``."""
+    parts = [node.name]  # type: ignore[attr-defined]
+    current = index.parent(node)
+    while current is not None and not isinstance(current, ast.Module):
+        if isinstance(current, DEFS):
+            parts.append(f"{current.name}.<locals>")
+        elif isinstance(current, ast.ClassDef):
+            parts.append(current.name)
+        current = index.parent(current)
+    return ".".join(reversed(parts))
+
+
+def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    lines = {n for statement in node.body
+             for n in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)}
+    nested = [child for statement in node.body for child in ast.walk(statement) if isinstance(child, DEFS)]
+    for inner in nested:
+        start = min([d.lineno for d in inner.decorator_list] + [inner.lineno])
+        lines.difference_update(range(start, (inner.end_lineno or inner.lineno) + 1))
+    return frozenset(lines)
+
