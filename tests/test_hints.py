@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -190,7 +191,7 @@ def test_unknown_dtype():
     e = error("x=f32[], y=f33[3]")
     assert str(e) == (
         "unknown dtype 'f33' in 'y=f33[3]' (expected one of "
-        "f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool, c64, c128)"
+        "f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool, c64, c128, or key[...] for typed PRNG keys)"
     )
     assert e.column == 11
 
@@ -466,3 +467,33 @@ def test_format_abstract_for_a_traced_with_message():
     args = to_abstract(parse_hint("x=f32[], y=i32[10]"))
     text = ", ".join(f"{name}={format_abstract(value)}" for name, value in args.items())
     assert text == "x=f32[], y=i32[10]"
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("k=key[]", "key<fry>[]"),            # the default implementation
+    ("k=key<fry>[4]", "key<fry>[4]"),     # as jaxprs print a typed key's dtype
+    ("k=key<rbg>[2]", "key<rbg>[2]"),
+    ("k=(key[], f32[3])", "(key<fry>[], f32[3])"),
+])
+def test_typed_keys(text, shown):
+    import jax
+
+    abstract = to_abstract(parse_hint(text))["k"]
+    assert format_abstract(abstract) == shown
+    key = abstract[0] if isinstance(abstract, tuple) else abstract
+    assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("k=key", "missing dimensions after 'key' in k (write key[] for one key)"),
+    ("k=key<>[]", "expected key<implementation>[...] in k"),
+    ("k=keys[]", "unknown dtype 'keys'"),
+])
+def test_malformed_keys(text, message):
+    with pytest.raises(HintError, match=re.escape(message)):
+        parse_hint(text)
+
+
+def test_an_unknown_key_implementation():
+    with pytest.raises(HintError, match=re.escape("unknown PRNG implementation in key<nope>")):
+        to_abstract(parse_hint("k=key<nope>[]"))

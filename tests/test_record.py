@@ -171,6 +171,7 @@ def test_record_exits_as_the_command_and_says_what_it_recorded(recorded):
     assert "4 passed" in first.stdout
     assert ("jaxlint: recorded 4 functions into .jaxlint/signatures.json; "
             "1 called with arguments it cannot record") in first.stderr
+    assert "  not recorded: pkg/model.py::with_object: argument params: <Model object>" in first.stderr
 
 
 def test_signatures_file_content(recorded):
@@ -258,9 +259,10 @@ def recorded_with(project: Path, *flags: str, tests: str = "tests/") -> subproce
 
 
 def traced_counts(summary: str) -> tuple[int, int]:
-    found = re.search(r"traced (\d+) of (\d+) functions", summary)
+    """(targets traced, targets) from the summary line."""
+    found = re.search(r"\((\d+) targets? traced(?:, (\d+) skipped)?", summary)
     assert found, summary
-    return int(found[1]), int(found[2])
+    return int(found[1]), int(found[1]) + int(found[2] or 0)
 
 
 def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_path):
@@ -344,3 +346,29 @@ def test_configuration_errors_exit_2_before_running_the_command(tmp_path, flags,
     assert done.stderr == checked.stderr and checked.returncode == 2  # the same words as check
     assert "Traceback" not in done.stderr
     assert not (root / "ran").exists() and not (root / ".jaxlint").exists()
+
+
+KEYED = """\
+import jax
+import jax.numpy as jnp
+
+
+def draw(key, x):
+    noise = jax.random.normal(key, x.shape)
+    again = jax.random.normal(key, x.shape)
+    return jax.vmap(lambda v: v * 2)(x + noise + again)
+"""
+
+
+def test_typed_keys_are_recorded_and_traced(tmp_path):
+    root = make_project(tmp_path)
+    (root / "pkg" / "model.py").write_text(KEYED)
+    (root / "tests" / "test_x.py").write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom pkg.model import draw\n\n\n"
+        "def test_draw():\n    assert draw(jax.random.key(0), jnp.ones(3)).shape == (3,)\n")
+    done = record(root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    entry = json.loads((root / ".jaxlint" / "signatures.json").read_text())["functions"]["pkg/model.py::draw"]
+    assert entry["signatures"] == [{"key": "key<fry>[]", "x": "f32[3]"}]
+    result = check([str(root)], all_rules())
+    assert result.traced == 1 and "JX401" in {f.code for f in result.findings}

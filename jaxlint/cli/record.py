@@ -13,6 +13,7 @@ import tempfile
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.pytest_plugin.record import ENV
 
+MAX_REASONS = 10  # unrecorded functions listed in the summary, each with why
 USAGE = "jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND..."
 
 
@@ -101,3 +102,12 @@ def _summary(report: str, output: str) -> None:
     functions = "function" if counts["recorded"] == 1 else "functions"
     extra = f"; {counts['unrecordable']} called with arguments it cannot record" if counts["unrecordable"] else ""
     print(f"jaxlint: recorded {counts['recorded']} {functions} into {shown}{extra}", file=sys.stderr)
+    reasons = sorted(counts.get("reasons", {}).items())
+    for key, reason in reasons[:MAX_REASONS]:
+        print(f"  not recorded: {key}: {reason}", file=sys.stderr)
+    if len(reasons) > MAX_REASONS:
+        print(f"  ... and {len(reasons) - MAX_REASONS} more (the signatures file lists each, as \"unrecordable\")",
+              file=sys.stderr)
+    if reasons:
+        print("  (`pytest --jaxlint` lints calls whatever their arguments: methods, objects, functions)",
+              file=sys.stderr)

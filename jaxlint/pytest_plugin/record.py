@@ -8,7 +8,8 @@ JSON list of the files to scan, discovered by ``jaxlint record`` with the config
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
-Not supported: pytest-xdist (each worker would replace the others' entries).
+Not supported: pytest-xdist (each worker would replace the others' entries). What the hint syntax
+cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint`` lints such calls.
 """
 from __future__ import annotations
 
@@ -180,8 +181,10 @@ class Recorder:
         signatures.write(self.output, signatures.merge(old, called, self.root))
         if self.report:
             recorded = sum(1 for entry in called.values() if entry["signatures"])
+            reasons = {key: entry.get("unrecordable", "no call returned a value")
+                       for key, entry in called.items() if not entry["signatures"]}
             with open(self.report, "w", encoding="utf-8") as handle:
-                json.dump({"recorded": recorded, "unrecordable": len(called) - recorded,
+                json.dump({"recorded": recorded, "unrecordable": len(called) - recorded, "reasons": reasons,
                            "output": self.output}, handle)
 
 
@@ -236,11 +239,11 @@ def _text(value: Any, path: str) -> str:
 def _check(tree: Any, path: str) -> None:
     import jax
 
-    from jaxlint.scan.hints import DTYPES
+    from jaxlint.scan.hints import DTYPES, is_key
 
     if isinstance(tree, jax.ShapeDtypeStruct):
         dtype = getattr(tree.dtype, "name", str(tree.dtype))
-        if dtype not in DTYPES.values():
+        if dtype not in DTYPES.values() and not is_key(dtype):  # typed keys: key<fry>[]
             raise Unrecordable(f"{path}: a {dtype} array")
         if not all(isinstance(d, int) for d in tree.shape):
             raise Unrecordable(f"{path}: a symbolic shape {tree.shape}")

@@ -107,12 +107,41 @@ def to_abstract(spec: dict[str, Any]) -> dict[str, Any]:
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, ArraySpec):
             shape = tuple(symbols[d] if isinstance(d, str) else d for d in leaf.dims)
-            return jax.ShapeDtypeStruct(shape, leaf.dtype)
+            return jax.ShapeDtypeStruct(shape, _key_dtype(leaf.dtype) if is_key(leaf.dtype) else leaf.dtype)
         if isinstance(leaf, StaticSpec):
             return leaf.value
         raise TypeError(f"not an ArraySpec or StaticSpec: {leaf!r}")
 
     return {name: _map_leaves(convert, tree) for name, tree in spec.items()}
+
+
+def is_key(dtype: str) -> bool:
+    """A typed PRNG key's dtype as the hint syntax writes it (``key``, ``key<rbg>``)."""
+    return dtype == "key" or dtype.startswith("key<")
+
+
+def _key_dtype(dtype: str) -> Any:
+    """The key dtype of ``key`` (the configured default implementation) or ``key<impl>``."""
+    import jax
+
+    def key_dtype(impl: str | None) -> Any:
+        return jax.eval_shape(lambda: jax.random.key(0, impl=impl)).dtype
+
+    if dtype == "key":
+        return key_dtype(None)
+    # The hint writes the dtype as jaxprs print it (key<fry>); jax.random.key takes the
+    # implementation's name (threefry2x32).
+    for impl in (dtype[4:-1], *_KEY_IMPLEMENTATIONS):
+        try:
+            found = key_dtype(impl)
+        except (ValueError, TypeError):
+            continue
+        if str(found) == dtype:
+            return found
+    raise HintError(f"unknown PRNG implementation in {dtype} (jaxprs print key<fry>, key<rbg>, key<urbg>)")
+
+
+_KEY_IMPLEMENTATIONS = ("threefry2x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32", "threefry4x32")
 
 
 def describe(spec: dict[str, Any]) -> str:
@@ -213,6 +242,8 @@ def _parse_value(text: str, start: int, end: int, item: str, path: str) -> Any:
     if start == end:
         raise HintError(f"missing value for {path}", start)
     m = _NAME.match(text, start, end)
+    if m is not None and m.group() == "key":  # a typed PRNG key: key[], key<rbg>[2]
+        return _parse_key(text, m, end, item, path)
     if m is not None:
         bracket, _ = _strip(text, m.end(), end)
         if bracket < end and text[bracket] == "[":
@@ -232,14 +263,30 @@ def _parse_value(text: str, start: int, end: int, item: str, path: str) -> Any:
         raise HintError(message, start) from None
 
 
+def _parse_key(text: str, m: re.Match[str], end: int, item: str, path: str) -> ArraySpec:
+    """``key[dims]`` (the default PRNG implementation) or ``key<impl>[dims]`` (as jaxprs print a
+    typed key's dtype: ``key<fry>``, ``key<rbg>``, ``key<unsafe_rbg>``)."""
+    dtype, bracket = "key", m.end()
+    if bracket < end and text[bracket] == "<":
+        close = text.find(">", bracket, end)
+        impl = _NAME.fullmatch(text, bracket + 1, close) if close != -1 else None
+        if impl is None:
+            raise HintError(f"expected key<implementation>[...] in {path}, e.g. key<fry>[]", bracket)
+        dtype, bracket = f"key<{impl.group()}>", close + 1
+    if bracket >= end or text[bracket] != "[":
+        raise HintError(f"missing dimensions after {dtype!r} in {path} (write {dtype}[] for one key)", bracket)
+    return ArraySpec(dtype, _parse_array(text, m, bracket, end, item, path, key=True).dims)
+
+
 def _parse_array(
-    text: str, m: re.Match[str], bracket: int, end: int, item: str, path: str
+    text: str, m: re.Match[str], bracket: int, end: int, item: str, path: str, key: bool = False
 ) -> ArraySpec:
     """``dtype[dims]``: ``m`` matched the dtype name and text[bracket] is its ``[``."""
     dtype = m.group()
-    if dtype not in DTYPES:
+    if dtype not in DTYPES and not key:
         known = ", ".join(DTYPES)
-        raise HintError(f"unknown dtype {dtype!r} in {item!r} (expected one of {known})", m.start())
+        raise HintError(f"unknown dtype {dtype!r} in {item!r} (expected one of {known}, or key[...] for "
+                        "typed PRNG keys)", m.start())
     close = _closing(text, bracket, end)
     if close != end - 1:
         extra, array = text[close + 1 : end].strip(), text[m.start() : close + 1]
@@ -258,7 +305,7 @@ def _parse_array(
         else:
             message = f"dimension {dim!r} of {path} is not a non-negative integer or a name"
             raise HintError(message, s)
-    return ArraySpec(DTYPES[dtype], tuple(dims))
+    return ArraySpec(DTYPES.get(dtype, dtype), tuple(dims))
 
 
 def _parse_container(text: str, start: int, end: int, item: str, path: str) -> Any:
