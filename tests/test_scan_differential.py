@@ -22,11 +22,13 @@ REPO = TESTS.parent
 
 
 def both(source: str, path: str = "mod.py") -> tuple[object, object]:
-    """(new, reference) results: the targets, or ("error", line, column) for a syntax error."""
+    """(new, reference) results: the targets, or ("error", line, column) for a syntax error.
+    Targets only a hint makes (kind "hinted", which the reference never had) are left out: see
+    test_a_hint_makes_a_plain_function_a_target at the end."""
     results = []
     for module in (scan, reference):
         try:
-            results.append(module.scan_source(path, source))
+            results.append([t for t in module.scan_source(path, source) if t.kind != "hinted"])
         except module.ScanSyntaxError as error:
             results.append(("error", error.line, error.column))
     return results[0], results[1]
@@ -543,3 +545,10 @@ def test_deep_expressions():
     too_deep = deep.replace(" + ".join(["x"] * 400), " + ".join(["x"] * 5000))
     with pytest.raises(scan.ScanSyntaxError, match="too deeply nested"):
         scan.scan_source("m.py", too_deep)
+
+
+def test_a_hint_makes_a_plain_function_a_target():
+    source = "import jax.numpy as jnp\n\n\n# jaxlint: args x=f32[3]\ndef f(x):\n    return jnp.sin(x)\n"
+    [target] = scan.scan_source("m.py", source)
+    assert (target.kind, target.qualname, target.hint) == ("hinted", "f", "x=f32[3]")
+    assert reference.scan_source("m.py", source) == []
