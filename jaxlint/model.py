@@ -52,7 +52,9 @@ class Target:
 
     name: str  # the function's own name
     qualname: str  # dotted path inside the module, e.g. "Model.apply" or "outer.<locals>.inner"
-    kind: str  # "jit-decorated", "jit-bound", "contains-transform", "hinted" (a plain function with a hint)
+    # "jit-decorated", "jit-bound", "contains-transform", "hinted" (a plain function with a hint),
+    # "inferred" (a plain JAX function traced only with inferred arguments)
+    kind: str
     span: Span  # the def statement (or, for "jit-bound", the assignment)
     name_span: Span  # the function's (or bound) name, where findings about the whole target point
     first_line: int  # first line of the def including decorators; a hint comment sits above it
@@ -131,6 +133,7 @@ class Finding:
     # Set by the fixer when a fix failed verification, with the reason.
     fix_rejected: str | None = None
     cost: Cost | None = None  # performance findings: the waste, per call
+    arguments: str | None = None  # "inferred": seen only with arguments jaxlint guessed
 
     def key(self) -> tuple:
         return (self.path, self.span.start_line, self.span.start_col, self.code, self.message)
@@ -166,6 +169,7 @@ class Settings:
     examples: list[str] = field(default_factory=list)  # examples files, absolute
     signatures: str = ""  # the signatures file `jaxlint record` writes, absolute
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value
+    infer_arguments: bool = False  # `infer-arguments`: guess signatures when no source knows one
 
 
 @dataclass

@@ -51,6 +51,7 @@ class Config:
     per_file_ignores: list[PerFileIgnore] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True
+    infer_arguments: bool = False  # see worker/argsources/inferred.py
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4
     output_format: str | None = None  # None: not configured (the writer's default applies)
@@ -68,7 +69,7 @@ class Config:
     def settings(self) -> Settings:
         """What the worker and the rules need of the configuration."""
         return Settings(root=self.root, examples=list(self.examples), signatures=self.signatures,
-                        rule_options=self.options())
+                        rule_options=self.options(), infer_arguments=self.infer_arguments)
 
     def excluded(self, path: str) -> bool:
         """``path`` (absolute) matches exclude or extend-exclude, or is a virtual environment."""
@@ -169,7 +170,7 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
         if layer.per_file_ignores is not None:
             config.per_file_ignores = list(layer.per_file_ignores)
         config.per_file_ignores += layer.extend_per_file_ignores or []
-        for key in ("force_exclude", "respect_gitignore", "timeout", "jobs", "output_format"):
+        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "timeout", "jobs", "output_format"):
             if getattr(layer, key) is not None:
                 setattr(config, key, getattr(layer, key))
         for code, values in (layer.rules or {}).items():

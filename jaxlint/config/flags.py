@@ -39,6 +39,9 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     group.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=None,
                        help="skip files git ignores (the default)")
     group.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
+    group.add_argument("--infer-arguments", dest="infer_arguments", action="store_true", default=None,
+                       help="trace JAX functions no hint, example or record describes with guessed arguments")
+    group.add_argument("--no-infer-arguments", dest="infer_arguments", action="store_false")
     group.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
     group.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
 
@@ -96,6 +99,7 @@ def _flag_layer(args: argparse.Namespace) -> Layer:
     raw = {"select": args.select, "extend-select": args.extend_select, "ignore": args.ignore,
            "exclude": args.exclude, "extend-exclude": args.extend_exclude,
            "force-exclude": args.force_exclude, "respect-gitignore": args.respect_gitignore,
+           "infer-arguments": args.infer_arguments,
            "timeout": args.timeout, "jobs": args.jobs}
     for key, value in raw.items():
         if value is not None:
@@ -139,6 +143,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
         "extend-exclude": [p.pattern for p in config.extend_exclude],
         "force-exclude": config.force_exclude,
         "respect-gitignore": config.respect_gitignore,
+        "infer-arguments": config.infer_arguments,
         "timeout": config.timeout,
         "jobs": config.jobs,
         "output-format": config.output_format,

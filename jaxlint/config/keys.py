@@ -37,6 +37,7 @@ class Layer:
     extend_exclude: list[PathPattern] | None = None
     force_exclude: bool | None = None
     respect_gitignore: bool | None = None
+    infer_arguments: bool | None = None
     timeout: float | None = None
     jobs: int | None = None
     output_format: str | None = None
@@ -164,6 +165,7 @@ KEYS: dict[str, Callable[[Any, _Key], Any]] = {
     "extend-exclude": _patterns,
     "force-exclude": _boolean,
     "respect-gitignore": _boolean,
+    "infer-arguments": _boolean,
     "timeout": _timeout,
     "jobs": _jobs,
     "output-format": _output_format,

@@ -50,6 +50,9 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
     index = SourceIndex(path, source.text, targets)
     functions = jax_functions(index)
+    if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
+        firsts = {target.first_line for target in targets}
+        targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
     if targets:
         return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
                                                       compile_costs=compile_costs), functions=functions)

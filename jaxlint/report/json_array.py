@@ -22,12 +22,15 @@ def finding_json(finding: Finding) -> dict[str, Any]:
                           "location": location(e.span.start_line, e.span.start_col),
                           "end_location": location(e.span.end_line, e.span.end_col)}
                          for e in finding.fix.edits]}
-    return {"code": finding.code, "name": finding.name, "message": finding.message,
-            "severity": finding.severity, "filename": finding.path,
-            "location": location(finding.span.start_line, finding.span.start_col),
-            "end_location": location(finding.span.end_line, finding.span.end_col),
-            "url": rule_url(finding.code), "fix": fix,
-            "cost": None if finding.cost is None else dataclasses.asdict(finding.cost)}
+    row = {"code": finding.code, "name": finding.name, "message": finding.message,
+           "severity": finding.severity, "filename": finding.path,
+           "location": location(finding.span.start_line, finding.span.start_col),
+           "end_location": location(finding.span.end_line, finding.span.end_col),
+           "url": rule_url(finding.code), "fix": fix,
+           "cost": None if finding.cost is None else dataclasses.asdict(finding.cost)}
+    if finding.arguments is not None:  # "inferred": jaxlint guessed the arguments this needed
+        row["arguments"] = finding.arguments
+    return row
 
 
 def write(result: CheckResult, out: TextIO, *, unsafe_fixes: bool = False) -> None:

@@ -9,9 +9,12 @@ one of its own lines made an equation in a jaxpr the rules read (worker/traced_l
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
+from jaxlint.model import Span, Target
 from jaxlint.scan.index import DEFS, SourceIndex
+from jaxlint.text import split_lines
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,13 @@ class JaxFunction:
     line: int  # of the def keyword
     params: tuple[str, ...]
     own_lines: frozenset[int]
+    span: Span  # the def statement
+    name_span: Span  # the function's name
+
+    def target(self) -> Target:
+        """As a target traced with inferred arguments (``infer-arguments``)."""
+        return Target(self.qualname.rpartition(".")[2], self.qualname, "inferred", self.span, self.name_span,
+                      self.first_line, list(self.params))
 
 
 def jax_functions(index: SourceIndex) -> list[JaxFunction]:
@@ -40,8 +50,17 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         if id(node) in calling or first in targets:
             found.append(JaxFunction(_qualname(index, node), first, node.lineno,
-                                     tuple(p.arg for p in _parameters(node.args)), _own_lines(node)))
+                                     tuple(p.arg for p in _parameters(node.args)), _own_lines(node),
+                                     index.span(node), _name_span(index, node)))
     return found
+
+
+def _name_span(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Span:
+    line = split_lines(index.source)[node.lineno - 1]
+    match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", line)
+    if match is None:  # a name spelled otherwise than Python binds it (NFKC): the def keyword
+        return Span(node.lineno, 0, node.lineno, 0)
+    return Span(node.lineno, match.start(1), node.lineno, match.end(1))
 
 
 def _parameters(args: ast.arguments) -> list[ast.arg]:

@@ -20,6 +20,7 @@ from jaxlint.scan.functions import jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
+from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.importer import import_module, is_project_module
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
@@ -131,7 +132,8 @@ class _Analysis:
         if function is None:
             self._skip(target, "not-found", "not found on the module after import")
             return
-        request = ArgumentRequest(target, function, module, job.path, job.settings, recorded, registrations)
+        request = ArgumentRequest(target, function, module, job.path, job.settings, recorded, registrations,
+                                  index=self.index)
         try:
             signatures = arguments_for(request)
         except ArgumentError as error:
@@ -158,6 +160,9 @@ class _Analysis:
                     reported.add(place)
                     self.findings.append(finding)
 
+        # Inferred signatures are a ladder of guesses: the first that traces is kept, and one that
+        # fails is not the user's error.
+        inferred = signatures[0].source == INFERRED
         for arguments in signatures:
             signature = format_signature(arguments)
             started = time.perf_counter()
@@ -171,6 +176,9 @@ class _Analysis:
                 return
             except BaseException as error:  # user code: sys.exit() while traced is a trace error too
                 timings["trace"] += time.perf_counter() - started
+                if inferred:
+                    errors.append(f"{signature}: {describe_error(error)}")
+                    continue
                 trace_error = failures.trace_error(error, job.path, target, signature)
                 explained = self._explained(target, error, trace_error.span)
                 report(explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
@@ -183,17 +191,34 @@ class _Analysis:
             self.traced_calls.append((target.qualname, function, arguments))
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()
-            report(program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
-                                    self.index, job.settings))
-            if wanted - lines:
+            found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
+                                     self.index, job.settings)
+            if inferred:
+                found = [_inferred(finding, signature) for finding in found]
+            report(found)
+            if wanted - lines and not inferred:  # JX800 never judges a comment by a guessed signature
                 lines |= equation_lines(closed, job.path, wanted - lines)
             timings["rules"] += time.perf_counter() - started
+            if inferred:
+                errors = []
+                break
         if traced:
             self.result.traced.append(Traced(target.qualname, traced[0][0], traced[0][1], [t[1] for t in traced],
                                              request.notes, len(errors), sorted(lines)))
             self.result.outputs[target.qualname] = [t[2] for t in traced]
+        elif inferred:
+            self._skip(target, "no-arguments", "no inferred signature traced: " + "; ".join(errors))
         else:
             self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
+
+
+def _inferred(finding: Finding, signature: str) -> Finding:
+    """A finding seen with arguments jaxlint guessed says so (JX9xx are about jaxlint itself)."""
+    if not finding.code.startswith("JX9"):
+        finding.arguments = INFERRED
+        finding.message += (f" (seen with arguments jaxlint inferred: {signature}; a hint, an example or "
+                            "`pytest --jaxlint` gives real ones)")
+    return finding
 
 
 def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source: str, target: Target,

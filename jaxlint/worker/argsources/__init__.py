@@ -39,6 +39,7 @@ class ArgumentRequest:
     examples: list[Any] = field(default_factory=list)
     # Notes a source leaves when it knows of a signature it cannot use (a stale record).
     notes: list[str] = field(default_factory=list)
+    index: Any = None  # the module's scan.index.SourceIndex (how the body uses each parameter)
 
 
 class ArgumentError(Exception):
@@ -46,7 +47,7 @@ class ArgumentError(Exception):
 
 
 # Module names in this package, highest precedence first.
-PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call"]
+PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call", "inferred"]
 Source = Callable[[ArgumentRequest], list[ArgumentSet]]
 
 

@@ -1,0 +1,155 @@
+"""Arguments inferred when nothing else is known (``infer-arguments``, the last source): a short
+ladder of abstract signatures from the parameters' names, annotations, defaults and how the body
+uses them. The worker keeps the first signature that traces (analyze.py); one that fails is no
+finding, and a finding seen with an inferred signature says so.
+
+Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Python values
+(static); ``float`` is a weakly typed f32 scalar, as jit sees a Python float; names like ``key``,
+``rng``, ``*_key``, ``prng*`` are typed keys; names and annotations of functions, pytrees and
+objects (``fn``, ``params``, ``state``, ``Callable``, ``str``, ...) cannot be inferred, and then
+nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
+the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
+symbolic size ``n``.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from typing import Any
+
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+
+SOURCE = "inferred"
+_KEY = re.compile(r"(?:key|rng|prng\w*|rng_\w+|\w+_key|\w+_rng)")
+_OPAQUE_NAMES = frozenset({
+    "self", "cls", "f", "fn", "fun", "func", "function", "callback", "model", "module", "net", "params",
+    "state", "opt_state", "tree", "pytree", "updates", "grads", "config", "cfg", "options", "name", "path",
+    "dtype", "shape", "axis", "axes", "mesh", "sharding", "transform", "optimizer", "schedule", "solver",
+    "term", "terms", "kernel", "distribution", "dist", "args", "kwargs", "aux", "carry", "init", "step",
+})
+_OPAQUE_SUFFIXES = ("_fn", "_fun", "_func", "_state", "_params", "_tree", "_config", "_cfg", "_dtype", "_shape",
+                    "_axis", "_name", "_init", "_update", "_kwargs", "_args")
+_ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Numeric")
+MAX_RANK = 2
+
+
+class Uninferable(Exception):
+    """A parameter whose kind cannot be guessed: nothing is inferred for the function."""
+
+
+def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
+    if not request.settings.infer_arguments:
+        return []
+    try:
+        return ladder(request)
+    except Uninferable as why:
+        request.notes.append(f"arguments not inferred: {why}")
+        return []
+
+
+def ladder(request: ArgumentRequest) -> list[ArgumentSet]:
+    """The signatures to try, in order (the first that traces is kept)."""
+    import jax
+    from jax import export
+
+    try:
+        signature = inspect.signature(request.function)
+    except (TypeError, ValueError):
+        raise Uninferable("no signature") from None
+    ranks = _ranks_used(request)
+    roles: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
+            continue  # *args empty, **kwargs empty, a default as it is
+        roles[param.name] = _role(param)
+    arrays = [name for name, role in roles.items() if role == "array"]
+    if not any(role in ("array", "key", "float") for role in roles.values()):
+        raise Uninferable("no parameter takes an array")
+    n = export.symbolic_shape("n")[0]
+    found, seen = [], set()
+    for rank in range(MAX_RANK + 1):
+        shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name in arrays}
+        key = tuple(sorted(shapes.items(), key=lambda item: item[0]))
+        if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
+            continue
+        seen.add(key)
+        kwargs = {}
+        for name, role in roles.items():
+            if role == "array":
+                kwargs[name] = jax.ShapeDtypeStruct(shapes[name], "float32")
+            elif role == "key":
+                kwargs[name] = jax.eval_shape(lambda: jax.random.key(0))
+            elif role == "float":
+                kwargs[name] = jax.ShapeDtypeStruct((), "float32", weak_type=True)
+            else:
+                kwargs[name] = role[1]  # ("static", value)
+        found.append(ArgumentSet(SOURCE, (), kwargs))
+    return found
+
+
+def _role(param: inspect.Parameter) -> Any:
+    """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed."""
+    annotation = param.annotation
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    text = "" if annotation is param.empty else str(text)
+    name = param.name
+    if text in ("int",):
+        return ("static", 2)
+    if text in ("bool",):
+        return ("static", False)
+    if text in ("float",):
+        return "float"
+    if _KEY.fullmatch(name.lower()) and not text.startswith(("int", "float")):
+        return "key"
+    if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
+        raise Uninferable(f"parameter {name}: {text}")
+    if not text and (name.lower() in _OPAQUE_NAMES or name.lower().endswith(_OPAQUE_SUFFIXES)):
+        raise Uninferable(f"parameter {name} (a function, pytree or object, by its name)")
+    return "array"
+
+
+def _ranks_used(request: ArgumentRequest) -> dict[str, int]:
+    """Least rank per parameter, from how the function's body uses it."""
+    node = _definition(request)
+    if node is None:
+        return {}
+    params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+    ranks: dict[str, int] = {}
+
+    def at_least(name: str, rank: int) -> None:
+        if name in params:
+            ranks[name] = max(ranks.get(name, 0), rank)
+
+    for child in ast.walk(node):
+        if isinstance(child, ast.Subscript) and isinstance(child.value, ast.Name):
+            index = child.slice
+            parts = index.elts if isinstance(index, ast.Tuple) else [index]
+            at_least(child.value.id, sum(1 for p in parts if not (isinstance(p, ast.Constant) and p.value is ...)))
+        elif isinstance(child, ast.Subscript) and _is_shape(child.value) and isinstance(child.slice, ast.Constant) \
+                and isinstance(child.slice.value, int) and child.slice.value >= 0:
+            at_least(child.value.value.id, child.slice.value + 1)  # type: ignore[attr-defined]
+        elif isinstance(child, ast.Attribute) and child.attr in ("T", "mT") and isinstance(child.value, ast.Name):
+            at_least(child.value.id, 2)
+        elif isinstance(child, ast.BinOp) and isinstance(child.op, ast.MatMult):
+            for side in (child.left, child.right):
+                if isinstance(side, ast.Name):
+                    at_least(side.id, 1)
+        elif isinstance(child, ast.Assign) and isinstance(child.targets[0], ast.Tuple) and _is_shape(child.value):
+            at_least(child.value.value.id, len(child.targets[0].elts))  # type: ignore[attr-defined]
+    return ranks
+
+
+def _is_shape(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name)
+
+
+def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    index = request.index
+    if index is None:
+        return None
+    for node in index.functions:
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        if first == request.target.first_line and node.name == request.target.name:
+            return node
+    return None

@@ -1,0 +1,97 @@
+"""``infer-arguments``: JAX functions no source describes are traced with a guessed signature; the
+first rung of the ladder that traces is kept, none that fails is a finding, and a finding seen
+only with guessed arguments says so."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from helpers import check_in_process, expected_markers, write
+
+from jaxlint.config import load_config
+from jaxlint.report import json_array
+from jaxlint.rules import all_rules
+
+MODULE = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def safe_log(x):
+        return jnp.where(x > 0, jnp.log(x), 0.0)  # expect JX501
+
+
+    def rows(x, w):
+        n, d = x.shape  # rank 2: the scalar rung is never tried
+        y = x @ w
+        return jnp.where(y > 0, jnp.sqrt(y), 0.0)  # expect JX501
+
+
+    def noisy(key, x, scale: float, steps: int = 3):
+        a = jax.random.normal(key, x.shape)
+        b = jax.random.normal(key, x.shape)  # expect JX401
+        return x + scale * (a + b) * steps
+
+
+    def first_row(x):
+        return jnp.log(x[0])  # a scalar cannot be indexed: rank 1 traces
+
+
+    def apply(fn, x):  # a function argument: nothing is guessed
+        return jnp.where(x > 0, jnp.log(fn(x)), 0.0)
+
+
+    def loss(params, x):  # a pytree of parameters: nothing is guessed
+        return jnp.where(x > 0, jnp.log(params["w"] * x), 0.0)
+
+
+    def needs_values(x):
+        return jnp.zeros(int(x.sum()))  # no rung traces: skipped, no finding
+
+
+    class Model:
+        def method(self, x):  # methods need an instance: not inferred
+            return jnp.where(x > 0, jnp.log(x), 0.0)
+    ''')
+
+
+def checked(tmp_path: Path, infer: bool):
+    path = write(tmp_path, "numerics", MODULE)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.jaxlint]\ninfer-arguments = {str(infer).lower()}\n")
+    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+
+
+def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> None:
+    result = checked(tmp_path, infer=True)
+    assert {(f.code, f.span.start_line) for f in result.findings} in _expected()
+    assert all(f.arguments == "inferred" and "seen with arguments jaxlint inferred: " in f.message
+               for f in result.findings)
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    assert signatures == {"safe_log": "x=f32[]", "rows": "x=f32[n,n], w=f32[n]",
+                          "noisy": "key=key<fry>[], x=f32[], scale=f32[]", "first_row": "x=f32[n]"}
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert set(skipped) == {"apply", "loss", "needs_values"}
+    assert skipped["loss"] == "arguments not inferred: parameter params (a function, pytree or object, by its name)"
+    assert skipped["needs_values"].startswith("no inferred signature traced: x=f32[]: ")
+    rows = [json_array.finding_json(f) for f in result.findings]
+    assert {row["arguments"] for row in rows} == {"inferred"}
+    json.dumps(rows)
+
+
+def test_off_by_default(tmp_path: Path) -> None:
+    result = checked(tmp_path, infer=False)
+    assert result.findings == [] and result.traced == 0
+    assert load_config([str(tmp_path / "elsewhere.py")]).infer_arguments is False
+
+
+def _expected() -> list[set[tuple[str, int]]]:
+    """The marked findings; before JAX 0.7 JX401 may point at the function's name instead, when
+    jax.random's cached jaxpr kept the other draw's traceback (see jx401._location)."""
+    from jaxlint.ir.compat import STALE_LIBRARY_TRACEBACKS
+
+    found = expected_markers(MODULE)
+    if not STALE_LIBRARY_TRACEBACKS:
+        return [found]
+    line = next(n for n, text in enumerate(MODULE.splitlines(), 1) if text.startswith("def noisy"))
+    return [found, {(code, line if code == "JX401" else number) for code, number in found}]
