@@ -310,3 +310,45 @@ def test_equinox_module_instance(tmp_path):
     assert call["signatures"] == ["Linear(f32[3,4]), f32[3], f32[7,4]"] * 2
     [finding] = in_file(result, root, "model.py", "JX101")
     assert finding.span.start_line == line_of(root, "model.py", "jax.vmap(blackbox")
+
+
+def test_plain_functions_closures_and_methods_are_traced_as_registered(tmp_path):
+    """No target in the file: the examples file alone names what to trace."""
+    root = write(tmp_path, {"pyproject.toml": PYPROJECT, "numerics.py": """\
+        import jax
+        import jax.numpy as jnp
+
+
+        def safe_log(x):
+            return jnp.where(x > 0, jnp.log(x), 0.0)
+
+
+        def make_step(dt):
+            def step(state, key):
+                noise = jax.random.normal(key, state.shape)
+                return state + dt * noise * jnp.where(state > 0, jnp.sqrt(state), 0.0)
+            return step
+
+
+        class Loss:
+            def __init__(self, scale):
+                self.scale = scale
+
+            def __call__(self, x):
+                return self.scale * jnp.where(x > 0, jnp.log1p(x) / jnp.sqrt(x), 0.0)
+        """, "tests/jaxlint_examples.py": """\
+        import jax
+        import jax.numpy as jnp
+        import jaxlint
+        from numerics import Loss, make_step, safe_log
+
+        jaxlint.example(safe_log, jnp.ones(8))
+        jaxlint.example(make_step(0.1), jnp.ones(3), jax.random.key(0))  # a closure
+        jaxlint.example(Loss(2.0), jnp.ones(4))  # an instance: its __call__
+        """})
+    result = run_in_process(root)
+    assert {name: t["source"] for name, t in traced(result).items()} == {
+        "safe_log": "examples", "make_step.<locals>.step": "examples", "Loss.__call__": "examples"}
+    assert sorted((f.code, f.span.start_line) for f in result.findings) == [
+        ("JX501", 6), ("JX501", 12), ("JX501", 21)]
+    assert result.linted == result.jax_functions == 3

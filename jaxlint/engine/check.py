@@ -53,7 +53,9 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
         firsts = {target.first_line for target in targets}
         targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
-    if targets:
+    # With examples files, a module of plain JAX functions is imported too: the examples file
+    # may register one of them (or a closure they return), which the scan cannot see.
+    if targets or (config.examples and functions):
         return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
                                                       compile_costs=compile_costs), functions=functions)
     # Nothing to import: the source rules run here (in the worker, they run after the import).

@@ -2,6 +2,7 @@
 target and run the program rules on every signature; then the job kind's hook, if any."""
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import time
@@ -23,6 +24,7 @@ from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSe
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.importer import import_module, is_project_module
+from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
@@ -93,6 +95,8 @@ class _Analysis:
             timings["examples"] = time.perf_counter() - started
             for target in job.targets:
                 self._target(module, target, recorded, registrations)
+            for target, function in self._registered_only(registrations):
+                self._target(module, target, recorded, registrations, function)
         if job.compile_costs:
             started = time.perf_counter()
             # Traces cached while jaxlint's vmap markers were active would compile with them.
@@ -126,9 +130,30 @@ class _Analysis:
     def _skip(self, target: Target, kind: SkipKind, reason: str) -> None:
         self.result.skipped.append(Skipped(target.qualname, kind, reason, target.name_span.start_line))
 
-    def _target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list) -> None:
+    def _registered_only(self, registrations: list) -> list[tuple[Target, Any]]:
+        """Functions an examples file registers that the scan found no target for (a plain
+        function, a closure ``make_step(0.1)`` returned): traced as registered."""
+        known = {(target.first_line, target.name) for target in self.job.targets}
+        found = []
+        for registration in registrations:
+            _, first_line, name = registration.key
+            if (first_line, name) in known or registration.function is None or registration.call is not None:
+                continue
+            known.add((first_line, name))
+            function = registration.function
+            if code_of(function) is None:  # a module instance: its class's __call__ takes it first
+                function = type(function).__call__
+            code = code_of(function)
+            qualname = getattr(code, "co_qualname", name) if code is not None else name
+            params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) if code is not None else []
+            target = target_for(self.job.path, self.job.source, name, qualname, first_line, params)
+            found.append((dataclasses.replace(target, kind="example"), function))
+        return found
+
+    def _target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list,
+                function: Any = None) -> None:
         job, timings = self.job, self.result.timings
-        function = resolve(module, target.qualname)
+        function = function if function is not None else resolve(module, target.qualname)
         if function is None:
             self._skip(target, "not-found", "not found on the module after import")
             return

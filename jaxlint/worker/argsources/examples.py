@@ -55,6 +55,7 @@ class Registration:
     kwargs: dict
     bound: Any = _UNBOUND  # the object of a registered bound method or module instance
     call: Any = None  # what to trace instead of the target (a linen ``model.apply``)
+    function: Any = None  # what was registered: traced itself when it is no scanned target
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -158,6 +159,12 @@ def _target_code(fn: Any, kwargs: dict) -> CodeType | None:
 
 
 def _registration(entry: examples_api.Example, key: CodeKey) -> Registration:
+    registration = _registered(entry, key)
+    registration.function = entry.function
+    return registration
+
+
+def _registered(entry: examples_api.Example, key: CodeKey) -> Registration:
     fn = entry.function
     # Each keyword on its own: mapping over the dict would sort the keys (and the signature).
     args, kwargs = abstractify(entry.args), {k: abstractify(v) for k, v in entry.kwargs.items()}
