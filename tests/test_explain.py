@@ -295,3 +295,43 @@ def test_checkpoint_recompute_xla_merges_is_said(tmp_path: Path, capsys: pytest.
     forward = [i for i in report["hlo"]["instructions"]
                if i["opcode"] == "dot" and i["line"] == line and i["shape"] == "f32[8,16]"]
     assert len(forward) == (2 if recomputed else 1)
+
+
+CLOSURES = '''\
+import jax
+import jax.numpy as jnp
+
+
+def make_step(dt):
+    def step(state):
+        a = jnp.exp(state) * dt
+        b = jnp.exp(state) * dt
+        return a + b
+    return step
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def apply(self, x):
+        return jnp.exp(x) * self.scale + jnp.exp(x)
+'''
+
+
+def test_closures_and_methods_from_the_examples_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A closure has no name on its module and a method needs an instance: the examples file gives
+    both, as it does for check."""
+    write(tmp_path, "closures", CLOSURES)
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nexamples = ["examples_file.py"]\n')
+    (tmp_path / "examples_file.py").write_text(
+        "import jax.numpy as jnp\nimport jaxlint\nfrom closures import Model, make_step\n\n"
+        "jaxlint.example(make_step(0.1), jnp.ones(100))\njaxlint.example(Model(2.0).apply, jnp.ones(100))\n")
+    path = tmp_path / "closures.py"
+    step = explain_json(capsys, f"{path}::make_step.<locals>.step")
+    assert step["arguments"]["source"] == "examples"
+    assert [line_of(path, "a = jnp.exp"), line_of(path, "b = jnp.exp")] in [
+        d["lines"] for d in step["hlo"]["duplicates"] if d["classification"] == "duplicated-in-source"]
+    method = explain_json(capsys, f"{path}::Model.apply")
+    assert method["arguments"]["source"] == "examples"
+    assert [a["name"] for a in method["arguments"]["signature"]] == ["self", "x"]

@@ -65,19 +65,23 @@ def code(line: str) -> str:
 
 
 def _definitions(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Module-level functions and methods of module-level classes, by qualname."""
+    """Every function by its ``__qualname__``: module-level ones, methods, and nested ones
+    (``make_step.<locals>.step``: a closure, traced as an examples file registers it)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return {}
     found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(node.name, node)
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found.setdefault(f"{node.name}.{item.name}", item)
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(prefix + node.name, node)
+                visit(node.body, f"{prefix}{node.name}.<locals>.")
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
     return found
 
 

@@ -140,9 +140,7 @@ class _Analysis:
             if (first_line, name) in known or registration.function is None or registration.call is not None:
                 continue
             known.add((first_line, name))
-            function = registration.function
-            if code_of(function) is None:  # a module instance: its class's __call__ takes it first
-                function = type(function).__call__
+            function = _registered_function(registration)
             code = code_of(function)
             qualname = getattr(code, "co_qualname", name) if code is not None else name
             params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) if code is not None else []
@@ -154,6 +152,9 @@ class _Analysis:
                 function: Any = None) -> None:
         job, timings = self.job, self.result.timings
         function = function if function is not None else resolve(module, target.qualname)
+        if function is None:  # a closure (``make.<locals>.step``) has no name on the module: registered?
+            function = next((_registered_function(r) for r in registrations if r.function is not None
+                             and r.key[1:] == (target.first_line, target.name)), None)
         if function is None:
             self._skip(target, "not-found", "not found on the module after import")
             return
@@ -235,6 +236,13 @@ class _Analysis:
             self._skip(target, "no-arguments", "no inferred signature traced: " + "; ".join(errors))
         else:
             self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
+
+
+def _registered_function(registration: Any) -> Any:
+    """What to trace for an examples registration: the function, or a module instance's class
+    ``__call__`` (the instance is then passed first, as ``self``)."""
+    function = registration.function
+    return function if code_of(function) is not None else type(function).__call__
 
 
 def _inferred(finding: Finding, signature: str) -> Finding:
