@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
 import os
 import sys
 import types
@@ -111,7 +112,9 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         if source is None:  # deleted or rewritten by a test since
             continue
         try:
-            _lint_function(function, path, source, rules, codes, settings, outcome, report)
+            # What the traced code prints would land in the middle of pytest's summary.
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                _lint_function(function, path, source, rules, codes, settings, outcome, report)
         except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
             outcome.findings += internal_error(codes, path, Span(code.co_firstlineno, 0, code.co_firstlineno, 0),
                                                None, f"linting {getattr(code, 'co_qualname', code.co_name)}",

@@ -39,8 +39,10 @@ class JaxlintSession:
             self.output_format = choose(config.getoption("jaxlint_output_format"),
                                         os.environ.get(ENVIRONMENT_VARIABLE), self.config.output_format)
             self.report_path = config.getoption("jaxlint_report")
-            if self.report_path and not self.is_worker:
-                check_writable(self.report_path)
+            self.coverage_path = config.getoption("jaxlint_coverage_report")
+            for path in (self.report_path, self.coverage_path):
+                if path and not self.is_worker:
+                    check_writable(path)
         except (ConfigError, OutputError) as error:
             raise pytest.UsageError(f"jaxlint: {error}") from None
         self.rules = self.config.rules()
@@ -53,6 +55,7 @@ class JaxlintSession:
         self.ran: list[Ran] = []
         self.result: CheckResult | None = None
         self.exit_status_changed = False
+        self.write_error: str | None = None
 
     def pytest_sessionstart(self, session: Any) -> None:
         self.watcher.start()
@@ -73,13 +76,15 @@ class JaxlintSession:
                 "ran": [r.to_json() for r in self.ran]})
             return
         self.result = self._settle()
-        if self.report_path:
-            out = io.StringIO()
-            json_array.write(self.result, out)
-            write_file(self.report_path, out.getvalue())
-        coverage_path = self.pytest_config.getoption("jaxlint_coverage_report")
-        if coverage_path:
-            write_file(coverage_path, json.dumps(self._coverage(), indent=2) + "\n")
+        try:
+            if self.report_path:
+                out = io.StringIO()
+                json_array.write(self.result, out)
+                write_file(self.report_path, out.getvalue())
+            if self.coverage_path:
+                write_file(self.coverage_path, json.dumps(self._coverage(), indent=2) + "\n")
+        except OutputError as error:  # the folder went away during the run: say so, keep the session
+            self.write_error = str(error)
         exit_zero = self.pytest_config.getoption("jaxlint_exit_zero")
         if self.result.findings and session.exitstatus == 0 and not exit_zero:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -109,6 +114,8 @@ class JaxlintSession:
             for function in sorted(failed, key=lambda f: (f.path, f.line)):
                 terminalreporter.write_line(f"  not linted: {relative(function.path)}:{function.line} "
                                             f"{function.qualname}: {function.errors[0]}")
+        if self.write_error:
+            terminalreporter.write_line(f"jaxlint: {self.write_error}")
         if self.exit_status_changed:
             terminalreporter.write_line("jaxlint: exit status 1 for the findings above "
                                         "(--jaxlint-exit-zero reports them without failing the run)")
