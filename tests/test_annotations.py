@@ -288,3 +288,17 @@ f(jnp.ones(3))
     result = check([str(tmp_path)], all_rules())
     assert [t["source"] for fa in result.files if fa.result for t in map(asdict, fa.result.traced)] == ["import-call"]
     assert json.loads(record.read_text()) is False
+
+
+def test_arrays_only_through_varargs_are_not_guessed(tmp_path):
+    """``f(*trees, rtol=...)``: the annotations cannot say how many arrays come through *args;
+    calling it with none would be a false trace error."""
+    path = tmp_path / "varargs.py"
+    path.write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom jaxtyping import Array, ArrayLike, Float, PyTree\n\n\n"
+        "@jax.jit\ndef total(*xs: PyTree, rtol: Float[ArrayLike, ''] = 0.0) -> Array:\n"
+        "    return jnp.sum(xs[0]) * rtol\n")
+    result = check_in_process([str(path)], all_rules())
+    assert result.findings == []
+    [(_, skipped)] = result.skipped
+    assert skipped.kind == "no-arguments" and "its arrays come through *args" in skipped.reason

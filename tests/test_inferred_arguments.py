@@ -14,8 +14,11 @@ from jaxlint.report import json_array
 from jaxlint.rules import all_rules
 
 MODULE = textwrap.dedent('''\
+    import math
+
     import jax
     import jax.numpy as jnp
+    from jaxtyping import Array, Float
 
 
     def safe_log(x):
@@ -53,6 +56,16 @@ MODULE = textwrap.dedent('''\
     class Model:
         def method(self, x):  # methods need an instance: not inferred
             return jnp.where(x > 0, jnp.log(x), 0.0)
+
+
+    def fill(ys):  # a scan over the symbolic size n: the rules read its length as unknown
+        def body(carry, y):
+            return jnp.where(jnp.isnan(y), carry, y), carry
+        return jax.lax.scan(body, ys[0], ys)[1]
+
+
+    def scaled(q: Float[Array, "n d"]):  # annotated: symbolic dims, and math.sqrt needs a number
+        return jnp.tanh(q) / math.sqrt(q.shape[-1])  # a trace error, not reported: only inference made it a target
     ''')
 
 
@@ -69,9 +82,11 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
                for f in result.findings)
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures == {"safe_log": "x=f32[]", "rows": "x=f32[n,n], w=f32[n]",
-                          "noisy": "key=key<fry>[], x=f32[], scale=f32[]", "first_row": "x=f32[n]"}
+                          "noisy": "key=key<fry>[], x=f32[], scale=f32[]", "first_row": "x=f32[n]",
+                          "fill": "ys=f32[n]"}
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert set(skipped) == {"apply", "loss", "needs_values"}
+    assert set(skipped) == {"apply", "loss", "needs_values", "scaled"}
+    assert skipped["scaled"].startswith("trace error (not reported: only inference made it a target)")
     assert skipped["loss"] == "arguments not inferred: parameter params (a function, pytree or object, by its name)"
     assert skipped["needs_values"].startswith("no inferred signature traced: x=f32[]: ")
     rows = [json_array.finding_json(f) for f in result.findings]

@@ -69,10 +69,10 @@ def op_flops(op: Any) -> float | None:
 
 
 def trip_count(op: Any) -> int | None:
-    """How often a loop op runs its body: a scan's length; None for a while loop."""
-    if op.primitive == "scan":
-        return int(op.params["length"])
-    return None
+    """How often a loop op runs its body: a scan's length; None for a while loop or a symbolic
+    length (a shape-polymorphic trace)."""
+    length = op.params["length"] if op.primitive == "scan" else None
+    return length if isinstance(length, int) else None
 
 
 def region_flops(region: Any) -> float | None:

@@ -57,12 +57,14 @@ def enclosing_loops(op: Op) -> list[Op]:
 
 
 def trip_count(loops: list[Op]) -> int | None:
-    """Iterations of the innermost body per call: the product of the scan lengths; None with a while."""
+    """Iterations of the innermost body per call: the product of the scan lengths; None with a
+    while loop or a symbolic length (a shape-polymorphic trace)."""
     total = 1
     for loop in loops:
-        if loop.primitive != "scan":
+        length = loop.params["length"] if loop.primitive == "scan" else None
+        if not isinstance(length, int):
             return None
-        total *= int(loop.params["length"])
+        total *= length
     return total
 
 
@@ -78,7 +80,7 @@ def _under_cond(op: Op, loop: Op) -> bool:
 def _message(op: Op, loops: list[Op], trips: int | None) -> str:
     what = CALLBACKS[op.primitive]
     inner = loops[0]
-    where = (f"a scan of {int(inner.params['length'])} steps" if inner.primitive == "scan"
+    where = (f"a scan of {inner.params['length']} steps" if inner.primitive == "scan"
              else "a while loop")
     if len(loops) > 1:
         where += f" nested in {len(loops) - 1} more loop{'s' if len(loops) > 2 else ''}"

@@ -172,7 +172,9 @@ class _Walker:
     # -- loop-invariant keys ----------------------------------------------------------------
     def loop(self, loop: Op) -> None:
         body, nconsts, _ = _body(loop)
-        if body is None or (loop.primitive == "scan" and int(loop.params["length"]) <= 1):
+        length = loop.params.get("length")
+        # A symbolic length (a shape-polymorphic trace) may exceed 1: the body may run again.
+        if body is None or (loop.primitive == "scan" and isinstance(length, int) and length <= 1):
             return
         ncarry = int(loop.params["num_carry"]) if loop.primitive == "scan" else len(body.outputs)
         # A carry is invariant when the body returns it unchanged, or returns a value computed from

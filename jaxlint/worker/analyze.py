@@ -186,9 +186,11 @@ class _Analysis:
                     reported.add(place)
                     self.findings.append(finding)
 
-        # Inferred signatures are a ladder of guesses: the first that traces is kept, and one that
-        # fails is not the user's error.
+        # Inferred signatures are a ladder of guesses: the first that traces is kept. One that
+        # fails is not the user's error, nor is any failure of a function only inference made a
+        # target (the user never asked for it to be traced).
         inferred = signatures[0].source == INFERRED
+        quiet = inferred or target.kind == "inferred"
         for arguments in signatures:
             signature = format_signature(arguments)
             started = time.perf_counter()
@@ -202,7 +204,7 @@ class _Analysis:
                 return
             except BaseException as error:  # user code: sys.exit() while traced is a trace error too
                 timings["trace"] += time.perf_counter() - started
-                if inferred:
+                if quiet:
                     errors.append(f"{signature}: {describe_error(error)}")
                     continue
                 trace_error = failures.trace_error(error, job.path, target, signature)
@@ -234,6 +236,9 @@ class _Analysis:
             self.result.outputs[target.qualname] = [t[2] for t in traced]
         elif inferred:
             self._skip(target, "no-arguments", "no inferred signature traced: " + "; ".join(errors))
+        elif quiet:
+            self._skip(target, "trace-error", "trace error (not reported: only inference made it a target): "
+                       + "; ".join(errors))
         else:
             self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
 
@@ -246,11 +251,10 @@ def _registered_function(registration: Any) -> Any:
 
 
 def _inferred(finding: Finding, signature: str) -> Finding:
-    """A finding seen with arguments jaxlint guessed says so (JX9xx are about jaxlint itself)."""
-    if not finding.code.startswith("JX9"):
-        finding.arguments = INFERRED
-        finding.message += (f" (seen with arguments jaxlint inferred: {signature}; a hint, an example or "
-                            "`pytest --jaxlint` gives real ones)")
+    """A finding seen with arguments jaxlint guessed says so (a JX906 too: the guess may matter)."""
+    finding.arguments = INFERRED
+    finding.message += (f" (seen with arguments jaxlint inferred: {signature}; a hint, an example or "
+                        "`pytest --jaxlint` gives real ones)")
     return finding
 
 
