@@ -156,7 +156,7 @@ def test_the_tests_calls_are_linted_and_findings_fail_a_passing_run(tmp_path: Pa
     # called only with Python numbers: not counted. needs_values cannot be traced again: counted,
     # listed with -v, and no finding (the test ran it fine).
     assert ("linted 4 of 4 JAX functions the tests ran, traced 5 of 6 project functions they called with "
-            "arrays (5 signatures), 1 could not be traced again, 4 findings.") in run.stdout
+            "arrays (5 signatures), 1 could not be traced again, 4 findings (") in run.stdout
     line = MODEL.splitlines().index("def needs_values(x):") + 1
     assert f"not linted: pkg/model.py:{line} needs_values: ConcretizationTypeError" in run.stdout
     # Under jax.jit XLA removes the broadcast: the finding says so rather than claim a saving.

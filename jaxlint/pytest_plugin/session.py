@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from typing import Any
 
 import pytest
@@ -56,6 +57,7 @@ class JaxlintSession:
         self.result: CheckResult | None = None
         self.exit_status_changed = False
         self.write_error: str | None = None
+        self.seconds = 0.0  # spent tracing and running the rules after the tests (xdist: summed)
 
     def pytest_sessionstart(self, session: Any) -> None:
         self.watcher.start()
@@ -64,7 +66,9 @@ class JaxlintSession:
         self.watcher.stop()
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
+        started = time.perf_counter()
         outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings())
+        self.seconds += time.perf_counter() - started
         self.findings += outcome.findings
         self.functions += outcome.functions
         self.ran += outcome.ran
@@ -73,7 +77,7 @@ class JaxlintSession:
             self.pytest_config.workeroutput[WORKER_OUTPUT] = json.dumps({
                 "findings": [f.to_json() for f in self.findings],
                 "functions": [f.to_json() for f in self.functions],
-                "ran": [r.to_json() for r in self.ran]})
+                "ran": [r.to_json() for r in self.ran], "seconds": self.seconds})
             return
         self.result = self._settle()
         try:
@@ -99,6 +103,7 @@ class JaxlintSession:
             self.findings += [Finding.from_json(f) for f in received["findings"]]
             self.functions += [Linted(**f) for f in received["functions"]]
             self.ran += [Ran(**r) for r in received["ran"]]
+            self.seconds += received.get("seconds", 0.0)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
@@ -133,7 +138,7 @@ class JaxlintSession:
         if failed:
             parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
         parts.append(f"{count} finding{'s' * (count != 1)}")
-        return ", ".join(parts) + "."
+        return ", ".join(parts) + f" ({self.seconds:.1f} s tracing after the tests)."
 
     def _coverage(self) -> dict[str, Any]:
         """--jaxlint-coverage-report: per JAX function the tests ran, linted or not; per function
