@@ -86,7 +86,7 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
                           "fill": "ys=f32[n]"}
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert set(skipped) == {"apply", "loss", "needs_values", "scaled"}
-    assert skipped["scaled"].startswith("trace error (not reported: only inference made it a target)")
+    assert skipped["scaled"].startswith("trace error (not reported: a plain function, annotated)")
     assert skipped["loss"] == "arguments not inferred: parameter params (a function, pytree or object, by its name)"
     assert skipped["needs_values"].startswith("no inferred signature traced: x=f32[]: ")
     rows = [json_array.finding_json(f) for f in result.findings]

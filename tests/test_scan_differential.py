@@ -23,12 +23,12 @@ REPO = TESTS.parent
 
 def both(source: str, path: str = "mod.py") -> tuple[object, object]:
     """(new, reference) results: the targets, or ("error", line, column) for a syntax error.
-    Targets only a hint makes (kind "hinted", which the reference never had) are left out: see
-    test_a_hint_makes_a_plain_function_a_target at the end."""
+    Targets only a hint or a jaxtyping annotation makes (kinds "hinted", "annotated", which the
+    reference never had) are left out: see test_a_hint_makes_a_plain_function_a_target at the end."""
     results = []
     for module in (scan, reference):
         try:
-            results.append([t for t in module.scan_source(path, source) if t.kind != "hinted"])
+            results.append([t for t in module.scan_source(path, source) if t.kind not in ("hinted", "annotated")])
         except module.ScanSyntaxError as error:
             results.append(("error", error.line, error.column))
     return results[0], results[1]
@@ -552,3 +552,13 @@ def test_a_hint_makes_a_plain_function_a_target():
     [target] = scan.scan_source("m.py", source)
     assert (target.kind, target.qualname, target.hint) == ("hinted", "f", "x=f32[3]")
     assert reference.scan_source("m.py", source) == []
+
+
+def test_a_jaxtyping_annotation_makes_a_plain_function_a_target():
+    source = ("import jax.numpy as jnp\nfrom jaxtyping import Array, Float\n\n\n"
+              "def f(x: Float[Array, 'n'], y: int):\n    return jnp.sin(x) * y\n\n\n"
+              "def g(x: 'Float[Array, \"n\"]'):\n    return x\n\n\ndef h(x: list[int]):\n    return x\n")
+    assert [(t.qualname, t.kind) for t in scan.scan_source("m.py", source)] == [("f", "annotated"), ("g", "annotated")]
+    assert reference.scan_source("m.py", source) == []
+    plain = source.replace("from jaxtyping import Array, Float\n", "from mytypes import Array, Float\n")
+    assert scan.scan_source("m.py", plain) == []  # Float of another library

@@ -20,7 +20,13 @@ from jaxlint.text import char_column, line_code_span, split_lines
 _HINT = re.compile(r"#\s*jaxlint:\s*args(?:\s+([^#]*?))?\s*(?:#.*)?$")
 # Every spelling of a transform names one of these words somewhere (at least in its import),
 # so a file without them has no targets and only needs its syntax checked.
-_MAY_HAVE_TARGETS = re.compile(r"\b(?:jit|vmap|lax|scan|fori_loop|while_loop|cond|switch)\b|#\s*jaxlint:\s*args")
+# jaxtyping's array annotations (``Float[Array, "n"]``): their dtype classes.
+JAXTYPING_ARRAYS = frozenset({
+    "Shaped", "Bool", "Key", "Num", "Inexact", "Float", "Float16", "Float32", "Float64", "BFloat16", "Complex",
+    "Complex64", "Complex128", "Integer", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16",
+    "UInt32", "UInt64", "Real"})
+_MAY_HAVE_TARGETS = re.compile(r"\b(?:jit|vmap|lax|scan|fori_loop|while_loop|cond|switch|jaxtyping)\b"
+                               r"|#\s*jaxlint:\s*args")
 _NAME_END = frozenset(" \t\f([\\:")
 _JAX_WORD = re.compile(r"\bjax\b")
 
@@ -152,6 +158,31 @@ class _Targets:
     def hint(self, first_line: int) -> tuple[str | None, Span | None]:
         return hint_above(self.lines, first_line)
 
+    def jaxtyped(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A parameter annotated with a jaxtyping array type (``Float[Array, "n"]``, ``Key[...]``),
+        in a module that imports jaxtyping: the annotation says which arrays it takes."""
+        if not self.imports_jaxtyping:
+            return False
+        for param in parameters(node.args):
+            annotation = param.annotation
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # "Float[Array, 'n']"
+                try:
+                    annotation = ast.parse(annotation.value, mode="eval").body
+                except SyntaxError:
+                    continue
+            if isinstance(annotation, ast.Subscript):
+                base = annotation.value
+                name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                if name in JAXTYPING_ARRAYS:
+                    return True
+        return False
+
+    @cached_property
+    def imports_jaxtyping(self) -> bool:
+        return "jaxtyping" in self.source and any(
+            name.split(".")[0] == "jaxtyping" for module, aliases in self.walker.imports
+            for name in [module, *(dotted for dotted, _ in aliases)])
+
     # -- transform uses inside a candidate ------------------------------------------------
 
     def calls(self, candidate: Candidate, handled: set[int]) -> list[TransformCall]:
@@ -188,11 +219,14 @@ class _Targets:
         first_line = self.decorator_line(node.decorator_list[0]) if node.decorator_list else node.lineno
         hint, hint_span = self.hint(first_line)
         transforms = any(c.kind != JIT for c in calls)
-        if jit is None and not transforms and hint is None:
+        annotated = not (jit or transforms or hint is not None) and self.jaxtyped(node)
+        if jit is None and not transforms and hint is None and not annotated:
             return None
         nums, names = _static(jit[1]) if jit else ((), ())
-        # A hint names a function to trace, jitted or not (library numerics are plain functions).
-        kind = "jit-decorated" if jit else "contains-transform" if transforms else "hinted"
+        # A hint or a jaxtyping annotation names a function to trace, jitted or not (library
+        # numerics are plain functions).
+        kind = ("jit-decorated" if jit else "contains-transform" if transforms else "hinted" if hint is not None
+                else "annotated")
         return Target(
             name=node.name,
             qualname=f"{candidate.owner}.{node.name}" if candidate.owner else node.name,

@@ -187,10 +187,10 @@ class _Analysis:
                     self.findings.append(finding)
 
         # Inferred signatures are a ladder of guesses: the first that traces is kept. One that
-        # fails is not the user's error, nor is any failure of a function only inference made a
-        # target (the user never asked for it to be traced).
+        # fails is not the user's error, nor is any failure of a plain function only inference or
+        # its annotations made a target (it may be meant to run eagerly, on concrete shapes).
         inferred = signatures[0].source == INFERRED
-        quiet = inferred or target.kind == "inferred"
+        quiet = inferred or target.kind in ("inferred", "annotated")
         for arguments in signatures:
             signature = format_signature(arguments)
             started = time.perf_counter()
@@ -237,7 +237,7 @@ class _Analysis:
         elif inferred:
             self._skip(target, "no-arguments", "no inferred signature traced: " + "; ".join(errors))
         elif quiet:
-            self._skip(target, "trace-error", "trace error (not reported: only inference made it a target): "
+            self._skip(target, "trace-error", f"trace error (not reported: a plain function, {target.kind}): "
                        + "; ".join(errors))
         else:
             self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
