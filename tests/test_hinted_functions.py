@@ -109,3 +109,33 @@ def test_the_denominator_is_every_jax_function(tmp_path: Path) -> None:
     assert untraced == {"plain": ("not-a-target", "# jaxlint: args x=f32[...]"),
                         "factory.<locals>.inner": ("not-a-target", None),
                         "traced_with_unused.<locals>.unused": ("not-a-target", None)}
+
+
+SUGGESTED = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def step(x, n: int, flag: bool, key, rate=0.1, *, scale: float):
+        return jnp.sin(x) * n * scale * rate * flag + jax.random.normal(key)
+
+
+    def apply(fn, x):
+        return jnp.sin(fn(x))
+    ''')
+
+
+def test_suggested_hints_fit_each_parameter(tmp_path: Path) -> None:
+    """Literals for ints and bools, key[] for keys, nothing for a default; no hint for a function
+    argument, and the suggested hint traces."""
+    from jaxlint.report.coverage import coverage
+
+    path = write(tmp_path, "suggested", SUGGESTED)
+    untraced = {u.target: (u.hint, u.note) for u in coverage(check_in_process([str(path)], all_rules())).untraced}
+    hint, _ = untraced["step"]
+    assert hint == "# jaxlint: args x=f32[...], n=1, flag=False, key=key[], scale=f32[]"
+    assert untraced["apply"] == (None, "fn takes a function, which a hint cannot write: register a call in an "
+                                       "examples file, or run `pytest --jaxlint`")
+    path.write_text(SUGGESTED.replace("def step", hint.replace("f32[...]", "f32[3]") + "\ndef step"))
+    result = check_in_process([str(path)], all_rules())
+    assert result.traced == 1 and result.skipped == []

@@ -5,12 +5,15 @@ the scanned Targets, which give lines and parameter names). Never imports JAX.
 """
 from __future__ import annotations
 
+import ast
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from jaxlint.model import Span, Target
 from jaxlint.scan import hints
+from jaxlint.scan.index import parse
 
 if TYPE_CHECKING:
     from jaxlint.engine.results import CheckResult
@@ -77,7 +80,7 @@ def coverage(result: CheckResult) -> Coverage:
         for function in analysis.functions:
             functions.append(Function(path, function.qualname, function.line, function.first_line in linted))
             if function.first_line not in linted and function.first_line not in firsts:
-                hint, note = _plain_suggestion(function)
+                hint, note = _plain_suggestion(function, analysis.source.text)
                 untraced.append(Untraced(path, function.qualname, function.line, "not-a-target",
                                          "no jit, transform or hint names it, and no traced function ran it",
                                          hint, note))
@@ -86,7 +89,7 @@ def coverage(result: CheckResult) -> Coverage:
             continue
         for skip in analysis.result.skipped:
             target = _take(remaining, skip.target, skip.line)
-            hint, note = suggestion(target, skip.kind, skip.reason)
+            hint, note = suggestion(target, skip.kind, skip.reason, analysis.source.text)
             untraced.append(Untraced(path, skip.target, skip.line or 0, skip.kind, skip.reason, hint, note))
         for entry in analysis.result.traced:
             target = _take(remaining, entry.target, None)
@@ -97,7 +100,7 @@ def coverage(result: CheckResult) -> Coverage:
                     sorted(functions, key=lambda f: (f.path, f.line, f.function)))
 
 
-def _plain_suggestion(function: Any) -> tuple[str | None, str | None]:
+def _plain_suggestion(function: Any, text: str) -> tuple[str | None, str | None]:
     """A hint for a JAX function nothing names (a scan.functions.JaxFunction), or why none helps."""
     if "<locals>" in function.qualname:
         return None, ("a nested function is linted through a traced function that calls it, or by "
@@ -105,9 +108,9 @@ def _plain_suggestion(function: Any) -> tuple[str | None, str | None]:
     span = Span(function.line, 0, function.line, 0)
     name = function.qualname.rpartition(".")[2]
     target = Target(name, function.qualname, "hinted", span, span, function.first_line, list(function.params))
-    hint, note = suggestion(target, "no-arguments", "")
+    hint, note = suggestion(target, "no-arguments", "", text)
     also = "or run the tests with `pytest --jaxlint`"
-    return hint, f"{note}; {also}" if note else also
+    return hint, note if note and "pytest --jaxlint" in note else f"{note}; {also}" if note else also
 
 
 def _take(targets: list[Target], qualname: str, line: int | None) -> Target | None:
@@ -118,9 +121,11 @@ def _take(targets: list[Target], qualname: str, line: int | None) -> Target | No
     return None
 
 
-def suggestion(target: Target | None, kind: str, reason: str) -> tuple[str | None, str | None]:
+def suggestion(target: Target | None, kind: str, reason: str, text: str = "") -> tuple[str | None, str | None]:
     """(hint comment, note) for an untraced target; the hint is a template with ``f32[...]``
-    placeholders to replace by real dtypes and shapes."""
+    placeholders to replace by real dtypes and shapes. ``text``: the file's source, whose def
+    fits each value to its parameter (literals for ints and bools, ``key[]`` for keys, nothing
+    for a parameter with a default; no hint at all when one takes a function)."""
     if kind == "import-failed":
         return None, "the module failed to import (see the JX901 finding); fix that first"
     if kind in ("timeout", "crash"):
@@ -146,8 +151,13 @@ def suggestion(target: Target | None, kind: str, reason: str) -> tuple[str | Non
     static = {name for index, name in enumerate(target.params)
               if index in target.static_argnums or name in target.static_argnames}
     given = _given(target)  # keep what an existing hint already says
-    parts = [given.get(name) or (f"{name}=<static>" if name in static else f"{name}=f32[...]")
-             for name in params]
+    kinds = parameter_kinds(text, target.first_line, target.name) if text else {}
+    functions = [name for name in params if kinds.get(name) == "function" and name not in given]
+    if functions:
+        return None, (f"{', '.join(functions)} {'takes' if len(functions) == 1 else 'take'} a function, which a "
+                      "hint cannot write: register a call in an examples file, or run `pytest --jaxlint`")
+    params = [name for name in params if name in given or kinds.get(name) != "default"]
+    parts = [given.get(name) or _placeholder(name, kinds.get(name), name in static) for name in params]
     notes = []
     names = [name for name in params if name in static and name not in given]
     if names:
@@ -158,6 +168,46 @@ def suggestion(target: Target | None, kind: str, reason: str) -> tuple[str | Non
                      "must be static: give it a Python value in the hint and, under jax.jit, list it in "
                      "static_argnums/static_argnames")
     return "# jaxlint: args " + ", ".join(parts), "; ".join(notes) or None
+
+
+_PLACEHOLDERS = {"bool": "False", "int": "1", "float": "f32[]", "key": "key[]"}
+_FUNCTION_NAMES = re.compile(r"(?:f|fn|fun|func|function|callback|\w+_fn|\w+_fun|\w+_func)")
+_KEY_NAMES = re.compile(r"(?:key|rng|prng\w*|rng_key|\w+_key)")
+
+
+def _placeholder(name: str, kind: str | None, static: bool) -> str:
+    if kind in _PLACEHOLDERS:
+        return f"{name}={_PLACEHOLDERS[kind]}"
+    return f"{name}=<static>" if static else f"{name}=f32[...]"
+
+
+def parameter_kinds(text: str, first_line: int, name: str) -> dict[str, str]:
+    """Per parameter of the def ``name`` at ``first_line``: "default" (it has one), "bool",
+    "int", "float", "key", "function" (by annotation or name) or "array"."""
+    parsed = parse(text)
+    node = next((n for n in ast.walk(parsed.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == name and min([d.lineno for d in n.decorator_list] + [n.lineno]) == first_line),
+                None) if parsed is not None else None
+    if node is None:
+        return {}
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
+        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    kinds = {}
+    for arg in [*positional, *args.kwonlyargs]:
+        annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+        if arg.arg in defaults:
+            kinds[arg.arg] = "default"
+        elif annotation in ("bool", "int", "float"):
+            kinds[arg.arg] = annotation
+        elif "Callable" in annotation or (not annotation and _FUNCTION_NAMES.fullmatch(arg.arg)):
+            kinds[arg.arg] = "function"
+        elif annotation.startswith(("Key[", "PRNGKeyArray")) or (not annotation and _KEY_NAMES.fullmatch(arg.arg)):
+            kinds[arg.arg] = "key"
+        else:
+            kinds[arg.arg] = "array"
+    return kinds
 
 
 def _given(target: Target) -> dict[str, str]:
