@@ -319,3 +319,23 @@ def test_the_coverage_report_names_each_jax_function_the_tests_ran(tmp_path: Pat
     assert report["summary"] == {"jax_functions_ran": 5, "linted": 4, "called_with_arrays": 7, "traced": 5}
     eager = next(f for f in report["called_with_arrays"] if f["qualname"] == "only_eager")
     assert eager["signatures"] == 0 and eager["errors"][0].startswith("ConcretizationTypeError")
+
+
+def test_a_parametrized_test_stops_being_watched_once_it_shows_nothing_new(tmp_path: Path) -> None:
+    tests = TESTS + textwrap.dedent('''\
+
+
+        import pytest
+
+
+        @pytest.mark.parametrize("scale", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+        def test_repeated(scale):
+            assert safe_log(jnp.ones(5) * scale).shape == (5,)
+        ''')
+    root = project(tmp_path, tests=tests)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-exit-zero")
+    assert "13 passed" in run.stdout, run.stdout + run.stderr
+    # safe_log on f32[5] was kept by an earlier test: three runs show nothing new, three are not watched.
+    assert "jaxlint: watched 10 of 13 tests: the others repeat a parametrized test" in run.stdout
+    every = pytest_run(root, "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-watch-all")
+    assert "jaxlint: watched" not in every.stdout and "13 passed" in every.stdout

@@ -100,6 +100,7 @@ class CallWatcher:
         self._project: dict[str, bool] = {}  # co_filename -> in the project
         self._lock = threading.Lock()
         self._previous: tuple[Any, Any] = (None, None)
+        self.news = 0  # functions seen and calls kept so far: what a test adds shows it was worth watching
 
     def start(self) -> None:
         self._previous = (sys.getprofile(), threading.getprofile())
@@ -128,6 +129,7 @@ class CallWatcher:
                     or code.co_name in _SKIPPED_NAMES:
                 return
             function = self.functions[id(code)] = Function(code)
+            self.news += 1
         if function.done or "jax" not in sys.modules:  # without JAX no argument is a JAX array
             return
         with self._lock:
@@ -143,6 +145,7 @@ class CallWatcher:
             if key not in function.keys:
                 function.keys.add(key)
                 function.calls.append(call)
+                self.news += 1
 
 
 def parameter_names(code: CodeType) -> tuple[str, ...]:

@@ -20,6 +20,9 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--jaxlint-coverage-report", metavar="PATH", default=None,
                     help="write which JAX functions the tests ran were linted, and why the others were not, "
                          "as JSON to PATH")
+    group.addoption("--jaxlint-watch-all", action="store_true", default=False,
+                    help="watch every test, also a parametrized test's later runs after three in a row called "
+                         "nothing new (slower)")
     group.addoption("--jaxlint-exit-zero", action="store_true", default=False,
                     help="report the findings without changing the exit status")
 

@@ -27,6 +27,7 @@ from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_wri
 from jaxlint.text import SourceFile, read_source, relative
 
 WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings
+PATIENCE = 3  # runs of a parametrized test in a row that show nothing new before it is no longer watched
 
 
 class JaxlintSession:
@@ -58,12 +59,36 @@ class JaxlintSession:
         self.exit_status_changed = False
         self.write_error: str | None = None
         self.seconds = 0.0  # spent tracing and running the rules after the tests (xdist: summed)
+        self.watch_all = bool(config.getoption("jaxlint_watch_all"))
+        self.unrevealing: dict[tuple[str, str], int] = {}  # test function -> runs in a row that showed nothing new
+        self.watched = self.unwatched = 0  # tests (xdist: summed)
 
     def pytest_sessionstart(self, session: Any) -> None:
-        self.watcher.start()
+        self.watcher.start()  # collection imports the project: calls made at import count too
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.watcher.stop()  # from here on, each test is watched or not (pytest_runtest_protocol)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        """Watch a test unless the same test function, parametrized, showed nothing new the last
+        ``PATIENCE`` times: the watching costs each Python call, and repeats rarely call new code."""
+        test = (str(getattr(item, "path", "")), getattr(item, "originalname", item.name))
+        watch = self.watch_all or self.unrevealing.get(test, 0) < PATIENCE
+        if watch:
+            before = self.watcher.news
+            self.watcher.start()
+        try:
+            yield
+        finally:
+            if watch:
+                self.watcher.stop()
+                self.watched += 1
+                self.unrevealing[test] = 0 if self.watcher.news > before else self.unrevealing.get(test, 0) + 1
+            else:
+                self.unwatched += 1
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
-        self.watcher.stop()
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
         started = time.perf_counter()
@@ -77,7 +102,8 @@ class JaxlintSession:
             self.pytest_config.workeroutput[WORKER_OUTPUT] = json.dumps({
                 "findings": [f.to_json() for f in self.findings],
                 "functions": [f.to_json() for f in self.functions],
-                "ran": [r.to_json() for r in self.ran], "seconds": self.seconds})
+                "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
+                "watched": self.watched, "unwatched": self.unwatched})
             return
         self.result = self._settle()
         try:
@@ -104,6 +130,8 @@ class JaxlintSession:
             self.functions += [Linted(**f) for f in received["functions"]]
             self.ran += [Ran(**r) for r in received["ran"]]
             self.seconds += received.get("seconds", 0.0)
+            self.watched += received.get("watched", 0)
+            self.unwatched += received.get("unwatched", 0)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
@@ -138,7 +166,12 @@ class JaxlintSession:
         if failed:
             parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
         parts.append(f"{count} finding{'s' * (count != 1)}")
-        return ", ".join(parts) + f" ({self.seconds:.1f} s tracing after the tests)."
+        text = ", ".join(parts) + f" ({self.seconds:.1f} s tracing after the tests)."
+        if self.unwatched:
+            text += (f"\njaxlint: watched {self.watched} of {self.watched + self.unwatched} tests: the others repeat a "
+                     f"parametrized test that showed no new call {PATIENCE} times in a row (--jaxlint-watch-all "
+                     "watches every test)")
+        return text
 
     def _coverage(self) -> dict[str, Any]:
         """--jaxlint-coverage-report: per JAX function the tests ran, linted or not; per function
