@@ -18,13 +18,13 @@ from jaxlint.text import char_column, line_code_span, split_lines
 
 # The hint ends at a further comment (`# jaxlint: args x=f32[3]  # noqa: JX905`).
 _HINT = re.compile(r"#\s*jaxlint:\s*args(?:\s+([^#]*?))?\s*(?:#.*)?$")
-# Every spelling of a transform names one of these words somewhere (at least in its import),
-# so a file without them has no targets and only needs its syntax checked.
 # jaxtyping's array annotations (``Float[Array, "n"]``): their dtype classes.
 JAXTYPING_ARRAYS = frozenset({
     "Shaped", "Bool", "Key", "Num", "Inexact", "Float", "Float16", "Float32", "Float64", "BFloat16", "Complex",
     "Complex64", "Complex128", "Integer", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16",
     "UInt32", "UInt64", "Real"})
+# Every spelling of a target names one of these somewhere (a transform at least in its import, a
+# hint, jaxtyping), so a file without them has no targets and only needs its syntax checked.
 _MAY_HAVE_TARGETS = re.compile(r"\b(?:jit|vmap|lax|scan|fori_loop|while_loop|cond|switch|jaxtyping)\b"
                                r"|#\s*jaxlint:\s*args")
 _NAME_END = frozenset(" \t\f([\\:")
