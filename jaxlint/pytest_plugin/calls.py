@@ -5,7 +5,7 @@ Nothing is traced here: tracing runs the function again, which must not happen w
 (a function that mutates its arguments or a global would change their outcome). ``lint.py``
 traces what was kept once the tests are done. Kept per call: array and tracer leaves of the
 arguments and closure cells as ShapeDtypeStructs (the data is dropped), every other leaf as the
-object itself (``self``, functions, typed-key-free static values, optimizer states' structure).
+object itself (``self``, functions, modules, Python values).
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from typing import Any, Callable
 MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
 MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
 # Code objects that are not functions a user names: module and class bodies (not CO_OPTIMIZED),
-# comprehensions (functions of their own on Python 3.11), generator expressions. Generators and coroutines are skipped
-# by their flags: calling one runs nothing.
+# comprehensions (functions of their own on Python 3.11), generator expressions. Generators and
+# coroutines are skipped by their flags: calling one runs nothing.
 _SKIPPED_NAMES = frozenset({"<module>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
 _NOT_RUN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 EMPTY_CELL = object()  # a closure cell not yet assigned when the function was called
