@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any, Callable
 
+from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
+
 MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
 MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
 # Code objects that are not functions a user names: module and class bodies (not CO_OPTIMIZED),
@@ -103,13 +105,10 @@ class CallWatcher:
         self.news = 0  # functions seen and calls kept so far: what a test adds shows it was worth watching
 
     def start(self) -> None:
-        self._previous = (sys.getprofile(), threading.getprofile())
-        sys.setprofile(self._profile)
-        threading.setprofile(self._profile)
+        self._previous = set_profile(self._profile)
 
     def stop(self) -> None:
-        sys.setprofile(self._previous[0])
-        threading.setprofile(self._previous[1])
+        restore_profile(self._previous)
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         # Runs on every call and return of the session: the common case returns at once.
@@ -146,12 +145,6 @@ class CallWatcher:
                 function.keys.add(key)
                 function.calls.append(call)
                 self.news += 1
-
-
-def parameter_names(code: CodeType) -> tuple[str, ...]:
-    count = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
-             + bool(code.co_flags & inspect.CO_VARKEYWORDS))
-    return code.co_varnames[:count]
 
 
 def _keep(frame: FrameType) -> tuple[Any, Call] | None:

@@ -11,7 +11,6 @@ linted, with the reason.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import os
 import sys
@@ -23,7 +22,7 @@ import jax
 
 from jaxlint.ir import compat
 from jaxlint.model import Finding, Settings, Span
-from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function, parameter_names
+from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import describe_error, internal_error, run_source_rules
@@ -32,6 +31,7 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.text import read_source
 from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.frames import parameter_names, split_arguments
 from jaxlint.worker.inprocess import recording_vmaps, target_for
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
@@ -147,7 +147,7 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
     code = function.code
     qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
     target = target_for(path, source.text, code.co_name, qualname, code.co_firstlineno,
-                        list(parameter_names(code)))
+                        list(parameter_names(code)), source.index.targets)
     linted = Linted(path, qualname, code.co_firstlineno)
     for call in function.calls:
         try:
@@ -181,7 +181,7 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
         params, free = jax.tree_util.tree_unflatten(call.treedef, filled)
         cells = tuple(types.CellType() if value is EMPTY_CELL else types.CellType(value) for value in free)
         function = types.FunctionType(code, call.globals, code.co_name, None, cells or None)
-        args, kwargs = _arguments(code, params)
+        args, kwargs = split_arguments(code, params)
         arrays = [leaf for leaf in jax.tree_util.tree_leaves(function(*args, **kwargs))
                   if isinstance(leaf, jax.Array)]
         if not arrays:
@@ -189,22 +189,7 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
         return arrays
 
     params = jax.tree_util.tree_unflatten(call.treedef, call.leaves)[0]
-    args, kwargs = _arguments(code, params)
+    args, kwargs = split_arguments(code, params)
     with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
         closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*[call.leaves[i] for i in dynamic])
         yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs))
-
-
-def _arguments(code: types.CodeType, params: list[Any]) -> tuple[list[Any], dict[str, Any]]:
-    """The call's positional and keyword arguments from its parameters' values, in order."""
-    names = parameter_names(code)
-    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
-    args = list(params[:positional])
-    kwargs = dict(zip(names[positional:positional + keyword_only], params[positional:positional + keyword_only]))
-    index = positional + keyword_only
-    if code.co_flags & inspect.CO_VARARGS:
-        args.extend(params[index])
-        index += 1
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        kwargs.update(params[index])
-    return args, kwargs

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
+from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
+
 ENV = "JAXLINT_RECORD"
 MAX_SIGNATURES = 3  # distinct signatures kept per function, first seen first
 MAX_CALLS = 100  # calls examined per function: later ones cost time and rarely differ
@@ -119,13 +121,10 @@ class Recorder:
         return cls(root, settings["output"], settings.get("report"), by_file)
 
     def start(self) -> None:
-        self._previous = (sys.getprofile(), threading.getprofile())
-        sys.setprofile(self._profile)
-        threading.setprofile(self._profile)
+        self._previous = set_profile(self._profile)
 
     def stop(self) -> None:
-        sys.setprofile(self._previous[0])
-        threading.setprofile(self._previous[1])
+        restore_profile(self._previous)
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         # Runs on every call and return of the test session: the common case must stay cheap.
@@ -199,9 +198,7 @@ def _observe(item: Watched, frame: FrameType) -> dict[str, str] | None:
     """The call's arguments as hint text, if they make a signature not seen yet."""
     item.calls += 1
     code, local = frame.f_code, frame.f_locals
-    count = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
-             + bool(code.co_flags & inspect.CO_VARKEYWORDS))
-    names = code.co_varnames[:count]
+    names = parameter_names(code)
     params = item.target.params
     if sorted(names) != sorted(params):
         return None  # not the function the scan saw (a same-named def elsewhere in the file)

@@ -89,6 +89,7 @@ class JaxlintSession:
                 self.unwatched += 1
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        self.watcher.stop()  # already off after a collection that finished; not after one that failed
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
         started = time.perf_counter()

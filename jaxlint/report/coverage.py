@@ -6,14 +6,15 @@ the scanned Targets, which give lines and parameter names). Never imports JAX.
 from __future__ import annotations
 
 import ast
+import functools
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from jaxlint.model import Span, Target
 from jaxlint.scan import hints
-from jaxlint.scan.index import parse
+from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
+from jaxlint.scan.index import first_line, parse
 
 if TYPE_CHECKING:
     from jaxlint.engine.results import CheckResult
@@ -171,8 +172,6 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
 
 
 _PLACEHOLDERS = {"bool": "False", "int": "1", "float": "f32[]", "key": "key[]"}
-_FUNCTION_NAMES = re.compile(r"(?:f|fn|fun|func|function|callback|\w+_fn|\w+_fun|\w+_func)")
-_KEY_NAMES = re.compile(r"(?:key|rng|prng\w*|rng_key|\w+_key)")
 
 
 def _placeholder(name: str, kind: str | None, static: bool) -> str:
@@ -181,13 +180,10 @@ def _placeholder(name: str, kind: str | None, static: bool) -> str:
     return f"{name}=<static>" if static else f"{name}=f32[...]"
 
 
-def parameter_kinds(text: str, first_line: int, name: str) -> dict[str, str]:
-    """Per parameter of the def ``name`` at ``first_line``: "default" (it has one), "bool",
+def parameter_kinds(text: str, line: int, name: str) -> dict[str, str]:
+    """Per parameter of the def ``name`` at ``line`` (its first): "default" (it has one), "bool",
     "int", "float", "key", "function" (by annotation or name) or "array"."""
-    parsed = parse(text)
-    node = next((n for n in ast.walk(parsed.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and n.name == name and min([d.lineno for d in n.decorator_list] + [n.lineno]) == first_line),
-                None) if parsed is not None else None
+    node = _definitions(text).get((line, name))
     if node is None:
         return {}
     args = node.args
@@ -201,13 +197,23 @@ def parameter_kinds(text: str, first_line: int, name: str) -> dict[str, str]:
             kinds[arg.arg] = "default"
         elif annotation in ("bool", "int", "float"):
             kinds[arg.arg] = annotation
-        elif "Callable" in annotation or (not annotation and _FUNCTION_NAMES.fullmatch(arg.arg)):
+        elif "Callable" in annotation or (not annotation and FUNCTION_PARAMETER.fullmatch(arg.arg)):
             kinds[arg.arg] = "function"
-        elif annotation.startswith(("Key[", "PRNGKeyArray")) or (not annotation and _KEY_NAMES.fullmatch(arg.arg)):
+        elif annotation.startswith(("Key[", "PRNGKeyArray")) or (not annotation and KEY_PARAMETER.fullmatch(arg.arg)):
             kinds[arg.arg] = "key"
         else:
             kinds[arg.arg] = "array"
     return kinds
+
+
+@functools.lru_cache(maxsize=4)
+def _definitions(text: str) -> dict[tuple[int, str], ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The file's defs by (first line, name): one walk per file, however many are untraced."""
+    parsed = parse(text)
+    if parsed is None:
+        return {}
+    return {(first_line(n), n.name): n for n in ast.walk(parsed.tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _given(target: Target) -> dict[str, str]:

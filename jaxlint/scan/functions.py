@@ -13,8 +13,12 @@ import re
 from dataclasses import dataclass
 
 from jaxlint.model import Span, Target
-from jaxlint.scan.index import DEFS, SourceIndex
+from jaxlint.scan.index import DEFS, SourceIndex, first_line
 from jaxlint.text import split_lines
+
+# Parameter names that say what a parameter holds, for guessed arguments and suggested hints.
+KEY_PARAMETER = re.compile(r"(?:key|rng|prng\w*|rng_\w+|\w+_key|\w+_rng)")
+FUNCTION_PARAMETER = re.compile(r"(?:f|fn|fun|func|function|callback|\w+_fn|\w+_fun|\w+_func)")
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
     targets = {target.first_line for target in index.targets}
     found = []
     for node in sorted(index.functions, key=lambda n: n.lineno):
-        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        first = first_line(node)
         if id(node) in calling or first in targets:
             found.append(JaxFunction(_qualname(index, node), first, node.lineno,
                                      tuple(p.arg for p in _parameters(node.args)), _own_lines(node),
@@ -86,7 +90,7 @@ def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
              for n in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)}
     nested = [child for statement in node.body for child in ast.walk(statement) if isinstance(child, DEFS)]
     for inner in nested:
-        start = min([d.lineno for d in inner.decorator_list] + [inner.lineno])
+        start = first_line(inner)
         lines.difference_update(range(start, (inner.end_lineno or inner.lineno) + 1))
     return frozenset(lines)
 

@@ -131,7 +131,7 @@ class SourceIndex:
         """The functions jaxlint traces in this file (jaxlint.scan.scan_source)."""
         if self._targets is None:
             try:
-                self._targets = scan_source(self.path, self.source)
+                self._targets = scan_source(self.path, self.source, self.tree)  # one parse for both
             except ScanSyntaxError:
                 self._targets = []
         return self._targets
@@ -247,6 +247,11 @@ class SourceIndex:
 
 # ---------------------------------------------------------------------------------------------
 # Plain questions about a node (no index needed)
+
+
+def first_line(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Line of its first decorator, else of ``def``: a code object's ``co_firstlineno``."""
+    return min([d.lineno for d in function.decorator_list] + [function.lineno])
 
 
 def walk_scope(node: ast.AST) -> Iterator[ast.AST]:

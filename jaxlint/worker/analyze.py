@@ -6,6 +6,7 @@ import dataclasses
 import importlib
 import sys
 import time
+from functools import cached_property
 from typing import Any, Callable
 
 import jax
@@ -17,12 +18,13 @@ from jaxlint.rules.analysis_failures import InvalidHintRule
 from jaxlint.rules.base import ProgramContext, SourceContext
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
 from jaxlint.rules.runner import internal_error, run_program_rules, run_source_rules
-from jaxlint.scan.functions import jax_functions
+from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.errors import describe_error
+from jaxlint.worker.frames import parameter_names
 from jaxlint.worker.importer import import_module, is_project_module
 from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
@@ -62,7 +64,11 @@ class _Analysis:
         self.result = Result(job.path, timings={"import": 0.0, "trace": 0.0, "rules": 0.0})
         self.index = SourceIndex(job.path, job.source, job.targets)
         self.traced_calls: list[TracedCall] = []
-        self.jax_functions = jax_functions(self.index)
+
+    @cached_property
+    def jax_functions(self) -> list[JaxFunction]:
+        """The file's JAX functions, once something traced (which of them it reached is coverage)."""
+        return jax_functions(self.index)
 
     @property
     def findings(self) -> list[Finding]:
@@ -143,8 +149,9 @@ class _Analysis:
             function = _registered_function(registration)
             code = code_of(function)
             qualname = getattr(code, "co_qualname", name) if code is not None else name
-            params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) if code is not None else []
-            target = target_for(self.job.path, self.job.source, name, qualname, first_line, params)
+            params = list(parameter_names(code)) if code is not None else []
+            target = target_for(self.job.path, self.job.source, name, qualname, first_line, params,
+                                self.index.targets)
             found.append((dataclasses.replace(target, kind="example"), function))
         return found
 

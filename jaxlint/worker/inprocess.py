@@ -37,14 +37,17 @@ def recording_vmaps(path: str, namespace: dict[str, Any]) -> Iterator[None]:
             del instrument.VMAP_RECORDS[tag]
 
 
-def target_for(path: str, text: str, name: str, qualname: str, first_line: int, params: list[str]) -> Target:
+def target_for(path: str, text: str, name: str, qualname: str, first_line: int, params: list[str],
+               targets: list[Target] | None = None) -> Target:
     """The scanned target defined at ``first_line`` (the CLI's spans), else one built from the
-    def statement found there: findings about the whole function point at its name."""
+    def statement found there: findings about the whole function point at its name. ``targets``:
+    the file's, when the caller has them (its source index), so the file is not scanned again."""
     try:
-        found = [t for t in scan.scan_source(path, text) if t.first_line == first_line and t.name == name] \
-            if text else []
+        if targets is None:
+            targets = scan.scan_source(path, text) if text else []
     except Exception:  # the file changed since import and no longer parses
-        found = []
+        targets = []
+    found = [t for t in targets if t.first_line == first_line and t.name == name]
     if found:
         return found[0]
     span = Span(first_line, 0, first_line, 0)

@@ -11,7 +11,6 @@ Two hooks, both installed before the user's module is imported:
 from __future__ import annotations
 
 import functools
-import inspect
 import itertools
 import sys
 import threading
@@ -24,6 +23,7 @@ import numpy as np
 
 from jaxlint.ir import MARKER_PREFIX, VmapRecord, compat
 from jaxlint.model import Span
+from jaxlint.worker.frames import parameter_names, split_arguments
 
 _real_vmap = jax.vmap
 _state = threading.local()
@@ -102,19 +102,8 @@ class CallRecorder:
 
 
 def _arguments_of(frame: FrameType) -> RecordedCall:
-    code = frame.f_code
-    names = code.co_varnames
-    n_pos = code.co_argcount
-    n_kwonly = code.co_kwonlyargcount
-    local = frame.f_locals
-    args = [local[name] for name in names[:n_pos]]
-    index = n_pos + n_kwonly
-    kwargs = {name: local[name] for name in names[n_pos:index]}
-    if code.co_flags & inspect.CO_VARARGS:
-        args.extend(local[names[index]])
-        index += 1
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        kwargs.update(local[names[index]])
+    code, local = frame.f_code, frame.f_locals
+    args, kwargs = split_arguments(code, [local[name] for name in parameter_names(code)])
     return RecordedCall(tuple(abstractify(a) for a in args), {k: abstractify(v) for k, v in kwargs.items()})
 
 

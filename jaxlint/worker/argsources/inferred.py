@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import re
 from typing import Any
 
+from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
+from jaxlint.scan.index import first_line
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 
 SOURCE = "inferred"
-_KEY = re.compile(r"(?:key|rng|prng\w*|rng_\w+|\w+_key|\w+_rng)")
 _OPAQUE_NAMES = frozenset({
     "self", "cls", "f", "fn", "fun", "func", "function", "callback", "model", "module", "net", "params",
     "state", "opt_state", "tree", "pytree", "updates", "grads", "config", "cfg", "options", "name", "path",
@@ -100,11 +100,12 @@ def _role(param: inspect.Parameter) -> Any:
         return ("static", False)
     if text in ("float",):
         return "float"
-    if _KEY.fullmatch(name.lower()) and not text.startswith(("int", "float")):
+    if KEY_PARAMETER.fullmatch(name.lower()) and not text.startswith(("int", "float")):
         return "key"
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
         raise Uninferable(f"parameter {name}: {text}")
-    if not text and (name.lower() in _OPAQUE_NAMES or name.lower().endswith(_OPAQUE_SUFFIXES)):
+    if not text and (name.lower() in _OPAQUE_NAMES or name.lower().endswith(_OPAQUE_SUFFIXES)
+                     or FUNCTION_PARAMETER.fullmatch(name.lower())):
         raise Uninferable(f"parameter {name} (a function, pytree or object, by its name)")
     return "array"
 
@@ -149,7 +150,6 @@ def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunction
     if index is None:
         return None
     for node in index.functions:
-        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        if first == request.target.first_line and node.name == request.target.name:
+        if first_line(node) == request.target.first_line and node.name == request.target.name:
             return node
     return None
