@@ -239,6 +239,8 @@ class Result:
     kind_data: Any = None  # what the job kind's hook returned (Job.kind)
     # First lines of the module's JAX functions (scan/functions.py) whose operations the rules read.
     linted: list[int] = field(default_factory=list)
+    # The same for the project's other files whose helpers the module's targets called (path -> lines).
+    linted_elsewhere: dict[str, list[int]] = field(default_factory=dict)
     internal_error: str | None = None  # jaxlint's own traceback, when the analysis itself failed
 
     def to_json(self) -> dict[str, Any]:

@@ -339,3 +339,48 @@ def test_a_parametrized_test_stops_being_watched_once_it_shows_nothing_new(tmp_p
     assert "jaxlint: watched 10 of 13 tests: the others repeat a parametrized test" in run.stdout
     every = pytest_run(root, "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-watch-all")
     assert "jaxlint: watched" not in every.stdout and "13 passed" in every.stdout
+
+
+def test_helpers_in_other_files_report_where_the_user_fixes_them(tmp_path: Path) -> None:
+    """A key passed twice to a helper that draws is reported at the second call, naming the
+    first; a problem inside a helper module is reported in that module."""
+    helpers = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+
+
+        def noise(key, x):
+            return x + jax.random.normal(key, x.shape)
+
+
+        def root(x):
+            return jnp.where(x > 0, jnp.sqrt(x), 0.0)  # expect JX501
+        ''')
+    model = textwrap.dedent('''\
+        import jax
+        from pkg import helpers
+
+
+        def step(key, x):
+            a = helpers.noise(key, x)
+            b = helpers.noise(key, x)  # expect JX401
+            return a + b + helpers.root(x)
+        ''')
+    tests = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+        from pkg.model import step
+
+
+        def test_step():
+            assert jax.jit(step)(jax.random.key(0), jnp.ones(3)).shape == (3,)
+        ''')
+    root = project(tmp_path, model=model, tests=tests)
+    (root / "pkg" / "helpers.py").write_text(helpers)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    found = {(Path(f["filename"]).name, f["code"], f["location"]["row"])
+             for f in json.loads((root / "report.json").read_text())}
+    assert found == ({("model.py", code, line) for code, line in expected(model)}
+                     | {("helpers.py", code, line) for code, line in expected(helpers)}), run.stdout
+    reuse = next(f for f in json.loads((root / "report.json").read_text()) if f["code"] == "JX401")
+    assert "the call at line 6" in reuse["message"]

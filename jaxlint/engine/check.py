@@ -122,11 +122,12 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     try:
         _run_all(pending, pools, codes)
         for analysis in pending:
-            analysis.findings.extend(analysis.result.findings)
+            analysis.findings.extend(f for f in analysis.result.findings if f.path == analysis.source.path)
             # Two targets calling one helper report its problems twice: keep one, before fixing.
             analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
+        result.unchecked_findings = _route_to_helper_files(pending, analyses, ignore_noqa)
         config.apply_per_file_ignores(analyses)  # before fixing: ignored findings are not fixed
         result.ignore_noqa = ignore_noqa
         if not ignore_noqa:  # suppressed findings are not fixed either
@@ -182,6 +183,49 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
         thread.join()
     if errors:
         raise errors[0]
+
+
+def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], ignore_noqa: bool) -> int:
+    """Findings a module's traces made in helpers of other files, and the helpers they reached,
+    go to those files' analyses. The file's own finding at a place wins; a file that is not being
+    checked gets nothing (as ruff reports only the files it is given): returns how many findings
+    such files hold, after their suppressions, for the summary to say."""
+    by_path = {os.path.realpath(a.source.path): a for a in analyses}
+    routed: dict[int, list[Finding]] = {}
+    unchecked: dict[str, set[tuple]] = {}
+    for analysis in pending:
+        result = analysis.result
+        for finding in result.findings:
+            other = by_path.get(os.path.realpath(finding.path)) if finding.path != analysis.source.path else None
+            if other is not None and other is not analysis:
+                finding.path = other.source.path
+                routed.setdefault(id(other), []).append(finding)
+            elif other is None and finding.path != analysis.source.path:
+                LOG.debug("%s: finding in a file not checked, not reported: %s:%d %s", relative(analysis.source.path),
+                          relative(finding.path), finding.span.start_line, finding.code)
+                kept = [finding] if ignore_noqa else _unsuppressed(finding)
+                unchecked.setdefault(finding.path, set()).update(
+                    (f.code, f.span.start_line, f.span.start_col) for f in kept)
+        for path, lines in result.linted_elsewhere.items():
+            other = by_path.get(os.path.realpath(path))
+            if other is not None:
+                other.linted_through_callers.update(lines)
+    for analysis in analyses:
+        places = {(f.code, f.span.start_line, f.span.start_col) for f in analysis.findings}
+        for finding in routed.get(id(analysis), []):
+            place = (finding.code, finding.span.start_line, finding.span.start_col)
+            if place not in places:
+                places.add(place)
+                analysis.findings.append(finding)
+    return sum(len(places) for places in unchecked.values())
+
+
+def _unsuppressed(finding: Finding) -> list[Finding]:
+    try:
+        text = read_source(finding.path).text
+    except (SourceError, OSError):
+        return [finding]
+    return suppressions.without_suppressed(finding.path, text, [finding])
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -20,11 +20,14 @@ class FileAnalysis:
     result: Result | None = None
     findings: list[Finding] = field(default_factory=list)
     functions: list[JaxFunction] = field(default_factory=list)  # the coverage denominator
+    # First lines of its JAX functions that other files' targets reached (helpers they called).
+    linted_through_callers: set[int] = field(default_factory=set)
 
     @property
     def linted(self) -> list[JaxFunction]:
         """The JAX functions whose operations the rules read."""
         reached = set(self.result.linted) if self.result is not None else set()
+        reached |= self.linted_through_callers
         return [f for f in self.functions if f.first_line in reached]
 
 
@@ -38,6 +41,8 @@ class CheckResult:
     workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
     config: Config | None = None
     ignore_noqa: bool = False  # --ignore-noqa: suppression comments are not applied
+    # Findings the traces made in helpers whose files were not among those checked (not reported).
+    unchecked_findings: int = 0
 
     @property
     def findings(self) -> list[Finding]:

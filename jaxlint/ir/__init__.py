@@ -3,12 +3,13 @@ kept as regions. Plain Python, importable without JAX, so rules are typed agains
 builds it from a traced ClosedJaxpr (jaxlint.ir.build). ``aval`` and ``params`` hold JAX objects.
 
 Every op knows the user's file:line:col (innermost user frame; when a library jit hides it, the
-enclosing call's) and its transform stack.
+enclosing call's) and its transform stack; ``Program.call_stack`` gives the user frames that
+led to it (a traced function's call of a helper in another file, then the helper's line).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from jaxlint.model import Span
 
@@ -59,6 +60,8 @@ class Op:
     under_jit: bool
     region: Region | None = None  # the region this op belongs to
     regions: list[Region] = field(default_factory=list)  # bodies of control flow ops
+    # JAX's source info behind ``location`` (opaque here): Program.call_stack reads it on demand.
+    source_info: Any = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"Op({self.primitive} @ {self.location})"
@@ -80,6 +83,19 @@ class Program:
     # JAX < 0.7: equations of a cached library jit keep the traceback of the first call that
     # traced it, so a location there may be another call's (build.py falls back where it can).
     stale_library_tracebacks: bool = False
+    # Source info -> user frames (file, line, col, end line, end col), outermost first (the worker's
+    # jaxlint.ir.compat.user_stack): set by the builder, so this module needs no JAX.
+    read_stack: Callable[[Any], list[tuple[str, int, int, int, int]]] | None = None
+    _stacks: dict[int, tuple[Location, ...]] = field(default_factory=dict, repr=False)
+
+    def call_stack(self, op: Op) -> tuple[Location, ...]:
+        """The user frames that made ``op``, outermost first; the last is ``op.location`` (when
+        the equation has no user frame of its own: the enclosing call's frames)."""
+        if id(op) not in self._stacks:
+            frames = self.read_stack(op.source_info) if self.read_stack is not None else []
+            stack = tuple(Location(path, Span(*where)) for path, *where in frames)
+            self._stacks[id(op)] = stack or ((op.location,) if op.location is not None else ())
+        return self._stacks[id(op)]
 
     def walk(self) -> Iterator[Op]:
         """Every op, nested regions included, in program order."""

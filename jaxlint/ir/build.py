@@ -17,13 +17,14 @@ class _Context:
     # Inside a JAX library jit on JAX < 0.7: the user frame of the call into it. An equation whose
     # traceback does not pass through it was cached from another call and takes ``location``.
     call_site: tuple[str, str, int] | None = None
+    source_info: Any = None  # the source info behind ``location``
 
 
 def build_program(closed_jaxpr: Any) -> Program:
     jaxpr, consts = compat.open_jaxpr(closed_jaxpr)
     inputs = [Value(v.aval) for v in jaxpr.invars]
     top = Region("top", inputs)
-    program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS)
+    program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS, read_stack=compat.user_stack)
     const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
     env = dict(zip(jaxpr.constvars, const_values)) | dict(zip(jaxpr.invars, inputs))
     for value in inputs:
@@ -49,6 +50,7 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
         if ctx.call_site is not None and ctx.call_site not in compat.user_frames(eqn.source_info)[1:]:
             found = None  # not user code called back from this call: another call's cached equation
         location = Location(found[0], Span(*found[1:])) if found else ctx.location
+        source_info = eqn.source_info if found else ctx.source_info
         inputs = [_read(env, v) for v in eqn.invars]
         prim = eqn.primitive.name
         subs = list(compat.subjaxprs(eqn.params))
@@ -70,7 +72,7 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
                 if call_site is None and compat.STALE_LIBRARY_TRACEBACKS and compat.is_library_jaxpr(inner_jaxpr):
                     call_site = next(iter(compat.user_frames(eqn.source_info)), None)
                 inner_ctx = _Context(transforms, scopes, location,
-                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES, call_site)
+                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES, call_site, source_info)
                 _walk(program, inner_jaxpr, inner_env, region, inner_ctx)
                 for out_var, inner_out in zip(eqn.outvars, inner_jaxpr.outvars):
                     env[out_var] = _read(inner_env, inner_out)
@@ -78,7 +80,8 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
 
         outputs = [Value(v.aval) for v in eqn.outvars]
         params = {k: v for k, v in eqn.params.items()}
-        op = Op(prim, params, inputs, outputs, location, transforms, scopes, ctx.under_jit, region)
+        op = Op(prim, params, inputs, outputs, location, transforms, scopes, ctx.under_jit, region,
+                source_info=source_info)
         for value in inputs:
             value.uses.append(op)
         for out_var, value in zip(eqn.outvars, outputs):
@@ -92,7 +95,7 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
                 value.region_input = sub_region
             sub_env = {v: Value(v.aval, const=True) for v in sub_jaxpr.constvars}
             sub_env.update(zip(sub_jaxpr.invars, sub_inputs))
-            sub_ctx = _Context(transforms, scopes, location, ctx.under_jit, ctx.call_site)
+            sub_ctx = _Context(transforms, scopes, location, ctx.under_jit, ctx.call_site, source_info)
             _walk(program, sub_jaxpr, sub_env, sub_region, sub_ctx)
             sub_region.outputs = [_read(sub_env, v) for v in sub_jaxpr.outvars]
             op.regions.append(sub_region)

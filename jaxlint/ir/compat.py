@@ -54,6 +54,29 @@ def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
     return frame.file_name, frame.start_line, start_col, end_line, end_col
 
 
+def user_stack(source_info: Any) -> list[tuple[str, int, int, int, int]]:
+    """(file, start_line, start_col, end_line, end_col) of every user frame of an equation,
+    outermost first (a traced function's call of a helper, then the helper's line); [] when
+    unknown. Read only for the few ops a rule asks about: a stack has dozens of frames."""
+    if source_info is None:
+        return []
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frames = list(source_info_util.user_frames(source_info.traceback))
+        else:
+            frames = list(source_info_util.user_frames(source_info))
+    except Exception:  # a malformed traceback must not stop the analysis
+        return []
+    stack = []
+    for frame in reversed(frames):
+        start_col = getattr(frame, "start_column", 0) or 0
+        end_line = getattr(frame, "end_line", None) or frame.start_line
+        end_col = getattr(frame, "end_column", None) or start_col
+        stack.append((frame.file_name, frame.start_line, char_column(frame.file_name, frame.start_line, start_col),
+                      end_line, char_column(frame.file_name, end_line, end_col)))
+    return stack
+
+
 def user_position_in(source_info: Any, path: str) -> tuple[int, int] | None:
     """(line, character column) of the innermost user frame in the file ``path``, or None: the
     line of the analyzed file that made an equation, even when a helper in another file ran it."""
@@ -85,6 +108,24 @@ def user_lines_in(source_info: Any, path: str) -> set[int]:
         return {f.start_line for f in frames if f.file_name == path}
     except Exception:  # a malformed traceback must not stop the analysis
         return set()
+
+
+def user_lines_by_file(source_info: Any, paths: Any) -> dict[str, set[int]]:
+    """``user_lines_in`` for each of ``paths`` (a collection of files) at once."""
+    if source_info is None:
+        return {}
+    try:
+        if JAX_VERSION >= (0, 7, 0):
+            frames = source_info_util.user_frames(source_info.traceback)
+        else:
+            frames = source_info_util.user_frames(source_info)
+        lines: dict[str, set[int]] = {}
+        for frame in frames:
+            if frame.file_name in paths:
+                lines.setdefault(frame.file_name, set()).add(frame.start_line)
+        return lines
+    except Exception:  # a malformed traceback must not stop the analysis
+        return {}
 
 
 def char_column(path: str, line: int, byte_col: int) -> int:

@@ -93,7 +93,8 @@ class JaxlintSession:
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
         started = time.perf_counter()
-        outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings())
+        outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
+                             self.watcher.files.__contains__)
         self.seconds += time.perf_counter() - started
         self.findings += outcome.findings
         self.functions += outcome.functions

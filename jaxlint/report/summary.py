@@ -29,6 +29,9 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
              f"linted {result.linted} of {result.jax_functions} JAX functions ({traced}"
              + (f", {skipped} skipped: no abstract arguments or errors)" if skipped else ")")]
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    if result.unchecked_findings:
+        parts.append(f"{result.unchecked_findings} more in helpers in files not checked (check those files "
+                     "to see them)")
     if fix_mode == "fix":
         parts.append(f"{len(result.fixed)} fixed")
     elif fix_mode == "diff":

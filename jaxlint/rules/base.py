@@ -5,12 +5,15 @@ cli, config, engine or worker packages:
 - ``check_source(ctx: SourceContext)`` runs once per file, whether or not anything in it traced
   (in the worker after the module's import when the file has targets, else in the parent);
 - ``check_program(ctx: ProgramContext)`` runs once per traced signature of each target, over the
-  IR (jaxlint.ir) of its jaxpr.
+  IR (jaxlint.ir) of its jaxpr: with ``ctx.path`` the target's file, then once more for each other
+  project file whose helpers added operations to the jaxpr (``ctx.path`` that file), so a problem
+  inside a helper is reported where the user can fix it. Rules that read the target's own source
+  (its decorator, its transform calls) declare ``reads_helpers = False``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 from jaxlint.ir import Program, VmapRecord
 from jaxlint.model import Applicability, Finding, Fix, Settings, Severity, Span, Target
@@ -72,12 +75,30 @@ class SourceContext:
 
 @dataclass
 class ProgramContext(SourceContext):
-    """What a rule sees for one traced signature of one target."""
+    """What a rule sees for one traced signature of one target, in one file: the target's own
+    (``in_target_file``) or a project file holding helpers the target called."""
 
     target: Target = field(default=None)  # type: ignore[assignment]
     program: Program = field(default=None)  # type: ignore[assignment]
     signature: str = ""  # the abstract arguments, e.g. "x=i32[] (weak), y=i32[10]"
     vmap_records: Mapping[str, VmapRecord] = field(default_factory=dict)  # marker tag -> record
+    target_path: str = ""  # the target's file ("": ``path``)
+    # Which other files are the project's: their helpers' problems are reported there, by the
+    # context of that file (None: no file but the target's).
+    project: Callable[[str], bool] | None = None
+
+    @property
+    def in_target_file(self) -> bool:
+        return not self.target_path or self.target_path == self.path
+
+    def reports_in(self, path: str) -> bool:
+        """Whether some context of this program reports findings located in ``path``."""
+        return path in (self.path, self.target_path) or (self.project is not None and self.project(path))
+
+    @property
+    def fallback_span(self) -> Span | None:
+        """Where a finding with no location in ``path`` points: the target's name, in its own file."""
+        return self.target.name_span if self.in_target_file else None
 
     def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
         return rule.finding(self.path, span, message, fix, self.target.qualname)
@@ -104,6 +125,8 @@ class Rule:
     by_pipeline: ClassVar[bool] = False
     # Kebab-case option name -> declaration; read them with ``ctx.option(cls, name)``.
     options: ClassVar[dict[str, Option]] = {}
+    # Whether check_program also runs on the files of the helpers a target called (see above).
+    reads_helpers: ClassVar[bool] = True
 
     @classmethod
     def finding(cls, path: str, span: Span, message: str, fix: Fix | None = None,

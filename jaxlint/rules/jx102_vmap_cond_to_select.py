@@ -54,7 +54,7 @@ def call_spans(ctx: ProgramContext, kinds: frozenset[str], wanted: set[Span]) ->
     The target's own calls first; a call in a helper function of the same file (the usual
     ``jax.vmap(step)`` with the cond inside ``step``) is among the file's transform calls.
     """
-    found = {c.span: c.kind for c in ctx.target.calls if c.kind in kinds}
+    found = {c.span: c.kind for c in ctx.target.calls if c.kind in kinds} if ctx.in_target_file else {}
     if not wanted <= set(found):
         found.update((c.span, c.kind) for c in ctx.index.transform_calls if c.kind in kinds)
     return found

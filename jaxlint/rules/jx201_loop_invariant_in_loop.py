@@ -63,7 +63,7 @@ class LoopInvariantInLoop(Rule):
                 for location, located in _expressions(ctx, loop, ops).items():
                     costly = [op for op in located if op.primitive in COSTLY]
                     costly_flops = sum(op_flops(op) or 0.0 for op in costly)
-                    if costly_flops < min_flops or (location, why) in seen:
+                    if location is None or costly_flops < min_flops or (location, why) in seen:
                         continue
                     seen.add((location, why))
                     yield _finding(cls, ctx, loop, why, location, located, costly)
@@ -165,9 +165,9 @@ def _collect_tail(value: Value, region: Region, invariant: set[Value], ops: list
         _collect_tail(op.inputs[i], region, invariant, ops)
 
 
-def _expressions(ctx: ProgramContext, loop: Op, ops: list[Op]) -> dict[Span, list[Op]]:
+def _expressions(ctx: ProgramContext, loop: Op, ops: list[Op]) -> dict[Span | None, list[Op]]:
     """Connected groups of ``ops`` (one invariant expression each), keyed by where the group's
-    costliest op is written."""
+    costliest op is written (None: not in this file)."""
     group_of = {op: [op] for op in ops}
     for op in ops:
         for value in op.inputs:
@@ -177,18 +177,18 @@ def _expressions(ctx: ProgramContext, loop: Op, ops: list[Op]) -> dict[Span, lis
                 merged.extend(gone)
                 for moved in gone:
                     group_of[moved] = merged
-    groups: dict[Span, list[Op]] = defaultdict(list)
+    groups: dict[Span | None, list[Op]] = defaultdict(list)
     for group in {id(g): g for g in group_of.values()}.values():
         key = max(group, key=lambda op: op_flops(op) or 0.0 if op.primitive in COSTLY else -1.0)
         groups[_span(ctx, key, loop)].extend(sorted(group, key=ops.index))
     return groups
 
 
-def _span(ctx: ProgramContext, op: Op, loop: Op) -> Span:
+def _span(ctx: ProgramContext, op: Op, loop: Op) -> Span | None:
     for where in (op.location, loop.location):
         if where is not None and where.path == ctx.path:
             return where.span
-    return ctx.target.name_span
+    return ctx.fallback_span
 
 
 def _finding(rule: type[Rule], ctx: ProgramContext, loop: Op, why: str, span: Span,

@@ -19,6 +19,7 @@ class MissingDonation(Rule):
     summary = "A large input an output replaces, not donated, though callers rebind it."
     severity = "warning"
     fix = "display-only"
+    reads_helpers = False  # about the target's own jit call
     # A parameter whose replaced leaves total at least this many bytes is reported.
     threshold_bytes = 1 << 20
     options = {"min-bytes": Option(int, threshold_bytes, "bytes a parameter's replaced leaves must total to be "

@@ -17,9 +17,15 @@ legacy keys:
   in the body are not judged (the branch may run on one iteration only).
 - Recomputation under ``jax.checkpoint`` (scope ``rematted_computation``) repeats a draw on
   purpose: ignored, as JAX does.
+- Place. A reuse is reported where the two draws' call stacks part: at the second of two calls
+  that passed one key to a helper (naming the first), or at the draw itself when one function
+  draws twice; a loop-invariant draw, at the loop body's line that leads to it. A helper in
+  another project file that draws twice is reported in that file; one in an installed package,
+  at the project's call into it.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 from jaxlint.ir import Location, Op, Region, Value
@@ -58,6 +64,7 @@ class PrngKeyReuse(Rule):
     summary = ("The same PRNG key is consumed twice, or a loop-invariant key is consumed in a loop "
                "body: the draws repeat the same numbers.")
     severity = "error"
+    reads_helpers = False  # places each finding itself, in whichever project file it belongs
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
@@ -65,7 +72,8 @@ class PrngKeyReuse(Rule):
         walker.region(ctx.program.top, {})
         for loop in ctx.program.walk():
             walker.loop(loop)
-        return [ctx.finding(cls, message, span) for span, message in walker.findings.values()]
+        return [cls.finding(path, span, message, target=ctx.target.qualname)
+                for path, span, message in walker.findings.values()]
 
 
 class _Walker:
@@ -73,7 +81,7 @@ class _Walker:
         self.ctx = ctx
         self.outer: dict[Value, Value] = {}  # region input -> the outer value it is on entry
         self.cache: dict[Value, tuple[Value, Any]] = {}  # value -> resolve(value)
-        self.findings: dict[int, tuple[Span, str]] = {}  # id(op) -> (span, message)
+        self.findings: dict[int, tuple[str, Span, str]] = {}  # id(op) -> (path, span, message)
 
     # -- identity ---------------------------------------------------------------------------
     def resolve(self, value: Value) -> tuple[Value, Any]:
@@ -159,15 +167,27 @@ class _Walker:
         self.region(body, consumed)
 
     def _report_reuse(self, op: Op, first: Op) -> None:
-        where = _line(self.ctx, first)
-        span = _span(self.ctx, op)
-        if self.ctx.program.stale_library_tracebacks and span == _span(self.ctx, first):
-            span = self.ctx.target.name_span  # likely a stale location (see _location)
-        self.findings.setdefault(id(op), (span, (
-            f"PRNG key reused: this draw ({_draw(op)}) consumes a key that a draw "
-            f"({_draw(first)}){where} already consumed, without a jax.random.split or fold_in in "
-            "between, so the two draws are the same (or correlated) random bits. Split the key "
-            "and give each draw its own subkey.")))
+        ctx = self.ctx
+        stack, earlier = _frames(ctx, op), _frames(ctx, first)
+        here, there = _place(ctx, earlier, stack)
+        if here is None or (ctx.program.stale_library_tracebacks and stack == earlier):
+            here = None  # unknown, or likely a stale location (see _frames)
+            path, span, where = ctx.path, ctx.fallback_span, ""
+        else:
+            path, span, where = here.path, here.span, _line_of(there, here)
+        if span is None:
+            return
+        if here is None or here == stack[-1] or not earlier:
+            message = (f"PRNG key reused: this draw ({_draw(op)}) consumes a key that a draw "
+                       f"({_draw(first)}){where} already consumed, without a jax.random.split or fold_in "
+                       "in between, so the two draws are the same (or correlated) random bits. Split "
+                       "the key and give each draw its own subkey.")
+        else:  # two calls into helpers that draw from the key they were passed
+            message = (f"PRNG key reused: this call draws from a key (a {_draw(op)} at {_at(stack[-1])}) that "
+                       f"the call{where} already drew from (a {_draw(first)} at {_at(earlier[-1])}), "
+                       "without a jax.random.split or fold_in in between, so both calls get the same (or "
+                       "correlated) random bits. Split the key and pass each call its own subkey.")
+        self.findings.setdefault(id(op), (path, span, message))
 
     # -- loop-invariant keys ----------------------------------------------------------------
     def loop(self, loop: Op) -> None:
@@ -202,10 +222,15 @@ class _Walker:
                 self._report_loop(loop, op)
 
     def _report_loop(self, loop: Op, op: Op) -> None:
+        ctx = self.ctx
+        here, _ = _place(ctx, ctx.program.call_stack(loop), _frames(ctx, op))
+        span = here.span if here is not None else ctx.fallback_span
+        if span is None:
+            return
         kind = "scan" if loop.primitive == "scan" else "while_loop"
         runs = (f"each of its {loop.params['length']} iterations" if kind == "scan"
                 else "every iteration")
-        self.findings[id(op)] = (_span(self.ctx, op), (
+        self.findings[id(op)] = (here.path if here is not None else ctx.path, span, (
             f"PRNG key is loop-invariant in this {kind} body: this draw ({_draw(op)}) consumes "
             "the same key "
             f"in {runs}, so every iteration draws the same numbers. Fold in the iteration index "
@@ -303,29 +328,56 @@ def _draw(op: Op) -> str:
             "random_gamma": "random_gamma"}.get(op.primitive, op.primitive)
 
 
-def _location(ctx: ProgramContext, op: Op) -> Location | None:
-    """Where the user called the drawing function, or None when unknown.
+def _frames(ctx: ProgramContext, op: Op) -> tuple[Location, ...]:
+    """The user frames that made the draw ``op``, outermost first (() when unknown).
 
     Before JAX 0.7 the equations of a cached library jaxpr (``jax.random.normal``'s inner jit)
     keep the traceback of the first call site that traced it, possibly in another function: there
     the legacy-key ``random_wrap`` that the user's call emits just before is trusted instead, and
-    a location outside the traced function is dropped.
+    a location in the target's file outside the traced function is dropped.
     """
-    where = op.location
     if ctx.program.stale_library_tracebacks:
         wrap = op.inputs[0].producer if op.inputs else None
         if wrap is not None and wrap.primitive == "random_wrap" and wrap.location is not None:
-            where = wrap.location
-        elif where is not None and not ctx.target.span.contains(where.span):
-            where = None
-    return where if where is not None and where.path == ctx.path else None
+            return ctx.program.call_stack(wrap)
+        where = op.location
+        if where is not None and where.path == (ctx.target_path or ctx.path) \
+                and not ctx.target.span.contains(where.span):
+            return ()
+    return ctx.program.call_stack(op)
 
 
-def _span(ctx: ProgramContext, op: Op) -> Span:
-    where = _location(ctx, op)
-    return where.span if where is not None else ctx.target.name_span
+def _place(ctx: ProgramContext, reference: tuple[Location, ...],
+           stack: tuple[Location, ...]) -> tuple[Location | None, Location | None]:
+    """(where to report a draw made through ``stack``, the frame of ``reference`` at the same depth).
+
+    ``reference`` is the earlier draw's stack (or the loop's): the frames the two share are the
+    callers both went through; the first frame where they part is the call (or the draw) that
+    the function passing the key wrote. A frame in an installed package moves out to the
+    project's call into it. (None, None) when no frame is in a file this program reports in.
+    """
+    depth = 0
+    while depth < min(len(stack), len(reference)) and _same(stack[depth], reference[depth]):
+        depth += 1
+    depth = min(depth, len(stack) - 1)  # the same stack (one line drawing in a Python loop): the draw
+    while depth >= 0 and not ctx.reports_in(stack[depth].path):
+        depth -= 1
+    if depth < 0:
+        return None, None
+    return stack[depth], reference[depth] if depth < len(reference) else None
 
 
-def _line(ctx: ProgramContext, op: Op) -> str:
-    where = _location(ctx, op)
-    return f" at line {where.span.start_line}" if where is not None else ""
+def _same(a: Location, b: Location) -> bool:
+    return a.path == b.path and (a.span.start_line, a.span.start_col) == (b.span.start_line, b.span.start_col)
+
+
+def _line_of(there: Location | None, here: Location) -> str:
+    if there is None:
+        return ""
+    if there.path != here.path:
+        return f" at {_at(there)}"
+    return f" at line {there.span.start_line}"
+
+
+def _at(where: Location) -> str:
+    return f"{os.path.basename(where.path)}:{where.span.start_line}"

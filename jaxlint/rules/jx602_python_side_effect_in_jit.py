@@ -34,6 +34,7 @@ class PythonSideEffectInJit(Rule):
     name = "python-side-effect-in-jit"
     summary = "A `print` or a store of a traced value inside a jitted function runs once, at trace time."
     severity = "warning"
+    reads_helpers = False  # reads the jitted function's own body
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:

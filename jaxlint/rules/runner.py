@@ -24,9 +24,10 @@ def run_source_rules(rules: Sequence[type[Rule]], ctx: SourceContext, codes: set
 
 def run_program_rules(rules: Sequence[type[Rule]], ctx: ProgramContext, codes: set[str]) -> list[Finding]:
     """Every ``check_program`` of ``rules`` (those of ``codes``) over one traced signature."""
-    chosen = checks([r for r in rules if r.code in codes], "check_program")
-    return _run(chosen, lambda rule: rule.check_program(ctx), codes, ctx.path, ctx.target.name_span, ctx.target,
-                f" for {ctx.target.qualname}")
+    chosen = checks([r for r in rules if r.code in codes and (ctx.in_target_file or r.reads_helpers)],
+                    "check_program")
+    return _run(chosen, lambda rule: rule.check_program(ctx), codes, ctx.target_path or ctx.path,
+                ctx.target.name_span, ctx.target, f" for {ctx.target.qualname}")
 
 
 def internal_error(codes: set[str], path: str, span: Span, target: Target | None, what: str,

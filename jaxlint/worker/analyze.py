@@ -25,12 +25,13 @@ from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSe
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.frames import parameter_names
-from jaxlint.worker.importer import import_module, is_project_module
+from jaxlint.worker.importer import import_module, is_project_file, is_project_module
 from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
+from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
-from jaxlint.worker.traced_lines import equation_lines, reached_functions, suppression_lines
+from jaxlint.worker.traced_lines import equation_lines, reached_in_files, suppression_lines
 
 # (qualname, the object traced, its arguments) for each traced signature: what a job kind's
 # hook and --cost compiled compile.
@@ -64,6 +65,10 @@ class _Analysis:
         self.result = Result(job.path, timings={"import": 0.0, "trace": 0.0, "rules": 0.0})
         self.index = SourceIndex(job.path, job.source, job.targets)
         self.traced_calls: list[TracedCall] = []
+        # The project's other files the traces go through: their helpers' findings land there.
+        self.others = ProjectSources(lambda path: is_project_file(path, job.root),
+                                     {job.path: (job.source, self.index)})
+        self.other_functions: dict[str, list[JaxFunction]] = {}
 
     @cached_property
     def jax_functions(self) -> list[JaxFunction]:
@@ -116,6 +121,21 @@ class _Analysis:
                                                                    function_name)
             self.result.kind_data = hook(job, self.traced_calls)
         return self.result
+
+    def _count_linted(self, closed: Any, target: Target) -> None:
+        """Record the JAX functions (of this file and the helpers' files) the trace reached."""
+        linted, elsewhere = set(self.result.linted), self.result.linted_elsewhere
+        files = {self.job.path: (self.jax_functions, linted)}
+        for path, loaded in self.others.loaded.items():
+            if loaded is not None and path != self.job.path:
+                if path not in self.other_functions:
+                    self.other_functions[path] = jax_functions(loaded[1])
+                files[path] = (self.other_functions[path], set(elsewhere.get(path, ())))
+        for path, reached in reached_in_files(closed, files).items():
+            if path == self.job.path:
+                self.result.linted += sorted(reached | ({target.first_line} - linted))
+            elif reached:
+                elsewhere[path] = sorted(set(elsewhere.get(path, ())) | reached)
 
     def _import_failed(self, error: BaseException) -> None:
         job = self.job
@@ -220,14 +240,12 @@ class _Analysis:
                 errors.append(f"{signature}: {describe_error(error)}")
                 continue
             traced.append((arguments.source, signature, [str(a) for a in closed.out_avals]))
-            linted = set(self.result.linted)
-            self.result.linted += sorted(reached_functions(closed, job.path, self.jax_functions, linted)
-                                         | ({target.first_line} - linted))
             self.traced_calls.append((target.qualname, function, arguments))
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()
             found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
-                                     self.index, job.settings)
+                                     self.index, job.settings, self.others)
+            self._count_linted(closed, target)
             if inferred:
                 found = [_inferred(finding, signature) for finding in found]
             report(found)
@@ -267,8 +285,9 @@ def _inferred(finding: Finding, signature: str) -> Finding:
 
 def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source: str, target: Target,
                      closed: Any, signature: str, index: SourceIndex | None = None,
-                     settings: Settings | None = None) -> list[Finding]:
-    """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr); a
+                     settings: Settings | None = None, others: ProjectSources | None = None) -> list[Finding]:
+    """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
+    target's file and in each file of ``others`` (the project's) whose helpers made operations; a
     failure to build the IR is a JX906 finding too."""
     try:
         program = build_program(closed)
@@ -276,9 +295,25 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
         return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
                               error)
     context = ProgramContext(path, source, index or SourceIndex(path, source), settings or Settings(),
-                             target=target, program=program,
-                             signature=signature, vmap_records=VMAP_RECORDS)
-    return run_program_rules(rules, context, codes)
+                             target=target, program=program, signature=signature, vmap_records=VMAP_RECORDS,
+                             target_path=path, project=others)
+    findings = run_program_rules(rules, context, codes)
+    if others is None:
+        return findings
+    for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
+        loaded = others.get(other)
+        if loaded is not None:
+            helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
+            findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
+    return findings
+
+
+def _through_helper(finding: Finding) -> Finding:
+    """A finding in a helper's file, seen through another file's target: its fix is shown, not
+    applied, since verifying it would need that other file's trace."""
+    if finding.fix is not None and finding.fix.applicability != "display-only":
+        finding.fix = dataclasses.replace(finding.fix, applicability="display-only")
+    return finding
 
 
 __all__ = ["analyze", "program_findings"]

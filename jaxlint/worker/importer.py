@@ -52,8 +52,12 @@ def is_project_module(module: Any, root: str) -> bool:
         files = [file] if file else list(getattr(module, "__path__", []))
     except Exception:  # a module object of the user's with surprising attributes
         return False
+    return any(isinstance(f, str) and is_project_file(f, root) for f in files)
+
+
+def is_project_file(path: str, root: str) -> bool:
+    """Under the project's folder, and not jaxlint's own or an installed package's file."""
     installed = tuple(os.path.join(p, "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
     here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")  # jaxlint/
-    prefix = os.path.join(root, "")
-    return any(isinstance(f, str) and f.startswith(prefix) and not f.startswith((here, *installed))
-               and "site-packages" not in f and "dist-packages" not in f for f in files)
+    return (path.startswith(os.path.join(root, "")) and not path.startswith((here, *installed))
+            and "site-packages" not in path and "dist-packages" not in path)

@@ -52,20 +52,34 @@ def equation_lines(closed_jaxpr: Any, path: str, wanted: frozenset[int] | set[in
 def reached_functions(closed_jaxpr: Any, path: str, functions: list[JaxFunction], known: set[int]) -> set[int]:
     """First lines of the ``functions`` (of ``path``) not in ``known`` that one of their own lines
     made an equation of ``closed_jaxpr``; stops once all are found."""
-    owner = {line: f.first_line for f in functions if f.first_line not in known for line in f.own_lines}
-    found: set[int] = set()
+    return reached_in_files(closed_jaxpr, {path: (functions, known)})[path]
+
+
+def reached_in_files(closed_jaxpr: Any,
+                     files: dict[str, tuple[list[JaxFunction], set[int]]]) -> dict[str, set[int]]:
+    """``reached_functions`` for several files (path -> its functions and the known ones) in one walk."""
+    owners = {path: {line: f.first_line for f in functions if f.first_line not in known for line in f.own_lines}
+              for path, (functions, known) in files.items()}
+    owners = {path: owner for path, owner in owners.items() if owner}
+    found: dict[str, set[int]] = {path: set() for path in files}
     seen: set[int] = set()
     pending = [compat.open_jaxpr(closed_jaxpr)[0]]
-    while pending and owner:
+    while pending and owners:
         jaxpr = pending.pop()
         if id(jaxpr) in seen:
             continue
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
-            for line in compat.user_lines_in(eqn.source_info, path) & owner.keys():
-                if line in owner:
-                    first = owner[line]
-                    found.add(first)
-                    owner = {n: f for n, f in owner.items() if f != first}
+            for path, lines in compat.user_lines_by_file(eqn.source_info, owners.keys()).items():
+                owner = owners[path]
+                for line in lines & owner.keys():
+                    if line in owner:
+                        first = owner[line]
+                        found[path].add(first)
+                        owner = {n: f for n, f in owner.items() if f != first}
+                if owner:
+                    owners[path] = owner
+                else:
+                    del owners[path]
             pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
     return found
