@@ -87,6 +87,17 @@ def few_big_iterations(m):
     return m
 
 
+@jax.jit
+def growing_blocks(key):
+    # Each iteration draws a larger block (numpyro's block-autoregressive init): no one shape
+    # for a fori_loop body, so quiet.
+    w = jnp.zeros((60, 20))
+    keys = jax.random.split(key, 30)
+    for i in range(20):
+        w = w.at[: (i + 1) * 3, i].set(jax.random.normal(keys[i], ((i + 1) * 3,)))
+    return w
+
+
 def record(c):
     return np.asarray(c)
 
@@ -147,7 +158,7 @@ for fn, arg in [(unrolled, x), (comprehension, jax.random.PRNGKey(0)), (helper_i
                 (loop_in_scan_body, xs), (short_loop, x), (rolled, x), (one_big_library_call, m),
                 (few_big_iterations, m), (print_in_scan, xs), (callback_in_cond_in_scan, xs),
                 (io_in_while, jnp.float32(0)), (debug_callback_nested, xs), (print_outside_loop, xs),
-                (print_in_python_loop, xs)]:
+                (print_in_python_loop, xs), (growing_blocks, jax.random.PRNGKey(0))]:
     fn.lower(arg)
 '''
 
@@ -166,7 +177,7 @@ def at(result: CheckResult, code: str, marker: str) -> Finding:
 
 
 def test_all_traced(result: CheckResult) -> None:
-    assert result.skipped == [] and result.traced == 15
+    assert result.skipped == [] and result.traced == 16
 
 
 def test_exactly_the_marked_lines(result: CheckResult) -> None:

@@ -42,6 +42,10 @@ class PythonLoopUnrolled(Rule):
             repeats, period = repetitions([_fingerprint(op) for op in ops])
             if repeats < ctx.option(cls, "min-repeats"):
                 continue
+            # fori_loop and scan trace one body for every iteration, so one shape: iterations whose
+            # shapes change (an init loop drawing ever larger blocks) cannot be rolled as they are.
+            if repetitions([(_fingerprint(op), _shapes(op)) for op in ops])[0] < ctx.option(cls, "min-repeats"):
+                continue
             finding = ctx.finding(cls, _message(len(ops), repeats, period), _line_span(ctx.source, ops))
             finding.cost = Cost(
                 basis="shapes", equations=len(ops),
@@ -55,6 +59,10 @@ def _fingerprint(op: Op) -> Hashable:
     assert op.location is not None  # check_program collects located ops only
     span = op.location.span
     return op.primitive, span.start_col, span.end_line, span.end_col
+
+
+def _shapes(op: Op) -> Hashable:
+    return tuple(str(value.aval) for value in op.outputs)
 
 
 def repetitions(seq: Sequence[Hashable]) -> tuple[int, int]:
