@@ -156,7 +156,7 @@ def test_the_tests_calls_are_linted_and_findings_fail_a_passing_run(tmp_path: Pa
     # called only with Python numbers: not counted. needs_values cannot be traced again: counted,
     # listed with -v, and no finding (the test ran it fine).
     assert ("linted 4 of 4 JAX functions the tests ran, traced 5 of 6 project functions they called with "
-            "arrays (5 signatures), 1 could not be traced again, 4 findings (") in run.stdout
+            "arrays or that call JAX (5 signatures), 1 could not be traced again, 4 findings (") in run.stdout
     line = MODEL.splitlines().index("def needs_values(x):") + 1
     assert f"not linted: pkg/model.py:{line} needs_values: ConcretizationTypeError" in run.stdout
     # Under jax.jit XLA removes the broadcast: the finding says so rather than claim a saving.
@@ -316,8 +316,8 @@ def test_the_coverage_report_names_each_jax_function_the_tests_ran(tmp_path: Pat
     assert [(f["function"], f["linted"]) for f in report["functions"]] == [
         ("my_mapped_function", True), ("safe_log", True), ("make_step.<locals>.step", True), ("Model.apply", True),
         ("only_eager", False)]  # never_run is a JAX function the tests did not run: not in the denominator
-    assert report["summary"] == {"jax_functions_ran": 5, "linted": 4, "called_with_arrays": 7, "traced": 5}
-    eager = next(f for f in report["called_with_arrays"] if f["qualname"] == "only_eager")
+    assert report["summary"] == {"jax_functions_ran": 5, "linted": 4, "called": 7, "traced": 5}
+    eager = next(f for f in report["called"] if f["qualname"] == "only_eager")
     assert eager["signatures"] == 0 and eager["errors"][0].startswith("ConcretizationTypeError")
 
 
@@ -384,3 +384,55 @@ def test_helpers_in_other_files_report_where_the_user_fixes_them(tmp_path: Path)
                      | {("helpers.py", code, line) for code, line in expected(helpers)}), run.stdout
     reuse = next(f for f in json.loads((root / "report.json").read_text()) if f["code"] == "JX401")
     assert "the call at line 6" in reuse["message"]
+
+
+def test_initializers_called_without_arrays_and_constructors_are_linted(tmp_path: Path) -> None:
+    """A JAX function the tests call with Python values only (an initializer given a seed and a
+    size), and an ``__init__`` that refuses to run twice on one instance: both traced again."""
+    model = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+
+
+        def init(seed, n):
+            key = jax.random.key(seed)
+            w = jax.random.normal(key, (n,))
+            b = jax.random.normal(key, (n,))  # expect JX401
+            return w, b
+
+
+        class Frozen:
+            def __setattr__(self, name, value):
+                if name in self.__dict__:
+                    raise AttributeError(f"cannot assign to field {name!r}")
+                object.__setattr__(self, name, value)
+
+            def __init__(self, seed, n):
+                key = jax.random.key(seed)
+                self.w = jax.random.normal(key, (n,))
+                self.b = jax.random.uniform(key, (n,))  # expect JX401
+
+
+        def describe(n):
+            return f"{n} weights"
+        ''')
+    tests = textwrap.dedent('''\
+        from pkg.model import Frozen, describe, init
+
+
+        def test_init():
+            w, b = init(0, 3)
+            assert w.shape == b.shape == (3,)
+
+
+        def test_frozen():
+            assert Frozen(1, 4).w.shape == (4,)
+            assert describe(3) == "3 weights"
+        ''')
+    root = project(tmp_path, model=model, tests=tests)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json", "--jaxlint-coverage-report",
+                     "coverage.json")
+    assert reported(root) == expected(model), run.stdout
+    # describe calls nothing of JAX and gets no arrays: not kept, not counted. __setattr__ is
+    # called with arrays; run again on the tests' instance it refuses: counted, no finding.
+    assert "linted 2 of 2 JAX functions the tests ran, traced 2 of 3 project functions" in run.stdout

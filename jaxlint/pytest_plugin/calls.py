@@ -1,5 +1,7 @@
 """The calls the tests make: a profile hook that keeps, for each function defined in the project,
-the arguments of its first calls holding arrays or tracers, one per abstract signature.
+the arguments of its first calls holding arrays or tracers, one per abstract signature; for a
+JAX function (scan/functions.py: its own body calls into jax), its first calls whatever they hold
+(an initializer given a key and a shape, a constructor given Python numbers).
 
 Nothing is traced here: tracing runs the function again, which must not happen while tests run
 (a function that mutates its arguments or a global would change their outcome). ``lint.py``
@@ -50,7 +52,7 @@ class Function:
     calls: list[Call] = field(default_factory=list)
     keys: set[Any] = field(default_factory=set)
     examined: int = 0
-    with_arrays: int = 0  # calls whose arguments held arrays or tracers
+    calls_jax: bool = False  # a JAX function: calls without arrays are kept too
 
     @property
     def done(self) -> bool:
@@ -68,6 +70,21 @@ class ProjectFiles:
         self.root = os.path.realpath(root)
         self.excluded = excluded
         self.test_patterns = test_patterns or ["test_*.py", "*_test.py"]
+        self._jax_lines: dict[str, frozenset[int]] = {}
+
+    def jax_function_lines(self, filename: str) -> frozenset[int]:
+        """First lines of the file's JAX functions (read once per file; empty if unreadable)."""
+        if filename not in self._jax_lines:
+            from jaxlint.scan.functions import jax_functions
+            from jaxlint.scan.index import SourceIndex
+            from jaxlint.text import read_source
+
+            try:
+                index = SourceIndex(filename, read_source(filename).text)
+                self._jax_lines[filename] = frozenset(f.first_line for f in jax_functions(index))
+            except Exception:  # unreadable or not parseable: its functions count by their arrays only
+                self._jax_lines[filename] = frozenset()
+        return self._jax_lines[filename]
 
     def __contains__(self, filename: str) -> bool:
         if not filename.endswith(".py"):
@@ -128,18 +145,18 @@ class CallWatcher:
                     or code.co_name in _SKIPPED_NAMES:
                 return
             function = self.functions[id(code)] = Function(code)
+            function.calls_jax = code.co_firstlineno in self.files.jax_function_lines(code.co_filename)
             self.news += 1
         if function.done or "jax" not in sys.modules:  # without JAX no argument is a JAX array
             return
         with self._lock:
             function.examined += 1
             try:
-                kept = _keep(frame)
+                kept = _keep(frame, function.calls_jax)
             except Exception:  # watching must never break a test
                 return
             if kept is None:
                 return
-            function.with_arrays += 1
             key, call = kept
             if key not in function.keys:
                 function.keys.add(key)
@@ -147,8 +164,9 @@ class CallWatcher:
                 self.news += 1
 
 
-def _keep(frame: FrameType) -> tuple[Any, Call] | None:
-    """(signature key, call) when the call's arguments or closure hold an array or a tracer."""
+def _keep(frame: FrameType, without_arrays: bool = False) -> tuple[Any, Call] | None:
+    """(signature key, call) when the call's arguments or closure hold an array or a tracer, or
+    for any call when ``without_arrays``."""
     import jax
     import numpy as np
 
@@ -166,7 +184,7 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
             staged = staged or compat.is_staged(leaf)
         else:
             abstract.append(leaf)
-    if not any_array:
+    if not any_array and not without_arrays:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
     try:

@@ -33,9 +33,9 @@ from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.frames import parameter_names, split_arguments
 from jaxlint.worker.inprocess import recording_vmaps, target_for
+from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
-from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.traced_lines import reached_in_files
 
 
@@ -81,10 +81,6 @@ class _File:
     module: Any
     functions: list[JaxFunction]
     reached: set[int] = field(default_factory=set)  # first lines of its linted JAX functions
-
-
-class NoArrays(Exception):
-    """The function returned no array (a factory, or a function called for its effect)."""
 
 
 def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings: Settings,
@@ -162,9 +158,6 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
                                         settings, others))
                 _count_reached(closed, path, files, others)
-        except NoArrays:
-            linted.errors.append("returns no arrays (a factory, or called for its effect)")
-            continue
         except Exception as error:
             linted.errors.append(describe_error(error))
             continue
@@ -186,6 +179,22 @@ def _count_reached(closed: Any, path: str, files: dict[str, _File | None], other
         reading[other].reached |= reached
 
 
+def _call(function: types.FunctionType, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``function`` again; an ``__init__`` initializes a new instance of the class of its
+    ``self`` (the tests' own instance is initialized already, frozen dataclasses refuse a second
+    ``__init__``) and the instance's array leaves are its result."""
+    code = function.__code__
+    if code.co_name == "__init__" and args:
+        cls = type(args[0])
+        if getattr(getattr(cls, "__init__", None), "__code__", None) is code:
+            instance = cls(*args[1:], **kwargs)
+            try:
+                return jax.tree_util.tree_leaves(instance) + jax.tree_util.tree_leaves(vars(instance))
+            except TypeError:  # no __dict__ (slots)
+                return jax.tree_util.tree_leaves(instance)
+    return function(*args, **kwargs)
+
+
 @contextlib.contextmanager
 def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
     """(ClosedJaxpr, readable signature) of the function of ``call`` on its kept arguments, with
@@ -201,11 +210,10 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
         cells = tuple(types.CellType() if value is EMPTY_CELL else types.CellType(value) for value in free)
         function = types.FunctionType(code, call.globals, code.co_name, None, cells or None)
         args, kwargs = split_arguments(code, params)
-        arrays = [leaf for leaf in jax.tree_util.tree_leaves(function(*args, **kwargs))
-                  if isinstance(leaf, jax.Array)]
-        if not arrays:
-            raise NoArrays()
-        return arrays
+        # The jaxpr keeps every equation the call made, returned or not: a factory's, an
+        # initializer's that stores its arrays on ``self``, a check's that returns a bool.
+        return [leaf for leaf in jax.tree_util.tree_leaves(_call(function, args, kwargs))
+                if isinstance(leaf, jax.Array)]
 
     params = jax.tree_util.tree_unflatten(call.treedef, call.leaves)[0]
     args, kwargs = split_arguments(code, params)
