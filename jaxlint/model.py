@@ -53,7 +53,9 @@ class Target:
     name: str  # the function's own name
     qualname: str  # dotted path inside the module, e.g. "Model.apply" or "outer.<locals>.inner"
     # "jit-decorated", "jit-bound", "contains-transform", "hinted" (a plain function with a hint),
-    # "inferred" (a plain JAX function traced only with inferred arguments)
+    # "inferred" (a plain JAX function traced only with inferred arguments), "annotated" (jaxtyping
+    # array annotations), "example" (an examples-file registration), "recorded" (a plain JAX
+    # function with a signature `jaxlint record` saved)
     kind: str
     span: Span  # the def statement (or, for "jit-bound", the assignment)
     name_span: Span  # the function's (or bound) name, where findings about the whole target point

@@ -62,13 +62,17 @@ def rowwise(x):
     if x.ndim != 2:
         raise ValueError("x must be 2-d")
     return jax.vmap(jnp.linalg.norm)(x)
+
+
+def safe_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)
 """
 
 TESTS = """\
 import jax.numpy as jnp
 import pytest
 
-from pkg.model import Model, keywords, mapped, rowwise, with_object
+from pkg.model import Model, keywords, mapped, rowwise, safe_log, with_object
 
 
 def test_two_batch_sizes():
@@ -80,6 +84,7 @@ def test_two_batch_sizes():
 def test_signature_kinds():
     keywords(jnp.ones((2, 3)), jnp.ones(3), scale=2.0, shift=jnp.ones(3))
     Model.scaled(jnp.ones(3))
+    safe_log(jnp.ones(5))
 
 
 def test_object_argument():
@@ -107,6 +112,7 @@ EXPECTED = {"version": 1, "functions": {
         {"x": "f32[]", "y": "f32[4]", "k": "3"}, {"x": "f32[]", "y": "f32[8]", "k": "3"}]},
     "pkg/model.py::never_called": {"params": ["x"], "signatures": [{"x": "f32[2]"}]},
     "pkg/model.py::rowwise": {"params": ["x"], "signatures": [{"x": "f32[4,3]"}]},
+    "pkg/model.py::safe_log": {"params": ["x"], "signatures": [{"x": "f32[5]"}]},
     "pkg/model.py::with_object": {"params": ["params", "x"], "signatures": [],
                                   "unrecordable": "argument params: <Model object>"},
 }}
@@ -169,7 +175,7 @@ def test_record_exits_as_the_command_and_says_what_it_recorded(recorded):
     _, first, _, _ = recorded
     assert first.returncode == 0, first.stdout + first.stderr
     assert "4 passed" in first.stdout
-    assert ("jaxlint: recorded 4 functions into .jaxlint/signatures.json; "
+    assert ("jaxlint: recorded 5 functions into .jaxlint/signatures.json; "
             "1 called with arguments it cannot record") in first.stderr
     assert "  not recorded: pkg/model.py::with_object: argument params: <Model object>" in first.stderr
 
@@ -199,9 +205,18 @@ def test_check_traces_every_recorded_signature(checked):
     assert traced["never_called"]["signatures"] == ["f32[2]"]  # kept from before the recording
 
 
+def test_a_plain_jax_function_is_recorded_and_traced(checked):
+    # safe_log is no target (no jit, no transform, no hint): its recorded signature makes it one.
+    result, traced, _ = checked
+    assert traced["safe_log"]["source"] == "recorded" and traced["safe_log"]["signatures"] == ["f32[5]"]
+    line = MODEL.splitlines().index("def safe_log(x):") + 2
+    assert [f.target for f in result.findings if f.code == "JX501" and f.span.start_line == line] == ["safe_log"]
+
+
 def test_check_finds_the_founding_pattern_through_the_recording(checked):
     result, _, _ = checked
-    assert {(f.code, f.target, f.span.start_line) for f in result.findings} == {("JX101", "mapped", 15)}
+    assert {(f.code, f.target, f.span.start_line) for f in result.findings} == {
+        ("JX101", "mapped", 15), ("JX501", "safe_log", MODEL.splitlines().index("def safe_log(x):") + 2)}
 
 
 def test_a_finding_seen_with_two_signatures_is_reported_once(checked):
@@ -274,7 +289,7 @@ def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_
     done = recorded_with(root, "--config", "other/jaxlint.toml")
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert ("jaxlint: recorded 4 functions into other/.jaxlint/signatures.json; "
+    assert ("jaxlint: recorded 5 functions into other/.jaxlint/signatures.json; "
             "1 called with arguments it cannot record") in done.stderr
     assert not (root / ".jaxlint").exists()
     # Keys are relative to the root, the configuration's folder.
@@ -288,7 +303,8 @@ def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_
     assert with_config.returncode == 1, with_config.stdout + with_config.stderr
     assert "pkg/model.py:15:12: JX101" in with_config.stdout
     traced, targets = traced_counts(with_config.stderr)
-    assert (traced, targets) == (recorded, traced_counts(without.stderr)[1])
+    # safe_log, a plain JAX function, is a target only through its recorded signature.
+    assert (traced, targets) == (recorded, traced_counts(without.stderr)[1] + 1)
     assert traced_counts(without.stderr)[0] == 0  # nothing else gives these functions arguments
 
 
@@ -305,7 +321,7 @@ def test_record_honours_exclusions_and_isolated_ignores_the_configuration(tmp_pa
 
     isolated = recorded_with(project, "--isolated")
     assert isolated.returncode == 0, isolated.stdout + isolated.stderr
-    assert "jaxlint: recorded 4 functions into .jaxlint/signatures.json" in isolated.stderr
+    assert "jaxlint: recorded 5 functions into .jaxlint/signatures.json" in isolated.stderr
     functions = json.loads((project / ".jaxlint" / "signatures.json").read_text())["functions"]
     assert functions["pkg/model.py::mapped"] == EXPECTED["functions"]["pkg/model.py::mapped"]
 

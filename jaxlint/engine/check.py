@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import logging
 import os
 import threading
 import time
 
 from jaxlint import scan
-from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config
+from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
 from jaxlint.engine import suppressions
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
@@ -26,8 +27,10 @@ from jaxlint.text import SourceError, SourceFile, read_source, relative
 LOG = logging.getLogger(__name__)  # progress for --verbose
 
 
-def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False) -> FileAnalysis:
-    """Read and scan one file; no job for files that never mention jax (no import, no cost)."""
+def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False,
+            recorded: frozenset[str] = frozenset()) -> FileAnalysis:
+    """Read and scan one file; no job for files that never mention jax (no import, no cost).
+    ``recorded``: the signatures file's keys with a signature (their JAX functions are targets)."""
     try:
         source = read_source(path)
     except SourceError as error:
@@ -50,6 +53,11 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
     index = SourceIndex(path, source.text, targets)
     functions = jax_functions(index)
+    if recorded:  # a plain JAX function `jaxlint record` saw the tests call
+        firsts = {target.first_line for target in targets}
+        targets = targets + [dataclasses.replace(f.target(), kind="recorded") for f in functions
+                             if f.first_line not in firsts
+                             and signatures.function_key(path, config.root, f.qualname) in recorded]
     if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
         firsts = {target.first_line for target in targets}
         targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
@@ -63,6 +71,18 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     context = SourceContext(path, source.text, index, config.settings())
     analysis.findings = run_source_rules(all_rules(), context, set(codes))
     return analysis
+
+
+def _recorded(config: Config) -> frozenset[str]:
+    """Keys of the functions the signatures file holds a signature for (none if it is unusable:
+    the worker's recorded-argument source says why, for the targets it would have served)."""
+    if not config.signatures:
+        return frozenset()
+    try:
+        functions = signatures.load(config.signatures)
+    except signatures.SignaturesError:
+        return frozenset()
+    return frozenset(key for key, entry in functions.items() if entry["signatures"])
 
 
 def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
@@ -111,7 +131,8 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
               timings["discover"] * 1000)
     started = time.perf_counter()
     compile_costs = cost == "compiled"
-    analyses = [prepare(path, codes, config, compile_costs) for path in files]
+    recorded = _recorded(config)
+    analyses = [prepare(path, codes, config, compile_costs, recorded) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config)
     pending = [a for a in analyses if a.job is not None]

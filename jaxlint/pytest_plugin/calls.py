@@ -97,10 +97,7 @@ class ProjectFiles:
         if relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
             return False
         parts = relative.split(os.sep)
-        name = parts[-1]
-        if name == "conftest.py" or any(fnmatch.fnmatch(name, p) for p in self.test_patterns):
-            return False
-        if self.TEST_FOLDERS & set(parts[:-1]):
+        if is_test_file(relative, self.test_patterns):
             return False
         folder = self.root
         for part in parts:
@@ -108,6 +105,16 @@ class ProjectFiles:
             if self.excluded(folder):
                 return False
         return True
+
+
+def is_test_file(path: str, test_patterns: list[str]) -> bool:
+    """A test module (pytest's ``python_files`` patterns, default ``test_*.py`` and ``*_test.py``),
+    a ``conftest.py``, or a file in a ``test``/``tests`` folder of ``path`` (relative to the root)."""
+    parts = path.split(os.sep)
+    name = parts[-1]
+    if name == "conftest.py" or any(fnmatch.fnmatch(name, p) for p in test_patterns or ["test_*.py", "*_test.py"]):
+        return True
+    return bool(ProjectFiles.TEST_FOLDERS & set(parts[:-1]))
 
 
 class CallWatcher:

@@ -1,5 +1,6 @@
-"""pytest plugin behind ``jaxlint record``: the abstract arguments of the scanned functions, as the
-tests call them, saved to the signatures file (see signatures.py).
+"""pytest plugin behind ``jaxlint record``: the abstract arguments of the scanned functions (the
+targets, and every other JAX function: a plain ``def`` whose body calls into jax), as the tests
+call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
@@ -40,7 +41,7 @@ def pytest_sessionstart(session: Any) -> None:
     if not settings or _recorder is not None:
         return
     try:
-        _recorder = Recorder.from_settings(json.loads(settings))
+        _recorder = Recorder.from_settings(json.loads(settings), list(session.config.getini("python_files")))
     except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
         print(f"jaxlint: not recording, {ENV} is unusable: {error!r}", file=sys.stderr)
         return
@@ -98,9 +99,13 @@ class Recorder:
         self._pending: dict[int, tuple[Watched, dict[str, str]]] = {}
 
     @classmethod
-    def from_settings(cls, settings: dict[str, Any]) -> Recorder:
+    def from_settings(cls, settings: dict[str, Any], test_patterns: list[str] | None = None) -> Recorder:
         from jaxlint import scan
-        from jaxlint.worker import signatures
+        from jaxlint.config import signatures
+        from jaxlint.pytest_plugin.calls import is_test_file
+        from jaxlint.scan.functions import jax_functions
+        from jaxlint.scan.index import SourceIndex
+        from jaxlint.text import read_source
 
         root = settings["root"]
         with open(settings["files"], encoding="utf-8") as listing:
@@ -108,7 +113,15 @@ class Recorder:
         by_file: dict[str, dict[Any, list[Watched]]] = {}
         for path in files:
             try:
-                targets = scan.scan_file(path)
+                text = read_source(path).text
+                targets = scan.scan_source(path, text)
+                firsts = {target.first_line for target in targets}
+                # A plain JAX function is traced by `check` once a signature is recorded for it (a
+                # test is not: it is what calls them).
+                if not is_test_file(os.path.relpath(os.path.realpath(path), os.path.realpath(root)),
+                                    test_patterns or []):
+                    targets += [f.target() for f in jax_functions(SourceIndex(path, text, targets))
+                                if f.first_line not in firsts and "<locals>" not in f.qualname]
             except Exception:  # a file that does not parse: `jaxlint check` reports it
                 continue
             table: dict[Any, list[Watched]] = {}
@@ -168,7 +181,7 @@ class Recorder:
                 item.signatures.append(signature)
 
     def save(self) -> None:
-        from jaxlint.worker import signatures
+        from jaxlint.config import signatures
 
         called = {w.key: w.entry() for table in self.by_file.values() for group in table.values()
                   for w in group if w.calls}

@@ -217,7 +217,7 @@ class _Analysis:
         # fails is not the user's error, nor is any failure of a plain function only inference or
         # its annotations made a target (it may be meant to run eagerly, on concrete shapes).
         inferred = signatures[0].source == INFERRED
-        quiet = inferred or target.kind in ("inferred", "annotated")
+        quiet = inferred or target.kind in ("inferred", "annotated", "recorded")
         for arguments in signatures:
             signature = format_signature(arguments)
             started = time.perf_counter()

@@ -10,11 +10,11 @@ from typing import Any, Mapping
 import jax
 import jax.numpy as jnp
 
+from jaxlint.config import signatures
 from jaxlint.ir.build import build_program
 from jaxlint.model import Settings, Target
 from jaxlint.rules.base import TRACED_SCALAR, Retraced, RetraceError
 from jaxlint.rules.jx601_trace_error import is_jax_tracing_error
-from jaxlint.worker import signatures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, hint, recorded
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.trace import resolve, trace_function

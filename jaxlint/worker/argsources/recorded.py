@@ -5,8 +5,8 @@ import inspect
 import os
 from typing import Any
 
+from jaxlint.config import signatures
 from jaxlint.scan import hints
-from jaxlint.worker import signatures
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 
 # Path -> ((mtime_ns, size), functions or the reason the file is unusable): a worker reads the
