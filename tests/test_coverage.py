@@ -109,7 +109,7 @@ def test_show_untraced_lists_each_untraced_target_on_stderr(run) -> None:
         "      (n is static (static_argnums/static_argnames): write the Python value, e.g. n=3)",
         "  mod.py:22: Model.apply [no-arguments] no abstract arguments known",
         "      no hint helps: a hint cannot give `self`: call Model(...).apply(...) once while the module "
-        "is imported",
+        "is imported, or register an instance in an examples file",
         "  mod.py:26: Model.make [no-arguments] no abstract arguments known",
         "      # jaxlint: args x=f32[...], scale=f32[...]",  # cls is bound: not in the hint
         "  mod.py:32: branchy [trace-error] trace error: x=f32[4,3], n=2: TracerBoolConversionError: "

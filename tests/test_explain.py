@@ -335,3 +335,9 @@ def test_closures_and_methods_from_the_examples_file(tmp_path: Path, capsys: pyt
     method = explain_json(capsys, f"{path}::Model.apply")
     assert method["arguments"]["source"] == "examples"
     assert [a["name"] for a in method["arguments"]["signature"]] == ["self", "x"]
+    # --args gives the other arguments; self is still the registered instance.
+    resized = explain_json(capsys, f"{path}::Model.apply", "--args", "x=f32[50]")
+    assert resized["arguments"]["source"] == "args-flag"
+    [self, x] = resized["arguments"]["signature"]
+    assert self["name"] == "self" and "closures.Model object" in self["abstract"]
+    assert (x["name"], x["abstract"]) == ("x", "f32[50]")

@@ -139,3 +139,40 @@ def test_suggested_hints_fit_each_parameter(tmp_path: Path) -> None:
     path.write_text(SUGGESTED.replace("def step", hint.replace("f32[...]", "f32[3]") + "\ndef step"))
     result = check_in_process([str(path)], all_rules())
     assert result.traced == 1 and result.skipped == []
+
+
+METHOD = textwrap.dedent('''\
+    import jax.numpy as jnp
+
+
+    class Model:
+        def __init__(self, scale):
+            self.scale = scale
+
+        # jaxlint: args x=f32[8]
+        def apply(self, x):
+            return jnp.where(x > 0, jnp.sqrt(x), 0.0) * self.scale  # expect JX501
+
+
+    class Unused:
+        # jaxlint: args x=f32[8]  # expect JX905
+        def apply(self, x):
+            return jnp.where(x > 0, jnp.sqrt(x), 0.0)
+
+
+    Model(2.0).apply(jnp.ones(3))  # the instance the hint's call uses
+    ''')
+
+
+def test_a_method_hint_takes_self_from_the_modules_own_call(tmp_path: Path) -> None:
+    """A hint cannot write ``self``: the module's import-time call gives the instance, the hint
+    the other arguments. A class no one instantiates makes the hint JX905, with the way out."""
+    from jaxlint.report.coverage import coverage
+
+    path = write(tmp_path, "methods", METHOD)
+    result = check_in_process([str(path)], all_rules())
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(METHOD)
+    [traced] = [t for fa in result.files for t in fa.result.traced]
+    assert (traced.target, traced.source, traced.signatures) == ("Model.apply", "hint", ["<Model object>, x=f32[8]"])
+    [untraced] = [u for u in coverage(result).untraced if u.target == "Unused.apply"]
+    assert "register an instance in an examples file" in untraced.note

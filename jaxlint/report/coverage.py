@@ -142,7 +142,8 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
     if "." in target.qualname and params[:1] == ["self"]:
         # The hint's values are passed to the function found on the class: there is no instance.
         return None, (f"a hint cannot give `self`: call {target.qualname.rpartition('.')[0]}(...)."
-                      f"{target.name}(...) once while the module is imported")
+                      f"{target.name}(...) once while the module is imported, or register an instance "
+                      "in an examples file")
     if "." in target.qualname and params[:1] == ["cls"]:
         params = params[1:]  # a classmethod is found bound to its class
     if not params:

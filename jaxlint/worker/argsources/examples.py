@@ -75,6 +75,18 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     return found
 
 
+def registered_instance(request: ArgumentRequest) -> Any:
+    """An instance of the class defining the method ``request.target`` that an examples file
+    registered (its bound method or the module instance itself), else None."""
+    owner: Any = request.module
+    for part in request.target.qualname.split(".")[:-1]:
+        owner = getattr(owner, part, None)
+    if not isinstance(owner, type):
+        return None
+    return next((entry.bound for entry in request.examples
+                 if entry.bound is not _UNBOUND and isinstance(entry.bound, owner)), None)
+
+
 def run_examples(job: Job, codes: set[str]) -> tuple[list[Registration], list[Finding]]:
     """Run the examples files for the module of ``job`` (already imported): its registrations
     (for ``arguments``, through ArgumentRequest.examples) and the findings about failures."""

@@ -1,8 +1,14 @@
-"""A ``# jaxlint: args x=f32[n], k=3`` comment on the line above the function."""
+"""A ``# jaxlint: args x=f32[n], k=3`` comment on the line above the function (or ``--args``).
+
+A method's ``self`` cannot be written in a hint: it is the instance the module's own import-time
+call used, else one an examples file registered (a bound method or a module instance)."""
 from __future__ import annotations
+
+from typing import Any
 
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources.examples import registered_instance
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -22,4 +28,19 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         values = hints.to_abstract(spec)
     except Exception as error:  # e.g. a dimension name JAX rejects
         raise ArgumentError(f"hint cannot be turned into abstract values: {error}") from None
+    if "." in target.qualname and target.params[:1] == ["self"] and "self" not in values:
+        instance = _instance(request)
+        if instance is None:
+            owner = target.qualname.rpartition(".")[0]
+            raise ArgumentError(f"a hint cannot give `self`: call {owner}(...).{target.name}(...) once while the "
+                                "module is imported, or register an instance in an examples file")
+        return [ArgumentSet("hint", (instance,), values)]
     return [ArgumentSet("hint", (), values)]
+
+
+def _instance(request: ArgumentRequest) -> Any:
+    """The ``self`` of the module's first import-time call of the method, else of a registration."""
+    call = request.recorded_call(request.function)
+    if call is not None and call.args:
+        return call.args[0]
+    return registered_instance(request)
