@@ -380,8 +380,8 @@ def test_helpers_in_other_files_report_where_the_user_fixes_them(tmp_path: Path)
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
     found = {(Path(f["filename"]).name, f["code"], f["location"]["row"])
              for f in json.loads((root / "report.json").read_text())}
-    assert found == ({("model.py", code, line) for code, line in expected(model)}
-                     | {("helpers.py", code, line) for code, line in expected(helpers)}), run.stdout
+    # The two calls' stacks differ on every JAX version: no stale-traceback fallback (see expected).
+    assert found == {("model.py", "JX401", 7), ("helpers.py", "JX501", 10)}, run.stdout
     reuse = next(f for f in json.loads((root / "report.json").read_text()) if f["code"] == "JX401")
     assert "the call at line 6" in reuse["message"]
 
