@@ -33,10 +33,9 @@ from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.frames import parameter_names, split_arguments
 from jaxlint.worker.inprocess import recording_vmaps, target_for
-from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
-from jaxlint.worker.traced_lines import reached_in_files
+from jaxlint.worker.traced_lines import reached_functions
 
 
 @dataclass
@@ -85,14 +84,14 @@ class _File:
 
 def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings: Settings,
                is_project: Callable[[str], bool] | None = None) -> Outcome:
-    """Lint the kept calls of ``functions`` (every project function the tests called); the
-    helpers they call in other files of ``is_project`` are checked in those files."""
+    """Lint the kept calls of ``functions`` (every project function the tests called). The helpers
+    they call are among them, each traced on its own; ``is_project`` tells which files a finding
+    may be placed in (JX401 at the calls that passed a key twice to a helper)."""
     codes = {rule.code for rule in rules}
     outcome = Outcome()
     seen: set[tuple] = set()
     files: dict[str, _File | None] = {}
     called: dict[str, set[int]] = {}  # path -> first lines of the functions the tests called
-    others = ProjectSources(is_project) if is_project is not None else None
 
     def report(found: list[Finding]) -> None:
         # Several signatures and nested functions see the same operation: one finding per place.
@@ -114,7 +113,7 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         try:
             # What the traced code prints would land in the middle of pytest's summary.
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                _lint_function(function, path, source, rules, codes, settings, outcome, report, others, files)
+                _lint_function(function, path, source, rules, codes, settings, outcome, report, is_project)
         except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
             outcome.findings += internal_error(codes, path, Span(code.co_firstlineno, 0, code.co_firstlineno, 0),
                                                None, f"linting {getattr(code, 'co_qualname', code.co_name)}",
@@ -143,9 +142,8 @@ def _read(path: str, function: Function | None) -> _File | None:
 
 def _lint_function(function: Function, path: str, source: _File, rules: list[type[Rule]], codes: set[str],
                    settings: Settings, outcome: Outcome, report: Callable[[list[Finding]], None],
-                   others: ProjectSources | None, files: dict[str, _File | None]) -> None:
-    """Trace each kept call of ``function`` and run the program rules (in its file, and in the
-    files of the helpers it calls)."""
+                   is_project: Callable[[str], bool] | None) -> None:
+    """Trace each kept call of ``function`` and run the program rules."""
     code = function.code
     qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
     target = target_for(path, source.text, code.co_name, qualname, code.co_firstlineno,
@@ -156,27 +154,14 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
             with traced(call, path) as (closed, signature):
                 # Inside the block: the rules read the vmap records made while tracing.
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
-                                        settings, others))
-                _count_reached(closed, path, files, others)
+                                        settings, project=is_project))
+                source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except Exception as error:
             linted.errors.append(describe_error(error))
             continue
         linted.signatures += 1
         source.reached.add(code.co_firstlineno)
     outcome.functions.append(linted)
-
-
-def _count_reached(closed: Any, path: str, files: dict[str, _File | None], others: ProjectSources | None) -> None:
-    """Mark the JAX functions the trace reached, in the function's file and its helpers' files."""
-    paths = {path} | {p for p, loaded in (others.loaded.items() if others is not None else ()) if loaded is not None}
-    reading = {}
-    for other in paths:
-        file = files[other] if other in files else files.setdefault(other, _read(other, None))
-        if file is not None:
-            reading[other] = file
-    found = reached_in_files(closed, {p: (file.functions, file.reached) for p, file in reading.items()})
-    for other, reached in found.items():
-        reading[other].reached |= reached
 
 
 def _call(function: types.FunctionType, args: list[Any], kwargs: dict[str, Any]) -> Any:
