@@ -205,3 +205,13 @@ def test_installed_package_reported_at_the_projects_call(tmp_path):
     # the call. The library's own `where` is its authors' to fix: not reported anywhere.
     assert places(result) == {("main.py", "JX401", 12)}
     assert result.unchecked_findings == 0
+
+
+def test_same_place_in_two_files_is_two_findings(tmp_path):
+    """A finding in the helper at the very line and column of one in the target file is its own."""
+    helpers = "import jax.numpy as jnp\n\n\ndef hlog(x):\n    return jnp.where(x > 0, jnp.log(x), 0.0)\n"
+    main = ("import jax.numpy as jnp\nfrom pkg import helpers\n# jaxlint: args x=f32[8]\ndef both(x):\n"
+            "    return jnp.where(x > 0, jnp.log(x), 0.0) + helpers.hlog(x)\n")
+    package = project(tmp_path, helpers=helpers, main=main)
+    result = check_in_process([str(package)], all_rules())
+    assert places(result) == {("main.py", "JX501", 5), ("helpers.py", "JX501", 5)}

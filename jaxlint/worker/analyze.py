@@ -208,7 +208,7 @@ class _Analysis:
             # Several signatures, one report: the first signature's finding at each place stands
             # (messages differ only by the signature's sizes).
             for finding in found:
-                place = (finding.code, finding.span.start_line, finding.span.start_col)
+                place = (finding.code, finding.path, finding.span.start_line, finding.span.start_col)
                 if place not in reported:
                     reported.add(place)
                     self.findings.append(finding)
