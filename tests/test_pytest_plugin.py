@@ -156,7 +156,7 @@ def test_the_tests_calls_are_linted_and_findings_fail_a_passing_run(tmp_path: Pa
     # called only with Python numbers: not counted. needs_values cannot be traced again: counted,
     # listed with -v, and no finding (the test ran it fine).
     assert ("linted 4 of 4 JAX functions the tests ran, traced 5 of 6 project functions they called with "
-            "arrays or that call JAX (5 signatures), 1 could not be traced again, 4 findings (") in run.stdout
+            "arrays (5 signatures), 1 could not be traced again, 4 findings (") in run.stdout
     line = MODEL.splitlines().index("def needs_values(x):") + 1
     assert f"not linted: pkg/model.py:{line} needs_values: ConcretizationTypeError" in run.stdout
     # Under jax.jit XLA removes the broadcast: the finding says so rather than claim a saving.
@@ -316,8 +316,8 @@ def test_the_coverage_report_names_each_jax_function_the_tests_ran(tmp_path: Pat
     assert [(f["function"], f["linted"]) for f in report["functions"]] == [
         ("my_mapped_function", True), ("safe_log", True), ("make_step.<locals>.step", True), ("Model.apply", True),
         ("only_eager", False)]  # never_run is a JAX function the tests did not run: not in the denominator
-    assert report["summary"] == {"jax_functions_ran": 5, "linted": 4, "called": 7, "traced": 5}
-    eager = next(f for f in report["called"] if f["qualname"] == "only_eager")
+    assert report["summary"] == {"jax_functions_ran": 5, "linted": 4, "called_with_arrays": 7, "traced": 5}
+    eager = next(f for f in report["called_with_arrays"] if f["qualname"] == "only_eager")
     assert eager["signatures"] == 0 and eager["errors"][0].startswith("ConcretizationTypeError")
 
 
@@ -386,19 +386,19 @@ def test_helpers_in_other_files_report_where_the_user_fixes_them(tmp_path: Path)
     assert "the call at line 6" in reuse["message"]
 
 
-def test_initializers_called_without_arrays_and_constructors_are_linted(tmp_path: Path) -> None:
-    """A JAX function the tests call with Python values only (an initializer given a seed and a
-    size), and an ``__init__`` that refuses to run twice on one instance: both traced again."""
+def test_calls_returning_no_arrays_and_constructors_are_linted(tmp_path: Path) -> None:
+    """A call that returns no array is linted on the equations it made; an ``__init__`` that
+    refuses to run twice on one instance initializes a new one. A function called without
+    arrays is not kept: run again, machinery (a metaclass, a decorator) would change the process."""
     model = textwrap.dedent('''\
         import jax
         import jax.numpy as jnp
 
 
-        def init(seed, n):
-            key = jax.random.key(seed)
-            w = jax.random.normal(key, (n,))
+        def check_draws(key, n):
+            a = jax.random.normal(key, (n,))
             b = jax.random.normal(key, (n,))  # expect JX401
-            return w, b
+            assert a.shape == b.shape  # called for its check: returns nothing
 
 
         class Frozen:
@@ -407,32 +407,30 @@ def test_initializers_called_without_arrays_and_constructors_are_linted(tmp_path
                     raise AttributeError(f"cannot assign to field {name!r}")
                 object.__setattr__(self, name, value)
 
-            def __init__(self, seed, n):
-                key = jax.random.key(seed)
+            def __init__(self, key, n):
                 self.w = jax.random.normal(key, (n,))
                 self.b = jax.random.uniform(key, (n,))  # expect JX401
 
 
-        def describe(n):
-            return f"{n} weights"
+        def zeros(n):
+            return jnp.zeros((n,))
         ''')
     tests = textwrap.dedent('''\
-        from pkg.model import Frozen, describe, init
+        import jax
+        from pkg.model import Frozen, check_draws, zeros
 
 
-        def test_init():
-            w, b = init(0, 3)
-            assert w.shape == b.shape == (3,)
+        def test_check():
+            check_draws(jax.random.key(0), 3)
 
 
         def test_frozen():
-            assert Frozen(1, 4).w.shape == (4,)
-            assert describe(3) == "3 weights"
+            assert Frozen(jax.random.key(1), 4).w.shape == (4,)
+            assert zeros(3).shape == (3,)
         ''')
     root = project(tmp_path, model=model, tests=tests)
-    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json", "--jaxlint-coverage-report",
-                     "coverage.json")
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
     assert reported(root) == expected(model), run.stdout
-    # describe calls nothing of JAX and gets no arrays: not kept, not counted. __setattr__ is
-    # called with arrays; run again on the tests' instance it refuses: counted, no finding.
-    assert "linted 2 of 2 JAX functions the tests ran, traced 2 of 3 project functions" in run.stdout
+    # zeros is called with an int only: not kept, so the JAX functions it ran are 2 of 3 linted.
+    # __setattr__ is called with arrays; run again on the tests' instance it refuses: counted.
+    assert "linted 2 of 3 JAX functions the tests ran, traced 2 of 3 project functions" in run.stdout

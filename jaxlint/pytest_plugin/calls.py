@@ -1,7 +1,9 @@
 """The calls the tests make: a profile hook that keeps, for each function defined in the project,
-the arguments of its first calls holding arrays or tracers, one per abstract signature; for a
-JAX function (scan/functions.py: its own body calls into jax), its first calls whatever they hold
-(an initializer given a key and a shape, a constructor given Python numbers).
+the arguments of its first calls holding arrays or tracers, one per abstract signature.
+
+Calls without arrays are not kept, even of JAX functions: run again after the tests they are
+mostly machinery (a metaclass's ``__new__``, a decorator), whose second run changes the process
+(equinox's classes wrapped twice made every later trace recurse without end).
 
 Nothing is traced here: tracing runs the function again, which must not happen while tests run
 (a function that mutates its arguments or a global would change their outcome). ``lint.py``
@@ -52,7 +54,6 @@ class Function:
     calls: list[Call] = field(default_factory=list)
     keys: set[Any] = field(default_factory=set)
     examined: int = 0
-    calls_jax: bool = False  # a JAX function: calls without arrays are kept too
 
     @property
     def done(self) -> bool:
@@ -70,21 +71,6 @@ class ProjectFiles:
         self.root = os.path.realpath(root)
         self.excluded = excluded
         self.test_patterns = test_patterns or ["test_*.py", "*_test.py"]
-        self._jax_lines: dict[str, frozenset[int]] = {}
-
-    def jax_function_lines(self, filename: str) -> frozenset[int]:
-        """First lines of the file's JAX functions (read once per file; empty if unreadable)."""
-        if filename not in self._jax_lines:
-            from jaxlint.scan.functions import jax_functions
-            from jaxlint.scan.index import SourceIndex
-            from jaxlint.text import read_source
-
-            try:
-                index = SourceIndex(filename, read_source(filename).text)
-                self._jax_lines[filename] = frozenset(f.first_line for f in jax_functions(index))
-            except Exception:  # unreadable or not parseable: its functions count by their arrays only
-                self._jax_lines[filename] = frozenset()
-        return self._jax_lines[filename]
 
     def __contains__(self, filename: str) -> bool:
         if not filename.endswith(".py"):
@@ -152,14 +138,13 @@ class CallWatcher:
                     or code.co_name in _SKIPPED_NAMES:
                 return
             function = self.functions[id(code)] = Function(code)
-            function.calls_jax = code.co_firstlineno in self.files.jax_function_lines(code.co_filename)
             self.news += 1
         if function.done or "jax" not in sys.modules:  # without JAX no argument is a JAX array
             return
         with self._lock:
             function.examined += 1
             try:
-                kept = _keep(frame, function.calls_jax)
+                kept = _keep(frame)
             except Exception:  # watching must never break a test
                 return
             if kept is None:
@@ -171,9 +156,8 @@ class CallWatcher:
                 self.news += 1
 
 
-def _keep(frame: FrameType, without_arrays: bool = False) -> tuple[Any, Call] | None:
-    """(signature key, call) when the call's arguments or closure hold an array or a tracer, or
-    for any call when ``without_arrays``."""
+def _keep(frame: FrameType) -> tuple[Any, Call] | None:
+    """(signature key, call) when the call's arguments or closure hold an array or a tracer."""
     import jax
     import numpy as np
 
@@ -191,7 +175,7 @@ def _keep(frame: FrameType, without_arrays: bool = False) -> tuple[Any, Call] | 
             staged = staged or compat.is_staged(leaf)
         else:
             abstract.append(leaf)
-    if not any_array and not without_arrays:
+    if not any_array:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
     try:

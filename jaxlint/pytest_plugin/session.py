@@ -162,8 +162,8 @@ class JaxlintSession:
         signatures = sum(f.signatures for f in traced)
         count = len(self.result.findings) if self.result is not None else 0
         parts = [f"jaxlint: linted {sum(r.linted for r in ran)} of {len(ran)} JAX functions the tests ran",
-                 f"traced {len(traced)} of {len(functions)} project functions they called with arrays or "
-                 f"that call JAX ({signatures} signature{'s' * (signatures != 1)})"]
+                 f"traced {len(traced)} of {len(functions)} project functions they called with arrays "
+                 f"({signatures} signature{'s' * (signatures != 1)})"]
         failed = len(functions) - len(traced)
         if failed:
             parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
@@ -177,14 +177,13 @@ class JaxlintSession:
 
     def _coverage(self) -> dict[str, Any]:
         """--jaxlint-coverage-report: per JAX function the tests ran, linted or not; per function
-        whose calls were kept (called with arrays, or a JAX function), the signatures traced and the
-        errors of those that were not."""
+        called with arrays, the signatures traced and the errors of those that were not."""
         ran = sorted(_merged_ran(self.ran), key=lambda r: (r.path, r.line, r.function))
         functions = sorted(_merged(self.functions), key=lambda f: (f.path, f.line, f.qualname))
         return {"functions": [r.to_json() for r in ran],
-                "called": [f.to_json() for f in functions],
+                "called_with_arrays": [f.to_json() for f in functions],
                 "summary": {"jax_functions_ran": len(ran), "linted": sum(r.linted for r in ran),
-                            "called": len(functions),
+                            "called_with_arrays": len(functions),
                             "traced": sum(1 for f in functions if f.signatures)}}
 
     def _verbose(self) -> bool:
