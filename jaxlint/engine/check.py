@@ -143,7 +143,10 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     try:
         _run_all(pending, pools, codes)
         for analysis in pending:
-            analysis.findings.extend(f for f in analysis.result.findings if f.path == analysis.source.path)
+            for finding in analysis.result.findings:
+                if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
+                    finding.path = analysis.source.path
+                    analysis.findings.append(finding)
             # Two targets calling one helper report its problems twice: keep one, before fixing.
             analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.timings.items():
@@ -217,11 +220,13 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
     for analysis in pending:
         result = analysis.result
         for finding in result.findings:
-            other = by_path.get(os.path.realpath(finding.path)) if finding.path != analysis.source.path else None
-            if other is not None and other is not analysis:
+            if _same_file(finding.path, analysis.source.path):
+                continue  # the file's own
+            other = by_path.get(os.path.realpath(finding.path))
+            if other is not None:
                 finding.path = other.source.path
                 routed.setdefault(id(other), []).append(finding)
-            elif other is None and finding.path != analysis.source.path:
+            else:
                 LOG.debug("%s: finding in a file not checked, not reported: %s:%d %s", relative(analysis.source.path),
                           relative(finding.path), finding.span.start_line, finding.code)
                 kept = [finding] if ignore_noqa else _unsuppressed(finding)
@@ -239,6 +244,10 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
                 places.add(place)
                 analysis.findings.append(finding)
     return sum(len(places) for places in unchecked.values())
+
+
+def _same_file(path: str, other: str) -> bool:
+    return path == other or os.path.realpath(path) == os.path.realpath(other)
 
 
 def _unsuppressed(finding: Finding) -> list[Finding]:

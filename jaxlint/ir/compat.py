@@ -32,26 +32,35 @@ def exclude_from_user_frames() -> None:
     source_info_util.register_exclusion(os.path.join(_PACKAGE_DIR, ""))
 
 
+def _user_frames(source_info: Any) -> Iterator[Any]:
+    """JAX's user frames of an equation, innermost first (may raise on a malformed traceback)."""
+    if JAX_VERSION >= (0, 7, 0):
+        return source_info_util.user_frames(source_info.traceback)
+    return source_info_util.user_frames(source_info)
+
+
+def _located(frame: Any) -> tuple[str, int, int, int, int]:
+    """(file, start_line, start_col, end_line, end_col) of a frame, columns in characters."""
+    start_col = getattr(frame, "start_column", 0) or 0
+    end_line = getattr(frame, "end_line", None) or frame.start_line
+    end_col = getattr(frame, "end_column", None) or start_col
+    # Frame columns come from co_positions: UTF-8 bytes. jaxlint's spans count characters.
+    return (frame.file_name, frame.start_line, char_column(frame.file_name, frame.start_line, start_col),
+            end_line, char_column(frame.file_name, end_line, end_col))
+
+
 def user_location(source_info: Any) -> tuple[str, int, int, int, int] | None:
     """(file, start_line, start_col, end_line, end_col) of the innermost user frame, or None."""
     if source_info is None:
         return None
     try:
         if JAX_VERSION >= (0, 7, 0):
-            frame = source_info_util.user_frame(source_info.traceback)
+            frame = source_info_util.user_frame(source_info.traceback)  # cached by JAX
         else:
             frame = source_info_util.user_frame(source_info)
     except Exception:  # a malformed traceback must not stop the analysis
         return None
-    if frame is None:
-        return None
-    start_col = getattr(frame, "start_column", 0) or 0
-    end_line = getattr(frame, "end_line", None) or frame.start_line
-    end_col = getattr(frame, "end_column", None) or start_col
-    # Frame columns come from co_positions: UTF-8 bytes. jaxlint's spans count characters.
-    start_col = char_column(frame.file_name, frame.start_line, start_col)
-    end_col = char_column(frame.file_name, end_line, end_col)
-    return frame.file_name, frame.start_line, start_col, end_line, end_col
+    return _located(frame) if frame is not None else None
 
 
 def user_stack(source_info: Any) -> list[tuple[str, int, int, int, int]]:
@@ -61,20 +70,10 @@ def user_stack(source_info: Any) -> list[tuple[str, int, int, int, int]]:
     if source_info is None:
         return []
     try:
-        if JAX_VERSION >= (0, 7, 0):
-            frames = list(source_info_util.user_frames(source_info.traceback))
-        else:
-            frames = list(source_info_util.user_frames(source_info))
+        frames = list(_user_frames(source_info))
     except Exception:  # a malformed traceback must not stop the analysis
         return []
-    stack = []
-    for frame in reversed(frames):
-        start_col = getattr(frame, "start_column", 0) or 0
-        end_line = getattr(frame, "end_line", None) or frame.start_line
-        end_col = getattr(frame, "end_column", None) or start_col
-        stack.append((frame.file_name, frame.start_line, char_column(frame.file_name, frame.start_line, start_col),
-                      end_line, char_column(frame.file_name, end_line, end_col)))
-    return stack
+    return [_located(frame) for frame in reversed(frames)]
 
 
 def user_position_in(source_info: Any, path: str) -> tuple[int, int] | None:
@@ -83,11 +82,7 @@ def user_position_in(source_info: Any, path: str) -> tuple[int, int] | None:
     if source_info is None:
         return None
     try:
-        if JAX_VERSION >= (0, 7, 0):
-            frames = source_info_util.user_frames(source_info.traceback)
-        else:
-            frames = source_info_util.user_frames(source_info)
-        frame = next((f for f in frames if f.file_name == path), None)
+        frame = next((f for f in _user_frames(source_info) if f.file_name == path), None)
     except Exception:  # a malformed traceback must not stop the analysis
         return None
     if frame is None:
@@ -98,34 +93,21 @@ def user_position_in(source_info: Any, path: str) -> tuple[int, int] | None:
 def user_lines_in(source_info: Any, path: str) -> set[int]:
     """Lines of the file ``path`` on an equation's user call stack (the call site in a traced
     function and the helper lines below it); empty when unknown."""
-    if source_info is None:
-        return set()
-    try:
-        if JAX_VERSION >= (0, 7, 0):
-            frames = source_info_util.user_frames(source_info.traceback)
-        else:
-            frames = source_info_util.user_frames(source_info)
-        return {f.start_line for f in frames if f.file_name == path}
-    except Exception:  # a malformed traceback must not stop the analysis
-        return set()
+    return user_lines_by_file(source_info, (path,)).get(path, set())
 
 
 def user_lines_by_file(source_info: Any, paths: Any) -> dict[str, set[int]]:
     """``user_lines_in`` for each of ``paths`` (a collection of files) at once."""
     if source_info is None:
         return {}
+    lines: dict[str, set[int]] = {}
     try:
-        if JAX_VERSION >= (0, 7, 0):
-            frames = source_info_util.user_frames(source_info.traceback)
-        else:
-            frames = source_info_util.user_frames(source_info)
-        lines: dict[str, set[int]] = {}
-        for frame in frames:
+        for frame in _user_frames(source_info):
             if frame.file_name in paths:
                 lines.setdefault(frame.file_name, set()).add(frame.start_line)
-        return lines
     except Exception:  # a malformed traceback must not stop the analysis
         return {}
+    return lines
 
 
 def char_column(path: str, line: int, byte_col: int) -> int:
