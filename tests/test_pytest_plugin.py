@@ -275,6 +275,46 @@ def test_under_xdist_the_controller_merges_the_workers_findings(tmp_path: Path) 
     assert "linted 4 of 4 JAX functions the tests ran, traced 5 of 6" in run.stdout
 
 
+def test_calls_are_watched_without_a_profile_hook_unless_the_project_was_imported_first(tmp_path: Path) -> None:
+    """The project's modules are compiled with the watching call (watched_imports.py), which costs
+    only the project's calls; one imported before jaxlint started (here by ``-p``) makes no call,
+    so the slower profile hook watches, and the summary says why."""
+    tests = TESTS + textwrap.dedent('''\
+
+
+        def test_hook():
+            import sys
+            with open("profiled.txt", "w") as out:
+                out.write(str(sys.getprofile() is not None))
+            with open("loader.txt", "w") as out:
+                out.write(" ".join(c.__name__ for c in type(sys.modules["pkg.model"].__loader__).__mro__))
+        ''')
+    root = project(tmp_path, tests=tests)
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    assert "8 passed" in run.stdout, run.stdout + run.stderr
+    assert (root / "profiled.txt").read_text() == "False"
+    assert reported(root) == expected(MODEL)
+    assert not (root / "pkg" / "__pycache__").exists()  # the compiled call is never cached on disk
+    assert "profile hook" not in run.stdout
+
+    # Another import hook's loader (jaxtyping's, as equinox's and diffrax's tests use it): both
+    # rewrites apply, the module is type-checked and watched.
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json",
+                     "--jaxtyping-packages=pkg,typing.no_type_check")
+    assert "8 passed" in run.stdout, run.stdout + run.stderr
+    assert "_JaxtypingLoader" in (root / "loader.txt").read_text()
+    assert (root / "profiled.txt").read_text() == "False"
+    assert reported(root) == expected(MODEL)
+    assert not (root / "pkg" / "__pycache__").exists()
+
+    run = pytest_run(root, "-p", "pkg.model", "--jaxlint", "--jaxlint-report", "report.json")
+    assert "8 passed" in run.stdout, run.stdout + run.stderr
+    assert (root / "profiled.txt").read_text() == "True"
+    assert reported(root) == expected(MODEL)
+    assert ("2 project modules (pkg, pkg.model) had been imported before jaxlint started, so calls were "
+            "watched with a profile hook") in run.stdout
+
+
 def test_without_the_flag_nothing_of_jaxlint_runs(tmp_path: Path) -> None:
     tests = TESTS + textwrap.dedent('''\
 

@@ -1,5 +1,5 @@
-"""The calls the tests make: a profile hook that keeps, for each function defined in the project,
-the arguments of its first calls holding arrays or tracers, one per abstract signature.
+"""The calls the tests make: for each function defined in the project, the arguments of its first
+calls holding arrays or tracers, one per abstract signature.
 
 Calls without arrays are not kept, even of JAX functions: run again after the tests they are
 mostly machinery (a metaclass's ``__new__``, a decorator), whose second run changes the process
@@ -104,21 +104,34 @@ def is_test_file(path: str, test_patterns: list[str]) -> bool:
 
 
 class CallWatcher:
-    """A profile hook (``sys.setprofile``, every thread) that keeps calls of project functions."""
+    """Keeps calls of project functions, told of each by the call watched_imports.py adds to the
+    project's functions (``notify``), or, with ``profile``, by a profile hook on every thread."""
 
-    def __init__(self, files: ProjectFiles) -> None:
+    def __init__(self, files: ProjectFiles, profile: bool = False) -> None:
         self.files = files
+        self.profile = profile
         self.functions: dict[int, Function] = {}  # id(code) -> ...; the code object is kept alive
         self._project: dict[str, bool] = {}  # co_filename -> in the project
         self._lock = threading.Lock()
         self._previous: tuple[Any, Any] = (None, None)
+        self._on = False
         self.news = 0  # functions seen and calls kept so far: what a test adds shows it was worth watching
 
     def start(self) -> None:
-        self._previous = set_profile(self._profile)
+        if self.profile and not self._on:
+            self._previous = set_profile(self._profile)
+        self._on = True
 
     def stop(self) -> None:
-        restore_profile(self._previous)
+        if self.profile and self._on:
+            restore_profile(self._previous)
+        self._on = False
+
+    def notify(self) -> None:
+        """The call added at the top of each project function: keep the caller's call."""
+        if self._on:
+            frame = sys._getframe(1)
+            self._called(frame, frame.f_code)
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         # Runs on every call and return of the session: the common case returns at once.

@@ -28,8 +28,25 @@ def pytest_addoption(parser: Any) -> None:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_configure(config: Any) -> None:
-    if config.getoption("jaxlint"):
-        from jaxlint.pytest_plugin.session import JaxlintSession
+def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list[str]) -> None:
+    """Before conftest.py files import the project (pytest imports them in its own ``trylast``
+    implementation, registered before this plugin, so called after it), and after other plugins
+    installed their import hooks (jaxtyping's), which jaxlint's finder then goes ahead of."""
+    if getattr(early_config.known_args_namespace, "jaxlint", False):
+        _register(early_config, early=True)
 
-        config.pluginmanager.register(JaxlintSession(config), "jaxlint-session")
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: Any) -> None:
+    # Loaded after the early hooks (``-p`` in a conftest.py): watched the slower way.
+    if config.getoption("jaxlint") and not config.pluginmanager.has_plugin(SESSION):
+        _register(config, early=False)
+
+
+SESSION = "jaxlint-session"
+
+
+def _register(config: Any, early: bool) -> None:
+    from jaxlint.pytest_plugin.session import JaxlintSession
+
+    config.pluginmanager.register(JaxlintSession(config, early), SESSION)

@@ -23,6 +23,7 @@ from jaxlint.engine.suppressions import Analyzed, apply, selected_for
 from jaxlint.model import Finding
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
 from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls
+from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.text import SourceFile, read_source, relative
 
@@ -31,27 +32,31 @@ PATIENCE = 3  # runs of a parametrized test in a row that show nothing new befor
 
 
 class JaxlintSession:
-    """Registered by hooks.pytest_configure when ``--jaxlint`` is given."""
+    """Registered by hooks.py when ``--jaxlint`` is given: before conftest.py files are imported
+    (``early``), so the project's modules are imported through WatchedImports."""
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, early: bool) -> None:
         self.pytest_config = config
-        self.is_worker = hasattr(config, "workerinput")  # an xdist worker: reports to the controller
         try:
             self.config: Config = load_config([str(config.invocation_params.dir)])
-            self.output_format = choose(config.getoption("jaxlint_output_format"),
-                                        os.environ.get(ENVIRONMENT_VARIABLE), self.config.output_format)
-            self.report_path = config.getoption("jaxlint_report")
-            self.coverage_path = config.getoption("jaxlint_coverage_report")
-            for path in (self.report_path, self.coverage_path):
-                if path and not self.is_worker:
-                    check_writable(path)
-        except (ConfigError, OutputError) as error:
+        except ConfigError as error:
             raise pytest.UsageError(f"jaxlint: {error}") from None
+        self.output_format = self.config.output_format  # the options are read in pytest_configure
+        self.report_path: str | None = None
+        self.coverage_path: str | None = None
         self.rules = self.config.rules()
         own = os.path.dirname(os.path.realpath(jaxlint.__file__))
         files = ProjectFiles(self.config.root, lambda path: path == own or self.config.excluded(path),
                              list(config.getini("python_files")))
-        self.watcher = CallWatcher(files)
+        # A project module imported already makes no call: only a profile hook sees its functions.
+        self.imported_before = imported_already(files.__contains__) if early else []
+        self.other_loaders: list[str] = []  # project modules WatchedImports could not compile (xdist: all workers')
+        self.imports: WatchedImports | None = None
+        if early and not self.imported_before:
+            self.imports = WatchedImports(files.__contains__)
+        self.watcher = CallWatcher(files, profile=self.imports is None)
+        if self.imports is not None:
+            self.imports.install(self.watcher.notify)
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
         self.ran: list[Ran] = []
@@ -59,11 +64,42 @@ class JaxlintSession:
         self.exit_status_changed = False
         self.write_error: str | None = None
         self.seconds = 0.0  # spent tracing and running the rules after the tests (xdist: summed)
-        self.watch_all = bool(config.getoption("jaxlint_watch_all"))
+        self.watch_all = False
         self.unrevealing: dict[tuple[str, str], int] = {}  # test function -> runs in a row that showed nothing new
         self.watched = self.unwatched = 0  # tests (xdist: summed)
 
+    @property
+    def is_worker(self) -> bool:
+        """An xdist worker, which hands its findings to the controller (``workerinput`` is set
+        after the early hooks)."""
+        return hasattr(self.pytest_config, "workerinput")
+
+    def pytest_configure(self, config: Any) -> None:
+        """The options, which ``config.getoption`` gives only once the early hooks are done."""
+        try:
+            self.output_format = choose(config.getoption("jaxlint_output_format"),
+                                        os.environ.get(ENVIRONMENT_VARIABLE), self.config.output_format)
+            self.report_path = config.getoption("jaxlint_report")
+            self.coverage_path = config.getoption("jaxlint_coverage_report")
+            self.watch_all = bool(config.getoption("jaxlint_watch_all"))
+            for path in (self.report_path, self.coverage_path):
+                if path and not self.is_worker:
+                    check_writable(path)
+        except OutputError as error:
+            self._uninstall()
+            raise pytest.UsageError(f"jaxlint: {error}") from None
+
+    def pytest_unconfigure(self, config: Any) -> None:
+        self._uninstall()
+
+    def _uninstall(self) -> None:
+        self.watcher.stop()
+        if self.imports is not None:
+            self.imports.uninstall()
+
     def pytest_sessionstart(self, session: Any) -> None:
+        if self.imports is not None:
+            self.imports.put_first()  # ahead of a finder a plugin installed in pytest_configure
         self.watcher.start()  # collection imports the project: calls made at import count too
 
     def pytest_collection_finish(self, session: Any) -> None:
@@ -89,7 +125,9 @@ class JaxlintSession:
                 self.unwatched += 1
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
-        self.watcher.stop()  # already off after a collection that finished; not after one that failed
+        self._uninstall()  # the watcher is off already after a collection that finished; not after one that failed
+        if self.imports is not None:
+            self.other_loaders += self.imports.other_loaders
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
         started = time.perf_counter()
@@ -105,7 +143,8 @@ class JaxlintSession:
                 "findings": [f.to_json() for f in self.findings],
                 "functions": [f.to_json() for f in self.functions],
                 "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
-                "watched": self.watched, "unwatched": self.unwatched})
+                "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
+                "other_loaders": self.other_loaders})
             return
         self.result = self._settle()
         try:
@@ -134,6 +173,8 @@ class JaxlintSession:
             self.seconds += received.get("seconds", 0.0)
             self.watched += received.get("watched", 0)
             self.unwatched += received.get("unwatched", 0)
+            self.imported_before += received.get("imported_before", [])
+            self.other_loaders += received.get("other_loaders", [])
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
@@ -169,6 +210,18 @@ class JaxlintSession:
             parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
         parts.append(f"{count} finding{'s' * (count != 1)}")
         text = ", ".join(parts) + f" ({self.seconds:.1f} s tracing after the tests)."
+        if self.other_loaders:
+            names = sorted(set(self.other_loaders))
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            text += (f"\njaxlint: {len(names)} project module{'s' * (len(names) != 1)} ({shown}) "
+                     f"{'were' if len(names) != 1 else 'was'} loaded by an import hook that does not compile "
+                     "Python source as the standard loader does: calls of their functions were not watched")
+        if self.imported_before:
+            names = sorted(set(self.imported_before))
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            text += (f"\njaxlint: {len(names)} project module{'s' * (len(names) != 1)} ({shown}) had been "
+                     "imported before jaxlint started, so calls were watched with a profile hook, which slows "
+                     "the tests more")
         if self.unwatched:
             text += (f"\njaxlint: watched {self.watched} of {self.watched + self.unwatched} tests: the others repeat a "
                      f"parametrized test that showed no new call {PATIENCE} times in a row (--jaxlint-watch-all "
