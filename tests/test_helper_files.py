@@ -131,6 +131,13 @@ def test_only_the_files_given_are_reported_and_the_rest_counted(tmp_path):
     assert result.unchecked_findings == 2  # helpers.py:10 JX501 and :15 JX401
 
 
+def test_the_count_of_the_rest_respects_their_per_file_ignores(tmp_path):
+    package = project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint.per-file-ignores]\n"pkg/helpers.py" = ["JX501"]\n')
+    result = check_in_process([str(package / "main.py")], all_rules())
+    assert result.unchecked_findings == 1  # helpers.py:15 JX401; its JX501 is turned off there
+
+
 def test_suppression_in_the_helper_file_applies(tmp_path):
     helpers = HELPERS.replace("jnp.log(x), 0.0)", "jnp.log(x), 0.0)  # noqa: JX501")
     package = project(tmp_path, helpers=helpers)
@@ -215,3 +222,36 @@ def test_same_place_in_two_files_is_two_findings(tmp_path):
     package = project(tmp_path, helpers=helpers, main=main)
     result = check_in_process([str(package)], all_rules())
     assert places(result) == {("main.py", "JX501", 5), ("helpers.py", "JX501", 5)}
+
+
+def test_fixing_the_helper_file_keeps_the_findings_its_callers_found(tmp_path):
+    """--fix on helpers.py re-analyzes it alone; the callers' findings in it are carried over,
+    moved with the fixed code (the fix adds ``out_axes`` on a line before them)."""
+    own = textwrap.dedent("""\
+
+
+        def pair(x, y):
+            x = x + 1
+            return x, x * y
+
+
+        # jaxlint: args x=f32[3], y=f32[4,3]
+        @jax.jit
+        def mapped(x, y):
+            x, y = jax.vmap(pair, in_axes=(None, 0))(x, y)
+            return x[0], y
+        """)
+    helpers = HELPERS.replace("\n\ndef noise", own + "\n\ndef noise", 1)
+    package = project(tmp_path, helpers=helpers)
+    where_line = helpers.splitlines().index("    return jnp.where(x > 0, jnp.log(x), 0.0)") + 1
+    result = check_in_process([str(package)], all_rules(), fix=True)
+    assert [f.code for f in result.fixed] == ["JX101"]
+    fixed = (package / "helpers.py").read_text()
+    assert "out_axes=(None, 0)" in fixed and "return x, y" in fixed
+    assert ("helpers.py", "JX501", where_line) in places(result)
+    assert fixed.splitlines()[where_line - 1] == "    return jnp.where(x > 0, jnp.log(x), 0.0)"
+    carried = at(result, "helpers.py", where_line)
+    line = fixed.splitlines()[where_line - 1]
+    assert carried.span.start_col == line.index("jnp.where") and carried.target == "inside"
+    assert ("helpers.py", "JX401", helpers.splitlines().index("    b = jax.random.uniform(key, x.shape)") + 1) \
+        in places(result)

@@ -157,6 +157,13 @@ def q_scan_length_one(key, xs):
     return lax.scan(lambda c, x: (c, x * jax.random.normal(key, ())), 0.0, xs)[1]
 
 
+@jax.jit
+def q_cloned(key):
+    # The same bits again, on purpose (a key that fixes a random path evaluated twice), said with
+    # clone: JAX's checker accepts it too.
+    return jax.random.normal(key, (3,)), jax.random.normal(jax.random.clone(key), (3,))
+
+
 ARGS = {"xs": jnp.ones(5), "n": 4, "p": True, "w": jnp.ones(3)}
 ONE = {"xs": jnp.ones(1)}
 
@@ -292,11 +299,12 @@ def test_messages(found: dict[str, dict[str, Finding]]) -> None:
     assert "loop-invariant in this scan body" in scan and "each of its 5 iterations" in scan
     assert "every iteration" in found["typed"]["t_while_const"].message
     assert "while_loop" in found["typed"]["t_while_const"].message
+    assert "If the same bits are meant, draw from jax.random.clone(key)" in twice
 
 
 def test_reused_keys_give_identical_random_arrays(loaded: dict[str, ModuleType]) -> None:
     for module in loaded.values():
-        for name in ("t_twice", "t_subkey_twice", "t_row_twice"):
+        for name in ("t_twice", "t_subkey_twice", "t_row_twice", "q_cloned"):
             a, b = call(module, name)
             assert np.array_equal(a, b) and np.unique(np.asarray(a)).size == 3
         for name in ("t_scan_const", "t_fori_const", "t_while_const", "t_carry_unchanged"):

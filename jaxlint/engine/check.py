@@ -151,7 +151,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
             analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
-        result.unchecked_findings = _route_to_helper_files(pending, analyses, ignore_noqa)
+        result.unchecked_findings = _route_to_helper_files(pending, analyses, ignore_noqa, config)
         config.apply_per_file_ignores(analyses)  # before fixing: ignored findings are not fixed
         result.ignore_noqa = ignore_noqa
         if not ignore_noqa:  # suppressed findings are not fixed either
@@ -209,11 +209,12 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
         raise errors[0]
 
 
-def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], ignore_noqa: bool) -> int:
+def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], ignore_noqa: bool,
+                           config: Config) -> int:
     """Findings a module's traces made in helpers of other files, and the helpers they reached,
     go to those files' analyses. The file's own finding at a place wins; a file that is not being
     checked gets nothing (as ruff reports only the files it is given): returns how many findings
-    such files hold, after their suppressions, for the summary to say."""
+    such files hold, after their per-file-ignores and suppressions, for the summary to say."""
     by_path = {os.path.realpath(a.source.path): a for a in analyses}
     routed: dict[int, list[Finding]] = {}
     unchecked: dict[str, set[tuple]] = {}
@@ -229,6 +230,8 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
             else:
                 LOG.debug("%s: finding in a file not checked, not reported: %s:%d %s", relative(analysis.source.path),
                           relative(finding.path), finding.span.start_line, finding.code)
+                if finding.code in config.ignored_codes(os.path.abspath(finding.path)):
+                    continue
                 kept = [finding] if ignore_noqa else _unsuppressed(finding)
                 unchecked.setdefault(finding.path, set()).update(
                     (f.code, f.span.start_line, f.span.start_col) for f in kept)
@@ -243,6 +246,7 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
             if place not in places:
                 places.add(place)
                 analysis.findings.append(finding)
+                analysis.routed.append(finding)
     return sum(len(places) for places in unchecked.values())
 
 

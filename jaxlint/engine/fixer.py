@@ -5,6 +5,7 @@ are atomic."""
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from typing import Any
 
 from jaxlint import scan
@@ -12,8 +13,8 @@ from jaxlint.engine import suppressions
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.model import Cost, Edit, Finding, Result, Settings
-from jaxlint.text import apply_edits, relative, shift_position, write_atomic
+from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span
+from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
 
 
 def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bool,
@@ -37,6 +38,8 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
         # JX800 fixes edit only comments: applied last, on the verified text, without re-tracing.
         new_text, findings, comment_fixed = suppressions.after_fixes(
             analysis, codes, result.config, result.ignore_noqa, new_text, new_result if accepted else None)
+        if accepted:
+            findings += _carried(analysis, [e for f in accepted for e in f.fix.edits], findings)
         if not accepted and not comment_fixed:
             continue
         old_text = analysis.source.text
@@ -52,6 +55,37 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
                 old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
                 fromfile=f"a/{name.lstrip('/')}", tofile=f"b/{name.lstrip('/')}")))
             result.fixed.extend(accepted + comment_fixed)
+
+
+def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding]) -> list[Finding]:
+    """The findings other files' traces made in this file (still reported: not suppressed), moved
+    to where the fixes put their code; one inside an edited span keeps the edit's place and loses
+    its (display-only) fix, which was written for the code before."""
+    source = analysis.source.text
+    places = {(f.code, f.span.start_line, f.span.start_col) for f in findings}
+    carried = []
+    for finding in analysis.routed:
+        if not any(finding is kept for kept in analysis.findings):
+            continue
+        span = finding.span
+        start = offset_of(source, span.start_line, span.start_col)
+        end = offset_of(source, span.end_line, span.end_col)
+        edited = [e for e in edits if offset_of(source, e.span.start_line, e.span.start_col) < max(end, start + 1)
+                  and offset_of(source, e.span.end_line, e.span.end_col) > start]
+        if edited:
+            line, col = shift_position(source, edits, edited[0].span.start_line, edited[0].span.start_col)
+            moved = replace(finding, span=Span(line, col, line, col), fix=None)
+        else:
+            moved = replace(finding, span=_shifted(source, edits, span), fix=finding.fix and replace(
+                finding.fix, edits=tuple(replace(e, span=_shifted(source, edits, e.span)) for e in finding.fix.edits)))
+        if (moved.code, moved.span.start_line, moved.span.start_col) not in places:
+            carried.append(moved)
+    return carried
+
+
+def _shifted(source: str, edits: list[Edit], span: Span) -> Span:
+    return Span(*shift_position(source, edits, span.start_line, span.start_col),
+                *shift_position(source, edits, span.end_line, span.end_col))
 
 
 def _attach_compiled_costs(before: Result | None, after: Result | None, fixed: list[Finding]) -> None:

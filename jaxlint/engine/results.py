@@ -22,6 +22,9 @@ class FileAnalysis:
     functions: list[JaxFunction] = field(default_factory=list)  # the coverage denominator
     # First lines of its JAX functions that other files' targets reached (helpers they called).
     linted_through_callers: set[int] = field(default_factory=set)
+    # Findings other files' traces made in its helpers: a re-analysis of the file alone (after
+    # fixing it) does not see them again, so the fixer carries them over.
+    routed: list[Finding] = field(default_factory=list)
 
     @property
     def linted(self) -> list[JaxFunction]:

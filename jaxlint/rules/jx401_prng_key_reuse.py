@@ -181,12 +181,14 @@ class _Walker:
             message = (f"PRNG key reused: this draw ({_draw(op)}) consumes a key that a draw "
                        f"({_draw(first)}){where} already consumed, without a jax.random.split or fold_in "
                        "in between, so the two draws are the same (or correlated) random bits. Split "
-                       "the key and give each draw its own subkey.")
+                       "the key and give each draw its own subkey. If the same bits are meant, draw from "
+                       "jax.random.clone(key).")
         else:  # two calls into helpers that draw from the key they were passed
             message = (f"PRNG key reused: this call draws from a key (a {_draw(op)} at {_at(stack[-1])}) that "
                        f"the call{where} already drew from (a {_draw(first)} at {_at(earlier[-1])}), "
                        "without a jax.random.split or fold_in in between, so both calls get the same (or "
-                       "correlated) random bits. Split the key and pass each call its own subkey.")
+                       "correlated) random bits. Split the key and pass each call its own subkey. If the "
+                       "same bits are meant, pass jax.random.clone(key) to one of them.")
         self.findings.setdefault(id(op), (path, span, message))
 
     # -- loop-invariant keys ----------------------------------------------------------------
