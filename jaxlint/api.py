@@ -69,6 +69,8 @@ class Linter:
 
     def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[list[Finding], dict[str, str]]:
         chosen = self.rules()
+        if not chosen:  # an empty list of findings would read as "clean"
+            raise ValueError("no rule is selected, so lint would check nothing")
         function = _python_function(fn)
         code = getattr(function, "__code__", None)
         path = code.co_filename if code is not None else "<unknown>"
@@ -92,7 +94,8 @@ class Linter:
 
 def lint_with(*, select: Selectors = None, ignore: Selectors = None) -> Linter:
     """A Linter with rules chosen like ``--select``/``--ignore``: codes, prefixes (``JX1``) or names,
-    as a list or a comma-separated string. An unknown selector raises ValueError here."""
+    as a list or a comma-separated string. An unknown selector raises ValueError here; a choice
+    that leaves no rule (``select=[]``) raises it at ``lint``, which would check nothing."""
     linter = Linter(_selectors(select), _selectors(ignore))
     linter.rules()  # unknown selectors raise here, not at lint
     return linter

@@ -2,7 +2,9 @@
 line breaks as Python counts them, byte and character columns, and text edits."""
 from __future__ import annotations
 
+import errno
 import functools
+import hashlib
 import io
 import os
 import re
@@ -19,6 +21,11 @@ class SourceFile:
     text: str  # decoded, newlines exactly as in the file
     encoding: str
     bom: bool
+    digest: str = ""  # sha256 of the bytes read: a write checks the file still holds them
+
+
+class NotWritten(OSError):
+    """A fixed file was left as it is on disk, for the reason given."""
 
 
 class SourceError(Exception):
@@ -46,7 +53,7 @@ def read_source(path: str) -> SourceFile:
         line = data[: error.start].count(b"\n") + 1
         raise SourceError(f"cannot decode line {line} as {error.encoding}: {error.reason}", data) from None
     bom = encoding == "utf-8-sig"
-    return SourceFile(path, text, "utf-8" if bom else encoding, bom)
+    return SourceFile(path, text, "utf-8" if bom else encoding, bom, hashlib.sha256(data).hexdigest())
 
 
 def write_atomic(source: SourceFile, text: str) -> None:
@@ -54,13 +61,38 @@ def write_atomic(source: SourceFile, text: str) -> None:
 
     Readers see the old file or the new one, never a partial write. ``text`` keeps its own
     newlines (no translation) and is encoded as the file was; a character that the file's
-    encoding cannot hold raises UnicodeEncodeError before anything is written.
+    encoding cannot hold raises UnicodeEncodeError before anything is written. Raises NotWritten,
+    writing nothing, when the file no longer holds the bytes read (the user saved it meanwhile:
+    their edit wins) or has no write permission at all. Where a rename would change the file's
+    identity (more hard links, another owner jaxlint cannot give it back to) or the folder cannot
+    take a temporary file, the file is rewritten in place instead, which keeps them.
+    ``source.digest`` becomes the new bytes'.
     """
     data = (b"\xef\xbb\xbf" if source.bom else b"") + text.encode(source.encoding)
     real = os.path.realpath(source.path)  # replace a symlink's target, not the link
+    with open(real, "rb") as handle:
+        current = handle.read()
+    if source.digest and hashlib.sha256(current).hexdigest() != source.digest:
+        raise NotWritten(errno.EAGAIN, "it changed since jaxlint read it; your version is kept, run again to fix it",
+                         source.path)
     info = os.stat(real)
-    # Not .py: a temporary file left by a killed process is never linted.
-    handle, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".tmp", dir=os.path.dirname(real))
+    if not info.st_mode & 0o222:
+        raise NotWritten(errno.EACCES, "the file is read-only", source.path)
+    owner_kept = (info.st_uid, info.st_gid) == (os.getuid(), os.getgid()) or os.getuid() == 0
+    if info.st_nlink > 1 or not owner_kept:
+        _write_in_place(real, data)
+    else:
+        try:
+            # Not .py: a temporary file left by a killed process is never linted.
+            handle_number, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".tmp", dir=os.path.dirname(real))
+        except PermissionError:  # a folder the user may not write to, holding a file they may
+            _write_in_place(real, data)
+        else:
+            _replace(handle_number, temp, real, data, info)
+    source.digest = hashlib.sha256(data).hexdigest()
+
+
+def _replace(handle: int, temp: str, real: str, data: bytes, info: os.stat_result) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
@@ -68,15 +100,22 @@ def write_atomic(source: SourceFile, text: str) -> None:
             os.fsync(out.fileno())
         os.chmod(temp, info.st_mode & 0o7777)
         if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
-            try:
-                os.chown(temp, info.st_uid, info.st_gid)
-            except PermissionError:  # only root may give a file away; the content matters more
-                pass
+            os.chown(temp, info.st_uid, info.st_gid)  # only as root (see write_atomic)
         os.replace(temp, real)
     except BaseException:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+
+
+def _write_in_place(real: str, data: bytes) -> None:
+    """Overwrite the file's own bytes: its inode, links, owner and mode stay, at the price of a
+    moment in which a reader could see a partial file."""
+    with open(real, "r+b") as out:
+        out.write(data)
+        out.truncate()
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def write_text_atomic(path: str, text: str, prefix: str = ".jaxlint-") -> None:

@@ -113,7 +113,8 @@ def test_select_and_ignore() -> None:
     assert jaxlint.lint_with(ignore=["JX101"]).lint(founding, 1, Y) == []
     assert jaxlint.lint_with(select="JX9").lint(founding, 1, Y) == []
     assert [f.code for f in jaxlint.lint_with(select="JX1,trace-error").lint(founding, 1, Y)] == ["JX101"]
-    jaxlint.lint_with(select=["vmap-unbatched-output"], ignore="JX101").assert_clean(founding, 1, Y)
+    with pytest.raises(ValueError, match="no rule is selected"):  # as specific: the ignore wins, none is left
+        jaxlint.lint_with(select=["vmap-unbatched-output"], ignore="JX101").assert_clean(founding, 1, Y)
     with pytest.raises(ValueError, match="unknown rule selector"):
         jaxlint.lint_with(select=["JX7"])
 

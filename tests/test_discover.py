@@ -53,10 +53,14 @@ def test_explicit_paths_are_kept(tmp_path):
     assert discover([str(tmp_path / "build")]) == [built]
 
 
-def test_explicit_non_py_files_dropped(tmp_path):
-    stub = touch(tmp_path / "m.pyi")
+def test_files_named_explicitly_are_kept_whatever_their_suffix(tmp_path):
+    # As ruff does: a script with a shebang and no suffix is what pre-commit's types: [python] passes.
+    script = touch(tmp_path / "train")
     txt = touch(tmp_path / "r.txt")
-    assert discover([stub, txt]) == []
+    assert discover([script, txt]) == sorted([script, txt])
+    # Walking a folder finds .py files only, and says when there is none.
+    empty: list[str] = []
+    assert discover([str(tmp_path)], empty=empty) == [] and empty == [str(tmp_path)]
 
 
 def test_deduplicates_and_accepts_relative_paths(tmp_path, monkeypatch):

@@ -146,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxlint: configuration error: {error}", file=sys.stderr)
         return 2
     rules = settings.rules()
+    if not rules:  # not even the JX9xx that say a module could not be analyzed: a green run would lie
+        print(f"jaxlint: no rule is selected ({settings.emptied_selection()}), so nothing would be checked",
+              file=sys.stderr)
+        return 2
     from jaxlint import report as formats
 
     try:  # usage errors before the (slow) check

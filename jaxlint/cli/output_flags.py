@@ -76,7 +76,12 @@ def configure_verbose() -> None:
 def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) -> None:
     """What follows the report on stderr: --show-fixes, then the summary line (none with --quiet)."""
     from jaxlint.report import summary as report
+    from jaxlint.text import relative
 
+    for path in result.empty_paths:  # even with --quiet: "0 findings" would say it checked something
+        out.write(f"jaxlint: warning: no Python files in {path}\n")
+    for path, why in result.not_written:  # even with --quiet: a fix the user asked for was not made
+        out.write(f"jaxlint: {relative(path)}: not fixed: {why}\n")
     if args.quiet:
         return
     mode = "fix" if args.fix else "diff" if args.diff else "none"

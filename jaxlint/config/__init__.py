@@ -62,6 +62,16 @@ class Config:
         return resolve_rules([Selection(layer.select, layer.extend_select or [], layer.ignore or [])
                               for layer in self.layers])
 
+    def emptied_selection(self) -> str:
+        """What made ``rules()`` empty, as the user wrote it: the last ``select`` that named no
+        rule, else the ignores."""
+        for layer in reversed(self.layers):
+            if layer.select is not None and not layer.extend_select:
+                if not layer.select:
+                    return "--select ''" if layer.source == "command line" else f"select = [] in {layer.source}"
+                break
+        return "the ignore lists leave none of the selected rules"
+
     def options(self) -> dict[str, dict[str, Any]]:
         """code -> option -> value for every rule with options, defaults filled in."""
         return option_values(self.rule_options)

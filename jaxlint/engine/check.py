@@ -14,7 +14,7 @@ from jaxlint.engine import suppressions
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.model import Finding, Span
+from jaxlint.model import Finding, Result, Skipped, Span
 from jaxlint.rules import Rule, all_rules
 from jaxlint.rules.analysis_failures import SyntaxErrorRule
 from jaxlint.rules.base import SourceContext
@@ -61,15 +61,22 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
         firsts = {target.first_line for target in targets}
         targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
+    # A package's __main__.py is its program: importing it would run it (train, write files).
+    entry_point = os.path.basename(path) == "__main__.py"
     # With examples files, a module of plain JAX functions is imported too: the examples file
     # may register one of them (or a closure they return), which the scan cannot see.
-    if targets or (config.examples and functions):
+    if (targets or (config.examples and functions)) and not entry_point:
         return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
                                                       compile_costs=compile_costs), functions=functions)
     # Nothing to import: the source rules run here (in the worker, they run after the import).
     analysis = FileAnalysis(source, targets, None, functions=functions)
     context = SourceContext(path, source.text, index, config.settings())
     analysis.findings = run_source_rules(all_rules(), context, set(codes))
+    if entry_point and targets:
+        why = ("not imported: a __main__.py is a program's entry point, whose top-level code would run; "
+               "move the function into a module it imports")
+        analysis.result = Result(path, skipped=[Skipped(t.qualname, "not-traceable", why, t.name_span.start_line)
+                                                for t in targets])
     return analysis
 
 
@@ -125,7 +132,8 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
                "rules": 0.0, "fix": 0.0}
     started = time.perf_counter()
     config = config or load_config(paths)  # the CLI passes the one it resolved (flags included)
-    files = discover.discover(paths, config)
+    empty: list[str] = []
+    files = discover.discover(paths, config, empty)
     timings["discover"] = time.perf_counter() - started
     LOG.debug("discovered %d Python file%s in %.0f ms", len(files), "s" * (len(files) != 1),
               timings["discover"] * 1000)
@@ -134,7 +142,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     recorded = _recorded(config)
     analyses = [prepare(path, codes, config, compile_costs, recorded) for path in files]
     timings["scan"] = time.perf_counter() - started
-    result = CheckResult(analyses, timings, config=config)
+    result = CheckResult(analyses, timings, config=config, empty_paths=empty)
     pending = [a for a in analyses if a.job is not None]
     LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
               timings["scan"] * 1000, len(pending), len(analyses))

@@ -44,7 +44,11 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             continue
         old_text = analysis.source.text
         if write:
-            write_atomic(analysis.source, new_text)
+            try:
+                write_atomic(analysis.source, new_text)
+            except (OSError, UnicodeError) as error:  # this file keeps its findings; the others are fixed
+                result.not_written.append((analysis.source.path, _why_not_written(error)))
+                continue
             analysis.source.text = new_text
             analysis.findings = findings
             analysis.result = new_result if accepted else analysis.result
@@ -55,6 +59,14 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
                 old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
                 fromfile=f"a/{name.lstrip('/')}", tofile=f"b/{name.lstrip('/')}")))
             result.fixed.extend(accepted + comment_fixed)
+
+
+def _why_not_written(error: Exception) -> str:
+    if isinstance(error, UnicodeEncodeError):
+        return f"the fixed text holds a character its encoding ({error.encoding}) cannot hold"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error)
 
 
 def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding]) -> list[Finding]:

@@ -46,6 +46,8 @@ class CheckResult:
     ignore_noqa: bool = False  # --ignore-noqa: suppression comments are not applied
     # Findings the traces made in helpers whose files were not among those checked (not reported).
     unchecked_findings: int = 0
+    not_written: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of fixed files left as they were
+    empty_paths: list[str] = field(default_factory=list)  # folders given that hold no Python file
 
     @property
     def findings(self) -> list[Finding]:

@@ -45,6 +45,9 @@ class JaxlintSession:
         self.report_path: str | None = None
         self.coverage_path: str | None = None
         self.rules = self.config.rules()
+        if not self.rules:
+            raise pytest.UsageError(f"jaxlint: no rule is selected ({self.config.emptied_selection()}), "
+                                    "so nothing would be checked")
         own = os.path.dirname(os.path.realpath(jaxlint.__file__))
         files = ProjectFiles(self.config.root, lambda path: path == own or self.config.excluded(path),
                              list(config.getini("python_files")))

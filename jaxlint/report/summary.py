@@ -34,6 +34,8 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
                      "to see them)")
     if fix_mode == "fix":
         parts.append(f"{len(result.fixed)} fixed")
+        if result.not_written:
+            parts.append(_not_written(result))
     elif fix_mode == "diff":
         parts.append(f"{len(result.fixed)} fix{'es' if len(result.fixed) != 1 else ''} shown")
     if fixable and fix_mode != "fix":
@@ -44,6 +46,11 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
         parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
                      "rejected by verification")
     return ", ".join(parts) + "."
+
+
+def _not_written(result: CheckResult) -> str:
+    count = len(result.not_written)
+    return f"{count} file{'s' if count != 1 else ''} left unfixed (said above)"
 
 
 def timings_text(result: CheckResult) -> str:
@@ -66,6 +73,8 @@ def fix_only_summary(result: CheckResult, unsafe_fixes: bool) -> str:
     """--fix-only says what was fixed, not what remains."""
     checked = len(result.files)
     parts = [f"{checked} file{'s' if checked != 1 else ''} checked", f"{len(result.fixed)} fixed"]
+    if result.not_written:
+        parts.append(_not_written(result))
     if result.fix_rejected:
         parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
                      "rejected by verification")

@@ -11,8 +11,11 @@ if TYPE_CHECKING:
 
 
 
-def discover(paths: list[str], config: Config | None = None) -> list[str]:
-    """Expand files and folders into sorted, de-duplicated absolute paths of ``.py`` files.
+def discover(paths: list[str], config: Config | None = None, empty: list[str] | None = None) -> list[str]:
+    """Expand files and folders into sorted, de-duplicated absolute paths of Python files: the
+    ``.py`` files in folders, and every file named explicitly, whatever its suffix (a script
+    with a shebang, as pre-commit's ``types: [python]`` passes them; ruff checks those too).
+    A folder given that holds no Python file is appended to ``empty``.
 
     Folders found while walking are skipped when ``exclude``/``extend-exclude`` match them (or
     they hold a virtual environment) or, with ``respect-gitignore``, git ignores them. Paths
@@ -32,10 +35,12 @@ def discover(paths: list[str], config: Config | None = None) -> list[str]:
         if config.force_exclude and _excluded_explicitly(path, config):
             continue
         if os.path.isfile(path):
-            if path.endswith(".py"):
-                found.add(path)
+            found.add(path)
         elif os.path.isdir(path):
-            found.update(_walk(path, config))
+            walked = _walk(path, config)
+            found.update(walked)
+            if not walked and empty is not None:
+                empty.append(given)
     return sorted(found)
 
 
