@@ -269,6 +269,97 @@ def test_fix_hoists_out_of_the_loops(tmp_path: Path) -> None:
     assert fixed.findings == []  # helper has no static arguments: the list is a pytree, fine
 
 
+MUTATING_LOOPS = '''\
+import jax
+import jax.numpy as jnp
+
+
+def predict(w, x):
+    return x @ w
+
+
+class Schedule:
+    lr = 0.1
+
+    def update(self, lr):
+        self.lr = lr
+
+
+def train_item(w, x):
+    hp = [0.1]
+    for step in range(3):
+        hp[0] = 0.1 * 0.5 ** step
+        w = jax.jit(lambda w: w - hp[0] * predict(w, x).sum())(w)  # item
+    return w
+
+
+def train_attribute(w, x):
+    opt = Schedule()
+    for step in range(3):
+        opt.lr = 0.1 * 0.5 ** step
+        w = jax.jit(lambda w: w - opt.lr * predict(w, x).sum())(w)  # attribute
+    return w
+
+
+def train_method(w, x):
+    sched = Schedule()
+    for step in range(3):
+        sched.update(lr=0.1 * 0.5 ** step)
+        w = jax.jit(lambda w: w - sched.lr * predict(w, x).sum())(w)  # method
+    return w
+
+
+def train_passed(w, x):
+    hp = {"lr": 0.1}
+    for step in range(3):
+        decay(hp, step)
+        w = jax.jit(lambda w: w - hp["lr"] * predict(w, x).sum())(w)  # passed
+    return w
+
+
+def decay(hp, step):
+    hp["lr"] = 0.1 * 0.5 ** step
+
+
+def train_constant(w, x):
+    lr = 0.1
+    for step in range(3):
+        w = jax.jit(lambda w: w - lr * jnp.sum(predict(w, x)))(w)  # constant
+    return w
+'''
+
+
+def test_no_hoist_when_the_loop_changes_what_the_function_reads(tmp_path: Path) -> None:
+    """Hoisted, the lambda is traced once and keeps the learning rate of the first iteration:
+    the training gives other numbers. Each way a loop changes an object in place withholds the
+    fix and says what to do; a value the loop leaves alone is still hoisted."""
+    path = tmp_path / "mutating.py"
+    path.write_text(MUTATING_LOOPS, encoding="utf-8")
+    result = check([str(path)], select_rules(["JX203"], None))
+    by_marker = {MUTATING_LOOPS.splitlines()[f.span.start_line - 1].rsplit("# ", 1)[1]: f for f in result.findings}
+    assert sorted(by_marker) == ["attribute", "constant", "item", "method", "passed"]
+    for marker, name in [("item", "hp"), ("attribute", "opt"), ("method", "sched"), ("passed", "hp")]:
+        finding = by_marker[marker]
+        assert finding.fix is None, marker
+        assert f"it reads `{name}`, which the loop changes in place: pass the values it needs as arguments" \
+            in finding.message
+    assert by_marker["constant"].fix is not None and by_marker["constant"].fix.applicability == "safe"
+    # Why: the same loop with the jitted lambda made once before it gives another result.
+    namespace: dict = {}
+    exec(compile(MUTATING_LOOPS, str(path), "exec"), namespace)
+    hoisted = MUTATING_LOOPS.replace(
+        "    for step in range(3):\n        hp[0] = 0.1 * 0.5 ** step\n        w = jax.jit(lambda w: w - hp[0] * "
+        "predict(w, x).sum())(w)  # item",
+        "    once = jax.jit(lambda w: w - hp[0] * predict(w, x).sum())\n    for step in range(3):\n"
+        "        hp[0] = 0.1 * 0.5 ** step\n        w = once(w)")
+    assert hoisted != MUTATING_LOOPS
+    moved: dict = {}
+    exec(compile(hoisted, str(path), "exec"), moved)
+    import numpy as np
+    w, x = np.array([1.0, 2.0, 3.0], np.float32), np.ones((2, 3), np.float32)
+    assert not np.allclose(namespace["train_item"](w, x), moved["train_item"](w, x))
+
+
 CRLF_MODULE = '''\
 import jax
 import jax.numpy as jnp

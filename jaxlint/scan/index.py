@@ -305,6 +305,41 @@ def bound_names(loop: ast.AST) -> set[str] | None:
     return names
 
 
+def changed_objects(loop: ast.AST, names: set[str], outside: ast.AST, modules: set[str]) -> list[str]:
+    """Those of ``names`` whose object the loop may change in place, outside the node ``outside``:
+    an item or attribute assigned or deleted (``hp[0] = ...``, ``opt.lr = ...``), a method called
+    on it (``sched.update(...)``), or the object passed to a call (the callee may change it).
+    ``modules`` (names imports bind) are not objects the program changes: ``jnp.sum(x)`` is a call
+    of a module's function. A function that reads such an object when it is traced keeps what it
+    read the first time if it is no longer traced again."""
+    skipped = {id(n) for n in ast.walk(outside)}
+    changed: set[str] = set()
+    for node in ast.walk(loop):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
+            changed.add(_root(node))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and _root(node.func) not in modules:
+                changed.add(_root(node.func))
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                changed |= {n.id for n in ast.walk(argument) if isinstance(n, ast.Name) and n.id not in modules}
+    return sorted(changed & names)
+
+
+def imported_names(tree: ast.AST) -> set[str]:
+    """Names import statements bind anywhere in ``tree`` (modules, mostly)."""
+    return {alias.asname or alias.name.partition(".")[0] for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+
+
+def _root(node: ast.AST) -> str:
+    """The name an attribute or subscript chain starts from (``a`` of ``a.b[0].c``), else ""."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 def free_names(function: ast.AST) -> set[str]:
     """Names an expression reads, a lambda's parameters excepted (over-approximated: nested scopes
     count too)."""

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import functools
 
 from jaxlint.model import Finding, Fix
 from jaxlint.rules.base import Rule, SourceContext
-from jaxlint.scan.index import COMPREHENSIONS, DEFS, SourceIndex, bound_names, free_names, walk_scope
+from jaxlint.scan.index import (COMPREHENSIONS, DEFS, SourceIndex, bound_names, changed_objects, free_names,
+                                imported_names, walk_scope)
 
 
 def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding | None:
@@ -33,8 +35,13 @@ def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding 
     if captured:
         message += (f"; it uses {', '.join(f'`{n}`' for n in captured)}, set in the loop: pass "
                     f"{'it' if len(captured) == 1 else 'them'} as an argument instead")
+    # Hoisted, it would be traced once and keep what it read of these at the first iteration.
+    changed = _changed(index, call, function, loops)
+    if changed:
+        message += (f"; it reads {', '.join(f'`{n}`' for n in changed)}, which the loop changes in place: "
+                    "pass the values it needs as arguments instead")
     fix = None
-    if isinstance(function, ast.Lambda) and not in_comprehension:
+    if isinstance(function, ast.Lambda) and not in_comprehension and not changed:
         fix = _hoist_fix(index, call, function, loops)
     return ctx.finding(rule, message + ".", index.span(call), fix)
 
@@ -107,6 +114,21 @@ def _defined_in(name: str, loops: list[ast.AST], index: SourceIndex) -> bool:
                     isinstance(node.value, ast.Call) and "functools.partial" in index.call_names(node.value))):
                 return True
     return False
+
+
+def _changed(index: SourceIndex, call: ast.Call, function: ast.AST, loops: list[ast.AST]) -> list[str]:
+    """Names the jitted function reads whose objects a loop around it changes in place."""
+    if not isinstance(function, (ast.Lambda, ast.Call)):
+        return []
+    modules = _imported(index)
+    reads = free_names(function) - modules
+    return sorted({n for loop in loops if not isinstance(loop, COMPREHENSIONS)
+                   for n in changed_objects(loop, reads, call, modules)})
+
+
+@functools.lru_cache(maxsize=4)  # every jit in a loop of the file asks
+def _imported(index: SourceIndex) -> frozenset[str]:
+    return frozenset(imported_names(index.tree))
 
 
 def _captured(function: ast.AST, loop: ast.AST) -> list[str]:
