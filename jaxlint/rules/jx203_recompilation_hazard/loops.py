@@ -7,8 +7,16 @@ import functools
 
 from jaxlint.model import Finding, Fix
 from jaxlint.rules.base import Rule, SourceContext
-from jaxlint.scan.index import (COMPREHENSIONS, DEFS, SourceIndex, bound_names, changed_objects, free_names,
-                                imported_names, walk_scope)
+from jaxlint.scan.index import (
+    COMPREHENSIONS,
+    DEFS,
+    SourceIndex,
+    bound_names,
+    changed_objects,
+    free_names,
+    imported_names,
+    walk_scope,
+)
 
 
 def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding | None:
