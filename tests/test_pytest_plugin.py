@@ -315,6 +315,46 @@ def test_calls_are_watched_without_a_profile_hook_unless_the_project_was_importe
             "watched with a profile hook") in run.stdout
 
 
+def test_keeping_a_call_that_flattens_the_projects_own_pytree_does_not_wait_on_itself(tmp_path: Path) -> None:
+    """Keeping a call flattens its arguments, which runs the project's own (watched) flatten
+    method: the watcher must not be entered again (it waited on its own lock: equinox hung)."""
+    model = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.tree_util.register_pytree_node_class
+        class Params:
+            def __init__(self, w):
+                self.w = w
+
+            def tree_flatten(self):
+                return (self.w,), None
+
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+
+
+        def loss(params, x):
+            return jnp.where(x > 0, jnp.log(x), 0.0).sum() * params.w.sum()  # expect JX501
+        ''')
+    tests = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+        from pkg.model import Params, loss
+
+
+        def test_loss():
+            assert jax.grad(loss)(Params(jnp.ones(2)), jnp.ones(3)).w.shape == (2,)
+        ''')
+    root = project(tmp_path, model=model, tests=tests)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint", "--jaxlint-report",
+                          "report.json"], cwd=root, env=environment(), capture_output=True, text=True, timeout=300)
+    assert "1 passed" in run.stdout, run.stdout + run.stderr
+    assert reported(root) == expected(model)
+
+
 def test_without_the_flag_nothing_of_jaxlint_runs(tmp_path: Path) -> None:
     tests = TESTS + textwrap.dedent('''\
 

@@ -115,6 +115,7 @@ class CallWatcher:
         self._lock = threading.Lock()
         self._previous: tuple[Any, Any] = (None, None)
         self._on = False
+        self._inside = threading.local()  # keeping a call runs code (pytree flattening) that may call back
         self.news = 0  # functions seen and calls kept so far: what a test adds shows it was worth watching
 
     def start(self) -> None:
@@ -128,10 +129,16 @@ class CallWatcher:
         self._on = False
 
     def notify(self) -> None:
-        """The call added at the top of each project function: keep the caller's call."""
-        if self._on:
-            frame = sys._getframe(1)
-            self._called(frame, frame.f_code)
+        """The call added at the top of each project function: keep the caller's call. Not again
+        while keeping one: flattening the arguments calls the project's own pytree functions (a
+        profile hook is not called from inside itself either)."""
+        if self._on and not getattr(self._inside, "active", False):
+            self._inside.active = True
+            try:
+                frame = sys._getframe(1)
+                self._called(frame, frame.f_code)
+            finally:
+                self._inside.active = False
 
     def _profile(self, frame: FrameType, event: str, arg: Any) -> None:
         # Runs on every call and return of the session: the common case returns at once.
