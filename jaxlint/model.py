@@ -191,6 +191,8 @@ class Job:
     # with (job, traced) -> JSON-able data for Result.kind_data (jaxlint explain registers its own).
     kind: str | None = None
     kind_options: dict[str, Any] = field(default_factory=dict)
+    # Fix verification: run these targets on generated inputs after tracing (worker/values.py).
+    run_values: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -244,6 +246,11 @@ class Result:
     # The same for the project's other files whose helpers the module's targets called (path -> lines).
     linted_elsewhere: dict[str, list[int]] = field(default_factory=dict)
     internal_error: str | None = None  # jaxlint's own traceback, when the analysis itself failed
+    # Targets whose jaxpr has effects beyond debug printing (callbacks into Python): a fix in them
+    # cannot be checked by running them.
+    effectful: list[str] = field(default_factory=list)
+    # Job.run_values: qualname -> per traced signature, per seed, the outputs (worker/values.py).
+    values: dict[str, list[list[Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

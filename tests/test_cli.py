@@ -138,3 +138,15 @@ def test_json_carries_the_honest_cost(project: Path) -> None:
     [finding] = json.loads(run.stdout)
     assert finding["cost"]["basis"] == "shapes"
     assert finding["cost"]["bytes"] == 0.0 and "XLA deletes" in finding["cost"]["note"]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["check", "--jobs", "abc", "."], "argument -j/--jobs: expected a whole number, got 'abc'"),
+    (["check", "--jobs", "0", "."], "argument -j/--jobs: must be at least 1"),
+    (["check", "--timeout", "-1", "."], "argument --timeout: must be a positive number of seconds, got -1"),
+    (["check", "--timeout", "soon", "."], "argument --timeout: expected a number of seconds, got 'soon'"),
+    (["explain", "--timeout", "-1", "m.py::f"], "argument --timeout: must be a positive number of seconds, got -1"),
+])
+def test_bad_numbers_are_usage_errors_saying_what_was_expected(args: list[str], said: str, tmp_path: Path) -> None:
+    run = jaxlint(*args, cwd=tmp_path)
+    assert run.returncode == 2 and said in run.stderr, run.stderr

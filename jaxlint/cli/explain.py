@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any
 
+from jaxlint.cli.values import seconds
+
 
 def add_parser(commands: Any) -> None:
     explain = commands.add_parser(
@@ -17,7 +19,7 @@ def add_parser(commands: Any) -> None:
                               "(overrides the other sources)")
     explain.add_argument("--format", "--output-format", dest="format", choices=["text", "json"], default="text")
     explain.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page")
-    explain.add_argument("--timeout", type=float, default=None,
+    explain.add_argument("--timeout", type=seconds, default=None,
                          help="seconds for importing, tracing and compiling (default 60)")
 
 

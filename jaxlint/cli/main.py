@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from jaxlint.cli.output_flags import VersionAction, add_check_flags
+from jaxlint.cli.values import positive_int, seconds
 
 if TYPE_CHECKING:  # the CLI imports the pipeline lazily
     from jaxlint.engine.results import CheckResult
@@ -24,11 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_flags(check)
     check.add_argument("--select", type=_codes, default=None, help="codes, prefixes (JX1) or names")
     check.add_argument("--ignore", type=_codes, default=None, help="codes, prefixes or names")
-    check.add_argument("--timeout", type=float, default=None, help="seconds per module (default 60)")
+    check.add_argument("--timeout", type=seconds, default=None, help="seconds per module (default 60)")
     check.add_argument("--cost", choices=["shapes", "compiled"], default="shapes",
                        help="compiled: compile each function before and after its verified fixes and "
                             "report XLA's cost difference (slower)")
-    check.add_argument("-j", "--jobs", type=_positive, default=None,
+    check.add_argument("-j", "--jobs", type=positive_int, default=None,
                        help="worker processes at once (default: one per core, at most 4)")
     check.add_argument("--timings", action="store_true", help="print the time spent in each stage")
     check.add_argument("--show-untraced", action="store_true",
@@ -66,13 +67,6 @@ def _add_config_flags(check: argparse.ArgumentParser) -> None:
     from jaxlint.config import flags as config_cli
 
     config_cli.add_arguments(check)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def _codes(text: str) -> list[str]:

@@ -10,7 +10,7 @@ import time
 
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
-from jaxlint.engine import suppressions
+from jaxlint.engine import suppressions, values
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
@@ -165,6 +165,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
         if not ignore_noqa:  # suppressed findings are not fixed either
             for analysis in analyses:
                 analysis.findings = suppressions.settle(analysis, codes, config)
+        values.demote_unverifiable(analyses)  # a safe fix must be provable by running its function
         timings["worker-start"] = sum(pool.jax_import for pool in pools)
         result.workers_started = sum(pool.started for pool in pools)
         if fix or diff or compile_costs:

@@ -1,15 +1,16 @@
 """Applies safe fixes (and unsafe ones with --unsafe-fixes) only after proving them: the fixed
 source is re-imported in a fresh worker, the same targets are traced with the same abstract
-arguments, their output shapes and dtypes must be unchanged and the finding must be gone. Writes
-are atomic."""
+arguments, their output shapes and dtypes must be unchanged, the finding must be gone, and the
+function each fix is in must return the same values as before on generated inputs (values.py).
+Writes are atomic, and never over a file the user changed meanwhile."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxlint import scan
-from jaxlint.engine import suppressions
+from jaxlint.engine import suppressions, values
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
@@ -39,7 +40,9 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
         new_text, findings, comment_fixed = suppressions.after_fixes(
             analysis, codes, result.config, result.ignore_noqa, new_text, new_result if accepted else None)
         if accepted:
-            findings += _carried(analysis, [e for f in accepted for e in f.fix.edits], findings)
+            edits = [e for f in accepted for e in f.fix.edits]
+            findings += _carried(analysis, edits, findings)
+            _keep_rejections(analysis.source.text, edits, [f for f in candidates if f not in accepted], findings)
         if not accepted and not comment_fixed:
             continue
         old_text = analysis.source.text
@@ -59,6 +62,15 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
                 old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
                 fromfile=f"a/{name.lstrip('/')}", tofile=f"b/{name.lstrip('/')}")))
             result.fixed.extend(accepted + comment_fixed)
+
+
+def _keep_rejections(source: str, edits: list[Edit], rejected: list[Finding], findings: list[Finding]) -> None:
+    """The fixed file's findings are new objects: the ones whose fix was rejected say why again."""
+    for finding in rejected:
+        place = (finding.code, *shift_position(source, edits, finding.span.start_line, finding.span.start_col))
+        for found in findings:
+            if (found.code, found.span.start_line, found.span.start_col) == place:
+                found.fix_rejected = finding.fix_rejected
 
 
 def _why_not_written(error: Exception) -> str:
@@ -134,13 +146,22 @@ def _number(value: Any) -> str:
 def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str],
                      timeout: float, settings: Settings) -> tuple[list[Finding], str, Result | None]:
     """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
-    outcome = _verify(analysis, candidates, codes, timeout, settings)
+    functions = {id(f): values.function_of(f, analysis) for f in candidates}
+    ran = sorted({name for name in functions.values() if name is not None})
+    before: dict[str, Any] = {}
+    if ran:  # the original's values, once: imported again from the text analyzed, in a fresh worker
+        job = make_job(analysis.source, analysis.targets, codes, settings, override=analysis.source.text,
+                       run_values=ran)
+        with WorkerPool(timeout) as fresh:
+            before = run_job(fresh, job, codes).values
+    checks = _Checks(functions, ran, before)
+    outcome = _verify(analysis, candidates, codes, timeout, settings, checks)
     if outcome[0] is None:
         return candidates, outcome[1], outcome[2]
     accepted: list[Finding] = []
     text, new_result = analysis.source.text, analysis.result
     for finding in candidates:
-        reason, trial_text, trial_result = _verify(analysis, accepted + [finding], codes, timeout, settings)
+        reason, trial_text, trial_result = _verify(analysis, accepted + [finding], codes, timeout, settings, checks)
         if reason is None:
             accepted.append(finding)
             text, new_result = trial_text, trial_result
@@ -149,8 +170,18 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     return accepted, text, new_result
 
 
+@dataclass
+class _Checks:
+    """What verifying a file's fixes compares values with: each fix's traced function (None: it
+    has none, an unsafe fix whose values cannot be compared), and the original's values."""
+
+    functions: dict[int, str | None]  # id(finding) -> qualname
+    ran: list[str]
+    before: dict[str, Any]
+
+
 def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], timeout: float,
-            settings: Settings) -> tuple[str | None, str, Result | None]:
+            settings: Settings, checks: _Checks) -> tuple[str | None, str, Result | None]:
     """(None or why the fixes are rejected, fixed text, the fixed file's analysis)."""
     source = analysis.source.text
     edits: list[Edit] = [edit for finding in fixes for edit in finding.fix.edits]
@@ -164,7 +195,7 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
         return f"the fixed source does not parse: {error.message}", text, None
     # A file without targets (only source rules found something) is imported here for the first time.
     job = make_job(analysis.source, targets, codes, settings, override=text,
-                   compile_costs=analysis.job is not None and analysis.job.compile_costs)
+                   compile_costs=analysis.job is not None and analysis.job.compile_costs, run_values=checks.ran)
     with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
         new_result = run_job(fresh, job, codes)
     # A suppressed JX9xx was there before the fix too.
@@ -181,4 +212,9 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
         if any(f.code == finding.code and (f.span.start_line, f.span.start_col) == (line, col)
                for f in new_findings):
             return "the finding is still reported after the fix", text, new_result
+        function = checks.functions.get(id(finding))
+        if function is not None:
+            changed = values.difference(function, checks.before.get(function), new_result.values.get(function))
+            if changed is not None:
+                return changed, text, new_result
     return None, text, new_result

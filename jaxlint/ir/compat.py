@@ -318,3 +318,41 @@ def is_staged(value: Any) -> bool:
             return True
         value = getattr(value, "val", getattr(value, "primal", None))
     return False
+
+
+def random_keys(dtype: Any, shape: tuple[int, ...], seed: int) -> Any:
+    """Typed PRNG keys of ``dtype`` (``key<fry>``), ``shape``, all distinct, from ``seed``. The
+    key type's implementation is private (``KeyTy._impl``) from JAX 0.4.35 to 0.10."""
+    count = 1
+    for size in shape:
+        count *= size
+    root = jax.random.key(seed, impl=dtype._impl.name)
+    return jax.random.split(root, count).reshape(shape)
+
+
+def side_effects(closed: Any) -> list[str]:
+    """The effects of a traced program other than debug printing (``jax.debug.print`` and
+    ``jax.debug.callback`` only show values): callbacks into Python code, which may do anything."""
+    return sorted({type(effect).__name__ for effect in closed.effects if "Debug" not in type(effect).__name__})
+
+
+def concrete_shape(shape: tuple[Any, ...], size: int = 4) -> tuple[int, ...] | None:
+    """``shape`` with every symbolic dimension (``jax.export``'s ``b``, ``2*b``, ``floordiv(b, 2)``)
+    evaluated at ``size`` for each symbol, one size for all so that dimensions the function needs
+    equal are; None when a dimension cannot be evaluated that way."""
+    concrete = []
+    names = {"floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "max": max, "min": min,
+             "non_negative": lambda a: max(a, 0)}
+    for dim in shape:
+        if isinstance(dim, int):
+            concrete.append(dim)
+            continue
+        symbols = getattr(dim, "_get_vars", lambda: set())()
+        try:
+            value = eval(str(dim), {"__builtins__": {}}, {**names, **{s: size for s in symbols}})
+        except Exception:  # an expression form this does not know
+            return None
+        if not isinstance(value, int) or value < 0:
+            return None
+        concrete.append(value)
+    return tuple(concrete)

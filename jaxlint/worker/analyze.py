@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import jax
 
+from jaxlint.ir import compat
 from jaxlint.ir.build import build_program
 from jaxlint.model import Finding, Job, Result, Settings, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import Rule, all_rules
@@ -115,6 +116,12 @@ class _Analysis:
             for qualname, function, arguments in self.traced_calls:
                 self.result.compiled.setdefault(qualname, []).append(compiled_cost(function, arguments))
             timings["compile"] = time.perf_counter() - started
+        if job.run_values:  # fix verification: the outputs on generated inputs
+            from jaxlint.worker.values import run_values
+
+            started = time.perf_counter()
+            self.result.values = run_values(self.traced_calls, job.run_values)
+            timings["values"] = time.perf_counter() - started
         if job.kind is not None:  # another job kind (jaxlint explain): its own hook, by name
             module_name, _, function_name = job.kind.partition(":")
             hook: Callable[[Job, list[TracedCall]], Any] = getattr(importlib.import_module(module_name),
@@ -240,6 +247,8 @@ class _Analysis:
                 errors.append(f"{signature}: {describe_error(error)}")
                 continue
             traced.append((arguments.source, signature, [str(a) for a in closed.out_avals]))
+            if compat.side_effects(closed) and target.qualname not in self.result.effectful:
+                self.result.effectful.append(target.qualname)
             self.traced_calls.append((target.qualname, function, arguments))
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()

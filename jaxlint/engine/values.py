@@ -1,0 +1,120 @@
+"""Fixes proven on values: which traced function runs a fix's code, the demotion of a safe fix
+whose function cannot be run, and the comparison of what the original and the fixed function
+return on the same generated inputs (worker/values.py), within each dtype's rounding.
+
+Equal output shapes and dtypes (what verification compared before) do not make a fix safe: a
+hoisted lambda that keeps the first iteration's learning rate returns arrays of the same shape.
+"""
+from __future__ import annotations
+
+import base64
+from dataclasses import replace
+from typing import Any
+
+from jaxlint.engine import suppressions
+from jaxlint.engine.results import FileAnalysis
+from jaxlint.model import Finding
+
+# Relative tolerance per output dtype: rounding a fix may change (XLA fuses and reorders the
+# fixed program differently). Integers, booleans and key data compare exactly.
+TOLERANCE = {"float16": 2e-2, "bfloat16": 2e-2, "float32": 1e-4, "complex64": 1e-4,
+             "float64": 1e-9, "complex128": 1e-9}
+
+
+def function_of(finding: Finding, analysis: FileAnalysis) -> str | None:
+    """The traced target whose run executes the fix's code: the finding's own target, else (a
+    source rule's finding) the innermost traced target around it; None when none was traced."""
+    result = analysis.result
+    traced = {entry.target for entry in result.traced} if result is not None else set()
+    if finding.target in traced:
+        return finding.target
+    line = finding.span.start_line
+    around = [t for t in analysis.targets if t.qualname in traced and t.span.start_line <= line <= t.span.end_line]
+    return max(around, key=lambda t: t.span.start_line).qualname if around else None
+
+
+def demote_unverifiable(analyses: list[FileAnalysis]) -> None:
+    """A safe fix jaxlint cannot run the function of (not traced, or calling back into Python)
+    becomes unsafe, saying why: its safety would rest on the source alone."""
+    for analysis in analyses:
+        effectful = set(analysis.result.effectful) if analysis.result is not None else set()
+        for finding in analysis.findings:
+            fix = finding.fix
+            if fix is None or fix.applicability != "safe" or suppressions.is_comment_fix(finding):
+                continue
+            function = function_of(finding, analysis)
+            if function is None:
+                why = "no traced function runs this code, so its values cannot be compared (a hint would trace it)"
+            elif function in effectful:
+                why = f"`{function}` calls back into Python, so jaxlint does not run it to compare values"
+            else:
+                continue
+            finding.fix = replace(fix, applicability="unsafe", message=f"{fix.message} (unsafe: {why})")
+
+
+def difference(function: str, before: list[list[Any]] | None, after: list[list[Any]] | None) -> str | None:
+    """Why the fixed function's runs differ from the original's, or None when every output of
+    every seed agrees. Runs that could not be made are a difference too: nothing was proven."""
+    if not before or not after:
+        return f"`{function}` could not be run on generated inputs"
+    compared = 0
+    for number, (old_runs, new_runs) in enumerate(zip(before, after), 1):
+        for seed, (old, new) in enumerate(zip(old_runs, new_runs)):
+            why = _compare(old, new)
+            if why is not None:
+                return f"values of `{function}` change on generated inputs (signature {number}, seed {seed}): {why}"
+            compared += isinstance(old, list)
+    if not compared:  # the same error every time proves nothing about the values
+        return f"`{function}` raised on every generated input ({_said(before[0][0])}), so no value was compared"
+    return None
+
+
+def _compare(old: Any, new: Any) -> str | None:
+    if isinstance(old, dict) or isinstance(new, dict):
+        if isinstance(old, dict) and "skipped" in old:
+            return f"it could not be run ({old['skipped']})"
+        if isinstance(old, dict) and isinstance(new, dict) and _kind(old["error"]) == _kind(new["error"]):
+            return None  # the same error before and after
+        return f"{_said(old)} before the fix, {_said(new)} after"
+    if len(old) != len(new):
+        return f"{len(old)} outputs before the fix, {len(new)} after"
+    for index, (a, b) in enumerate(zip(old, new)):
+        if (a["shape"], a["kind"]) != (b["shape"], b["kind"]):
+            return f"output {index} was {a['dtype']}{a['shape']}, is {b['dtype']}{b['shape']}"
+        why = _values_differ(a, b)
+        if why is not None:
+            return f"output {index} ({a['dtype']}{a['shape']}): {why}"
+    return None
+
+
+def _values_differ(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    import numpy as np  # the parent needs NumPy only here, when fixes are verified
+
+    x = np.frombuffer(base64.b64decode(a["data"]), dtype=a["kind"])
+    y = np.frombuffer(base64.b64decode(b["data"]), dtype=b["kind"])
+    if a["kind"] in ("bool", "int64"):
+        unequal = int(np.count_nonzero(x != y))
+        return f"{unequal} of {x.size} elements differ" if unequal else None
+    if not np.array_equal(np.isnan(x), np.isnan(y)):
+        return "NaN in other places"
+    if not np.array_equal(np.where(np.isinf(x), x, 0), np.where(np.isinf(y), y, 0)):
+        return "infinities in other places"
+    finite = np.isfinite(x)
+    x, y = x[finite], y[finite]
+    # Relative to each element and to the output's largest one: reordered sums round differently.
+    rtol = TOLERANCE.get(a["dtype"], 1e-4)
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    gap = np.abs(x - y)
+    if np.any(gap > rtol * (np.abs(x) + scale)):
+        return f"largest difference {float(np.max(gap)):.3g} (tolerance {rtol:g}, relative)"
+    return None
+
+
+def _kind(error: str) -> str:
+    return error.partition(":")[0]
+
+
+def _said(run: Any) -> str:
+    if isinstance(run, dict):
+        return f"raised {_kind(run['error'])}" if "error" in run else "not run"
+    return f"returned {len(run)} output{'s' * (len(run) != 1)}"
