@@ -78,7 +78,8 @@ def write_atomic(source: SourceFile, text: str) -> None:
     info = os.stat(real)
     if not info.st_mode & 0o222:
         raise NotWritten(errno.EACCES, "the file is read-only", source.path)
-    owner_kept = (info.st_uid, info.st_gid) == (os.getuid(), os.getgid()) or os.getuid() == 0
+    owner_kept = not hasattr(os, "getuid") or (info.st_uid, info.st_gid) == (os.getuid(), os.getgid()) \
+        or os.getuid() == 0  # no owners to keep on Windows; root can give the file back
     if info.st_nlink > 1 or not owner_kept:
         _write_in_place(real, data)
     else:

@@ -10,6 +10,7 @@ from jaxlint.fixes.ast_spans import node_span
 from jaxlint.ir import Value, costs
 from jaxlint.model import Cost, Edit, Finding, Fix, Span, Target
 from jaxlint.rules.base import Option, ProgramContext, Rule
+from jaxlint.scan.index import SourceIndex
 from jaxlint.text import char_span
 
 
@@ -33,14 +34,14 @@ class MissingDonation(Rule):
         tree = ctx.index.tree
         if tree is None:
             return
-        jit = _find_jit(ctx.source, tree, target)
+        jit = _find_jit(ctx.source, ctx.index, target)
         donated = _donated(jit.keywords, target.params) if jit is not None else None
         if donated is None:
             return  # no jit call in the source we understand, or a donation we cannot evaluate
         leaves = _leaves_per_parameter(ctx.signature, target.params, len(ctx.program.top.inputs))
         if leaves is None:
             return
-        rebound = _rebound_parameters(tree, target)
+        rebound = _rebound_parameters(ctx.index, target)
         inputs = ctx.program.top.inputs
         # Outputs that are an input unchanged are forwarded by jit without a new buffer.
         free = [out for out in ctx.program.top.outputs if not any(out is v for v in inputs)]
@@ -117,21 +118,32 @@ def _jit_keywords(node: ast.expr) -> dict[str, ast.expr] | None:
     return None if inner is None else inner | own
 
 
-def _find_jit(source: str, tree: ast.Module, target: Target) -> _Jit | None:
-    line = target.span.start_line
-    for node in ast.walk(tree):
-        if target.kind == "jit-decorated" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and node.name == target.name and node.lineno == target.name_span.start_line:
-            for decorator in node.decorator_list:
-                keywords = _jit_keywords(decorator)
-                if keywords is not None:
-                    return _Jit(target.name_span, decorator, keywords)
-        if target.kind == "jit-bound" and isinstance(node, (ast.Assign, ast.AnnAssign)) \
-                and node.lineno == line and isinstance(node.value, ast.Call):
+def _find_jit(source: str, index: SourceIndex, target: Target) -> _Jit | None:
+    defs, assignments = index.memo("jx302.definitions", lambda: _definitions(index.tree))
+    if target.kind == "jit-decorated":
+        node = defs.get((target.name, target.name_span.start_line))
+        for decorator in node.decorator_list if node is not None else ():
+            keywords = _jit_keywords(decorator)
+            if keywords is not None:
+                return _Jit(target.name_span, decorator, keywords)
+    if target.kind == "jit-bound":
+        for node in assignments.get(target.span.start_line, ()):
             keywords = _jit_keywords(node.value)
             if keywords is not None:
                 return _Jit(node_span(source, node.value), node.value, keywords)
     return None
+
+
+def _definitions(tree: ast.Module) -> tuple[dict[tuple[str, int], ast.AST], dict[int, list[ast.AST]]]:
+    """The file's defs by (name, line) and its assignments of a call by line, found in one walk."""
+    defs: dict[tuple[str, int], ast.AST] = {}
+    assignments: dict[int, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault((node.name, node.lineno), node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            assignments.setdefault(node.lineno, []).append(node)
+    return defs, assignments
 
 
 def _donated(keywords: dict[str, ast.expr], params: list[str]) -> set[str] | None:
@@ -183,33 +195,44 @@ def _leaves_per_parameter(signature: str, params: list[str], total: int) -> list
     return result if sum(count for _, count in result) == total else None
 
 
-def _rebound_parameters(tree: ast.Module, target: Target) -> dict[str, int]:
+def _rebound_parameters(index: SourceIndex, target: Target) -> dict[str, int]:
     """Parameters some call site passes and rebinds to the result (``state = step(state, x)``),
     with the line of the first such call site."""
     callee = target.bound_name or target.name
     is_method = "." in target.qualname and "<locals>" not in target.qualname
     offset = 1 if is_method and target.params[:1] in (["self"], ["cls"]) else 0
+    by_callee = index.memo("jx302.call_assignments", lambda: _call_assignments(index.tree))
     rebound: dict[str, int] = {}
-    # A call inside another jitted function is inlined into it: its donation would be ignored.
-    traced = {id(inner) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and any(_jit_keywords(d) is not None for d in node.decorator_list) for inner in ast.walk(node)}
-    for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):
-        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call) or id(node) in traced:
-            continue
-        func = node.value.func
-        if not ((isinstance(func, ast.Name) and func.id == callee and not is_method)
-                or (isinstance(func, ast.Attribute) and func.attr == callee)):
-            continue
+    sites = by_callee.get(("attribute", callee), []) + ([] if is_method else by_callee.get(("name", callee), []))
+    for node in sorted(sites, key=lambda n: n.lineno):
         assigned = {ast.unparse(t) for target_node in node.targets for t in _flatten(target_node)}
-        for index, arg in enumerate(node.value.args):
+        for position, arg in enumerate(node.value.args):
             if isinstance(arg, ast.Starred):
                 break
-            if index + offset < len(target.params) and ast.unparse(arg) in assigned:
-                rebound.setdefault(target.params[index + offset], node.lineno)
+            if position + offset < len(target.params) and ast.unparse(arg) in assigned:
+                rebound.setdefault(target.params[position + offset], node.lineno)
         for keyword in node.value.keywords:
             if keyword.arg and ast.unparse(keyword.value) in assigned:
                 rebound.setdefault(keyword.arg, node.lineno)
     return rebound
+
+
+def _call_assignments(tree: ast.Module) -> dict[tuple[str, str], list[ast.Assign]]:
+    """``x = f(...)`` and ``x = obj.f(...)`` outside jitted functions, by ("name", f) or
+    ("attribute", f): a call inside another jitted function is inlined into it, where its
+    donation would be ignored."""
+    traced = {id(inner) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and any(_jit_keywords(d) is not None for d in node.decorator_list) for inner in ast.walk(node)}
+    found: dict[tuple[str, str], list[ast.Assign]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call) or id(node) in traced:
+            continue
+        func = node.value.func
+        if isinstance(func, ast.Name):
+            found.setdefault(("name", func.id), []).append(node)
+        elif isinstance(func, ast.Attribute):
+            found.setdefault(("attribute", func.attr), []).append(node)
+    return found
 
 
 def _flatten(node: ast.expr) -> list[ast.expr]:

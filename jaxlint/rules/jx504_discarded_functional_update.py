@@ -36,7 +36,7 @@ class DiscardedFunctionalUpdate(Rule):
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # The source proves the result is discarded (an expression statement); the trace proves
         # the call was a JAX array update: a dead op of the right primitive at that very place.
-        statements = _discarded_updates(ctx.source, ctx.index.tree)
+        statements = ctx.index.memo("jx504.discarded", lambda: _discarded_updates(ctx.source, ctx.index.tree))
         if not statements:
             return
         ops = [op for op in ctx.program.walk()

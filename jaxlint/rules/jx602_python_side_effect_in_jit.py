@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 from jaxlint.fixes.ast_spans import node_span
 from jaxlint.model import Finding, Target
 from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.scan.index import SourceIndex
 
 # Attributes of an array that are static Python values under jit.
 STATIC_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "weak_type",
@@ -44,7 +45,7 @@ class PythonSideEffectInJit(Rule):
         tree = ctx.index.tree
         if tree is None:
             return
-        function = _find_def(tree, target)
+        function = _find_def(ctx.index, target)
         if function is None:
             return
         analysis = _Body(function, target.static_argnums, target.static_argnames)
@@ -53,14 +54,23 @@ class PythonSideEffectInJit(Rule):
             yield ctx.finding(cls, f"{message} (in jitted `{target.qualname}`)", span)
 
 
-def _find_def(tree: ast.Module, target: Target) -> ast.FunctionDef | None:
-    defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == target.name]
+def _find_def(index: SourceIndex, target: Target) -> ast.FunctionDef | None:
+    by_name = index.memo("jx602.defs", lambda: _defs_by_name(index.functions))
+    defs = by_name.get(target.name, [])
     if target.kind == "jit-decorated":
         return next((n for n in defs if n.lineno == target.name_span.start_line), None)
     # jit-bound: the module-level def the assignment wraps (the last one above it).
-    above = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == target.name
-             and n.lineno < target.span.start_line]
-    return above[-1] if above else None
+    tree = index.tree
+    above = [n for n in defs if n in tree.body and n.lineno < target.span.start_line] if tree is not None else []
+    return max(above, key=lambda n: n.lineno) if above else None
+
+
+def _defs_by_name(functions: list[ast.AST]) -> dict[str, list[ast.FunctionDef]]:
+    found: dict[str, list[ast.FunctionDef]] = {}
+    for node in functions:
+        if isinstance(node, ast.FunctionDef):
+            found.setdefault(node.name, []).append(node)
+    return found
 
 
 class _Body:

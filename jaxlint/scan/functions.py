@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from jaxlint.model import Span, Target
 from jaxlint.scan.index import DEFS, SourceIndex, first_line
-from jaxlint.text import split_lines
 
 # Parameter names that say what a parameter holds, for guessed arguments and suggested hints.
 KEY_PARAMETER = re.compile(r"(?:key|rng|prng\w*|rng_\w+|\w+_key|\w+_rng)")
@@ -60,7 +59,7 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
 
 
 def _name_span(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Span:
-    line = split_lines(index.source)[node.lineno - 1]
+    line = index.parsed.lines[node.lineno - 1]  # split once per file, not once per function
     match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", line)
     if match is None:  # a name spelled otherwise than Python binds it (NFKC): the def keyword
         return Span(node.lineno, 0, node.lineno, 0)

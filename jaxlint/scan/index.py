@@ -11,7 +11,7 @@ import ast
 import functools
 import gc
 from functools import cached_property
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from jaxlint.model import Span, Target
 from jaxlint.scan import ScanSyntaxError, scan_source
@@ -77,6 +77,14 @@ class SourceIndex:
         self.path = path
         self.source = source
         self._targets = targets
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A fact about the whole file that a program rule computes once, not once per traced
+        target: walking the tree per target made rule time grow with the square of the file."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     # -- syntax ---------------------------------------------------------------------------
 
