@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jaxlint.cli.output_flags import VersionAction, add_check_flags
 from jaxlint.cli.values import positive_int, seconds
@@ -157,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2
     from jaxlint.engine.check import check
+    from jaxlint.engine.interrupt import Interrupted
     from jaxlint.report import summary as report
 
     try:
@@ -169,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"jaxlint: configuration error: {error}", file=sys.stderr)
         return 2
+    except Interrupted:
+        raise  # entry() says it
     except Exception as error:  # jaxlint's own bug
         import traceback
 
@@ -243,13 +247,30 @@ def _record(args: argparse.Namespace, command: list[str]) -> int:
 
 
 def entry() -> int:
-    """Console entry point: a closed pipe (``jaxlint check | head``) ends quietly."""
+    """Console entry point: a closed pipe (``jaxlint check | head``) ends quietly; so do Ctrl-C
+    and SIGTERM (CI cancelling, ``timeout``), with the shell's status for them, 130 and 143,
+    after the workers are stopped (engine/check.py), and no traceback."""
+    from jaxlint.engine.interrupt import Interrupted, Terminated
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
     try:
         return main()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # keep Python from failing again at exit
         return 1
+    except Interrupted as error:  # during a check: it says what had finished
+        print(f"jaxlint: {error}", file=sys.stderr)
+        return error.status
+    except KeyboardInterrupt:
+        print("jaxlint: interrupted (SIGINT)", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("jaxlint: interrupted (SIGTERM)", file=sys.stderr)
+        return 143
 
 
 if __name__ == "__main__":

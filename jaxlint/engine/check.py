@@ -11,6 +11,7 @@ import time
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
 from jaxlint.engine import suppressions, values
+from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
@@ -177,6 +178,11 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
             LOG.debug("fixes verified in %.0f ms: %d accepted, %d rejected", (time.perf_counter() - started) * 1000,
                       len(result.fixed), len(result.fix_rejected))
             timings["fix"] = time.perf_counter() - started
+    except (KeyboardInterrupt, Terminated) as error:
+        for pool in pools:
+            pool.kill()
+        done = sum(1 for analysis in pending if analysis.result is not None)
+        raise Interrupted(error, done, len(pending), len({f.path for f in result.fixed})) from None
     finally:
         for pool in pools:
             pool.close()
@@ -211,9 +217,18 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
     threads = [threading.Thread(target=lane, args=(pool,)) for pool in pools[1:]]
     for thread in threads:
         thread.start()
-    lane(pools[0])
-    for thread in threads:
-        thread.join()
+    try:
+        lane(pools[0])
+        for thread in threads:
+            thread.join()
+    except BaseException as error:  # Ctrl-C or SIGTERM, which only the main thread receives
+        errors.append(error)  # the other lanes take no further module
+        while any(thread.is_alive() for thread in threads):
+            for pool in pools:  # again while a lane finishes: it may have started a worker since
+                pool.kill()
+            for thread in threads:
+                thread.join(0.05)
+        raise
     if errors:
         raise errors[0]
 

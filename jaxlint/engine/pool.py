@@ -65,6 +65,9 @@ class Worker:
         except WorkerFailure:
             self.close()
             raise
+        except BaseException:  # Ctrl-C or SIGTERM while it starts: no worker is left behind
+            self.kill()
+            raise
         self.jax_import = ready.get("jax_import", 0.0)
 
     def alive(self) -> bool:
@@ -147,10 +150,12 @@ class Worker:
         return reason + (": " + " | ".join(tail) if tail else "")
 
     def kill(self) -> None:
-        if self.alive():
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        """The worker and what its modules started: its process group outlives it when a module
+        started a process that left the worker's own children (a daemon)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if self.alive():
                 self.process.kill()
         self.process.wait()
 
@@ -199,8 +204,16 @@ class WorkerPool:
             self.worker.close()
             self.worker = None
 
+    def kill(self) -> None:
+        """Stop the worker now, with every process its modules started (an interrupted run)."""
+        worker = self.worker
+        if worker is not None:
+            worker.kill()
+
     def __enter__(self) -> WorkerPool:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is not None and not issubclass(kind, Exception):  # interrupted: no graceful wait
+            self.kill()
         self.close()

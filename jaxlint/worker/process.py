@@ -30,6 +30,7 @@ def main() -> None:
     sys.dont_write_bytecode = True  # never litter the user's tree with __pycache__
     # Python stacks on stderr, where the runner finds the line a module crashed or hung on:
     # on a fatal signal (a segfault), and on SIGUSR1 (sent when the time limit is up).
+    _save_streams()
     faulthandler.enable()
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     os._exit = _exit_with_stack
@@ -45,6 +46,9 @@ def main() -> None:
         for line in jobs:
             job = Job.from_json(json.loads(line))
             result = analyze_module(job)
+            # The worker's process only (analyze_module also runs in tests' own process).
+            _kill_children()
+            _restore_streams()
             results.write(json.dumps(result.to_json()) + "\n")
             results.flush()
     # Done: skip the user's atexit handlers and never wait for threads their modules started.
@@ -77,5 +81,66 @@ def analyze_module(job: Job) -> Result:
             import jax
 
             jax.clear_caches()  # traces cached under the module's configuration
+
+
+_SAVED_FDS: dict[int, int] = {}  # 0-2 -> a duplicate made when the worker started
+
+
+def _save_streams() -> None:
+    for fd in (0, 1, 2):
+        _SAVED_FDS[fd] = os.dup(fd)
+
+
+def _restore_streams() -> None:
+    """Standard input, output and error as the worker started with them, for the next module:
+    one that closed or replaced file descriptor 1 or 2, or ``sys.stdout``, made the next fail."""
+    for fd, saved in _SAVED_FDS.items():
+        try:
+            same = os.path.sameopenfile(fd, saved)
+        except OSError:  # closed
+            same = False
+        if not same:
+            os.dup2(saved, fd)
+    for name, fd in (("stdin", 0), ("stdout", 1), ("stderr", 2)):
+        original = getattr(sys, f"__{name}__")
+        if original is None or original.closed:
+            original = os.fdopen(os.dup(fd), "r" if fd == 0 else "w", buffering=1 if fd else -1)
+            setattr(sys, f"__{name}__", original)
+        if getattr(sys, name) is not original:
+            setattr(sys, name, original)
+
+
+def _kill_children() -> None:
+    """Processes a module started (and theirs) end with its job, not after jaxlint: found in
+    /proc (Linux); elsewhere they end with the worker's process group."""
+    pids = _descendants(os.getpid())
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except OSError:  # not our child (a grandchild): init reaps it
+            pass
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                children = [int(child) for child in handle.read().split()]
+        except (OSError, ValueError):
+            continue
+        for child in children:
+            found.append(child)
+            found.extend(_descendants(child))
+    return found
 
 
