@@ -152,6 +152,14 @@ def broken(tmp_path_factory):
             # jaxlint: args x=float[3]
             def bad_dtype(x):
                 return jax.vmap(lambda v: v)(x)
+
+            # jaxlint: args x=f32[3]
+            def missing(x, y, scale=2.0, *rest):
+                return jax.vmap(lambda v: v)(x) + y * scale
+
+            # jaxlint: args
+            def empty(x):
+                return jax.vmap(lambda v: v)(x)
         """,
     })
     result = run(root)
@@ -236,6 +244,9 @@ def test_invalid_hints_say_what_is_wrong(broken):
     assert "unbalanced brackets" in by_target["unbalanced"].message
     assert "'z'" in by_target["wrong_name"].message and "wrong_name(x)" in by_target["wrong_name"].message
     assert "unknown dtype 'float'" in by_target["bad_dtype"].message
+    # A hint that leaves out a parameter is the hint's mistake, not a trace error of the code.
+    assert "hint gives no value for 'y', a parameter without a default" in by_target["missing"].message
+    assert "hint gives no value for 'x'" in by_target["empty"].message
     assert by_target["unbalanced"].span.start_line == line_of(root, "hints.py", "x=f32[3")
 
 

@@ -4,6 +4,7 @@ A method's ``self`` cannot be written in a hint: it is the instance the module's
 call used, else one an examples file registered (a bound method or a module instance)."""
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from jaxlint.scan import hints
@@ -28,7 +29,13 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         values = hints.to_abstract(spec)
     except Exception as error:  # e.g. a dimension name JAX rejects
         raise ArgumentError(f"hint cannot be turned into abstract values: {error}") from None
-    if "." in target.qualname and target.params[:1] == ["self"] and "self" not in values:
+    method = "." in target.qualname and target.params[:1] == ["self"]
+    missing = _required(request.function, skip_first=method and "self" not in values) - set(values)
+    if missing:  # else the trace fails on a missing argument: the hint's mistake, not the code's
+        names = sorted(missing, key=lambda name: target.params.index(name) if name in target.params else 0)
+        raise ArgumentError(f"hint gives no value for {', '.join(map(repr, names))}, "
+                            f"{'a parameter' if len(names) == 1 else 'parameters'} without a default")
+    if method and "self" not in values:
         instance = _instance(request)
         if instance is None:
             owner = target.qualname.rpartition(".")[0]
@@ -36,6 +43,18 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
                                 "module is imported, or register an instance in an examples file")
         return [ArgumentSet("hint", (instance,), values)]
     return [ArgumentSet("hint", (), values)]
+
+
+def _required(function: Any, skip_first: bool) -> set[str]:
+    """Parameters of ``function`` a call must give (no default, not ``*args``/``**kwargs``)."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: the trace will say
+        return set()
+    if skip_first:
+        parameters = parameters[1:]
+    return {p.name for p in parameters if p.default is inspect.Parameter.empty
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)}
 
 
 def _instance(request: ArgumentRequest) -> Any:
