@@ -497,3 +497,13 @@ def test_malformed_keys(text, message):
 def test_an_unknown_key_implementation():
     with pytest.raises(HintError, match=re.escape("unknown PRNG implementation in key<nope>")):
         to_abstract(parse_hint("k=key<nope>[]"))
+
+
+@pytest.mark.parametrize("hint, said", [
+    ("n=<static>", "n=<static> is a placeholder --show-untraced suggests: write the Python value n takes, e.g. n=3"),
+    ("x=f32[...], n=1", "x=f32[...] is a placeholder --show-untraced suggests: write the dtype and shape"),
+])
+def test_a_suggestions_placeholders_copied_as_they_are_say_what_to_write(hint: str, said: str) -> None:
+    with pytest.raises(HintError, match=re.escape(said)):
+        parse_hint(hint)
+    assert parse_hint("mode='[...]'") == {"mode": StaticSpec("[...]")}  # a string may hold anything

@@ -82,6 +82,11 @@ def parse_hint(text: str) -> dict[str, Any]:
             raise HintError(f"missing '=' after {name!r}", eq)
         if name in spec:
             raise HintError(f"duplicate parameter {name!r}", start)
+        value = text[eq + 1:end].strip()
+        if value == "<static>" or ("[...]" in value and value[:1] not in "'\""):  # copied from --show-untraced
+            raise HintError(f"{name}={value} is a placeholder --show-untraced suggests: write "
+                            + (f"the Python value {name} takes, e.g. {name}=3" if value == "<static>"
+                               else f"the dtype and shape, e.g. {name}=f32[8,3]"), eq + 1)
         spec[name] = _parse_value(text, eq + 1, end, text[start:end], name)
     return spec
 
