@@ -423,7 +423,7 @@ def test_eager_caller_gives_the_materialized_cost(fixed) -> None:
 
 
 def test_last_and_constant_index(fixed) -> None:
-    assert "(used as [9])" in fixed["last_index"].message  # a[-1] with a batch of 10
+    assert "(used as [-1])" in fixed["last_index"].message  # as written, not JAX's [9] (a batch of 10)
     assert "(used as [3])" in fixed["third_index"].message
 
 
@@ -541,3 +541,33 @@ def test_broadcast_leaving_its_jit_is_materialized(tmp_path: Path) -> None:
     assert finding.span.start_line == position(LEAVES_JIT, "jax.vmap(pair")[0]
     assert "the broadcast leaves the jax.jit that makes it" in finding.message
     assert "10 elements (40 bytes)" in finding.message
+
+
+NEGATIVE_INDEX = '''\
+import jax
+
+
+def blackbox_function(x, y):
+    x = x + 1
+    return x, x * y
+
+
+# jaxlint: args x=f32[3], y=f32[6,3]
+def last_row(x, y):
+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)
+    return x[-1], y
+
+
+# jaxlint: args x=f32[3], y=f32[6,3]
+def fifth_row(x, y):
+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)
+    return x[5], y
+'''
+
+
+def test_the_row_is_named_as_the_source_wrote_it(tmp_path: Path) -> None:
+    """JAX turns x[-1] into a slice at 5 (a batch of 6): the message says [-1], as written."""
+    path = write(tmp_path, "jx101_negative", NEGATIVE_INDEX)
+    result = check_in_process([str(path)], select_rules(["JX101"], None))
+    used = {f.target: f.message.split("(used as ")[1].split(")")[0] for f in result.findings}
+    assert used == {"last_row": "[-1]", "fifth_row": "[5]"}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, cast
 
@@ -9,7 +10,7 @@ from jaxlint.fixes.vmap_out_axes import build_fix
 from jaxlint.ir import Op, Value, VmapRecord
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
-from jaxlint.text import char_span
+from jaxlint.text import char_span, offset_of
 
 
 class VmapUnbatchedOutput(Rule):
@@ -54,7 +55,7 @@ def _check_site(rule: type[Rule], ctx: ProgramContext,
     for record, leaves in runs:
         found = {}
         for leaf, values in leaves.items():
-            unbatched = _unbatched_output(record, leaf, values)
+            unbatched = _unbatched_output(record, leaf, values, ctx.source, ctx.path)
             if unbatched is not None:
                 found[leaf] = unbatched
         per_run.append(found)
@@ -75,7 +76,8 @@ def _check_site(rule: type[Rule], ctx: ProgramContext,
     return finding
 
 
-def _unbatched_output(record: VmapRecord, leaf: int, values: list[Value]) -> _Unbatched | None:
+def _unbatched_output(record: VmapRecord, leaf: int, values: list[Value], source: str,
+                      path: str) -> _Unbatched | None:
     axis = record.leaf_axes[leaf]
     if axis is None or leaf >= len(record.unbatched) or not record.unbatched[leaf]:
         return None  # declared unbatched already, or batched (JAX refuses out_axes=None there)
@@ -87,15 +89,16 @@ def _unbatched_output(record: VmapRecord, leaf: int, values: list[Value]) -> _Un
         if producer is None or producer.primitive != "broadcast_in_dim" \
                 or axis in tuple(producer.params.get("broadcast_dimensions", ())):
             return None
-        rows = [_single_row_use(op, value, axis) for op in value.uses]
+        rows = [_single_row_use(op, value, axis, source, path) for op in value.uses]
         if not rows or any(r is None for r in rows) or _used_whole(value):
             return None
         uses += rows
     return _Unbatched(leaf, record.leaf_paths[leaf], axis, list(values), uses)
 
 
-def _single_row_use(op: Op, value: Value, axis: int) -> str | None:
-    """'[k]' when ``op`` (with the squeeze after it) selects one element along ``axis``."""
+def _single_row_use(op: Op, value: Value, axis: int, source: str, path: str) -> str | None:
+    """'[k]' when ``op`` (with the squeeze after it) selects one element along ``axis``; ``[-1]``
+    as the source wrote it, where JAX made it ``[n - 1]``."""
     shape = value.shape
     others_full = lambda sizes: all(  # noqa: E731
         _same(sizes[d], shape[d]) for d in range(len(shape)) if d != axis)
@@ -106,7 +109,7 @@ def _single_row_use(op: Op, value: Value, axis: int) -> str | None:
                 and all(_same(start[d], 0) for d in range(len(shape)) if d != axis)
                 and others_full(limit)):
             return None
-        index = f"[{start[axis]}]"
+        index = f"[{_negative_as_written(op, source, path, start[axis], shape[axis]) or start[axis]}]"
     elif op.primitive == "dynamic_slice":
         sizes = op.params["slice_sizes"]
         if op.inputs[0] is not value or not (_same(sizes[axis], 1) and others_full(sizes)):
@@ -127,6 +130,27 @@ def _single_row_use(op: Op, value: Value, axis: int) -> str | None:
             s.primitive != "squeeze" or tuple(s.params["dimensions"]) != (axis,) for s in squeezes):
         return None
     return index
+
+
+_NEGATIVE_INDEX = re.compile(r"\[\s*(-\s*\d+)\s*\]\s*$")
+
+
+def _negative_as_written(op: Op, source: str, path: str, start: Any, size: Any) -> str | None:
+    """The negative index (``-1``) the source wrote at ``op``, when it is ``start`` counted from
+    the end of an axis of ``size``; None otherwise."""
+    location = op.location
+    if location is None or location.path != path or not isinstance(start, int) or not isinstance(size, int):
+        return None
+    span = location.span
+    try:
+        text = source[offset_of(source, span.start_line, span.start_col):offset_of(source, span.end_line, span.end_col)]
+    except (ValueError, IndexError):
+        return None
+    match = _NEGATIVE_INDEX.search(text)
+    if match is None:
+        return None
+    written = match.group(1).replace(" ", "")
+    return written if int(written) + size == start else None
 
 
 def _index_text(index: Value) -> str:
