@@ -161,3 +161,30 @@ def test_integers_exactly_and_errors_prove_nothing() -> None:
     assert "raised on every generated input" in difference("f", error, error)
     assert "raised TypeError before the fix" in difference("f", error, [[[encoded([1.0])]] * 3])
     assert "could not be run" in difference("f", None, error)
+
+
+def test_a_fix_overlapping_an_applied_one_is_left_for_the_next_run_not_rejected(tmp_path: Path) -> None:
+    """Two fixes whose edits overlap cannot go in one pass: the second waits for the next run
+    (as ruff's fix loop does), which is not a failed verification."""
+    import dataclasses
+
+    from helpers import InProcessPool
+
+    from jaxlint.engine.fixer import fix_files
+    from jaxlint.model import Edit, Fix
+    from jaxlint.report.summary import summary
+
+    path = tmp_path / "founding.py"
+    path.write_text((Path(__file__).resolve().parent.parent / "examples" / "founding.py").read_text())
+    result = check_in_process([str(path)], select_rules(["JX101"], None))
+    [finding] = result.findings
+    edit = finding.fix.edits[-1]
+    twin = dataclasses.replace(finding, fix=Fix("safe", "a second rewrite of the same text",
+                                                (Edit(edit.span, edit.content + " "),)))
+    result.files[0].findings.append(twin)
+    with InProcessPool() as pool:
+        fix_files(result, pool, ["JX101"], write=False)
+    assert result.fixed == [finding] and result.fix_rejected == [] and result.fix_deferred == [twin]
+    assert twin.fix_rejected.startswith("its edits overlap another fix's: run --fix again to apply it")
+    assert "1 fix left for the next run (overlapping another)" in summary(result, "diff")
+    assert "rejected by verification" not in summary(result, "diff")

@@ -32,7 +32,9 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout, settings)
         for finding in candidates:
             if finding not in accepted:
-                result.fix_rejected.append(finding)
+                # Edits that overlap an accepted fix's are left for the next run, as ruff does.
+                overlapping = (finding.fix_rejected or "").startswith(OVERLAPS)
+                (result.fix_deferred if overlapping else result.fix_rejected).append(finding)
         if accepted:
             jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
             _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
@@ -71,6 +73,9 @@ def _keep_rejections(source: str, edits: list[Edit], rejected: list[Finding], fi
         for found in findings:
             if (found.code, found.span.start_line, found.span.start_col) == place:
                 found.fix_rejected = finding.fix_rejected
+
+
+OVERLAPS = "its edits overlap another fix's"
 
 
 def _why_not_written(error: Exception) -> str:
@@ -188,7 +193,7 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
     try:
         text = apply_edits(source, edits)
     except ValueError as error:
-        return f"fix edits conflict: {error}", source, None
+        return f"{OVERLAPS}: run --fix again to apply it ({error})", source, None
     try:
         targets = scan.scan_source(analysis.source.path, text)
     except scan.ScanSyntaxError as error:

@@ -40,6 +40,7 @@ class CheckResult:
     timings: dict[str, float]
     fixed: list[Finding] = field(default_factory=list)
     fix_rejected: list[Finding] = field(default_factory=list)
+    fix_deferred: list[Finding] = field(default_factory=list)  # overlapping an applied fix: next run
     diffs: list[str] = field(default_factory=list)
     workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
     config: Config | None = None

@@ -45,7 +45,14 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     if result.fix_rejected:
         parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
                      "rejected by verification")
+    if result.fix_deferred:
+        parts.append(_deferred(result))
     return ", ".join(parts) + "."
+
+
+def _deferred(result: CheckResult) -> str:
+    count = len(result.fix_deferred)
+    return f"{count} fix{'es' if count != 1 else ''} left for the next run (overlapping another)"
 
 
 def _not_written(result: CheckResult) -> str:
@@ -78,6 +85,8 @@ def fix_only_summary(result: CheckResult, unsafe_fixes: bool) -> str:
     if result.fix_rejected:
         parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
                      "rejected by verification")
+    if result.fix_deferred:
+        parts.append(_deferred(result))
     hidden = hidden_unsafe(result.findings, unsafe_fixes)
     if hidden:
         parts.append(hidden_text(hidden))
