@@ -114,7 +114,9 @@ def _single_row_use(op: Op, value: Value, axis: int, source: str, path: str) -> 
         sizes = op.params["slice_sizes"]
         if op.inputs[0] is not value or not (_same(sizes[axis], 1) and others_full(sizes)):
             return None
-        index = f"[{_index_text(op.inputs[1 + axis])}]"
+        written = _index_text(op.inputs[1 + axis])
+        constant = int(written) if written.lstrip("-").isdigit() else None
+        index = f"[{_negative_as_written(op, source, path, constant, shape[axis]) or written}]"
     elif op.primitive == "gather":
         numbers = op.params["dimension_numbers"]
         sizes = op.params["slice_sizes"]
@@ -132,7 +134,7 @@ def _single_row_use(op: Op, value: Value, axis: int, source: str, path: str) -> 
     return index
 
 
-_NEGATIVE_INDEX = re.compile(r"\[\s*(-\s*\d+)\s*\]\s*$")
+_NEGATIVE_INDEX = re.compile(r"\[\s*(-\s*\d+)\s*\]")
 
 
 def _negative_as_written(op: Op, source: str, path: str, start: Any, size: Any) -> str | None:
@@ -146,11 +148,10 @@ def _negative_as_written(op: Op, source: str, path: str, start: Any, size: Any) 
         text = source[offset_of(source, span.start_line, span.start_col):offset_of(source, span.end_line, span.end_col)]
     except (ValueError, IndexError):
         return None
-    match = _NEGATIVE_INDEX.search(text)
-    if match is None:
-        return None
-    written = match.group(1).replace(" ", "")
-    return written if int(written) + size == start else None
+    # Before JAX 0.5 a location is a whole line (no columns): any ``[-k]`` on it that is this row.
+    written = {m.replace(" ", "") for m in _NEGATIVE_INDEX.findall(text)}
+    fitting = [w for w in written if int(w) + size == start]
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def _index_text(index: Value) -> str:
