@@ -68,8 +68,12 @@ def test_a_signal_stops_the_run_and_every_process_it_started(tmp_path: Path, sig
                                                              name: str) -> None:
     (tmp_path / "hang.py").write_text(HANGING)
     (tmp_path / "fine.py").write_text(FOUNDING)
+    # As a terminal's foreground process gets it: a background job (this suite run with `&` by a
+    # shell without job control) inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt.
     process = subprocess.Popen([sys.executable, "-m", "jaxlint", "check", "--jobs", "1", "hang.py", "fine.py"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     worker, child = wait_for(tmp_path / "pids.txt", process)
     process.send_signal(signum)
     out, err = process.communicate(timeout=120)  # a guard against a hang, not a speed limit
