@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+SESSION = "jaxlint-session"  # the name the registered JaxlintSession goes by
+
 
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("jaxlint", "jaxlint: lint the JAX functions the tests call")
@@ -41,9 +43,6 @@ def pytest_configure(config: Any) -> None:
     # Loaded after the early hooks (``-p`` in a conftest.py): watched the slower way.
     if config.getoption("jaxlint") and not config.pluginmanager.has_plugin(SESSION):
         _register(config, early=False)
-
-
-SESSION = "jaxlint-session"
 
 
 def _register(config: Any, early: bool) -> None:

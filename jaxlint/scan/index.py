@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 from jaxlint.model import Span, Target
 from jaxlint.scan import ScanSyntaxError, scan_source
-from jaxlint.scan.names import Scope, qualified_names
+from jaxlint.scan.names import Scope, qualified_names, root_name
 from jaxlint.scan.walk import MODULE_TOP, Walker
 from jaxlint.text import char_column, offset_of, split_lines
 
@@ -321,15 +321,15 @@ def changed_objects(loop: ast.AST, names: set[str], outside: ast.AST, modules: s
     of a module's function. A function that reads such an object when it is traced keeps what it
     read the first time if it is no longer traced again."""
     skipped = {id(n) for n in ast.walk(outside)}
-    changed: set[str] = set()
+    changed: set[str | None] = set()
     for node in ast.walk(loop):
         if id(node) in skipped:
             continue
         if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
-            changed.add(_root(node))
+            changed.add(root_name(node))
         elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and _root(node.func) not in modules:
-                changed.add(_root(node.func))
+            if isinstance(node.func, ast.Attribute) and root_name(node.func) not in modules:
+                changed.add(root_name(node.func))
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 changed |= {n.id for n in ast.walk(argument) if isinstance(n, ast.Name) and n.id not in modules}
     return sorted(changed & names)
@@ -339,13 +339,6 @@ def imported_names(tree: ast.AST) -> set[str]:
     """Names import statements bind anywhere in ``tree`` (modules, mostly)."""
     return {alias.asname or alias.name.partition(".")[0] for node in ast.walk(tree)
             if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-
-
-def _root(node: ast.AST) -> str:
-    """The name an attribute or subscript chain starts from (``a`` of ``a.b[0].c``), else ""."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def free_names(function: ast.AST) -> set[str]:

@@ -196,7 +196,7 @@ def _decorator_transform(expr: ast.AST, scope: Scope, index: int) -> tuple[str, 
     return None
 
 
-def _root(node: ast.AST) -> str | None:
+def root_name(node: ast.AST) -> str | None:
     """The first part of the dotted name a Name/Attribute (chain) resolves by."""
     while type(node) is not ast.Name:
         if type(node) is ast.Attribute or type(node) is ast.Subscript:
@@ -225,7 +225,7 @@ class Resolver:
             self.roots = frozenset(roots)
 
     def _maybe(self, node: ast.AST) -> bool:
-        return self.roots is None or _root(node) in self.roots
+        return self.roots is None or root_name(node) in self.roots
 
     def decorator(self, expr: ast.AST, scope: Scope, index: int) -> tuple[str, list[ast.keyword]] | None:
         """(qualified name, configuring keywords) of a transform used as decorator ``expr``."""

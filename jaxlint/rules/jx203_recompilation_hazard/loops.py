@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import functools
 
 from jaxlint.model import Finding, Fix
 from jaxlint.rules.base import Rule, SourceContext
@@ -128,15 +127,10 @@ def _changed(index: SourceIndex, call: ast.Call, function: ast.AST, loops: list[
     """Names the jitted function reads whose objects a loop around it changes in place."""
     if not isinstance(function, (ast.Lambda, ast.Call)):
         return []
-    modules = _imported(index)
+    modules = index.memo("jx203.imported", lambda: frozenset(imported_names(index.tree)))
     reads = free_names(function) - modules
     return sorted({n for loop in loops if not isinstance(loop, COMPREHENSIONS)
                    for n in changed_objects(loop, reads, call, modules)})
-
-
-@functools.lru_cache(maxsize=4)  # every jit in a loop of the file asks
-def _imported(index: SourceIndex) -> frozenset[str]:
-    return frozenset(imported_names(index.tree))
 
 
 def _captured(function: ast.AST, loop: ast.AST) -> list[str]:
