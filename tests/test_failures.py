@@ -265,6 +265,8 @@ def killers(tmp_path_factory):
     write(root, {
         "crash_exit.py": "import os\nimport jax\nos._exit(4)\n" + TARGET,
         "crash_segfault.py": "import ctypes\nimport jax\nctypes.string_at(0)\n" + TARGET,
+        # faulthandler writes a path's non-ASCII characters as escapes: still found at its line
+        "crash_ségfault_数.py": "import ctypes\nimport jax\n\nctypes.string_at(0)\n" + TARGET,
         "hang_loop.py": "import jax\nwhile True:\n    pass\n" + TARGET,
         "hang_sleep.py": "import time\nimport jax\ntime.sleep(1000)\n" + TARGET,
         "z_good.py": FOUNDING,
@@ -276,7 +278,7 @@ def killers(tmp_path_factory):
 def test_good_file_is_checked_after_crashes_and_hangs(killers):
     _, result, found = killers
     assert_founding_found(found, "z_good.py")
-    assert result.workers_started == 5  # each killer costs its worker
+    assert result.workers_started == 6  # each killer costs its worker
 
 
 def test_os_exit_is_a_worker_crash_at_its_line(killers):
@@ -291,6 +293,8 @@ def test_segfault_is_a_worker_crash_at_its_line(killers):
     finding = only(found["crash_segfault.py"], "JX903")
     assert "SIGSEGV" in finding.message
     assert finding.span.start_line == line_of(root, "crash_segfault.py", "string_at")
+    outside_ascii = only(found["crash_ségfault_数.py"], "JX903")
+    assert outside_ascii.span.start_line == line_of(root, "crash_ségfault_数.py", "string_at") == 4
 
 
 @pytest.mark.parametrize("name, line_text", [("hang_loop.py", "while True"), ("hang_sleep.py", "time.sleep")])

@@ -338,3 +338,41 @@ def test_symbolic_sizes(tmp_path: Path) -> None:
     # and a gather along a symbolic axis (bounds unknown): quiet.
     assert finding.target == "symbolic_operand" and finding.fix is not None
     assert "reads 4 copies of the operand" in finding.message
+
+
+PARENTHESES = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def assigned(row):
+    y = jnp.max(jnp.broadcast_to(row + 1.0, (5, 3)), axis=0)
+    return y
+
+
+@jax.jit
+def scaled(row):
+    return 2.0 * jnp.max(jnp.broadcast_to(row + 1.0, (5, 3)), axis=0)
+
+
+@jax.jit
+def powered(row):
+    return -jnp.min(jnp.broadcast_to(row ** 2, (4, 3)), axis=0)
+
+
+@jax.jit
+def attribute(row):
+    return jnp.broadcast_to(-row, (2, 3)).max(axis=0).sum()
+
+
+for f in (assigned, scaled, powered, attribute):
+    f(jnp.arange(3.0))
+'''
+
+
+def test_the_replacement_is_parenthesized_only_where_python_needs_it(tmp_path: Path) -> None:
+    result = run_in_process(write(tmp_path, "jx304_parentheses", PARENTHESES))
+    texts = {f.target: [e.content for e in f.fix.edits] for f in result.findings if f.code == "JX304"}
+    assert texts == {"assigned": ["row + 1.0"], "scaled": ["(row + 1.0)"], "powered": ["row ** 2"],
+                     "attribute": ["(-row)"]}

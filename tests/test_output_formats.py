@@ -403,3 +403,31 @@ def test_unsafe_fixes_count_as_fixable_only_with_the_flag(tmp_path: Path) -> Non
         run = jaxlint("check", "--statistics", "--output-format", "json", *flags, ".", cwd=tmp_path)
         assert json.loads(run.stdout) == [{"code": "JX501", "name": "where-nan-gradient", "count": 1,
                                            "fixable": fixable}]
+
+
+WIDE_AND_TABS = ("import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef reset(数据, δ):\n"
+                 "\tprint('數值'); 数据.at[0].set(δ)\n\treturn 数据\n\n\nreset(jnp.ones(3), 1.0)\n")
+
+
+def test_carets_line_up_under_wide_characters_and_tabs(tmp_path: Path) -> None:
+    """Columns count characters; a terminal gives CJK characters two cells and shows the tab as
+    four spaces: the carets stand under the span, not under what precedes it."""
+    import io
+
+    from helpers import check_in_process
+
+    from jaxlint.config.selection import select_rules
+    from jaxlint.report.full import write_findings
+
+    path = tmp_path / "wide.py"
+    path.write_text(WIDE_AND_TABS, encoding="utf-8")
+    [finding] = check_in_process([str(path)], select_rules(["JX504"], None)).findings
+    out = io.StringIO()
+    write_findings([finding], {str(path): WIDE_AND_TABS}, out)
+    lines = out.getvalue().splitlines()
+    shown = next(line for line in lines if line.startswith("7 | "))[4:]
+    carets = next(line for line in lines if line.lstrip(" |").startswith("^"))[4:]
+    assert shown == "    print('數值'); 数据.at[0].set(δ)"
+    # The carets' cells, read back in the shown line: wide characters count twice.
+    cells = [c for char in shown for c in (char, "") if c or ord(char) > 0x2E80][:len(carets)]
+    assert "".join(cells[carets.index("^"):]) == "数据.at[0].set(δ)"

@@ -27,6 +27,12 @@ _DUMP_NOISE = re.compile(r"^\s*(File \".+\", line \d+ in |(Current thread|Thread
                          r"Stack \(most recent call first\)|Extension modules: |<no Python frame>)")
 
 
+def dumped_name(path: str) -> str:
+    """``path`` as faulthandler writes it: ASCII, other characters as backslash escapes (which
+    backslashreplace writes the same way); it cuts names over 500 characters, ending them in "..."."""
+    return path.encode("ascii", "backslashreplace").decode("ascii")
+
+
 class WorkerFailure(Exception):
     def __init__(self, kind: str, detail: str, line: int | None = None) -> None:
         super().__init__(detail)
@@ -128,10 +134,12 @@ class Worker:
         """The innermost line of ``path`` in the last stack dump of the current job, if any."""
         if path is None:
             return None
+        shown = dumped_name(path)
         # One dump per job at most (a fatal signal or a timeout), innermost frame first.
         for text in self._job_stderr().splitlines():
             match = _DUMP_FRAME.match(text)
-            if match and match["file"] == path:
+            if match and (match["file"] == shown or match["file"].endswith("...")
+                          and len(match["file"]) > 3 and shown.startswith(match["file"][:-3])):
                 return int(match["line"])
         return None
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.fixes.ast_spans import int_literal, node_at, node_span, node_text
+from jaxlint.fixes.ast_spans import int_literal, node_at, node_span, replacement_text
 from jaxlint.model import Edit, Fix, Span
 
 # Source spellings of each reduction primitive whose value over copies is the copy itself.
 SPELLINGS = {"reduce_max": {"max", "amax"}, "reduce_min": {"min", "amin"},
              "reduce_or": {"any"}, "reduce_and": {"all"}}
-# Expressions that need no parentheses wherever the reduction call stood.
-_ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
 
 
 def build_fix(source: str, primitive: str, reduce_span: Span, broadcast_span: Span,
@@ -38,9 +36,7 @@ def build_fix(source: str, primitive: str, reduce_span: Span, broadcast_span: Sp
     operand = _broadcast_operand(broadcast)
     if operand is None:
         return None
-    text = node_text(source, operand)
-    if not isinstance(operand, _ATOMS):
-        text = f"({text})"
+    text = replacement_text(source, call, operand)
     return Fix("safe", f"Reduce nothing: use `{text}`", (Edit(node_span(source, call), text),))
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TextIO
 
 from jaxlint.engine.results import CheckResult
@@ -10,6 +11,7 @@ from jaxlint.report.common import is_fixable, source_line, sources, split_lines
 from jaxlint.text import LINE_BREAK, relative
 
 _JOINED_BREAK = re.compile(rf"[ \t]*(?:{LINE_BREAK.pattern})\s*")  # a line break in a message
+TAB = "    "  # a tab in a shown source line, as ruff shows it: the carets must line up
 _NOTES = {"unsafe": "this is an unsafe fix and may change runtime behavior",
           "display-only": "this fix is shown, not applied: apply it by hand"}
 
@@ -53,5 +55,19 @@ def _excerpt(texts: dict[str, str], finding: Finding, pad: str) -> str:
     source = source_line(texts, finding.path, line)
     start = finding.span.start_col
     end = finding.span.end_col if finding.span.end_line == line else len(source)
-    carets = "^" * max(1, end - start)
-    return f"{pad} |\n{line} | {source}\n{pad} | {' ' * start}{carets}\n{pad} |\n"
+    carets = "^" * max(1, cells(source[start:end]))
+    return f"{pad} |\n{line} | {source.replace(chr(9), TAB)}\n{pad} | {' ' * cells(source[:start])}{carets}\n{pad} |\n"
+
+
+def cells(text: str) -> int:
+    """The width of ``text`` on a terminal: wide East Asian characters take two cells, combining
+    characters none, a tab len(TAB); columns count characters, so carets under CJK text need this."""
+    width = 0
+    for char in text:
+        if char == "\t":
+            width += len(TAB)
+        elif unicodedata.combining(char):
+            continue
+        else:
+            width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
