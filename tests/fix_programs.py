@@ -206,7 +206,7 @@ LOOP_STATES = [
 @st.composite
 def jx203(draw: st.DrawFn, style: Style, k: int) -> Fragment:
     """``jax.jit(lambda ...)`` called in a loop (JX203's hoist), with loops that do and do not
-    change what the lambda reads."""
+    change what the lambda reads, maybe inside an outer loop that does or does not."""
     w, x = two_names(draw)
     j = style.jnp
     name, before, first, rate, expect = draw(st.sampled_from(LOOP_STATES))
@@ -215,21 +215,32 @@ def jx203(draw: st.DrawFn, style: Style, k: int) -> Fragment:
         step = "i"
     fill = {"step": step, "k": k}
     before, first, rate = before.format(**fill), first.format(**fill), rate.format(**fill)
+    outer = draw(st.sampled_from(["", "epochs", "decaying epochs"]))
+    if outer == "decaying epochs":  # the outer loop changes the rate: a hoist stays inside it
+        name, before, rate = f"{name} in decaying epochs", "; ".join(filter(None, [before, "decay = 1.0"])), \
+            f"{rate} * decay"
+        expect = "kept" if expect == "kept" else "either"
+    elif outer:
+        name = f"{name} in epochs"
     support = (f"class Opt{k}:\n    lr = 0.1\n\n    def update(self, lr):\n        self.lr = lr\n\n\n"
                f"def decay_{k}(h):\n    h[0] *= 0.5\n\n\n"
                f"RATE_{k} = 0.1\n\n\n"
                f"def set_rate_{k}(value):\n    global RATE_{k}\n    RATE_{k} = value\n\n\n")
     jitted = f"{style.jit}(lambda {w}: {w} - {rate} * {j}.sum({x} @ {w}))({w})"
-    loop_body = (f"        {first}\n" if first else "") + f"        {w} = {jitted}{comment(draw)}\n"
+    body = ([first] if first else []) + [f"{w} = {jitted}{comment(draw)}"]
     if draw(st.booleans()):
-        loop = f"    for {step} in range(3):{comment(draw)}\n{loop_body}"
+        loop = [f"for {step} in range(3):{comment(draw)}", *(f"    {line}" for line in body)]
     else:
-        loop = f"    {step} = 0\n    while {step} < 3:\n{loop_body}        {step} += 1\n"
+        loop = [f"{step} = 0", f"while {step} < 3:", *(f"    {line}" for line in body), f"    {step} += 1"]
+    if outer:
+        decay = ["    decay = decay * 0.5"] if outer == "decaying epochs" else []
+        loop = ["for epoch in range(2):", *decay, *(f"    {line}" for line in loop)]
     if draw(st.booleans()):
-        loop = f"    # the training loop\n{loop}"
+        loop.insert(0, "# the training loop")
     fn = f"train_{k}"
     text = (support + f"{hint((w, x), ((3,), (2, 3)))}\n"
-            f"def {fn}({w}, {x}):\n" + (f"    {before}\n" if before else "") + loop + f"    return {w}\n")
+            f"def {fn}({w}, {x}):\n" + (f"    {before}\n" if before else "")
+            + "".join(f"    {line}\n" for line in loop) + f"    return {w}\n")
     return Fragment("JX203", name, text, (Entry(fn, ((3,), (2, 3))),), expect)
 
 

@@ -26,14 +26,12 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from fix_programs import Program, programs
 from helpers import check_in_process
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-hypothesis = pytest.importorskip("hypothesis")
-from fix_programs import Program, programs  # noqa: E402 (needs hypothesis)
-from hypothesis import HealthCheck, event, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from jaxlint.config.selection import select_rules  # noqa: E402
+from jaxlint.config.selection import select_rules
 
 FIXABLE = ["JX101", "JX203", "JX204", "JX303", "JX304", "JX501"]
 EXAMPLES = int(os.environ.get("JAXLINT_FUZZ_EXAMPLES", "0"))
