@@ -251,6 +251,9 @@ class Result:
     effectful: list[str] = field(default_factory=list)
     # Job.run_values: qualname -> per traced signature, per seed, the outputs (worker/values.py).
     values: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # Files besides the module the analysis read (the project's modules it imported, the examples
+    # files that registered its functions): path -> sha256, for the result cache (engine/cache.py).
+    inputs: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

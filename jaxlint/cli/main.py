@@ -57,9 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "or a `KEY = VALUE` TOML line overriding one setting, as for check")
     record.add_argument("--isolated", action="store_true",
                         help="ignore all configuration files (the root is the current directory)")
+    from jaxlint.cli.clean import add_parser as add_clean_parser
     from jaxlint.cli.explain import add_parser as add_explain_parser
 
     add_explain_parser(commands)
+    add_clean_parser(commands)
     return parser
 
 
@@ -108,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         from jaxlint.cli.explain import run as explain
 
         return explain(args)
+    if args.command == "clean":
+        from jaxlint.cli.clean import run as clean
+
+        return clean(args)
     if args.command == "rule":
         from jaxlint.report.ruledocs import rule_command
 
@@ -157,14 +163,17 @@ def main(argv: list[str] | None = None) -> int:
     except formats.OutputError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2
+    from jaxlint.engine.cache import ResultCache
     from jaxlint.engine.check import check
     from jaxlint.engine.interrupt import Interrupted
     from jaxlint.report import summary as report
 
+    cache = None if args.no_cache or _true(os.environ.get("JAXLINT_NO_CACHE")) \
+        else ResultCache(settings.cache_dir, settings.root)
     try:
         result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=settings.timeout, jobs=settings.jobs,
                        cost=args.cost, unsafe_fixes=args.unsafe_fixes, config=settings,
-                       ignore_noqa=args.ignore_noqa)
+                       ignore_noqa=args.ignore_noqa, cache=cache)
     except FileNotFoundError as error:
         print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
         return 2
@@ -200,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         return 2
     return check_flags.exit_code(args, result)
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _add_noqa(result: CheckResult) -> int:

@@ -55,6 +55,7 @@ class Config:
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4
     output_format: str | None = None  # None: not configured (the writer's default applies)
+    cache_dir: str = ""  # the result cache's folder: <root>/.jaxlint_cache unless set
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value set
 
     def rules(self) -> list[type[Rule]]:
@@ -166,7 +167,8 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
     """Merge the layers: later ones override keys, extend-* keys accumulate."""
     root = os.path.dirname(path) if path else os.getcwd()
     config = Config(root=root, path=path, signatures=os.path.join(root, ".jaxlint", "signatures.json"),
-                    layers=layers, exclude=[PathPattern(p, root) for p in DEFAULT_EXCLUDE])
+                    layers=layers, exclude=[PathPattern(p, root) for p in DEFAULT_EXCLUDE],
+                    cache_dir=os.path.join(root, ".jaxlint_cache"))
     for layer in layers:
         if layer.examples is not None:
             resolved = [os.path.normpath(os.path.join(layer.base, e)) for e in layer.examples]
@@ -180,7 +182,8 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
         if layer.per_file_ignores is not None:
             config.per_file_ignores = list(layer.per_file_ignores)
         config.per_file_ignores += layer.extend_per_file_ignores or []
-        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "timeout", "jobs", "output_format"):
+        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "timeout", "jobs", "output_format",
+                    "cache_dir"):
             if getattr(layer, key) is not None:
                 setattr(config, key, getattr(layer, key))
         for code, values in (layer.rules or {}).items():

@@ -42,6 +42,11 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     group.add_argument("--infer-arguments", dest="infer_arguments", action="store_true", default=None,
                        help="trace JAX functions no hint, example or record describes with guessed arguments")
     group.add_argument("--no-infer-arguments", dest="infer_arguments", action="store_false")
+    group.add_argument("--cache-dir", default=None, metavar="DIR",
+                       help="the result cache's folder (default: .jaxlint_cache in the project root; "
+                            "JAXLINT_CACHE_DIR)")
+    group.add_argument("-n", "--no-cache", action="store_true", default=None,
+                       help="analyze every module again, neither reading nor writing the cache (JAXLINT_NO_CACHE=1)")
     group.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
     group.add_argument("--show-files", action="store_true", help="print the files that would be checked and exit")
 
@@ -100,7 +105,9 @@ def _flag_layer(args: argparse.Namespace) -> Layer:
            "exclude": args.exclude, "extend-exclude": args.extend_exclude,
            "force-exclude": args.force_exclude, "respect-gitignore": args.respect_gitignore,
            "infer-arguments": args.infer_arguments,
-           "timeout": args.timeout, "jobs": args.jobs}
+           "timeout": args.timeout, "jobs": args.jobs,
+           # ruff's order: the flag, else the environment variable, else the configuration
+           "cache-dir": getattr(args, "cache_dir", None) or os.environ.get("JAXLINT_CACHE_DIR") or None}
     for key, value in raw.items():
         if value is not None:
             setattr(layer, key.replace("-", "_"), KEYS[key](value, _Key(layer, f"--{key}")))
@@ -147,6 +154,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
         "timeout": config.timeout,
         "jobs": config.jobs,
         "output-format": config.output_format,
+        "cache-dir": _shown_path(config.cache_dir, config.root),
     }
     out.write(f"# Settings file: {config.path or 'none (defaults)'}\n")
     out.write(f"# Project root: {config.root}\n")

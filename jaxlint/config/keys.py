@@ -2,6 +2,7 @@
 what was expected (with the closest key, code or option when there is one)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -41,6 +42,7 @@ class Layer:
     timeout: float | None = None
     jobs: int | None = None
     output_format: str | None = None
+    cache_dir: str | None = None  # absolute
     rules: dict[str, dict[str, Any]] | None = None  # code -> option -> value
 
 
@@ -127,6 +129,12 @@ def _jobs(value: Any, key: _Key) -> int:
     return value
 
 
+def _cache_dir(value: Any, key: _Key) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise key.fail("a folder path", value)
+    return os.path.normpath(os.path.join(key.layer.base, os.path.expanduser(value)))
+
+
 def _output_format(value: Any, key: _Key) -> str:
     if value not in OUTPUT_FORMATS:
         hint = did_you_mean(value, list(OUTPUT_FORMATS)) if isinstance(value, str) else "."
@@ -169,6 +177,7 @@ KEYS: dict[str, Callable[[Any, _Key], Any]] = {
     "timeout": _timeout,
     "jobs": _jobs,
     "output-format": _output_format,
+    "cache-dir": _cache_dir,
     "rules": _rules,
 }
 

@@ -11,6 +11,7 @@ import time
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
 from jaxlint.engine import suppressions, values
+from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
@@ -29,9 +30,10 @@ LOG = logging.getLogger(__name__)  # progress for --verbose
 
 
 def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False,
-            recorded: frozenset[str] = frozenset()) -> FileAnalysis:
+            recorded: frozenset[str] = frozenset(), cache: ResultCache | None = None) -> FileAnalysis:
     """Read and scan one file; no job for files that never mention jax (no import, no cost).
-    ``recorded``: the signatures file's keys with a signature (their JAX functions are targets)."""
+    ``recorded``: the signatures file's keys with a signature (their JAX functions are targets).
+    With ``cache``, a file whose bytes (and the rest of the scan's key) are unchanged is not scanned."""
     try:
         source = read_source(path)
     except SourceError as error:
@@ -45,6 +47,27 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
                              f"cannot read the file: {error.strerror or error}", 1, 0, codes)
     if not scan.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
+    if cache is None:
+        return _scan(source, codes, config, compile_costs, recorded)
+    prefix = signatures.function_key(path, config.root, "")
+    key = cache.scan_key(path, source.digest, codes, config.settings(), compile_costs,
+                         sorted(k for k in recorded if k.startswith(prefix)))
+    stored = cache.load_scan(key)
+    if stored is not None:
+        job = make_job(source, stored["targets"], codes, config.settings(), compile_costs=compile_costs) \
+            if stored["job"] else None
+        return FileAnalysis(source, stored["targets"], job, stored["result"], stored["findings"],
+                            functions=stored["functions"])
+    analysis = _scan(source, codes, config, compile_costs, recorded)
+    cache.store_scan(key, analysis.targets, analysis.functions, analysis.findings, analysis.job is not None,
+                     analysis.result)
+    return analysis
+
+
+def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: bool,
+          recorded: frozenset[str]) -> FileAnalysis:
+    """What ``prepare`` does after reading a file that mentions jax."""
+    path = source.path
     index = SourceIndex(path, source.text)  # one parse for the scan and the source rules
     try:
         targets = scan.scan_source(path, source.text, index.tree)
@@ -121,12 +144,13 @@ def default_jobs() -> int:
 def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
           timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
           unsafe_fixes: bool = False, config: Config | None = None,
-          ignore_noqa: bool = False) -> CheckResult:
+          ignore_noqa: bool = False, cache: ResultCache | None = None) -> CheckResult:
     """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
 
     Only files that mention jax and have targets are imported, each in a worker process
     (``jobs`` of them at once); a tree without such files never starts one
-    (``CheckResult.workers_started == 0``).
+    (``CheckResult.workers_started == 0``). With ``cache``, a module whose entry is up to date is
+    not imported at all, and what was analyzed is stored.
     """
     codes = [r.code for r in rules]
     timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
@@ -141,16 +165,25 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     started = time.perf_counter()
     compile_costs = cost == "compiled"
     recorded = _recorded(config)
-    analyses = [prepare(path, codes, config, compile_costs, recorded) for path in files]
+    analyses = [prepare(path, codes, config, compile_costs, recorded, cache) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config, empty_paths=empty)
     pending = [a for a in analyses if a.job is not None]
     LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
               timings["scan"] * 1000, len(pending), len(analyses))
-    lanes = max(1, min(jobs or default_jobs(), len(pending)))
+    to_run = pending
+    if cache is not None:
+        started = time.perf_counter()
+        for analysis in pending:
+            analysis.result = cache.load(analysis.job)  # type: ignore[arg-type]
+        to_run = [a for a in pending if a.result is None]
+        result.cached = len(pending) - len(to_run)
+        LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
+                  len(pending), (time.perf_counter() - started) * 1000)
+    lanes = max(1, min(jobs or default_jobs(), len(to_run)))
     pools = [WorkerPool(timeout) for _ in range(lanes)]
     try:
-        _run_all(pending, pools, codes)
+        _run_all(to_run, pools, codes, cache)
         for analysis in pending:
             for finding in analysis.result.findings:
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
@@ -192,8 +225,10 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     return result
 
 
-def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[str]) -> None:
-    """Each pool takes the next module until none is left; worker I/O releases the GIL."""
+def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[str],
+             cache: ResultCache | None = None) -> None:
+    """Each pool takes the next module until none is left; worker I/O releases the GIL. Each
+    result goes into ``cache`` as it comes, before the findings are taken from it."""
     queue = iter(pending)
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -207,6 +242,8 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
             started = time.perf_counter()
             try:
                 analysis.result = run_job(pool, analysis.job, codes)
+                if cache is not None:
+                    cache.store(analysis.job, analysis.result, analysis.source.digest)
             except BaseException as error:  # an internal error: stop and report it
                 errors.append(error)
             else:

@@ -43,6 +43,7 @@ class CheckResult:
     fix_deferred: list[Finding] = field(default_factory=list)  # overlapping an applied fix: next run
     diffs: list[str] = field(default_factory=list)
     workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
+    cached: int = 0  # modules whose result came from the result cache (not imported)
     config: Config | None = None
     ignore_noqa: bool = False  # --ignore-noqa: suppression comments are not applied
     # Findings the traces made in helpers whose files were not among those checked (not reported).

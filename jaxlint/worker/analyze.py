@@ -3,6 +3,7 @@ target and run the program rules on every signature; then the job kind's hook, i
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import sys
 import time
@@ -47,7 +48,10 @@ def analyze(job: Job) -> Result:
     # replaces it in sys.modules while it is analyzed; put the original back afterwards.
     shadowed = sys.modules.get(job.module)
     try:
-        return _Analysis(job).run()
+        analysis = _Analysis(job)
+        result = analysis.run()
+        result.inputs = _inputs(job, set(sys.modules) - modules, analysis.examples_files)
+        return result
     finally:
         for name in set(sys.modules) - modules:
             if is_project_module(sys.modules.get(name), job.root):
@@ -56,6 +60,28 @@ def analyze(job: Job) -> Result:
             sys.modules[job.module] = shadowed
         sys.path[:] = path
         VMAP_RECORDS.clear()  # they hold the module's functions and arguments
+
+
+def _inputs(job: Job, imported: set[str], examples_files: set[str]) -> dict[str, str]:
+    """The files besides the module that its result depends on, with their sha256: the project's
+    modules it imported and the examples files that registered its functions (result cache)."""
+    files = set(examples_files)
+    for name in imported:
+        module = sys.modules.get(name)
+        if is_project_module(module, job.root):
+            try:
+                file = getattr(module, "__file__", None)
+            except Exception:  # a module object of the user's with surprising attributes
+                file = None
+            files.add(file if isinstance(file, str) else "")
+    inputs = {}
+    for file in sorted(files - {"", job.path}):
+        try:
+            with open(file, "rb") as handle:
+                inputs[file] = hashlib.sha256(handle.read()).hexdigest()
+        except OSError:
+            inputs[file] = ""  # never equal to a digest: the entry is always out of date
+    return inputs
 
 
 class _Analysis:
@@ -70,6 +96,7 @@ class _Analysis:
         self.others = ProjectSources(lambda path: is_project_file(path, job.root),
                                      {job.path: (job.source, self.index)})
         self.other_functions: dict[str, list[JaxFunction]] = {}
+        self.examples_files: set[str] = set()  # those that registered a function of the module
 
     @cached_property
     def jax_functions(self) -> list[JaxFunction]:
@@ -103,6 +130,7 @@ class _Analysis:
 
             started = time.perf_counter()
             registrations, failed = run_examples(job, self.codes)
+            self.examples_files = {r.examples_file for r in registrations}
             self.findings.extend(failed)
             timings["examples"] = time.perf_counter() - started
             for target in job.targets:

@@ -56,6 +56,7 @@ class Registration:
     bound: Any = _UNBOUND  # the object of a registered bound method or module instance
     call: Any = None  # what to trace instead of the target (a linen ``model.apply``)
     function: Any = None  # what was registered: traced itself when it is no scanned target
+    examples_file: str = ""  # the configured file that made it (an input of the module's result)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -109,7 +110,7 @@ def run_examples(job: Job, codes: set[str]) -> tuple[list[Registration], list[Fi
             if target is None or target[0] != here:
                 continue  # unusable, or registers a function of another module
             try:
-                registrations.append(_registration(entry, target))
+                registrations.append(dataclasses.replace(_registration(entry, target), examples_file=file))
             except Exception as error:  # e.g. a linen module whose init fails on these shapes
                 if ImportErrorRule.code in codes:
                     findings.append(_failure(job, entry.file, error, entry.line))

@@ -1,0 +1,273 @@
+"""The result cache: a module whose analysis cannot have changed is not imported again, and a
+file whose bytes are unchanged is not scanned again (``scans/``, keyed by its bytes, the rules,
+the settings and jaxlint).
+
+One entry per module, named by a hash of everything its worker result depends on that the
+parent can see without importing JAX:
+- the job: the module's path, source, targets with their hints, the selected rules, the settings
+  (examples and signatures files, rule options, infer-arguments), ``--cost``;
+- the signatures file's entries for the module's functions (not the rest of the file);
+- the text of each examples file that imports the module or a package above it;
+- jaxlint (its version and its files' sizes and times), Python, the installed distributions
+  (the names of the ``*.dist-info`` folders in site-packages: JAX's and jaxlib's versions among
+  them) and the environment variables JAX reads (``JAX_*``, ``XLA_FLAGS``).
+The entry also lists what the worker saw the module read, checked at each lookup: the project's
+other modules it imported and the examples files that registered its functions, with their
+hashes. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
+through a rename, so concurrent runs never read half an entry.
+
+Not seen, so not keyed: data files the module reads at import, and an examples file that gains
+a registration for the module's function through a third module's re-export.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jaxlint.about import __version__
+from jaxlint.config import signatures
+from jaxlint.model import Finding, Job, Result, Settings, Span, Target
+from jaxlint.scan.functions import JaxFunction
+from jaxlint.text import write_text_atomic
+
+LOG = logging.getLogger(__name__)
+FORMAT = 1  # of an entry; a change makes every older entry a miss
+GITIGNORE = "# Automatically created by jaxlint.\n*\n"
+CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by jaxlint.\n")
+# Results that depend on the machine's load or on jaxlint's own failures are never kept.
+_NOT_KEPT = {"timeout", "crash"}
+
+
+@dataclass
+class ResultCache:
+    """The cache in ``folder``; ``hits`` and ``stored`` count this run's lookups and writes."""
+
+    folder: str
+    root: str  # the configuration's root (signatures keys are relative to it)
+    hits: int = 0
+    stored: int = 0
+    _digests: dict[str, str | None] = field(default_factory=dict)
+    _imports: dict[str, frozenset[str]] = field(default_factory=dict)
+    _environment: str | None = None
+
+    def load(self, job: Job) -> Result | None:
+        """The stored result of ``job``, if its entry exists, is whole and what it read is unchanged."""
+        path = self._entry(self.key(job))
+        try:
+            with open(path, encoding="utf-8") as handle:
+                entry = json.load(handle)
+            if entry.get("format") != FORMAT or entry.get("key") != os.path.basename(path)[:-5]:
+                return None
+            if any(self.digest(file) != digest for file, digest in entry["inputs"].items()):
+                LOG.debug("%s: cache entry out of date (an imported file changed)", job.path)
+                return None
+            result = Result.from_json(entry["result"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:  # corrupt or foreign
+            LOG.debug("%s: cache entry ignored (%s: %s)", job.path, type(error).__name__, error)
+            return None
+        result.timings = {}  # nothing was spent on it this run
+        self.hits += 1
+        return result
+
+    def store(self, job: Job, result: Result, source_digest: str) -> None:
+        """Keep ``result`` of ``job`` (its ``inputs``: the other files the worker saw it read);
+        ``source_digest``: the hash of the module's bytes that were scanned."""
+        inputs = result.inputs
+        if result.internal_error is not None or any(s.kind in _NOT_KEPT for s in result.skipped):
+            return
+        if _read_digest(job.path) != source_digest or any(self.digest(f) != d for f, d in inputs.items()):
+            return  # a file changed while the module was analyzed: the worker may have read either
+        key = self.key(job)
+        entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs,
+                 "result": {**result.to_json(), "timings": {}}}
+        if self._write(self._entry(key), entry):
+            self.stored += 1
+
+    def _write(self, path: str, entry: dict[str, Any]) -> bool:
+        try:
+            self._prepare()
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_text_atomic(path, json.dumps(entry))
+        except (OSError, TypeError, ValueError) as error:  # a read-only cache folder is no cache
+            LOG.debug("cache not written (%s: %s)", type(error).__name__, error)
+            return False
+        return True
+
+    # -- the scan of a file: its targets, JAX functions and (no job) source-rule findings -------
+
+    def load_scan(self, key: str) -> dict[str, Any] | None:
+        """The stored scan under ``key`` (see ``scan_key``), or None."""
+        try:
+            with open(self._entry(key, "scans"), encoding="utf-8") as handle:
+                entry = json.load(handle)
+            if entry.get("format") != FORMAT or entry.get("key") != key:
+                return None
+            return {"targets": [Target.from_json(t) for t in entry["targets"]],
+                    "functions": [_function_from_json(f) for f in entry["functions"]],
+                    "findings": [Finding.from_json(f) for f in entry["findings"]],
+                    "job": bool(entry["job"]),
+                    "result": None if entry["result"] is None else Result.from_json(entry["result"])}
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            LOG.debug("scan cache entry %s ignored (%s: %s)", key, type(error).__name__, error)
+            return None
+
+    def store_scan(self, key: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
+                   job: bool, result: Result | None) -> None:
+        entry = {"format": FORMAT, "key": key, "targets": [t.to_json() for t in targets],
+                 "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
+                 "job": job, "result": None if result is None else result.to_json()}
+        self._write(self._entry(key, "scans"), entry)
+
+    def scan_key(self, path: str, digest: str, codes: list[str], settings: Settings, compile_costs: bool,
+                 recorded: list[str]) -> str:
+        """What a file's scan depends on: its bytes, the rules, the settings, the signatures
+        file's keys for it, jaxlint."""
+        material = {"format": FORMAT, "path": path, "digest": digest, "codes": codes, "settings": asdict(settings),
+                    "compile_costs": compile_costs, "recorded": recorded, "environment": self.environment()}
+        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+    def key(self, job: Job) -> str:
+        """The hash naming ``job``'s entry."""
+        material = {
+            "format": FORMAT,
+            "job": job.to_json(),
+            "environment": self.environment(),
+            "signatures": self._signature_entries(job),
+            "examples": {file: self.digest(file) for file in job.settings.examples if self._names(file, job.module)},
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+    def digest(self, path: str) -> str | None:
+        """sha256 of the file's bytes (None when unreadable), once per run."""
+        if path not in self._digests:
+            self._digests[path] = _read_digest(path)
+        return self._digests[path]
+
+    def environment(self) -> str:
+        """What the worker's results depend on outside the project, without importing JAX."""
+        if self._environment is None:
+            parts = [__version__, sys.version, os.path.realpath(sys.executable), sys.prefix, _package_stamp()]
+            for folder in _site_folders():
+                try:
+                    names = sorted(os.listdir(folder))
+                except OSError:
+                    continue
+                parts += [n for n in names if n.endswith((".dist-info", ".egg-info", ".egg-link", ".pth"))]
+            parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("JAX_") or k == "XLA_FLAGS")
+            self._environment = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        return self._environment
+
+    def _names(self, examples_file: str, module: str) -> bool:
+        """Whether an examples file imports ``module`` or a package above it: a function of the
+        module can only be registered through one of them (or a re-export elsewhere)."""
+        if examples_file not in self._imports:
+            try:
+                with open(examples_file, "rb") as handle:
+                    self._imports[examples_file] = imported_names(handle.read())
+            except OSError:
+                self._imports[examples_file] = frozenset("*")
+        names, parts = self._imports[examples_file], module.split(".")
+        return "*" in names or any(".".join(parts[:n]) in names for n in range(1, len(parts) + 1))
+
+    def _signature_entries(self, job: Job) -> dict[str, object]:
+        if not job.settings.signatures:
+            return {}
+        prefix = signatures.function_key(job.path, self.root, "")
+        try:
+            entries = signatures.load(job.settings.signatures)
+        except (signatures.SignaturesError, OSError):
+            return {"unreadable": self.digest(job.settings.signatures)}
+        return {k: v for k, v in entries.items() if k.startswith(prefix)}
+
+    def _entry(self, key: str, kind: str = "results") -> str:
+        return os.path.join(self.folder, kind, key[:2], key + ".json")
+
+    def _prepare(self) -> None:
+        """The folder with ruff's markers: git ignores it, backup tools may skip it."""
+        if os.path.isdir(self.folder):
+            return
+        os.makedirs(self.folder, exist_ok=True)
+        for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+            write_text_atomic(os.path.join(self.folder, name), text)
+
+
+def _function_to_json(function: JaxFunction) -> dict[str, Any]:
+    return {**asdict(function), "own_lines": sorted(function.own_lines), "params": list(function.params)}
+
+
+def _function_from_json(data: dict[str, Any]) -> JaxFunction:
+    return JaxFunction(data["qualname"], data["first_line"], data["line"], tuple(data["params"]),
+                       frozenset(data["own_lines"]), Span(**data["span"]), Span(**data["name_span"]))
+
+
+def _site_folders() -> list[str]:
+    """Where installed distributions live (not the current folder or the project's)."""
+    import site
+
+    folders = list(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    return folders + ([user] if isinstance(user, str) else [])
+
+
+def _read_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def clean(folder: str) -> bool:
+    """Remove the cache folder; False when there was none."""
+    if not os.path.isdir(folder):
+        return False
+    shutil.rmtree(folder)
+    return True
+
+
+def _package_stamp() -> str:
+    """jaxlint's own files, by size and modification time: an edited checkout is another jaxlint."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    stamp = []
+    for folder, dirs, files in os.walk(here):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".md")):
+                info = os.stat(os.path.join(folder, name))
+                stamp.append(f"{os.path.relpath(os.path.join(folder, name), here)}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stamp).encode()).hexdigest()
+
+
+def imported_names(text: bytes) -> frozenset[str]:
+    """The modules a file's import statements name, "*" for an import by a computed name or a
+    relative one (it could be any module); {"*"} when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset("*")
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or not node.module:
+                found.add("*")
+            else:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) \
+                in ("__import__", "import_module"):
+            found.add("*")
+    return frozenset(found)

@@ -1,0 +1,254 @@
+"""The result cache (engine/cache.py): an unchanged module is not imported again, a change to
+anything its result depends on is seen, and a damaged cache is never trusted. Real analyses; the
+runs that must not import JAX are real processes."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from unittest import mock
+
+from helpers import check_in_process
+
+from jaxlint.config import load_config
+from jaxlint.config.selection import select_rules
+from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.results import CheckResult
+
+RULES = select_rules(None, None)
+
+HELPERS = """\
+import jax.numpy as jnp
+
+
+def shift(x):
+    return x + 1
+"""
+
+MAIN = """\
+import jax
+
+from shifts import shift
+
+
+def blackbox(x, y):
+    x = shift(x)
+    return x, x * y
+
+
+@jax.jit
+def mapped(x, y):
+    x, y = jax.vmap(blackbox, in_axes=(None, 0))(x, y)
+    return x[0], y
+
+
+mapped(1.0, jax.numpy.arange(4.0))
+"""
+
+ALONE = """\
+import jax
+
+
+@jax.jit
+def alone(x):
+    return x * 2
+
+
+alone(1.0)
+"""
+
+
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "jaxlint.toml").write_text("")  # the project root, wherever the test runs
+    (tmp_path / "shifts.py").write_text(HELPERS)
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / "alone.py").write_text(ALONE)
+    return tmp_path
+
+
+def run(root: Path, cache: bool = True) -> CheckResult:
+    config = load_config([str(root)])
+    assert config.root == str(root)  # (without a configuration file it would be the cwd)
+    return check_in_process([str(root)], RULES, config=config,
+                            cache=ResultCache(config.cache_dir, config.root) if cache else None)
+
+
+def analyzed(result: CheckResult) -> set[str]:
+    """The modules imported this run: those with a job whose result did not come from the cache
+    (a fresh result has timings)."""
+    return {Path(a.source.path).name for a in result.files if a.result is not None and a.result.timings}
+
+
+def findings(result: CheckResult) -> list[tuple]:
+    return [(Path(f.path).name, f.span.start_line, f.code, f.message) for f in result.findings]
+
+
+def test_an_unchanged_tree_is_not_analyzed_again(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    first = run(root)
+    assert analyzed(first) == {"main.py", "alone.py"} and first.cached == 0
+    assert any(code == "JX101" for _, _, code, _ in findings(first))
+    second = run(root)
+    assert second.cached == 2 and analyzed(second) == set() and second.workers_started == 0
+    assert findings(second) == findings(first) and second.linted == first.linted
+    # The cache folder keeps itself out of git, as ruff's does.
+    assert (root / ".jaxlint_cache" / ".gitignore").read_text().endswith("*\n")
+
+
+def test_a_changed_helper_invalidates_its_importers_only(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run(root)
+    (root / "shifts.py").write_text(HELPERS.replace("x + 1", "x + 2"))
+    assert analyzed(run(root)) == {"main.py"}
+    (root / "alone.py").write_text(ALONE.replace("x * 2", "x * 3"))
+    assert analyzed(run(root)) == {"alone.py"}
+    assert analyzed(run(root)) == set()
+
+
+def test_a_changed_examples_file_invalidates_the_modules_it_covers(tmp_path: Path) -> None:
+    (tmp_path / "first.py").write_text("import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sum(x)\n")
+    (tmp_path / "second.py").write_text("import jax.numpy as jnp\n\n\ndef g(x):\n    return jnp.max(x)\n")
+    examples = "import jax.numpy as jnp\nimport jaxlint\n\nfrom first import f\n\njaxlint.example(f, jnp.ones({n}))\n"
+    (tmp_path / "examples.py").write_text(examples.format(n=3))
+    (tmp_path / "jaxlint.toml").write_text('examples = ["examples.py"]\n')
+    first = run(tmp_path)
+    assert {"first.py", "second.py"} <= analyzed(first) and first.traced == 1
+    (tmp_path / "examples.py").write_text(examples.format(n=5))
+    assert analyzed(run(tmp_path)) == {"first.py"}  # second.py is not named by it
+    # A new registration of second.py's function (it imports second now) re-analyzes second.py.
+    (tmp_path / "examples.py").write_text(examples.format(n=5) + "from second import g\njaxlint.example(g, jnp.ones(2))\n")
+    again = run(tmp_path)
+    assert analyzed(again) == {"first.py", "second.py"} and again.traced == 2
+
+
+def test_a_changed_signatures_entry_invalidates_its_module_only(tmp_path: Path) -> None:
+    for name in ("first", "second"):
+        (tmp_path / f"{name}.py").write_text(f"import jax.numpy as jnp\n\n\ndef {name}(x):\n    return jnp.sum(x)\n")
+    (tmp_path / "jaxlint.toml").write_text("")  # the root: the signatures file is <root>/.jaxlint/
+    signatures = tmp_path / ".jaxlint" / "signatures.json"
+    signatures.parent.mkdir()
+
+    def record(first_shape: str) -> None:
+        functions = {f"{name}.py::{name}": {"params": ["x"], "signatures": [{"x": shape}]}
+                     for name, shape in (("first", first_shape), ("second", "f32[2]"))}
+        signatures.write_text(json.dumps({"version": 1, "functions": functions}))
+
+    record("f32[3]")
+    assert run(tmp_path).traced == 2
+    record("f32[7]")
+    assert analyzed(run(tmp_path)) == {"first.py"}
+
+
+def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    expected = findings(run(root))
+    entries = sorted((root / ".jaxlint_cache" / "results").rglob("*.json"))
+    assert len(entries) == 2
+    entries[0].write_text(entries[0].read_text()[:40])  # truncated
+    foreign = json.loads(entries[1].read_text())
+    foreign["key"] = "0" * 64  # an entry copied from elsewhere
+    entries[1].write_text(json.dumps(foreign))
+    again = run(root)
+    assert again.cached == 0 and findings(again) == expected
+    assert run(root).cached == 2  # rewritten whole
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run(root, cache=False)
+    assert not (root / ".jaxlint_cache").exists()
+
+
+def test_a_timed_out_module_is_not_kept(tmp_path: Path) -> None:
+    (tmp_path / "slow.py").write_text("import time\nimport jax\n\ntime.sleep(30)\n\n\n@jax.jit\ndef f(x):\n    return x\n")
+    from jaxlint.engine.check import check
+
+    (tmp_path / "jaxlint.toml").write_text("")
+    config = load_config([str(tmp_path)])
+    for _ in range(2):
+        result = check([str(tmp_path)], RULES, timeout=2.0, config=config,
+                       cache=ResultCache(str(tmp_path / ".jaxlint_cache"), str(tmp_path)))
+        assert [f.code for f in result.findings] == ["JX902"] and result.cached == 0
+
+
+def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """jaxlint check in a fresh interpreter, saying at the end whether JAX was imported."""
+    code = textwrap.dedent(f"""
+        import sys
+        from jaxlint.cli.main import main
+        status = main(["check", *{list(args)!r}])
+        print("jax imported" if "jax" in sys.modules else "jax not imported", file=sys.stderr)
+        sys.exit(status)
+    """)
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    first = cli(root, "--timings", ".")
+    assert first.returncode == 1 and "JX101" in first.stdout and "worker-start 0.0 ms" not in first.stderr
+    second = cli(root, "--timings", ".")
+    assert second.stdout == first.stdout and second.returncode == 1
+    # No worker started (one imports JAX), and jaxlint's own process never imports it.
+    assert "worker-start 0.0 ms" in second.stderr and second.stderr.endswith("jax not imported\n")
+    assert "worker-start 0.0 ms" not in cli(root, "--no-cache", "--timings", ".").stderr
+    assert "worker-start 0.0 ms" not in cli(root, "--timings", ".", env={"JAXLINT_NO_CACHE": "1"}).stderr
+    clean = subprocess.run([sys.executable, "-m", "jaxlint", "clean"], cwd=root, capture_output=True, text=True)
+    assert clean.returncode == 0 and "Removing cache at:" in clean.stderr
+    assert not (root / ".jaxlint_cache").exists()
+
+
+def test_the_cache_folder_from_the_flag_the_environment_or_the_configuration(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "jaxlint.toml").write_text('cache-dir = "build/lint-cache"\n')  # relative to its file
+    cli(root, ".")
+    assert (root / "build" / "lint-cache" / "results").is_dir()
+    cli(root, ".", env={"JAXLINT_CACHE_DIR": str(tmp_path / "from-env")})
+    assert (tmp_path / "from-env" / "results").is_dir()
+    cli(root, "--cache-dir", "from-flag", ".", env={"JAXLINT_CACHE_DIR": str(tmp_path / "unused")})
+    assert (root / "from-flag" / "results").is_dir() and not (tmp_path / "unused").exists()
+    assert not (root / ".jaxlint_cache").exists()
+
+
+def test_two_concurrent_runs_agree_and_leave_whole_entries(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    code = "import sys\nfrom jaxlint.cli.main import main\nsys.exit(main(['check', '.']))\n"
+    runs = [subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    outputs = [process.communicate(timeout=300)[0] for process in runs]
+    assert outputs[0] == outputs[1] and "JX101" in outputs[0]
+    for entry in (root / ".jaxlint_cache" / "results").rglob("*"):
+        if entry.is_file():
+            json.loads(entry.read_text())  # never half-written
+    assert run(root).cached == 2
+
+
+def test_fix_works_from_cached_results_and_the_fixed_file_is_analyzed_again(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    assert "JX101" in cli(root, ".").stdout
+    fixed = cli(root, "--fix", ".")  # the findings come from the cache; the fix is verified anew
+    assert fixed.returncode == 0 and "1 fixed" in fixed.stderr
+    assert "out_axes" in (root / "main.py").read_text()
+    after = run(root)
+    assert analyzed(after) == {"main.py"} and not [f for f in after.findings if f.code == "JX101"]
+
+
+def test_an_unchanged_file_is_not_scanned_again(tmp_path: Path) -> None:
+    """The scan (targets, JAX functions, source-rule findings) is kept by the file's bytes."""
+    root = project(tmp_path)
+    first = run(root)
+    with mock.patch("jaxlint.engine.check._scan", side_effect=AssertionError("scanned")):
+        second = run(root)
+    assert [(a.targets, a.functions) for a in second.files] == [(a.targets, a.functions) for a in first.files]
+    (root / "alone.py").write_text(ALONE + "\n# changed\n")
+    with mock.patch("jaxlint.engine.check._scan", side_effect=AssertionError("scanned")):
+        try:
+            run(root)
+        except AssertionError as error:
+            assert str(error) == "scanned"
+        else:
+            raise AssertionError("a changed file was not scanned")
