@@ -252,3 +252,12 @@ def test_an_unchanged_file_is_not_scanned_again(tmp_path: Path) -> None:
             assert str(error) == "scanned"
         else:
             raise AssertionError("a changed file was not scanned")
+
+
+def test_diff_reads_the_cache_and_writes_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    diff = cli(root, "--diff", ".")
+    assert "+++ b/main.py" in diff.stdout and not (root / ".jaxlint_cache").exists()
+    cli(root, ".")
+    again = cli(root, "--diff", "--timings", ".")
+    assert again.stdout == diff.stdout and "worker-start 0.0 ms" in again.stderr  # the findings were cached

@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     from jaxlint.report import summary as report
 
     cache = None if args.no_cache or _true(os.environ.get("JAXLINT_NO_CACHE")) \
-        else ResultCache(settings.cache_dir, settings.root)
+        else ResultCache(settings.cache_dir, settings.root, writes=not args.diff)  # --diff writes nothing
     try:
         result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=settings.timeout, jobs=settings.jobs,
                        cost=args.cost, unsafe_fixes=args.unsafe_fixes, config=settings,

@@ -52,6 +52,7 @@ class ResultCache:
 
     folder: str
     root: str  # the configuration's root (signatures keys are relative to it)
+    writes: bool = True  # False: read only (--diff promises to write nothing)
     hits: int = 0
     stored: int = 0
     _digests: dict[str, str | None] = field(default_factory=dict)
@@ -94,6 +95,8 @@ class ResultCache:
             self.stored += 1
 
     def _write(self, path: str, entry: dict[str, Any]) -> bool:
+        if not self.writes:
+            return False
         try:
             self._prepare()
             os.makedirs(os.path.dirname(path), exist_ok=True)
