@@ -125,6 +125,8 @@ FORBIDDEN = {
                       "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
     "jaxlint.worker": ("jaxlint.cli", "jaxlint.engine", "jaxlint.report", "jaxlint.explain"),
     "jaxlint.pytest_plugin": ("jaxlint.cli", "jaxlint.explain"),
+    # The editor server is a parent like the cli: the worker's code runs in the worker only.
+    "jaxlint.server": ("jaxlint.cli", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir"),
     "jaxlint.model": ("jaxlint.",),
     "jaxlint.text": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.scan", "jaxlint.fixes"),

@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_explain_parser(commands)
     add_clean_parser(commands)
+    commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: jaxlint[server])")
     return parser
 
 
@@ -110,6 +111,14 @@ def main(argv: list[str] | None = None) -> int:
         from jaxlint.cli.explain import run as explain
 
         return explain(args)
+    if args.command == "server":
+        try:
+            from jaxlint.server.lsp import main as serve
+        except ImportError as error:
+            print(f"jaxlint: the editor server needs pygls ({error}); pip install 'jaxlint[server]'", file=sys.stderr)
+            return 2
+        serve()
+        return 0
     if args.command == "clean":
         from jaxlint.cli.clean import run as clean
 

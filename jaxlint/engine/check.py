@@ -144,13 +144,15 @@ def default_jobs() -> int:
 def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
           timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
           unsafe_fixes: bool = False, config: Config | None = None,
-          ignore_noqa: bool = False, cache: ResultCache | None = None) -> CheckResult:
+          ignore_noqa: bool = False, cache: ResultCache | None = None,
+          pool: WorkerPool | None = None) -> CheckResult:
     """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
 
     Only files that mention jax and have targets are imported, each in a worker process
     (``jobs`` of them at once); a tree without such files never starts one
     (``CheckResult.workers_started == 0``). With ``cache``, a module whose entry is up to date is
-    not imported at all, and what was analyzed is stored.
+    not imported at all, and what was analyzed is stored. ``pool``: a worker the caller keeps warm
+    (the editor server), the only lane, left running afterwards.
     """
     codes = [r.code for r in rules]
     timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
@@ -181,7 +183,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
         LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
                   len(pending), (time.perf_counter() - started) * 1000)
     lanes = max(1, min(jobs or default_jobs(), len(to_run)))
-    pools = [WorkerPool(timeout) for _ in range(lanes)]
+    pools = [pool] if pool is not None else [WorkerPool(timeout) for _ in range(lanes)]
     try:
         _run_all(to_run, pools, codes, cache)
         for analysis in pending:
@@ -200,8 +202,8 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
             for analysis in analyses:
                 analysis.findings = suppressions.settle(analysis, codes, config)
         values.demote_unverifiable(analyses)  # a safe fix must be provable by running its function
-        timings["worker-start"] = sum(pool.jax_import for pool in pools)
-        result.workers_started = sum(pool.started for pool in pools)
+        timings["worker-start"] = sum(lane.jax_import for lane in pools)
+        result.workers_started = sum(lane.started for lane in pools)
         if fix or diff or compile_costs:
             from jaxlint.engine.fixer import fix_files
 
@@ -212,13 +214,14 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
                       len(result.fixed), len(result.fix_rejected))
             timings["fix"] = time.perf_counter() - started
     except (KeyboardInterrupt, Terminated) as error:
-        for pool in pools:
-            pool.kill()
+        for lane in pools:
+            lane.kill()
         done = sum(1 for analysis in pending if analysis.result is not None)
         raise Interrupted(error, done, len(pending), len({f.path for f in result.fixed})) from None
     finally:
-        for pool in pools:
-            pool.close()
+        for own in pools:
+            if own is not pool:
+                own.close()
     for analysis in analyses:
         analysis.findings = _dedupe(analysis.findings)
     config.apply_per_file_ignores(analyses)  # the fixed files' findings are new

@@ -59,6 +59,7 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             analysis.result = new_result if accepted else analysis.result
             result.fixed.extend(accepted + comment_fixed)
         else:
+            result.fixed_texts[analysis.source.path] = new_text
             name = relative(analysis.source.path)
             result.diffs.append("".join(difflib.unified_diff(
                 old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),

@@ -191,16 +191,21 @@ class WorkerPool:
         self.jax_import = 0.0
         self.started = 0  # workers started: zero means JAX was never imported
 
-    def run(self, job: Job) -> Result:
-        """The job's result; raises WorkerFailure (the worker is then discarded)."""
+    def warm(self) -> None:
+        """A live worker, JAX imported (started now if there is none): the editor server's first
+        save does not wait for the import. Raises WorkerFailure."""
         if self.worker is not None and not self.worker.alive():
             # It died after its last result (e.g. a thread the previous module started):
-            # not this module's fault, so start afresh rather than blame it.
+            # not the next module's fault, so start afresh rather than blame it.
             self.close()
         if self.worker is None:
             self.started += 1
             self.worker = Worker()
             self.jax_import += self.worker.jax_import
+
+    def run(self, job: Job) -> Result:
+        """The job's result; raises WorkerFailure (the worker is then discarded)."""
+        self.warm()
         try:
             return self.worker.run(job, self.timeout)
         except WorkerFailure:

@@ -42,6 +42,7 @@ class CheckResult:
     fix_rejected: list[Finding] = field(default_factory=list)
     fix_deferred: list[Finding] = field(default_factory=list)  # overlapping an applied fix: next run
     diffs: list[str] = field(default_factory=list)
+    fixed_texts: dict[str, str] = field(default_factory=dict)  # --diff: path -> the verified fixed text
     workers_started: int = 0  # 0: no module needed importing, so JAX was never imported
     cached: int = 0  # modules whose result came from the result cache (not imported)
     config: Config | None = None

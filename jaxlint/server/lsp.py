@@ -1,0 +1,234 @@
+"""``jaxlint server``: a language server over stdio (pygls).
+
+- Diagnostics when a Python file is opened or saved: the file on disk is checked with the
+  configuration ``check`` would use, through the result cache (an unchanged module answers at
+  once) and one warm worker, started with the server so JAX is imported before the first save.
+  A worker that crashes or times out is replaced by the pool; the finding says what happened.
+- Code actions on a diagnostic: its fix (a safe one is the preferred quick fix; an unsafe one
+  says so in its title) and "add ``# noqa: CODE``"; the source action ``source.fixAll.jaxlint``
+  applies the fixes ``--fix`` would, verified on values first (computed when the editor resolves
+  the action, since verification starts fresh workers).
+- Hover on a code in a ``# noqa:`` comment: the rule's name and summary.
+- The setting ``showUntraced`` (initialization options or workspace configuration ``jaxlint``):
+  JAX functions the check did not lint, as information diagnostics.
+
+Checks run on pygls's thread pool, one at a time (one worker), so the editor never waits on one.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from jaxlint.about import __version__
+from jaxlint.config import ConfigError, load_config
+from jaxlint.engine.add_noqa import add_noqa
+from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.check import check
+from jaxlint.engine.pool import WorkerPool
+from jaxlint.engine.results import CheckResult
+from jaxlint.model import Finding, Span
+from jaxlint.rules import all_rules, codes_by_name
+from jaxlint.server.convert import diagnostic, text_edits, to_range, whole_text_edit
+from jaxlint.text import split_lines
+
+LOG = logging.getLogger(__name__)
+FIX_ALL = "source.fixAll.jaxlint"
+_NOQA_CODE = re.compile(r"#\s*noqa:\s*(?P<codes>[\w\-]+(?:\s*,\s*[\w\-]+)*)", re.IGNORECASE)
+
+
+class JaxlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("jaxlint", __version__)
+        self.pool: WorkerPool | None = None
+        self.lock = threading.Lock()  # one check at a time: one warm worker
+        self.findings: dict[str, list[Finding]] = {}  # uri -> the last check's findings
+        self.show_untraced = False
+
+    def start_worker(self) -> None:
+        """Import JAX in the worker now, not on the first save."""
+        with self.lock:
+            self.pool = self.pool or WorkerPool()
+            try:
+                self.pool.warm()
+            except Exception as error:  # a worker that cannot start: checks report it later
+                LOG.warning("jaxlint worker did not start: %s", error)
+
+    def check_file(self, path: str, **options: Any) -> CheckResult | None:
+        """``jaxlint check PATH`` with the file's configuration, the cache and the warm worker;
+        None when the configuration is invalid (said in the editor)."""
+        try:
+            config = load_config([path])
+        except ConfigError as error:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error,
+                                                             f"jaxlint: configuration error: {error}"))
+            return None
+        with self.lock:
+            self.pool = self.pool or WorkerPool(config.timeout)
+            self.pool.timeout = config.timeout
+            cache = ResultCache(config.cache_dir, config.root)
+            return check([path], config.rules(), timeout=config.timeout, config=config, cache=cache,
+                         pool=self.pool, **options)
+
+    def publish(self, uri: str) -> None:
+        document = self.workspace.get_text_document(uri)
+        path = document.path
+        if not path.endswith(".py") or not os.path.isfile(path):
+            return
+        result = self.check_file(path)
+        if result is None:
+            return
+        findings = [f for f in result.findings if os.path.realpath(f.path) == os.path.realpath(path)]
+        self.findings[uri] = findings
+        lines = split_lines(result.files[0].source.text if result.files else document.source)
+        codec = self.workspace.position_codec
+        diagnostics = [diagnostic(f, lines, codec) for f in findings]
+        if self.show_untraced:
+            diagnostics += _untraced(result, lines, codec)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+
+server = JaxlintServer()
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: JaxlintServer, params: types.InitializedParams) -> None:
+    ls.thread_pool.submit(ls.start_worker)
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: JaxlintServer, params: types.InitializeParams) -> None:
+    options = params.initialization_options or {}
+    ls.show_untraced = bool(options.get("showUntraced", False)) if isinstance(options, dict) else False
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: JaxlintServer, params: None) -> None:
+    """Stop the worker (and what the user's modules started) before the editor's exit."""
+    with ls.lock:
+        if ls.pool is not None:
+            ls.pool.close()
+            ls.pool = None
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def configuration(ls: JaxlintServer, params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings.get("jaxlint", params.settings) if isinstance(params.settings, dict) else {}
+    if isinstance(settings, dict) and "showUntraced" in settings:
+        ls.show_untraced = bool(settings["showUntraced"])
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@server.thread()
+def did_open(ls: JaxlintServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+@server.thread()
+def did_save(ls: JaxlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: JaxlintServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.findings.pop(params.text_document.uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL],
+                                        resolve_provider=True))
+def code_actions(ls: JaxlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    document = ls.workspace.get_text_document(uri)
+    lines, codec = split_lines(document.source), ls.workspace.position_codec
+    actions = []
+    for finding in ls.findings.get(uri, []):
+        shown = diagnostic(finding, lines, codec)
+        if not _overlaps(shown.range, params.range):
+            continue
+        if finding.fix is not None and finding.fix.applicability in ("safe", "unsafe"):
+            unsafe = finding.fix.applicability == "unsafe"
+            actions.append(types.CodeAction(
+                title=f"jaxlint ({finding.code}): {finding.fix.message}" + (" (unsafe fix)" if unsafe else ""),
+                kind=types.CodeActionKind.QuickFix, diagnostics=[shown], is_preferred=not unsafe,
+                edit=types.WorkspaceEdit(changes={uri: text_edits(finding.fix.edits, lines, codec)})))
+        if not finding.code.startswith("JX8"):
+            noqa, added = add_noqa(finding.path, document.source, [finding])
+            if added:
+                actions.append(types.CodeAction(
+                    title=f"jaxlint: add `# noqa: {finding.code}`", kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[shown], edit=types.WorkspaceEdit(changes={uri: whole_text_edit(
+                        document.source, noqa, codec)})))
+    if any(f.fix is not None and f.fix.applicability == "safe" for f in ls.findings.get(uri, [])):
+        actions.append(types.CodeAction(title="jaxlint: apply all verified safe fixes", kind=FIX_ALL,
+                                        data={"uri": uri}))
+    return actions
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+@server.thread()
+def resolve_fix_all(ls: JaxlintServer, action: types.CodeAction) -> types.CodeAction:
+    """The fix-all action's edit: the fixes ``--fix`` would write, verified on values (``--diff``)."""
+    uri = (action.data or {}).get("uri") if isinstance(action.data, dict) else None
+    if action.kind != FIX_ALL or uri is None:
+        return action
+    document = ls.workspace.get_text_document(uri)
+    result = ls.check_file(document.path, diff=True)
+    fixed = (result.fixed_texts.get(document.path) if result is not None else None) or document.source
+    action.edit = types.WorkspaceEdit(changes={uri: whole_text_edit(document.source, fixed,
+                                                                    ls.workspace.position_codec)})
+    return action
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: JaxlintServer, params: types.HoverParams) -> types.Hover | None:
+    """On a code (or rule name) in a ``# noqa:`` comment: the rule's name and summary."""
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    position = ls.workspace.position_codec.position_from_client_units(document.lines, params.position)
+    lines = document.lines
+    if position.line >= len(lines):
+        return None
+    line = lines[position.line]
+    for match in _NOQA_CODE.finditer(line):
+        for item in re.finditer(r"[\w\-]+", match["codes"]):
+            start = match.start("codes") + item.start()
+            if start <= position.character <= start + len(item.group()):
+                code = codes_by_name().get(item.group().lower(), item.group().upper())
+                rule = next((r for r in all_rules() if r.code == code), None)
+                if rule is None:
+                    return None
+                return types.Hover(contents=types.MarkupContent(
+                    kind=types.MarkupKind.Markdown,
+                    value=f"**{rule.code}** `{rule.name}` ({rule.severity})\n\n{rule.summary}"))
+    return None
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and \
+        (b.start.line, b.start.character) <= (a.end.line, a.end.character)
+
+
+def _untraced(result: CheckResult, lines: list[str], codec: object) -> list[types.Diagnostic]:
+    """JAX functions the check did not lint, as information (the ``showUntraced`` setting)."""
+    from jaxlint.report.coverage import coverage
+
+    shown = []
+    for entry in coverage(result).untraced:
+        text = lines[entry.line - 1] if 0 < entry.line <= len(lines) else ""
+        span = Span(max(entry.line, 1), len(text) - len(text.lstrip()), max(entry.line, 1), len(text))
+        shown.append(types.Diagnostic(range=to_range(span, lines, codec), source="jaxlint",
+                                      severity=types.DiagnosticSeverity.Information,
+                                      message=f"{entry.target} not linted ({entry.kind}): {entry.reason}"
+                                              + (f"\n{entry.hint}" if entry.hint else "")))
+    return shown
+
+
+def main() -> None:
+    server.start_io()
