@@ -261,3 +261,26 @@ def test_diff_reads_the_cache_and_writes_nothing(tmp_path: Path) -> None:
     cli(root, ".")
     again = cli(root, "--diff", "--timings", ".")
     assert again.stdout == diff.stdout and "worker-start 0.0 ms" in again.stderr  # the findings were cached
+
+
+def test_entries_unused_for_a_month_are_pruned_after_a_run_that_wrote(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run(root)
+
+    def entries() -> list[tuple[str, str]]:
+        return sorted((p.parent.parent.name, Path(json.loads(p.read_text())["path"]).name)
+                      for p in (root / ".jaxlint_cache").rglob("*.json"))
+
+    before = entries()
+    assert before == [("results", "alone.py"), ("results", "main.py"),
+                      ("scans", "alone.py"), ("scans", "main.py"), ("scans", "shifts.py")]
+    for entry in (root / ".jaxlint_cache").rglob("*.json"):
+        os.utime(entry, (0, 0))  # unused since 1970
+    run(root)  # wrote nothing: pruned nothing, and touched what it used
+    assert entries() == before and all(p.stat().st_mtime > 0 for p in (root / ".jaxlint_cache").rglob("*.json"))
+    for entry in (root / ".jaxlint_cache").rglob("*.json"):
+        os.utime(entry, (0, 0))
+    (root / "alone.py").write_text(ALONE + "\n# changed\n")
+    run(root)  # wrote alone.py's new entries; its old ones served nobody: gone
+    assert entries() == before
+    assert len(list((root / ".jaxlint_cache").rglob("*.json"))) == 5

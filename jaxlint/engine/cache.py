@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,16 +45,16 @@ CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
 # Results that depend on the machine's load or on jaxlint's own failures are never kept.
 _NOT_KEPT = {"timeout", "crash"}
+MAX_AGE_DAYS = 30  # entries unused this long are removed after a run that wrote new ones
 
 
 @dataclass
 class ResultCache:
-    """The cache in ``folder``; ``hits`` and ``stored`` count this run's lookups and writes."""
+    """The cache in ``folder``; ``stored`` counts this run's writes."""
 
     folder: str
     root: str  # the configuration's root (signatures keys are relative to it)
     writes: bool = True  # False: read only (--diff promises to write nothing)
-    hits: int = 0
     stored: int = 0
     _digests: dict[str, str | None] = field(default_factory=dict)
     _imports: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -77,7 +78,7 @@ class ResultCache:
             LOG.debug("%s: cache entry ignored (%s: %s)", job.path, type(error).__name__, error)
             return None
         result.timings = {}  # nothing was spent on it this run
-        self.hits += 1
+        _touch(path)
         return result
 
     def store(self, job: Job, result: Result, source_digest: str) -> None:
@@ -91,8 +92,7 @@ class ResultCache:
         key = self.key(job)
         entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs,
                  "result": {**result.to_json(), "timings": {}}}
-        if self._write(self._entry(key), entry):
-            self.stored += 1
+        self._write(self._entry(key), entry)
 
     def _write(self, path: str, entry: dict[str, Any]) -> bool:
         if not self.writes:
@@ -104,7 +104,24 @@ class ResultCache:
         except (OSError, TypeError, ValueError) as error:  # a read-only cache folder is no cache
             LOG.debug("cache not written (%s: %s)", type(error).__name__, error)
             return False
+        self.stored += 1
         return True
+
+    def prune(self, days: float = MAX_AGE_DAYS) -> int:
+        """Remove the entries no run has used for ``days`` (an entry is touched when it serves a
+        run): every edit of a file leaves its old entries behind. Returns how many were removed."""
+        removed, cutoff = 0, time.time() - days * 86400
+        for kind in ("results", "scans"):
+            for folder, _, files in os.walk(os.path.join(self.folder, kind)):
+                for name in files:
+                    path = os.path.join(folder, name)
+                    try:
+                        if os.stat(path).st_mtime < cutoff:
+                            os.unlink(path)
+                            removed += 1
+                    except OSError:
+                        continue
+        return removed
 
     # -- the scan of a file: its targets, JAX functions and (no job) source-rule findings -------
 
@@ -115,20 +132,22 @@ class ResultCache:
                 entry = json.load(handle)
             if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
-            return {"targets": [Target.from_json(t) for t in entry["targets"]],
-                    "functions": [_function_from_json(f) for f in entry["functions"]],
-                    "findings": [Finding.from_json(f) for f in entry["findings"]],
-                    "job": bool(entry["job"]),
-                    "result": None if entry["result"] is None else Result.from_json(entry["result"])}
+            scanned = {"targets": [Target.from_json(t) for t in entry["targets"]],
+                       "functions": [_function_from_json(f) for f in entry["functions"]],
+                       "findings": [Finding.from_json(f) for f in entry["findings"]],
+                       "job": bool(entry["job"]),
+                       "result": None if entry["result"] is None else Result.from_json(entry["result"])}
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
             LOG.debug("scan cache entry %s ignored (%s: %s)", key, type(error).__name__, error)
             return None
+        _touch(self._entry(key, "scans"))
+        return scanned
 
-    def store_scan(self, key: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
+    def store_scan(self, key: str, path: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
                    job: bool, result: Result | None) -> None:
-        entry = {"format": FORMAT, "key": key, "targets": [t.to_json() for t in targets],
+        entry = {"format": FORMAT, "key": key, "path": path, "targets": [t.to_json() for t in targets],
                  "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
                  "job": job, "result": None if result is None else result.to_json()}
         self._write(self._entry(key, "scans"), entry)
@@ -222,6 +241,14 @@ def _site_folders() -> list[str]:
     folders = list(getattr(site, "getsitepackages", lambda: [])())
     user = getattr(site, "getusersitepackages", lambda: None)()
     return folders + ([user] if isinstance(user, str) else [])
+
+
+def _touch(path: str) -> None:
+    """Mark an entry used (``prune`` keeps it)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def _read_digest(path: str) -> str | None:

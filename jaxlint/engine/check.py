@@ -59,7 +59,7 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         return FileAnalysis(source, stored["targets"], job, stored["result"], stored["findings"],
                             functions=stored["functions"])
     analysis = _scan(source, codes, config, compile_costs, recorded)
-    cache.store_scan(key, analysis.targets, analysis.functions, analysis.findings, analysis.job is not None,
+    cache.store_scan(key, path, analysis.targets, analysis.functions, analysis.findings, analysis.job is not None,
                      analysis.result)
     return analysis
 
@@ -225,6 +225,8 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
     for analysis in analyses:
         analysis.findings = _dedupe(analysis.findings)
     config.apply_per_file_ignores(analyses)  # the fixed files' findings are new
+    if cache is not None and cache.stored:
+        cache.prune()
     return result
 
 
