@@ -6,12 +6,13 @@ The server is started as an editor starts it (stdio); a module with the founding
 opened, then saved `--repeat` times, each time with a changed constant (so the cache cannot
 answer and the warm worker imports and traces the module), and once unchanged (the cache
 answers). Prints the median and range of each, beside `jaxlint check` of the same file in a
-fresh process (cold: JAX imported each time).
+fresh process (cold: JAX imported each time) and ruff's uncached check of it.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import subprocess
 import sys
@@ -73,6 +74,14 @@ def main() -> None:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             cold.append(time.perf_counter() - started)
         times["jaxlint check --no-cache (fresh process)"] = cold
+        ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+        if Path(ruff).exists():
+            times["ruff check --no-cache (the same file)"] = []
+            for _ in range(min(repeat, 5)):
+                started = time.perf_counter()
+                subprocess.run([ruff, "check", "--no-cache", "--select", "E,F,W", "-q", str(path)], cwd=root,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                times["ruff check --no-cache (the same file)"].append(time.perf_counter() - started)
     for name, values in times.items():
         print(f"  {name:<42} median {statistics.median(values):5.2f} s  (min {min(values):.2f}, max {max(values):.2f})")
 
