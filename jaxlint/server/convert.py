@@ -30,8 +30,7 @@ def diagnostic(finding: Finding, lines: list[str], codec: object) -> types.Diagn
         severity=SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
         code_description=types.CodeDescription(href=f"{DOCS_URL}rules/{finding.code}.md"
                                                if not finding.code.startswith("JX9")
-                                               else f"{DOCS_URL}README.md#rules"),
-        data={"key": list(finding.key()[1:4])})
+                                               else f"{DOCS_URL}README.md#rules"))
 
 
 def text_edits(edits: tuple[Edit, ...] | list[Edit], lines: list[str], codec: object) -> list[types.TextEdit]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 from typing import Any
 
@@ -34,12 +33,12 @@ from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding, Span
 from jaxlint.rules import all_rules, codes_by_name
+from jaxlint.scan.noqa import read_comments
 from jaxlint.server.convert import diagnostic, text_edits, to_range, whole_text_edit
 from jaxlint.text import split_lines
 
 LOG = logging.getLogger(__name__)
 FIX_ALL = "source.fixAll.jaxlint"
-_NOQA_CODE = re.compile(r"#\s*noqa:\s*(?P<codes>[\w\-]+(?:\s*,\s*[\w\-]+)*)", re.IGNORECASE)
 
 
 class JaxlintServer(LanguageServer):
@@ -189,19 +188,14 @@ def resolve_fix_all(ls: JaxlintServer, action: types.CodeAction) -> types.CodeAc
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: JaxlintServer, params: types.HoverParams) -> types.Hover | None:
-    """On a code (or rule name) in a ``# noqa:`` comment: the rule's name and summary."""
+    """On a code (or rule name) in a suppression comment: the rule's name and summary. The
+    comment is read as suppressions read it (scan/noqa.py)."""
     document = ls.workspace.get_text_document(params.text_document.uri)
     position = ls.workspace.position_codec.position_from_client_units(document.lines, params.position)
-    lines = document.lines
-    if position.line >= len(lines):
-        return None
-    line = lines[position.line]
-    for match in _NOQA_CODE.finditer(line):
-        for item in re.finditer(r"[\w\-]+", match["codes"]):
-            start = match.start("codes") + item.start()
-            if start <= position.character <= start + len(item.group()):
-                code = codes_by_name().get(item.group().lower(), item.group().upper())
-                rule = next((r for r in all_rules() if r.code == code), None)
+    for directive in read_comments(document.source, codes_by_name()).line_directives(position.line + 1):
+        for item in directive.items or []:
+            if item.start <= position.character <= item.end and item.code is not None:
+                rule = next((r for r in all_rules() if r.code == item.code), None)
                 if rule is None:
                     return None
                 return types.Hover(contents=types.MarkupContent(
