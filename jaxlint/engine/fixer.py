@@ -15,6 +15,7 @@ from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span
+from jaxlint.rules import all_rules
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
 
 
@@ -176,6 +177,11 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     return accepted, text, new_result
 
 
+def _stabilizing_codes() -> set[str]:
+    """Rules whose fixes replace an expression that overflows by a stable one (Rule.stabilizing_fix)."""
+    return {rule.code for rule in all_rules() if rule.stabilizing_fix}
+
+
 @dataclass
 class _Checks:
     """What verifying a file's fixes compares values with: each fix's traced function (None: it
@@ -220,7 +226,8 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
             return "the finding is still reported after the fix", text, new_result
         function = checks.functions.get(id(finding))
         if function is not None:
-            changed = values.difference(function, checks.before.get(function), new_result.values.get(function))
+            changed = values.difference(function, checks.before.get(function), new_result.values.get(function),
+                                        stabilizing=finding.code in _stabilizing_codes())
             if changed is not None:
                 return changed, text, new_result
     return None, text, new_result

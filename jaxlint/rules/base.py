@@ -121,6 +121,9 @@ class Rule:
     severity: ClassVar[Severity]
     # The applicability of the fixes the rule offers (None: it offers none); docs and JSON show it.
     fix: ClassVar[Applicability | None] = None
+    # The fixes replace an expression that overflows or loses precision by JAX's stable function
+    # (the numerics rules): the fixer accepts new values where the original's were not finite.
+    stabilizing_fix: ClassVar[bool] = False
     # Analysis-failure codes (JX9xx) are reported by the pipeline itself and have no check.
     by_pipeline: ClassVar[bool] = False
     # Kebab-case option name -> declaration; read them with ``ctx.option(cls, name)``.

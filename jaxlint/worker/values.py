@@ -6,7 +6,9 @@ Inputs: each abstract array of a traced signature becomes a concrete one of its 
 dimension evaluated with every symbol 4) and dtype,
 from a NumPy generator seeded with (seed, position): floats standard normal, integers and
 unsigned integers in [0, 4) (small enough to be indices and sizes), booleans half true, typed PRNG
-keys all distinct. Static arguments are used as they were traced. Outputs travel as float64,
+keys all distinct. A last "wide" run multiplies the seed-0 floats by WIDE (1000): the numerics
+rules' fixes must give no new infinity or NaN there, where the original overflows. Static arguments
+are used as they were traced. Outputs travel as float64,
 complex128, int64 or bool bytes (base64), so the parent needs NumPy only.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ from jaxlint.worker.errors import describe_error
 from jaxlint.worker.trace import bind
 
 SEEDS = (0, 1, 2)
+WIDE = 1000.0
 SIGNATURES = 2  # the first ones of each target: each run compiles the function
 
 
@@ -41,20 +44,20 @@ def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str]) -> di
             runs.append([{"skipped": f"symbolic shape {unknown} with no size to give it"}])
             continue
         concrete = [jax.ShapeDtypeStruct(shape, spec.dtype) for shape, spec in zip(shapes, inputs)]
-        runs.append([_run(apply, concrete, seed) for seed in SEEDS])
+        runs.append([_run(apply, concrete, seed) for seed in SEEDS] + [{"wide": _run(apply, concrete, 0, WIDE)}])
     return values
 
 
-def _run(apply: Any, inputs: list[Any], seed: int) -> Any:
+def _run(apply: Any, inputs: list[Any], seed: int, scale: float = 1.0) -> Any:
     try:
-        concrete = [_concrete(spec, seed, position) for position, spec in enumerate(inputs)]
+        concrete = [_concrete(spec, seed, position, scale) for position, spec in enumerate(inputs)]
         out = apply(*concrete)
         return [_encoded(leaf) for leaf in jax.tree_util.tree_leaves(out)]
     except Exception as error:  # the function's own error: the same one is expected after a fix
         return {"error": describe_error(error)}
 
 
-def _concrete(spec: jax.ShapeDtypeStruct, seed: int, position: int) -> Any:
+def _concrete(spec: jax.ShapeDtypeStruct, seed: int, position: int, scale: float = 1.0) -> Any:
     dtype, shape = spec.dtype, tuple(spec.shape)
     if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
         return compat.random_keys(dtype, shape, seed * 1000 + position)
@@ -64,9 +67,9 @@ def _concrete(spec: jax.ShapeDtypeStruct, seed: int, position: int) -> Any:
     elif jax.dtypes.issubdtype(dtype, np.integer):
         data = rng.integers(0, 4, shape)
     elif jax.dtypes.issubdtype(dtype, np.complexfloating):
-        data = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        data = scale * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
     else:
-        data = rng.standard_normal(shape)
+        data = scale * rng.standard_normal(shape)
     return jax.numpy.asarray(data, dtype=dtype)
 
 

@@ -1,0 +1,129 @@
+"""Small matchers over the IR that the numerics rules (JX7xx) share: the value an op really reads
+(through broadcasts, reshapes and float casts), scalar literals, and whether an ``exp`` input is
+shifted by a maximum (the stable form) or bounded by its producer.
+
+Everything here reads the IR only; no JAX.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from jaxlint.ir import Op, Value
+
+# Ops that keep the numbers of their operand (only its layout changes).
+TRANSPARENT = frozenset({"broadcast_in_dim", "reshape", "squeeze", "copy", "expand_dims"})
+# Producers of values bounded on both sides: exp of them neither overflows nor underflows.
+_BOUNDED = frozenset({"sin", "cos", "tanh", "logistic", "erf"})
+# Ops a max shift travels through: JAX's own logsumexp/softmax guard the max with max(-inf, m),
+# a select on is_finite and stop_gradient.
+_SHIFT_PATH = TRANSPARENT | {"stop_gradient", "select_n", "max", "convert_element_type", "transpose"}
+
+
+def inexact(value: Value) -> bool:
+    """A floating or complex value (not an integer, boolean or key)."""
+    import numpy as np
+    try:
+        return value.dtype is not None and bool(np.issubdtype(value.dtype, np.inexact))
+    except TypeError:  # extended dtypes (PRNG keys, float0)
+        return False
+
+
+def strip(value: Value) -> Value:
+    """``value`` before broadcasts, reshapes and float-to-float casts: the same numbers."""
+    while value.producer is not None:
+        op = value.producer
+        if op.primitive in TRANSPARENT or (
+                op.primitive == "convert_element_type" and inexact(op.inputs[0]) and inexact(value)):
+            value = op.inputs[0]
+        else:
+            break
+    return value
+
+
+def produced_by(value: Value, *primitives: str) -> Op | None:
+    """The op computing ``value`` (looking through ``strip``) when it is one of ``primitives``."""
+    op = strip(value).producer
+    return op if op is not None and op.primitive in primitives else None
+
+
+def scalar(value: Value) -> float | None:
+    """The number of a scalar literal or a broadcast of one, else None."""
+    value = strip(value)
+    if value.literal is None:
+        return None
+    import numpy as np
+    try:
+        array = np.asarray(value.literal)
+        return float(array.reshape(())) if array.size == 1 and array.dtype.kind in "biuf" else None
+    except (TypeError, ValueError):
+        return None
+
+
+def varies(value: Value) -> bool:
+    """Whether ``value`` depends on an input of the traced function or of a loop body (a constant
+    folded at trace time cannot overflow at run time in a way the user controls)."""
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or value.literal is not None or value.const:
+            continue
+        seen.add(id(value))
+        if value.region_input is not None:
+            return True
+        if value.producer is not None:
+            stack.extend(value.producer.inputs)
+    return False
+
+
+def max_shifted(value: Value) -> bool:
+    """``value`` is ``x - max(x)`` (the max maybe under ``stop_gradient``, as JAX's softmax and
+    logsumexp write it), or such a value minus something more (``log_softmax``'s output)."""
+    op = produced_by(value, "sub")
+    if op is None:
+        return False
+    return _reaches_max(op.inputs[1]) or max_shifted(op.inputs[0])
+
+
+def _reaches_max(value: Value) -> bool:
+    stack, seen = [value], set()
+    while stack:
+        op = stack.pop().producer
+        if op is None or id(op) in seen or len(seen) > 16:
+            continue
+        seen.add(id(op))
+        if op.primitive in ("reduce_max", "cummax", "argmax"):
+            return True
+        if op.primitive in _SHIFT_PATH:
+            stack.extend(op.inputs)
+    return False
+
+
+def bounded(value: Value) -> bool:
+    """``value`` is computed by a function with a small range (sin, tanh, sigmoid, ...)."""
+    op = strip(value).producer
+    if op is not None and op.primitive == "neg":
+        op = strip(op.inputs[0]).producer
+    return op is not None and op.primitive in _BOUNDED
+
+
+def overflowing_exp(value: Value) -> Op | None:
+    """The ``exp`` computing ``value`` when its input is neither max-shifted nor bounded and is
+    not a constant: an exp that overflows float32 above 88.7 (float64: 709.8)."""
+    op = produced_by(value, "exp")
+    if op is None or not inexact(op.inputs[0]) or max_shifted(op.inputs[0]) or bounded(op.inputs[0]):
+        return None
+    return op if varies(op.inputs[0]) else None
+
+
+def only_used_by(value: Value, primitives: Iterable[str]) -> bool:
+    """Every use of ``value`` (through layout ops) is one of ``primitives``; False when unused."""
+    wanted, found, stack = set(primitives), False, [value]
+    while stack:
+        for use in stack.pop().uses:
+            if use.primitive in TRANSPARENT:
+                stack.extend(use.outputs)
+            elif use.primitive in wanted:
+                found = True
+            else:
+                return False
+    return found
