@@ -109,10 +109,13 @@ def _values_differ(a: dict[str, Any], b: dict[str, Any], stabilizing: bool = Fal
     if a["kind"] in ("bool", "int64"):
         unequal = int(np.count_nonzero(x != y))
         return f"{unequal} of {x.size} elements differ" if unequal else None
+    wide_scale = 0.0
     if stabilizing:  # only where the original is finite: the rest is what the fix repairs
         finite = np.isfinite(x)
         if not np.all(np.isfinite(y[finite])):
             return "infinity or NaN where the original was finite"
+        repaired = y[np.isfinite(y)]
+        wide_scale = float(np.max(np.abs(repaired))) if repaired.size else 0.0  # the output's true size
         x, y = x[finite], y[finite]
     if not np.array_equal(np.isnan(x), np.isnan(y)):
         return "NaN in other places"
@@ -122,7 +125,7 @@ def _values_differ(a: dict[str, Any], b: dict[str, Any], stabilizing: bool = Fal
     x, y = x[finite], y[finite]
     # Relative to each element and to the output's largest one: reordered sums round differently.
     rtol = TOLERANCE.get(a["dtype"], 1e-4)
-    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    scale = max(float(np.max(np.abs(x))) if x.size else 0.0, wide_scale)
     gap = np.abs(x - y)
     if np.any(gap > rtol * (np.abs(x) + scale)):
         return f"largest difference {float(np.max(gap)):.3g} (tolerance {rtol:g}, relative)"

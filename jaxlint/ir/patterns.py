@@ -115,11 +115,20 @@ def overflowing_exp(value: Value) -> Op | None:
     return op if varies(op.inputs[0]) else None
 
 
+def returned(value: Value) -> bool:
+    """``value`` is an output of the region computing it (returned, or carried by a loop)."""
+    region = value.producer.region if value.producer is not None else value.region_input
+    return region is not None and any(out is value for out in region.outputs)
+
+
 def only_used_by(value: Value, primitives: Iterable[str]) -> bool:
     """Every use of ``value`` (through layout ops) is one of ``primitives``; False when unused."""
     wanted, found, stack = set(primitives), False, [value]
     while stack:
-        for use in stack.pop().uses:
+        value = stack.pop()
+        if returned(value):
+            return False
+        for use in value.uses:
             if use.primitive in TRANSPARENT:
                 stack.extend(use.outputs)
             elif use.primitive in wanted:
@@ -127,3 +136,31 @@ def only_used_by(value: Value, primitives: Iterable[str]) -> bool:
             else:
                 return False
     return found
+
+
+def softmax(value: Value) -> tuple[Op, Op] | None:
+    """``value`` is ``exp(a) / sum(exp(a))`` (a hand-written or JAX's softmax): (the div, the
+    numerator's exp). The denominator may compute its own ``exp`` of the same ``a``."""
+    div = produced_by(value, "div")
+    if div is None:
+        return None
+    exp = produced_by(div.inputs[0], "exp")
+    total = produced_by(div.inputs[1], "reduce_sum")
+    other = produced_by(total.inputs[0], "exp") if total is not None else None
+    if exp is None or other is None or not (other is exp or strip(other.inputs[0]) is strip(exp.inputs[0])):
+        return None
+    return div, exp
+
+
+def hand_sigmoid(value: Value) -> tuple[Op, Op] | None:
+    """``value`` is ``1 / (1 + exp(z))`` (z is usually ``-x``): (the div, the exp)."""
+    div = produced_by(value, "div")
+    if div is None or scalar(div.inputs[0]) != 1.0:
+        return None
+    add = produced_by(div.inputs[1], "add")
+    if add is None:
+        return None
+    ones = [v for v in add.inputs if scalar(v) == 1.0]
+    rest = [v for v in add.inputs if scalar(v) is None]
+    exp = produced_by(rest[0], "exp") if len(ones) == 1 and len(rest) == 1 else None
+    return (div, exp) if exp is not None and varies(exp.inputs[0]) else None

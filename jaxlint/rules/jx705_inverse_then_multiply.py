@@ -1,0 +1,120 @@
+"""JX705 inverse-then-multiply: ``inv(A) @ b`` computes the inverse to apply it once.
+
+In the jaxpr ``jnp.linalg.inv(A)`` is a linear solve (``custom_linear_solve`` after ``lu``) with
+the identity as right-hand side; the rule reports a ``dot_general`` that reads that solve's
+result when the inverse has no other use (an inverse that is also returned or reused is needed).
+The finding points at the product of the source.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from jaxlint.fixes import stable_calls
+from jaxlint.fixes.ast_spans import node_at, node_span
+from jaxlint.ir import Value, patterns
+from jaxlint.model import Finding, Fix, Span
+from jaxlint.rules.base import ProgramContext, Rule
+
+_LAYOUT = patterns.TRANSPARENT | {"transpose"}
+
+
+class InverseThenMultiply(Rule):
+    code = "JX705"
+    name = "inverse-then-multiply"
+    summary = "inv(A) @ b is slower and less accurate than jnp.linalg.solve(A, b)."
+    severity = "warning"
+    fix = "unsafe"
+
+    @classmethod
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
+        seen: set[Span] = set()
+        for op in ctx.program.walk():
+            if op.primitive != "dot_general" or op.location is None or op.location.path != ctx.path:
+                continue
+            inverse = next((v for v in op.inputs if _inverse(v)), None)
+            if inverse is None or not _only_multiplied(_through_layout(inverse)):
+                continue
+            node = _product(ctx.source, op.location.span)
+            if node is None or op.location.span in seen:
+                continue
+            seen.add(op.location.span)
+            n = inverse.shape[-1] if inverse.shape else "n"
+            yield ctx.finding(cls, (
+                f"the inverse of a {n}x{n} matrix is computed only to multiply by it: "
+                "jnp.linalg.solve(A, b) factors A once and applies the factors to b, which at n = 800 "
+                "takes less than half the time (float32, CPU) and keeps the residual near rounding "
+                "when A is ill-conditioned (3.6e-3 against 1.6e-7 at condition number 1e6)."),
+                node_span(ctx.source, node), _fix(ctx.source, node))
+
+
+def _through_layout(value: Value) -> Value:
+    """The solve's own output behind the transposes between it and the product."""
+    while value.producer is not None and value.producer.primitive in _LAYOUT:
+        value = value.producer.inputs[0]
+    return value
+
+
+def _only_multiplied(value: Value) -> bool:
+    """Every use of the inverse (through transposes and reshapes) is a product."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if patterns.returned(value):
+            return False
+        for use in value.uses:
+            if use.primitive in _LAYOUT:
+                stack.extend(use.outputs)
+            elif use.primitive != "dot_general":
+                return False
+    return True
+
+
+def _inverse(value: Value) -> bool:
+    """``value`` is ``solve(A, I)``: jnp.linalg.inv."""
+    solve = _through_layout(value).producer
+    return solve is not None and solve.primitive == "custom_linear_solve" and _identity(solve.inputs[-1])
+
+
+def _identity(value: Value) -> bool:
+    """``value`` is jnp.eye: ``convert(eq(iota + k, iota))`` (k = 0), maybe transposed or broadcast."""
+    value = _through_layout(value)
+    op = value.producer
+    if op is not None and op.primitive == "convert_element_type":
+        op = patterns.strip(op.inputs[0]).producer
+    if op is None or op.primitive != "eq":
+        return False
+    sides = []
+    for side in op.inputs:
+        producer = patterns.strip(side).producer
+        if producer is not None and producer.primitive == "add" and patterns.scalar(producer.inputs[1]) == 0:
+            producer = patterns.strip(producer.inputs[0]).producer
+        sides.append(producer)
+    return all(p is not None and p.primitive == "iota" for p in sides) and \
+        sides[0].params.get("dimension") != sides[1].params.get("dimension")  # type: ignore[union-attr]
+
+
+def _product(source: str, span: Span) -> ast.expr | None:
+    node = node_at(source, span, ast.BinOp)
+    if node is not None and isinstance(node.op, ast.MatMult):
+        return node
+    return stable_calls.call_at(source, span, ("dot", "matmul", "einsum", "tensordot", "inner"))
+
+
+def _fix(source: str, node: ast.expr) -> Fix | None:
+    """``inv(A) @ b`` -> ``solve(A, b)`` (the inverse on the left only: ``b @ inv(A)`` is a
+    solve with A transposed, left as is)."""
+    if not isinstance(node, ast.BinOp):
+        return None
+    inverse = stable_calls.as_call(source, node.left, "inv")
+    a = stable_calls.single_argument(inverse) if inverse is not None else None
+    if a is None:
+        return None
+    func = inverse.func  # type: ignore[union-attr]
+    if isinstance(func, ast.Attribute):
+        name = f"{stable_calls.text_of(source, func.value)}.solve"
+        extra: tuple = ()
+    else:
+        name, extra = stable_calls.qualified(source, "jax.numpy.linalg", "solve")
+    text = f"{name}({stable_calls.text_of(source, a)}, {stable_calls.text_of(source, node.right)})"
+    return stable_calls.rewrite(source, node, text, extra, f"use `{text}`")
