@@ -46,7 +46,7 @@ class LogOfSigmoid(Rule):
             what, where, right = (("log(1 - sigmoid(x))", "x above about 16.7", "-x for large x")
                                   if negative else ("log(sigmoid(x))", "x below about -87.5", "x for very negative x"))
             yield ctx.finding(cls, (
-                f"{what} (binary cross-entropy by hand): in float32 the sigmoid rounds to "
+                f"{what} (as in a hand-written binary cross-entropy): in float32 the sigmoid rounds to "
                 f"{'1' if negative else '0'} for {where}, so the log is -inf (the loss inf, the gradient "
                 f"NaN) where the true value is {right}. jax.nn.log_sigmoid is finite for any finite x."),
                 node_span(ctx.source, call), _fix(ctx.source, call, negative))

@@ -1,0 +1,410 @@
+"""The numerics rules JX701-JX708 on real jaxprs, through the whole pipeline.
+
+One module holds a trigger of each rule (through aliases, a helper, vmap, scan and cond; each
+marked ``# expect JXnnn``), another the near misses that must stay quiet (max shifts,
+``stop_gradient`` of the max, guards, the stable library calls, other constants, an undifferentiated
+norm, an inverse that is also returned). The fixes are applied with ``--unsafe-fixes`` (verified by
+the fixer on ordinary and wide inputs), and the values are checked here too, independently: at the
+inputs each rule's message names, the original is wrong and the fixed module is right.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from helpers import assert_analyzed, check_in_process, expected_markers, write
+
+from jaxlint.config.selection import select_rules
+from jaxlint.engine import values
+from jaxlint.engine.results import CheckResult
+
+CODES = ["JX701", "JX702", "JX703", "JX704", "JX705", "JX706", "JX707", "JX708"]
+
+TRIGGERS = '''\
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.numpy import log, exp
+from jax.nn import sigmoid as sg
+
+
+@jax.jit
+def lse(x):
+    return jnp.log(jnp.sum(jnp.exp(x), axis=-1))  # expect JX701
+
+
+@jax.jit
+def lse_aliases(x):
+    return log(exp(x).sum())  # expect JX701
+
+
+@jax.jit
+def logsoftmax(x):
+    return jnp.log(jax.nn.softmax(x, axis=-1))  # expect JX702
+
+
+@jax.jit
+def log1p_hand(x):
+    return jnp.log(1.0 + x) + (jnp.exp(x) - 1)  # expect JX703
+
+
+@jax.jit
+def softplus_hand(x):
+    return log(1 + exp(x))  # expect JX703
+
+
+def loss(a, b):
+    return jnp.linalg.norm(a - b)  # expect JX704
+
+
+loss_grad = jax.jit(jax.grad(loss))
+
+
+@jax.jit
+def grad_inside(a, b):
+    return jax.grad(lambda v: jnp.sqrt(jnp.sum((v - b) ** 2)))(a)  # expect JX704
+
+
+@jax.jit
+def solve_by_inverse(m, b):
+    return jnp.linalg.inv(m) @ b  # expect JX705
+
+
+@jax.jit
+def softmax_hand(x):
+    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)  # expect JX706
+
+
+@jax.jit
+def sigmoid_hand(x):
+    return 1.0 / (1.0 + jnp.exp(-x))  # expect JX707
+
+
+@jax.jit
+def bce(logits, labels):
+    p = sg(logits)
+    return -(labels * jnp.log(p) + (1 - labels) * jnp.log(1 - p))  # expect JX708
+
+
+@jax.jit
+def log_sigmoid_call(x):
+    return jnp.log(jax.nn.sigmoid(x))  # expect JX708
+
+
+def helper(v):
+    return jnp.exp(v) - 1  # expect JX703
+
+
+@jax.jit
+def through_helper(x):
+    return helper(x) * 2.0
+
+
+@jax.jit
+def in_vmap(x):
+    return jax.vmap(lambda r: jnp.log(jnp.sum(jnp.exp(r))))(x)  # expect JX701
+
+
+@jax.jit
+def in_scan(x):
+    def body(c, r):
+        return c + 1.0 / (1.0 + jnp.exp(-r)), None  # expect JX707
+    return lax.scan(body, jnp.zeros(x.shape[1:]), x)[0]
+
+
+@jax.jit
+def in_cond(x):
+    return lax.cond(x.sum() > 0, lambda v: jnp.log(1 + v), lambda v: v, x)  # expect JX703
+
+
+x = jnp.linspace(-3.0, 3.0, 12).reshape(3, 4)
+m = jnp.eye(4) + 0.1
+for fn in (lse, lse_aliases, logsoftmax, log1p_hand, softplus_hand, softmax_hand, sigmoid_hand,
+           log_sigmoid_call, through_helper, in_vmap, in_scan, in_cond):
+    fn(x)
+loss_grad(x[0], x[1])
+grad_inside(x[0], x[1])
+solve_by_inverse(m, x[0])
+bce(x, (x > 0).astype(jnp.float32))
+'''
+
+QUIET = '''\
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.scipy.special import logsumexp, expit
+
+
+@jax.jit
+def shifted_lse(x):
+    m = jnp.max(x, axis=-1, keepdims=True)
+    return jnp.log(jnp.sum(jnp.exp(x - m), axis=-1)) + m[..., 0]
+
+
+@jax.jit
+def shifted_stop(x):
+    m = lax.stop_gradient(x.max())
+    return jnp.log(jnp.sum(jnp.exp(x - m))) + m
+
+
+@jax.jit
+def library(x):
+    return (jax.nn.logsumexp(x) + logsumexp(x, axis=0).sum() + jax.nn.log_softmax(x).sum()
+            + jnp.log1p(x).sum() + jnp.expm1(x).sum() + jax.nn.softplus(x).sum()
+            + jax.nn.sigmoid(x).sum() + jax.nn.log_sigmoid(x).sum() + expit(x).sum()
+            + jax.nn.softmax(x).sum())
+
+
+@jax.jit
+def bounded_exp(x):
+    return jnp.log(jnp.sum(jnp.exp(jnp.tanh(x)))) + (jnp.exp(jnp.sin(x)) / jnp.exp(jnp.sin(x)).sum()).sum()
+
+
+@jax.jit
+def eps_guards(x):
+    return jnp.log(jax.nn.softmax(x) + 1e-8).sum() + jnp.log(jax.nn.sigmoid(x) + 1e-7).sum()
+
+
+@jax.jit
+def other_constants(x):
+    return jnp.log(x + 2.0) + jnp.log(1.0 + 1.0) + (jnp.exp(x) - 2.0) + jnp.log(1.0 - x)
+
+
+@jax.jit
+def constant_exp(x):
+    c = jnp.arange(4.0)
+    return x + jnp.log(jnp.sum(jnp.exp(c)))
+
+
+def undifferentiated_norm(a, b):
+    return jnp.linalg.norm(a - b) + jnp.sqrt(jnp.sum((a - b) ** 2))
+
+
+undifferentiated = jax.jit(undifferentiated_norm)
+
+
+def guarded(v):
+    s = jnp.sum(v ** 2)
+    return jnp.where(s > 0, jnp.sqrt(jnp.where(s > 0, s, 1.0)), 0.0) + jnp.sqrt(jnp.sum(v ** 2) + 1e-12)
+
+
+guarded_grad = jax.jit(jax.grad(guarded))
+
+
+@jax.jit
+def inverse_kept(m, b):
+    inv = jnp.linalg.inv(m)
+    return inv @ b, inv
+
+
+@jax.jit
+def solved(m, b):
+    return jnp.linalg.solve(m, b)
+
+
+@jax.jit
+def log_softmax_hand_shifted(x):
+    z = x - lax.stop_gradient(x.max(axis=-1, keepdims=True))
+    return z - jnp.log(jnp.sum(jnp.exp(z), axis=-1, keepdims=True))
+
+
+@jax.jit
+def softmax_shifted(x):
+    e = jnp.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@jax.jit
+def sigmoid_scaled(x):
+    return 2.0 / (1.0 + jnp.exp(-x))
+
+
+x = jnp.linspace(-3.0, 3.0, 12).reshape(3, 4)
+m = jnp.eye(4) + 0.1
+for fn in (shifted_lse, shifted_stop, library, bounded_exp, eps_guards, other_constants, constant_exp,
+           log_softmax_hand_shifted, softmax_shifted, sigmoid_scaled):
+    fn(x)
+undifferentiated(x[0], x[1])
+guarded_grad(x[0])
+inverse_kept(m, x[0])
+solved(m, x[0])
+'''
+
+# The rewrite of each fixed line: (the original expression, the fix's text).
+REWRITES = [
+    ("jnp.log(jnp.sum(jnp.exp(x), axis=-1))", "jax.nn.logsumexp(x, axis=-1)"),
+    ("log(exp(x).sum())", "jax.nn.logsumexp(x)"),
+    ("jnp.log(jax.nn.softmax(x, axis=-1))", "jax.nn.log_softmax(x, axis=-1)"),
+    ("jnp.log(1.0 + x) + (jnp.exp(x) - 1)", "jnp.log1p(x) + (jnp.expm1(x))"),
+    ("log(1 + exp(x))", "jax.nn.softplus(x)"),
+    ("jnp.linalg.inv(m) @ b", "jnp.linalg.solve(m, b)"),
+    ("jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)", "jax.nn.softmax(x, axis=-1)"),
+    ("1.0 / (1.0 + jnp.exp(-x))", "sg(x)"),  # the module imports jax.nn.sigmoid as sg
+    ("jnp.log(jax.nn.sigmoid(x))", "jax.nn.log_sigmoid(x)"),
+    ("jnp.exp(v) - 1", "jnp.expm1(v)"),
+    ("jnp.log(jnp.sum(jnp.exp(r)))", "jax.nn.logsumexp(r)"),
+    ("1.0 / (1.0 + jnp.exp(-r))", "sg(r)"),
+    ("jnp.log(1 + v)", "jnp.log1p(v)"),
+]
+
+
+def run(path: Path, **kwargs) -> CheckResult:
+    return check_in_process([str(path)], select_rules(CODES, None), **kwargs)
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def triggers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
+    path = write(tmp_path_factory.mktemp("jx7"), "jx7_triggers", TRIGGERS)
+    return path, run(path)
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
+    path = write(tmp_path_factory.mktemp("jx7_fixed"), "jx7_fixed", TRIGGERS)
+    return path, run(path, fix=True, unsafe_fixes=True)
+
+
+def test_every_trigger_is_reported_where_marked(triggers) -> None:
+    _, result = triggers
+    assert_analyzed(result, 16)
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(TRIGGERS)
+    assert len(result.findings) == TRIGGERS.count("# expect") + 2  # two findings on two marked lines
+    assert all(f.severity == "warning" for f in result.findings)
+
+
+def test_near_misses_stay_quiet(tmp_path: Path) -> None:
+    result = run(write(tmp_path, "jx7_quiet", QUIET))
+    assert_analyzed(result, 14)
+    assert result.findings == [], [(f.code, f.span.start_line, f.message) for f in result.findings]
+
+
+def test_findings_point_at_the_expression(triggers) -> None:
+    _, result = triggers
+    lines = TRIGGERS.splitlines()
+    starts = {(f.code, lines[f.span.start_line - 1][f.span.start_col:f.span.end_col]) for f in result.findings}
+    assert ("JX701", "jnp.log(jnp.sum(jnp.exp(x), axis=-1))") in starts
+    assert ("JX704", "jnp.linalg.norm(a - b)") in starts
+    assert ("JX704", "jnp.sqrt(jnp.sum((v - b) ** 2))") in starts
+    assert ("JX705", "jnp.linalg.inv(m) @ b") in starts
+    assert ("JX708", "jnp.log(1 - p)") in starts and ("JX708", "jnp.log(p)") in starts
+    assert all("double where" in f.message for f in result.findings if f.code == "JX704")
+    # No single stable call replaces a norm; the BCE's logs read a variable, not a sigmoid call.
+    without = {(f.code, f.span.start_line) for f in result.findings if f.fix is None}
+    assert without == {("JX704", 34), ("JX704", 42), ("JX708", 63)}
+    assert all(f.fix.applicability == "unsafe" for f in result.findings if f.fix is not None)
+
+
+def test_unsafe_fixes_verified_and_applied(fixed) -> None:
+    path, result = fixed
+    text = path.read_text(encoding="utf-8")
+    assert result.fix_rejected == [], [(f.code, f.fix_rejected) for f in result.fix_rejected]
+    expected = TRIGGERS
+    for before, after in REWRITES:
+        assert before in expected, before
+        expected = expected.replace(before, after, 1)
+    assert text == expected
+    # What is left: the findings without a single-expression fix (JX704, and the BCE's logs of a variable).
+    remaining = {(f.code, f.span.start_line) for f in run(path).findings}
+    assert remaining == {("JX704", 34), ("JX704", 42), ("JX708", 63)}
+
+
+def test_fixed_values_are_right_where_the_original_is_wrong(triggers, fixed) -> None:
+    import jax.numpy as jnp
+    import numpy as np
+
+    original, repaired = load(triggers[0]), load(fixed[0])
+    big = jnp.array([[1000.0, 1000.0, 999.0, 0.0]])
+    # JX701: log(sum(exp([1000, 1000, 999, 0]))) is inf; logsumexp is 1000.86.
+    assert math.isinf(float(original.lse(big)[0]))
+    assert float(repaired.lse(big)[0]) == pytest.approx(1000.0 + math.log(2 + math.exp(-1)), abs=1e-3)
+    # JX702: log(softmax([0, 200])) is [-inf, 0]; log_softmax gives [-200, 0].
+    gap = jnp.array([[0.0, 200.0]])
+    assert math.isinf(float(original.logsoftmax(gap)[0, 0]))
+    assert np.allclose(repaired.logsoftmax(gap), [[-200.0, 0.0]])
+    # JX703: log(1 + 1e-7) + (exp(1e-7) - 1) is 19% off each; log1p and expm1 are exact.
+    tiny = jnp.full((1,), 1e-7, jnp.float32)
+    assert abs(float(original.log1p_hand(tiny)[0]) - 2e-7) / 2e-7 > 0.15
+    assert float(repaired.log1p_hand(tiny)[0]) == pytest.approx(2e-7, rel=1e-5)
+    assert math.isinf(float(original.softplus_hand(jnp.array([100.0]))[0]))
+    assert float(repaired.softplus_hand(jnp.array([100.0]))[0]) == pytest.approx(100.0)
+    # JX706: softmax([0, 1000]) is [0, NaN]; jax.nn.softmax gives [0, 1].
+    wide = jnp.array([[0.0, 1000.0]])
+    assert math.isnan(float(original.softmax_hand(wide)[0, 1]))
+    assert np.allclose(repaired.softmax_hand(wide), [[0.0, 1.0]])
+    # JX708: log(sigmoid(-100)) is -inf; log_sigmoid(-100) is -100.
+    assert math.isinf(float(original.log_sigmoid_call(jnp.array([-100.0]))[0]))
+    assert float(repaired.log_sigmoid_call(jnp.array([-100.0]))[0]) == pytest.approx(-100.0)
+    # Ordinary inputs: the same values.
+    ordinary = jnp.linspace(-3.0, 3.0, 12).reshape(3, 4)
+    for name in ("lse", "lse_aliases", "logsoftmax", "log1p_hand", "softplus_hand", "softmax_hand",
+                 "sigmoid_hand", "log_sigmoid_call", "through_helper", "in_vmap", "in_scan", "in_cond"):
+        assert np.allclose(getattr(original, name)(ordinary), getattr(repaired, name)(ordinary),
+                           rtol=1e-5, atol=1e-6, equal_nan=True), name
+    m = jnp.eye(4) + 0.1
+    assert np.allclose(original.solve_by_inverse(m, ordinary[0]), repaired.solve_by_inverse(m, ordinary[0]), rtol=1e-4)
+
+
+def test_gradients_the_messages_promise(triggers, fixed) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    original, repaired = load(triggers[0]), load(fixed[0])
+    a = jnp.arange(3.0)
+    # JX704: the gradient of norm(a - b) at a == b is NaN (on the original and after the fixes,
+    # which leave it: there is no single stable call).
+    assert jnp.isnan(original.loss_grad(a, a)).all()
+    assert jnp.isnan(original.grad_inside(a, a)).all()
+    # JX707: the hand sigmoid's gradient at -1000 is NaN, jax.nn.sigmoid's is 0.
+    hand = jax.grad(lambda v: original.sigmoid_hand(v).sum())(jnp.array([-1000.0]))
+    stable = jax.grad(lambda v: repaired.sigmoid_hand(v).sum())(jnp.array([-1000.0]))
+    assert math.isnan(float(hand[0])) and float(stable[0]) == 0.0
+    # JX708: the hand BCE at logit 100, label 0 is inf; log_sigmoid gives 100.
+    assert math.isinf(float(original.bce(jnp.array([100.0]), jnp.array([0.0]))[0]))
+    bce = -(jax.nn.log_sigmoid(-jnp.array([100.0])))
+    assert float(bce[0]) == pytest.approx(100.0)
+
+
+def test_norm_recipe_in_the_message_has_a_finite_gradient() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    def guarded(d):
+        s = jnp.sum(d ** 2)
+        return jnp.where(s > 0, jnp.sqrt(jnp.where(s > 0, s, 1.0)), 0.0)
+
+    assert not jnp.isnan(jax.grad(guarded)(jnp.zeros(3))).any()
+
+
+def _run(array: list[float]) -> list:
+    import base64
+
+    import numpy as np
+    data = np.asarray(array, dtype=np.float64)
+    return [{"dtype": "float32", "shape": [len(array)], "kind": "float64",
+             "data": base64.b64encode(data.tobytes()).decode("ascii")}]
+
+
+def test_wide_runs_accept_repairs_and_reject_new_infinities() -> None:
+    inf, nan = float("inf"), float("nan")
+    ordinary = [_run([1.0, 2.0])] * 3
+    before = [ordinary + [{"wide": _run([inf, 5.0])}]]
+    repaired = [ordinary + [{"wide": _run([1000.5, 5.0])}]]
+    broken = [ordinary + [{"wide": _run([inf, nan])}]]
+    shifted = [ordinary + [{"wide": _run([1000.5, 6.0])}]]
+    assert values.difference("f", before, repaired, stabilizing=True) is None
+    assert "where the original was finite" in values.difference("f", before, broken, stabilizing=True)
+    assert "largest difference" in values.difference("f", before, shifted, stabilizing=True)
+    # Other fixes are not compared on wide inputs (they are compared on the ordinary seeds).
+    assert values.difference("f", before, broken) is None
+    assert "seed 0" in values.difference("f", [[_run([1.0])] * 3 + [{"wide": _run([1.0])}]],
+                                          [[_run([2.0])] * 3 + [{"wide": _run([1.0])}]])
