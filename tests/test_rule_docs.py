@@ -11,7 +11,10 @@ test_jx203_jx204.py, test_jx303_jx304.py) write and verify fixes with real worke
 """
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +149,41 @@ def test_options_toml_sets_the_option(rule: type[Rule], name: str, tmp_path: Pat
     result = check_in_process([str(example)], [rule])
     assert result.skipped == [] and result.traced > 0
     assert result.findings == [], [f.message for f in result.findings]
+
+
+def cost_script(page: str) -> tuple[str, str] | None:
+    """The Cost section's script and the output the page says it prints (a ```python block
+    followed by a ```text block), when the page measures its figures that way."""
+    body = sections(page).get("Cost", "")
+    match = re.search(r"^```python\n(.*?)^```\n\n```text\n(.*?)^```$", body, flags=re.MULTILINE | re.DOTALL)
+    return None if match is None else (match.group(1), match.group(2))
+
+
+NUMERICS = [doc for doc in DOCS if doc.stem.startswith("JX7")]
+
+
+@pytest.mark.parametrize("doc", [d for d in NUMERICS if d.stem != "JX705"], ids=lambda doc: doc.stem)
+def test_cost_script_prints_the_figures_on_the_page(doc: Path, tmp_path: Path) -> None:
+    """The wrong and right values a numerics page quotes are what its script prints on the JAX
+    this suite runs with (CI runs it on the oldest and the newest supported JAX). JX705's figures
+    are timings: bench/bench_inverse.py measures them by hand."""
+    found = cost_script(doc.read_text(encoding="utf-8"))
+    assert found is not None, "no script and output in Cost"
+    script, output = found
+    path = tmp_path / "cost.py"
+    path.write_text(script, encoding="utf-8")
+    ran = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == output
+
+
+@pytest.mark.parametrize("doc", [d for d in NUMERICS if "--unsafe-fixes" in d.read_text(encoding="utf-8")],
+                         ids=lambda doc: doc.stem)
+def test_unsafe_fix_turns_the_example_into_use_instead(doc: Path, tmp_path: Path) -> None:
+    parts = sections(doc.read_text(encoding="utf-8"))
+    path = tmp_path / f"{doc.stem.lower()}_unsafe.py"
+    path.write_text(first_python_block(parts["Example"]), encoding="utf-8")
+    result = check_in_process([str(path)], select_rules([doc.stem], None), fix=True, unsafe_fixes=True)
+    assert result.fix_rejected == [], [f.fix_rejected for f in result.fix_rejected]
+    assert path.read_text(encoding="utf-8") == first_python_block(parts["Use instead"])

@@ -42,9 +42,9 @@ class InverseThenMultiply(Rule):
             n = inverse.shape[-1] if inverse.shape else "n"
             yield ctx.finding(cls, (
                 f"the inverse of a {n}x{n} matrix is computed only to multiply by it: "
-                "jnp.linalg.solve(A, b) factors A once and applies the factors to b, which at n = 800 "
-                "takes less than half the time (float32, CPU) and keeps the residual near rounding "
-                "when A is ill-conditioned (3.6e-3 against 1.6e-7 at condition number 1e6)."),
+                "jnp.linalg.solve(A, b) factors A once and applies the factors to b. At n = 800 "
+                "(float32, CPU) the inverse took 2.6x the time of the solve, and with condition number "
+                "1e6 its relative residual was 7.9e-3 against the solve's 6.2e-7."),
                 node_span(ctx.source, node), _fix(ctx.source, node))
 
 
