@@ -74,6 +74,17 @@ def solve_by_inverse(m, b):
 
 
 @jax.jit
+def inverse_elsewhere(m, b):
+    return b @ jnp.linalg.inv(m) + jnp.dot(jnp.linalg.inv(m), b)  # expect JX705
+
+
+@jax.jit
+def softmax_variable(x):
+    e = jnp.exp(x)
+    return e / e.sum(axis=0)  # expect JX706
+
+
+@jax.jit
 def softmax_hand(x):
     return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)  # expect JX706
 
@@ -128,6 +139,8 @@ for fn in (lse, lse_aliases, logsoftmax, log1p_hand, softplus_hand, softmax_hand
 loss_grad(x[0], x[1])
 grad_inside(x[0], x[1])
 solve_by_inverse(m, x[0])
+inverse_elsewhere(m, x[0])
+softmax_variable(x)
 bce(x, (x > 0).astype(jnp.float32))
 '''
 
@@ -276,9 +289,9 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
 
 def test_every_trigger_is_reported_where_marked(triggers) -> None:
     _, result = triggers
-    assert_analyzed(result, 16)
+    assert_analyzed(result, 18)
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(TRIGGERS)
-    assert len(result.findings) == TRIGGERS.count("# expect") + 2  # two findings on two marked lines
+    assert len(result.findings) == TRIGGERS.count("# expect") + 3  # two findings on three marked lines
     assert all(f.severity == "warning" for f in result.findings)
 
 
@@ -300,7 +313,7 @@ def test_findings_point_at_the_expression(triggers) -> None:
     assert all("double where" in f.message for f in result.findings if f.code == "JX704")
     # No single stable call replaces a norm; the BCE's logs read a variable, not a sigmoid call.
     without = {(f.code, f.span.start_line) for f in result.findings if f.fix is None}
-    assert without == {("JX704", 34), ("JX704", 42), ("JX708", 63)}
+    assert without == {("JX704", 34), ("JX704", 42), ("JX705", 52), ("JX706", 58), ("JX708", 74)}
     assert all(f.fix.applicability == "unsafe" for f in result.findings if f.fix is not None)
 
 
@@ -315,7 +328,7 @@ def test_unsafe_fixes_verified_and_applied(fixed) -> None:
     assert text == expected
     # What is left: the findings without a single-expression fix (JX704, and the BCE's logs of a variable).
     remaining = {(f.code, f.span.start_line) for f in run(path).findings}
-    assert remaining == {("JX704", 34), ("JX704", 42), ("JX708", 63)}
+    assert remaining == {("JX704", 34), ("JX704", 42), ("JX705", 52), ("JX706", 58), ("JX708", 74)}
 
 
 def test_fixed_values_are_right_where_the_original_is_wrong(triggers, fixed) -> None:
@@ -408,3 +421,26 @@ def test_wide_runs_accept_repairs_and_reject_new_infinities() -> None:
     assert values.difference("f", before, broken) is None
     assert "seed 0" in values.difference("f", [[_run([1.0])] * 3 + [{"wide": _run([1.0])}]],
                                           [[_run([2.0])] * 3 + [{"wide": _run([1.0])}]])
+
+
+IMPORTS_NOTHING_OF_JAX_NN = '''\
+"""A module reaching jax only through from-imports: the fix adds ``import jax``."""
+from jax import jit
+from jax.numpy import exp, log, ones, sum as total
+
+
+@jit
+def log_partition(x):
+    return log(total(exp(x)))
+
+
+log_partition(ones(3))
+'''
+
+
+def test_fix_adds_import_jax_when_nothing_reaches_jax_nn(tmp_path: Path) -> None:
+    path = write(tmp_path, "jx7_no_jax", IMPORTS_NOTHING_OF_JAX_NN)
+    result = run(path, fix=True, unsafe_fixes=True)
+    assert result.fix_rejected == [] and len(result.fixed) == 1
+    assert path.read_text(encoding="utf-8") == IMPORTS_NOTHING_OF_JAX_NN.replace(
+        "sum as total\n", "sum as total\nimport jax\n").replace("log(total(exp(x)))", "jax.nn.logsumexp(x)")
