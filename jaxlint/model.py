@@ -193,6 +193,8 @@ class Job:
     kind_options: dict[str, Any] = field(default_factory=dict)
     # Fix verification: run these targets on generated inputs after tracing (worker/values.py).
     run_values: list[str] = field(default_factory=list)
+    # ... and these of them once more on wide inputs (a numerics fix is verified there).
+    wide_values: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -155,13 +155,14 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
     functions = {id(f): values.function_of(f, analysis) for f in candidates}
     ran = sorted({name for name in functions.values() if name is not None})
+    wide = sorted({functions[id(f)] for f in candidates if f.code in _stabilizing_codes()} - {None})
     before: dict[str, Any] = {}
     if ran:  # the original's values, once: imported again from the text analyzed, in a fresh worker
         job = make_job(analysis.source, analysis.targets, codes, settings, override=analysis.source.text,
-                       run_values=ran)
+                       run_values=ran, wide_values=wide)
         with WorkerPool(timeout) as fresh:
             before = run_job(fresh, job, codes).values
-    checks = _Checks(functions, ran, before)
+    checks = _Checks(functions, ran, wide, before)
     outcome = _verify(analysis, candidates, codes, timeout, settings, checks)
     if outcome[0] is None:
         return candidates, outcome[1], outcome[2]
@@ -189,6 +190,7 @@ class _Checks:
 
     functions: dict[int, str | None]  # id(finding) -> qualname
     ran: list[str]
+    wide: list[str]  # of ``ran``: those a stabilizing fix is in, also run on wide inputs
     before: dict[str, Any]
 
 
@@ -207,7 +209,8 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
         return f"the fixed source does not parse: {error.message}", text, None
     # A file without targets (only source rules found something) is imported here for the first time.
     job = make_job(analysis.source, targets, codes, settings, override=text,
-                   compile_costs=analysis.job is not None and analysis.job.compile_costs, run_values=checks.ran)
+                   compile_costs=analysis.job is not None and analysis.job.compile_costs, run_values=checks.ran,
+                   wide_values=checks.wide)
     with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
         new_result = run_job(fresh, job, codes)
     # A suppressed JX9xx was there before the fix too.

@@ -10,15 +10,15 @@ from jaxlint.text import SourceFile, line_code_span, split_lines
 
 def make_job(source: SourceFile, targets: list[Target], codes: list[str], settings: Settings,
              override: str | None = None, compile_costs: bool = False,
-             run_values: list[str] | None = None) -> Job:
+             run_values: list[str] | None = None, wide_values: list[str] | None = None) -> Job:
     """The worker job of one file; ``compile_costs`` asks the worker to compile each traced
     target and report XLA's cost analysis (``--cost compiled``); ``run_values``, to run those
-    targets on generated inputs (fix verification)."""
+    targets on generated inputs (fix verification), ``wide_values`` also on wide ones."""
     root = discover.find_root(source.path)
     return Job(path=source.path, module=discover.module_name(source.path, root), root=root,
                source=override if override is not None else source.text, targets=list(targets),
                codes=list(codes), settings=settings, override=override, compile_costs=compile_costs,
-               run_values=list(run_values or []))
+               run_values=list(run_values or []), wide_values=list(wide_values or []))
 
 
 def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:

@@ -148,7 +148,7 @@ class _Analysis:
             from jaxlint.worker.values import run_values
 
             started = time.perf_counter()
-            self.result.values = run_values(self.traced_calls, job.run_values)
+            self.result.values = run_values(self.traced_calls, job.run_values, job.wide_values)
             timings["values"] = time.perf_counter() - started
         if job.kind is not None:  # another job kind (jaxlint explain): its own hook, by name
             module_name, _, function_name = job.kind.partition(":")

@@ -6,10 +6,10 @@ Inputs: each abstract array of a traced signature becomes a concrete one of its 
 dimension evaluated with every symbol 4) and dtype,
 from a NumPy generator seeded with (seed, position): floats standard normal, integers and
 unsigned integers in [0, 4) (small enough to be indices and sizes), booleans half true, typed PRNG
-keys all distinct. A last "wide" run multiplies the seed-0 floats by WIDE (1000): the numerics
-rules' fixes must give no new infinity or NaN there, where the original overflows. Static arguments
-are used as they were traced. Outputs travel as float64,
-complex128, int64 or bool bytes (base64), so the parent needs NumPy only.
+keys all distinct. For the functions a numerics fix is in, a last "wide" run multiplies the seed-0
+floats by WIDE (1000): there the original overflows, and the fix must add no infinity or NaN.
+Static arguments are used as they were traced. Outputs travel as float64, complex128, int64 or
+bool bytes (base64), so the parent needs NumPy only.
 """
 from __future__ import annotations
 
@@ -28,9 +28,12 @@ WIDE = 1000.0
 SIGNATURES = 2  # the first ones of each target: each run compiles the function
 
 
-def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str]) -> dict[str, list[list[Any]]]:
+def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str],
+               wide: list[str] = ()) -> dict[str, list[list[Any]]]:
     """qualname -> per signature (the first SIGNATURES), per seed: the outputs, or
-    ``{"error": ...}`` when the call raised, or ``{"skipped": why}`` when it could not be made."""
+    ``{"error": ...}`` when the call raised, or ``{"skipped": why}`` when it could not be made;
+    for the ``wide`` ones a last ``{"wide": outputs}`` run too (only those: wide inputs may make a
+    loop run far longer)."""
     wanted, values = set(names), {}
     jax.clear_caches()  # traces cached while jaxlint's vmap markers were active would run with them
     for qualname, function, arguments in traced_calls:
@@ -44,7 +47,8 @@ def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str]) -> di
             runs.append([{"skipped": f"symbolic shape {unknown} with no size to give it"}])
             continue
         concrete = [jax.ShapeDtypeStruct(shape, spec.dtype) for shape, spec in zip(shapes, inputs)]
-        runs.append([_run(apply, concrete, seed) for seed in SEEDS] + [{"wide": _run(apply, concrete, 0, WIDE)}])
+        runs.append([_run(apply, concrete, seed) for seed in SEEDS]
+                    + ([{"wide": _run(apply, concrete, 0, WIDE)}] if qualname in wide else []))
     return values
 
 
