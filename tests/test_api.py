@@ -116,7 +116,7 @@ def test_select_and_ignore() -> None:
     with pytest.raises(ValueError, match="no rule is selected"):  # as specific: the ignore wins, none is left
         jaxlint.lint_with(select=["vmap-unbatched-output"], ignore="JX101").assert_clean(founding, 1, Y)
     with pytest.raises(ValueError, match="unknown rule selector"):
-        jaxlint.lint_with(select=["JX7"])
+        jaxlint.lint_with(select=["JX0"])
 
 
 def test_fn_keywords_named_like_options_reach_fn() -> None:
