@@ -49,8 +49,9 @@ class UnstableLogsumexp(Rule):
             kind = "mean" if mean else "sum"
             yield ctx.finding(cls, (
                 f"log of a {kind} of exp with no max shift: exp overflows to inf once an input exceeds "
-                f"about 88.7 in float32 (709.8 in float64), and the result is inf (the gradient NaN), "
-                f"although the true value is finite. jax.nn.logsumexp subtracts the maximum first"
+                f"about 88.7 in float32 (709.8 in float64), and the result is inf (the gradient NaN); "
+                f"when every input is below about -87.5 each exp underflows to 0 and the result is -inf. "
+                f"The true value is finite. jax.nn.logsumexp subtracts the maximum first"
                 + (" (log(mean(exp(x))) is logsumexp(x) - log(n))." if mean else ".")),
                 node_span(ctx.source, call), fix)
 

@@ -41,8 +41,9 @@ class UnshiftedSoftmax(Rule):
             seen.add(op.location.span)
             yield ctx.finding(cls, (
                 "softmax with no max shift: exp overflows to inf once a logit exceeds about 88.7 in "
-                "float32 (709.8 in float64), and inf / inf is NaN, although the true probabilities "
-                "are finite. jax.nn.softmax subtracts the maximum first."),
+                "float32 (709.8 in float64), and inf / inf is NaN; when every logit is below about "
+                "-87.5 each exp underflows to 0, and 0 / 0 is NaN too. The true probabilities are "
+                "finite. jax.nn.softmax subtracts the maximum first."),
                 node_span(ctx.source, division), _fix(ctx.source, division))
 
 
