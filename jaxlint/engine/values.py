@@ -57,9 +57,9 @@ def difference(function: str, before: list[list[Any]] | None, after: list[list[A
     """Why the fixed function's runs differ from the original's, or None when every output of
     every seed agrees. Runs that could not be made are a difference too: nothing was proven.
 
-    The worker's last run of each signature is on wide inputs (``{"wide": ...}``). Only a
-    ``stabilizing`` fix (a numerics rule's: it replaces an expression that overflows) is checked
-    there: where the original is finite the fixed values must agree, and the fix may turn the
+    For a function a ``stabilizing`` fix is in (a numerics rule's: it replaces an expression that
+    overflows), the worker's last run of each signature is on wide inputs (``{"wide": ...}``):
+    there the fixed values must agree where the original's are finite, and the fix may turn the
     original's infinities and NaN into numbers but never add any."""
     if not before or not after:
         return f"`{function}` could not be run on generated inputs"
@@ -72,11 +72,11 @@ def difference(function: str, before: list[list[Any]] | None, after: list[list[A
             if wide:
                 fixed = new.get("wide") if isinstance(new, dict) else None
                 why = "not run on wide inputs" if fixed is None else _compare(old["wide"], fixed, stabilizing=True)
-                seed = "wide"  # type: ignore[assignment]
             else:
                 why = _compare(old, new)
             if why is not None:
-                return f"values of `{function}` change on generated inputs (signature {number}, seed {seed}): {why}"
+                run = "wide inputs" if wide else f"seed {seed}"
+                return f"values of `{function}` change on generated inputs (signature {number}, {run}): {why}"
             compared += isinstance(old, list)
     if not compared:  # the same error every time proves nothing about the values
         return f"`{function}` raised on every generated input ({_said(before[0][0])}), so no value was compared"
