@@ -441,13 +441,21 @@ def log_partition(x):
     return log(total(exp(x)))
 
 
+@jit
+def smooth_relu(x):
+    return log(1 + exp(x))
+
+
 log_partition(ones(3))
+smooth_relu(ones(3))
 '''
 
 
 def test_fix_adds_import_jax_when_nothing_reaches_jax_nn(tmp_path: Path) -> None:
     path = write(tmp_path, "jx7_no_jax", IMPORTS_NOTHING_OF_JAX_NN)
     result = run(path, fix=True, unsafe_fixes=True)
-    assert result.fix_rejected == [] and len(result.fixed) == 1
+    assert result.fix_rejected == [] and len(result.fixed) == 2
+    # Both fixes add the same import: it is written once.
     assert path.read_text(encoding="utf-8") == IMPORTS_NOTHING_OF_JAX_NN.replace(
-        "sum as total\n", "sum as total\nimport jax\n").replace("log(total(exp(x)))", "jax.nn.logsumexp(x)")
+        "sum as total\n", "sum as total\nimport jax\n").replace(
+        "log(total(exp(x)))", "jax.nn.logsumexp(x)").replace("log(1 + exp(x))", "jax.nn.softplus(x)")
