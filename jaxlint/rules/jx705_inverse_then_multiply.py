@@ -39,8 +39,8 @@ class InverseThenMultiply(Rule):
             if side is None or not _only_multiplied(_through_layout(op.inputs[side])):
                 continue
             inverse = op.inputs[side]
-            n = inverse.shape[-1] if inverse.shape else None
-            vectors = _vectors(op, 1 - side)
+            n = _size(inverse.shape[-1:]) if inverse.shape else None
+            vectors = _size(_free_extents(op, 1 - side))
             if n is None or vectors is None or vectors >= n:
                 continue
             node = _product(ctx.source, op.location.span)
@@ -63,18 +63,22 @@ def _through_layout(value: Value) -> Value:
     return value
 
 
-def _vectors(product: Op, side: int) -> int | None:
-    """How many vectors the product applies the inverse to: the size of the other operand's free
-    dimensions (neither contracted nor batch); None when a size is symbolic."""
+def _free_extents(product: Op, side: int) -> list:
+    """The other operand's free dimensions (neither contracted nor batch): how many vectors the
+    product applies the inverse to is their product."""
     (contracting, batch) = product.params["dimension_numbers"]
     dims = set(contracting[side]) | set(batch[side])
+    return [extent for axis, extent in enumerate(product.inputs[side].shape) if axis not in dims]
+
+
+def _size(extents: list | tuple) -> int | None:
+    """The product of the extents (1 for none); None when one is symbolic."""
     size = 1
-    for axis, extent in enumerate(product.inputs[side].shape):
-        if axis not in dims:
-            try:
-                size *= int(extent)
-            except Exception:  # a symbolic dimension
-                return None
+    for extent in extents:
+        try:
+            size *= int(extent)
+        except Exception:  # a symbolic dimension (jax.export): no comparison is sound
+            return None
     return size
 
 
