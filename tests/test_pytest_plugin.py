@@ -514,3 +514,50 @@ def test_calls_returning_no_arrays_and_constructors_are_linted(tmp_path: Path) -
     # zeros is called with an int only: not kept, so the JAX functions it ran are 2 of 3 linted.
     # __setattr__ is called with arrays; run again on the tests' instance it refuses: counted.
     assert "linted 2 of 3 JAX functions the tests ran, traced 2 of 3 project functions" in run.stdout
+
+
+def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path) -> None:
+    """JX704 reports a norm only on a differentiated path. The plugin traces each called function
+    on its own, on plain abstract arguments, so the derivative comes from the tests' tracers: a
+    helper the tests reached under jax.grad (through another function, as jax-md's safe_norm is
+    reached from a bond energy) is reported; the same norm called without a gradient is not."""
+    model = textwrap.dedent('''\
+        import jax.numpy as jnp
+
+
+        def clipped_norm(x, epsilon=1e-7):
+            norm = jnp.sqrt(jnp.sum(x ** 2, axis=-1))  # expect JX704
+            return jnp.maximum(norm, epsilon)
+
+
+        def bond_energy(positions):
+            r = clipped_norm(positions[1:] - positions[:-1])
+            return jnp.sum((r - 1.0) ** 2)
+
+
+        def lengths(positions):
+            return jnp.linalg.norm(positions, axis=-1)
+        ''')
+    tests = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+        from pkg import model
+
+
+        def test_force():
+            positions = jnp.ones((5, 3)) * jnp.arange(5.0)[:, None]
+            assert jax.grad(model.bond_energy)(positions).shape == (5, 3)
+
+
+        def test_lengths():
+            assert model.lengths(jnp.ones((4, 3))).shape == (4,)
+        ''')
+    root = project(tmp_path, model=model, tests=tests, config='''
+        [tool.jaxlint]
+        select = ["JX704"]
+        ''')
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
+    assert "2 passed" in run.stdout, run.stdout + run.stderr
+    assert reported(root) == expected(model), run.stdout
+    [finding] = json.loads((root / "report.json").read_text())
+    assert "the tests called it under a derivative transform" in finding["message"]

@@ -320,6 +320,18 @@ def is_staged(value: Any) -> bool:
     return False
 
 
+def is_differentiated(value: Any) -> bool:
+    """A JVP or linearize tracer (``jax.grad``, ``jvp``, ``vjp``), directly or under other
+    tracers: the function holding it is being differentiated. By class name, as ``is_staged``."""
+    for _ in range(8):
+        if not is_tracer(value):
+            return False
+        if type(value).__name__ in ("JVPTracer", "LinearizeTracer"):
+            return True
+        value = getattr(value, "val", getattr(value, "primal", None))
+    return False
+
+
 def random_keys(dtype: Any, shape: tuple[int, ...], seed: int) -> Any:
     """Typed PRNG keys of ``dtype`` (``key<fry>``), ``shape``, all distinct, from ``seed``. The
     key type's implementation is private (``KeyTy._impl``) from JAX 0.4.35 to 0.10."""

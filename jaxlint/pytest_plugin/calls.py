@@ -44,6 +44,7 @@ class Call:
     treedef: Any
     x64: bool  # jax_enable_x64 at the call: the trace uses the same
     staged: bool  # it ran under jax.jit (or in a scan or cond body): traced under jit too
+    differentiated: bool = False  # it ran under jax.grad, jvp or vjp (JX704 reads it)
 
 
 @dataclass
@@ -187,22 +188,23 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
     params = [local[name] for name in parameter_names(code)]
     free = [local.get(name, EMPTY_CELL) for name in code.co_freevars]
     leaves, treedef = jax.tree_util.tree_flatten((params, free))
-    abstract, any_array, staged = [], False, False
+    abstract, any_array, staged, differentiated = [], False, False, False
     for leaf in leaves:
         if isinstance(leaf, jax.Array) or (isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSUV"):
             abstract.append(_abstract(leaf))
             any_array = True
             staged = staged or compat.is_staged(leaf)
+            differentiated = differentiated or compat.is_differentiated(leaf)
         else:
             abstract.append(leaf)
     if not any_array:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
     try:
-        key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract)))
+        key = hash((treedef, x64, staged, differentiated, tuple(_signature_item(leaf) for leaf in abstract)))
     except TypeError:  # aux data of a pytree node that cannot be hashed: every call is new
         key = id(frame)
-    return key, Call(code, frame.f_globals, abstract, treedef, x64, staged)
+    return key, Call(code, frame.f_globals, abstract, treedef, x64, staged, differentiated)
 
 
 def _abstract(leaf: Any) -> Any:

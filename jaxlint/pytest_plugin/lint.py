@@ -154,7 +154,7 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
             with traced(call, path) as (closed, signature):
                 # Inside the block: the rules read the vmap records made while tracing.
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
-                                        settings, project=is_project))
+                                        settings, project=is_project, differentiated=call.differentiated))
                 source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except Exception as error:
             linted.errors.append(describe_error(error))

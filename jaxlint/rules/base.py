@@ -86,6 +86,9 @@ class ProgramContext(SourceContext):
     # Which other files are the project's: their helpers' problems are reported there, by the
     # context of that file (None: no file but the target's).
     project: Callable[[str], bool] | None = None
+    # The tests called the target under jax.grad, jvp or vjp (pytest --jaxlint sees the tracers);
+    # its own trace, made on plain abstract arguments, does not show the derivative.
+    differentiated: bool = False
 
     @property
     def in_target_file(self) -> bool:

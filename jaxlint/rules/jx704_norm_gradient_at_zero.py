@@ -4,8 +4,9 @@ In the jaxpr: ``sqrt`` of a ``reduce_sum`` of a square (``d * d``, ``d ** 2``, `
 a value that depends on the function's inputs; ``jnp.linalg.norm`` is exactly this. The derivative
 of sqrt at 0 is inf, and the chain rule multiplies it by d = 0: NaN. Reported only on a
 differentiated path: the sqrt sits under ``jvp`` in the jaxpr (the traced function takes the
-gradient), or the source passes the function holding it to ``grad``, ``value_and_grad``, ``jvp``
-and the like. A guarded input (``sum + eps``, ``maximum(sum, eps)``, a double ``where``) is not
+gradient), the source passes the function holding it to ``grad``, ``value_and_grad``, ``jvp``
+and the like, or (``pytest --jaxlint``) the tests called the function under such a transform.
+A guarded input (``sum + eps``, ``maximum(sum, eps)``, a double ``where``) is not
 a bare sum of squares, so it is quiet.
 """
 from __future__ import annotations
@@ -108,6 +109,8 @@ def _differentiated(ctx: ProgramContext, op: Op) -> str | None:
     """How the sqrt is differentiated, or None when nothing shows it is."""
     if "jvp" in op.transforms:
         return "the traced function takes its derivative"
+    if ctx.differentiated:
+        return "the tests called it under a derivative transform"
     parsed = parse(ctx.source)
     if parsed is None:
         return None

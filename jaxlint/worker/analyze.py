@@ -323,12 +323,13 @@ def _inferred(finding: Finding, signature: str) -> Finding:
 def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source: str, target: Target,
                      closed: Any, signature: str, index: SourceIndex | None = None,
                      settings: Settings | None = None, others: ProjectSources | None = None,
-                     project: Callable[[str], bool] | None = None) -> list[Finding]:
+                     project: Callable[[str], bool] | None = None, differentiated: bool = False) -> list[Finding]:
     """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
     target's file and in each file of ``others`` (the project's) whose helpers made operations; a
     failure to build the IR is a JX906 finding too. ``project`` without ``others``: which files
     are the project's, for the rules that place a finding themselves (JX401), with no run of the
-    rules in the helpers' files (``pytest --jaxlint`` traces the helpers it saw called on their own)."""
+    rules in the helpers' files (``pytest --jaxlint`` traces the helpers it saw called on their own;
+    ``differentiated``: the tests called this one under ``jax.grad`` or ``jvp``)."""
     try:
         program = build_program(closed)
     except Exception as error:
@@ -336,7 +337,7 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
                               error)
     context = ProgramContext(path, source, index or SourceIndex(path, source), settings or Settings(),
                              target=target, program=program, signature=signature, vmap_records=VMAP_RECORDS,
-                             target_path=path, project=others or project)
+                             target_path=path, project=others or project, differentiated=differentiated)
     findings = run_program_rules(rules, context, codes)
     if others is None:
         return findings
