@@ -110,6 +110,12 @@ def helper(v):
 
 
 @jax.jit
+def sigmoid_scaled_exp(x, c):
+    e = jnp.exp(-75.0 * x)
+    return 1.0 / (1.0 + e) + 1.0 / (1.0 + c * jnp.exp(x))  # expect JX707
+
+
+@jax.jit
 def through_helper(x):
     return helper(x) * 2.0
 
@@ -141,6 +147,7 @@ grad_inside(x[0], x[1])
 solve_by_inverse(m, x[0])
 inverse_elsewhere(m, x[0])
 softmax_variable(x)
+sigmoid_scaled_exp(x, 25.0)
 bce(x, (x > 0).astype(jnp.float32))
 '''
 
@@ -295,9 +302,9 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
 
 def test_every_trigger_is_reported_where_marked(triggers) -> None:
     _, result = triggers
-    assert_analyzed(result, 18)
+    assert_analyzed(result, 19)
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(TRIGGERS)
-    assert len(result.findings) == TRIGGERS.count("# expect") + 3  # two findings on three marked lines
+    assert len(result.findings) == TRIGGERS.count("# expect") + 4  # two findings on four marked lines
     assert all(f.severity == "warning" for f in result.findings)
 
 
@@ -319,7 +326,7 @@ def test_findings_point_at_the_expression(triggers) -> None:
     assert all("double where" in f.message for f in result.findings if f.code == "JX704")
     # No single stable call replaces a norm; the BCE's logs read a variable, not a sigmoid call.
     without = {(f.code, f.span.start_line) for f in result.findings if f.fix is None}
-    assert without == {("JX704", 34), ("JX704", 42), ("JX705", 52), ("JX706", 58), ("JX708", 74)}
+    assert without == {("JX704", 34), ("JX704", 42), ("JX705", 52), ("JX706", 58), ("JX708", 74), ("JX707", 89)}
     assert all(f.fix.applicability == "unsafe" for f in result.findings if f.fix is not None)
 
 
@@ -334,7 +341,7 @@ def test_unsafe_fixes_verified_and_applied(fixed) -> None:
     assert text == expected
     # What is left: the findings without a single-expression fix (JX704, and the BCE's logs of a variable).
     remaining = {(f.code, f.span.start_line) for f in run(path).findings}
-    assert remaining == {("JX704", 34), ("JX704", 42), ("JX705", 52), ("JX706", 58), ("JX708", 74)}
+    assert remaining == {("JX704", 34), ("JX704", 42), ("JX705", 52), ("JX706", 58), ("JX708", 74), ("JX707", 89)}
 
 
 def test_fixed_values_are_right_where_the_original_is_wrong(triggers, fixed) -> None:

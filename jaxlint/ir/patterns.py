@@ -153,7 +153,8 @@ def softmax(value: Value) -> tuple[Op, Op] | None:
 
 
 def hand_sigmoid(value: Value) -> tuple[Op, Op] | None:
-    """``value`` is ``1 / (1 + exp(z))`` (z is usually ``-x``): (the div, the exp)."""
+    """``value`` is ``1 / (1 + exp(z))`` (z is usually ``-x``), or ``1 / (1 + c * exp(z))``:
+    (the div, the exp)."""
     div = produced_by(value, "div")
     if div is None or scalar(div.inputs[0]) != 1.0:
         return None
@@ -162,5 +163,10 @@ def hand_sigmoid(value: Value) -> tuple[Op, Op] | None:
         return None
     ones = [v for v in add.inputs if scalar(v) == 1.0]
     rest = [v for v in add.inputs if scalar(v) is None]
-    exp = produced_by(rest[0], "exp") if len(ones) == 1 and len(rest) == 1 else None
+    if len(ones) != 1 or len(rest) != 1:
+        return None
+    exp = produced_by(rest[0], "exp")
+    scaled = produced_by(rest[0], "mul") if exp is None else None
+    if scaled is not None:  # c * exp(z): overflows the same way
+        exp = next((e for e in (produced_by(v, "exp") for v in scaled.inputs) if e is not None), None)
     return (div, exp) if exp is not None and varies(exp.inputs[0]) else None

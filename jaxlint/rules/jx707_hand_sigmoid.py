@@ -1,6 +1,7 @@
 """JX707 hand-sigmoid: ``1 / (1 + exp(-x))`` has a NaN gradient once exp(-x) overflows.
 
-In the jaxpr: a ``div`` of the literal 1 by ``1 + exp(z)``. The forward value is right (1 / inf
+In the jaxpr: a ``div`` of the literal 1 by ``1 + exp(z)`` (or ``1 + c * exp(z)``, the same
+logistic shifted by log c). The forward value is right (1 / inf
 is 0), but the derivative is exp(z) / (1 + exp(z))**2 = inf / inf. A hand sigmoid whose only use
 is a ``log`` is JX708's. The finding points at the division of the source.
 """
