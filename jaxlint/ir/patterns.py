@@ -91,7 +91,7 @@ def _reaches_max(value: Value) -> bool:
         if op is None or id(op) in seen or len(seen) > 16:
             continue
         seen.add(id(op))
-        if op.primitive in ("reduce_max", "cummax", "argmax"):
+        if op.primitive in ("reduce_max", "cummax"):
             return True
         if op.primitive in _SHIFT_PATH:
             stack.extend(op.inputs)
