@@ -7,7 +7,8 @@ differentiated path: the sqrt sits under ``jvp`` in the jaxpr (the traced functi
 gradient), the source passes the function holding it to ``grad``, ``value_and_grad``, ``jvp``
 and the like, or (``pytest --jaxlint``) the tests called the function under such a transform.
 A guarded input (``sum + eps``, ``maximum(sum, eps)``, a double ``where``) is not
-a bare sum of squares, so it is quiet.
+a bare sum of squares, so it is quiet; so is a norm only compared with a threshold (no gradient
+flows back through a comparison).
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class NormGradientAtZero(Rule):
             if op.location is None or op.location.path != ctx.path or op.location.span in seen:
                 continue
             squared = _squared(op.inputs[0])
-            if squared is None or not _differentiable(squared):
+            if squared is None or not _differentiable(squared) or not _gradient_flows(op.outputs[0]):
                 continue
             node = _source_node(ctx.source, op.location.span)
             if node is None:
@@ -93,6 +94,44 @@ def _differentiable(value: Value) -> bool:
         op = value.producer
         if op is not None and op.primitive not in ("stop_gradient", "floor", "ceil", "round", "sign"):
             stack.extend(op.inputs)
+    return False
+
+
+# Uses no gradient flows back through: a norm only compared with a threshold has no derivative.
+_NO_COTANGENT = frozenset({"gt", "lt", "ge", "le", "eq", "ne", "stop_gradient", "sign", "floor", "ceil",
+                           "round", "is_finite"})
+
+
+def _gradient_flows(value: Value) -> bool:
+    """Some live use of ``value`` (through layout ops) passes a gradient back: anything but a
+    comparison, ``stop_gradient`` or a rounding; a returned value counts. Dead uses do not: JAX's
+    linearization of ``jnp.linalg.norm`` computes sqrt's derivative even when nothing reads it."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if patterns.returned(value):
+            return True
+        for use in value.uses:
+            if use.primitive in patterns.TRANSPARENT:
+                stack.extend(use.outputs)
+            elif use.primitive not in _NO_COTANGENT and not (
+                    use.primitive == "convert_element_type" and not patterns.inexact(use.outputs[0])) \
+                    and any(_live(out) for out in use.outputs):
+                return True
+    return False
+
+
+def _live(value: Value) -> bool:
+    """``value`` reaches an output of its region through its uses (is not dead code)."""
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if patterns.returned(value):
+            return True
+        stack.extend(out for use in value.uses for out in use.outputs)
     return False
 
 
