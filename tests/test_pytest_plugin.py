@@ -544,6 +544,10 @@ def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path
         from pkg import model
 
 
+        def test_plain_call_first():  # the same signature as under grad below: kept once, then marked
+            assert model.clipped_norm(jnp.ones((4, 3))).shape == (4,)
+
+
         def test_force():
             positions = jnp.ones((5, 3)) * jnp.arange(5.0)[:, None]
             assert jax.grad(model.bond_energy)(positions).shape == (5, 3)
@@ -557,7 +561,7 @@ def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path
         select = ["JX704"]
         ''')
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
-    assert "2 passed" in run.stdout, run.stdout + run.stderr
+    assert "3 passed" in run.stdout, run.stdout + run.stderr
     assert reported(root) == expected(model), run.stdout
     [finding] = json.loads((root / "report.json").read_text())
     assert "the tests called it under a derivative transform" in finding["message"]

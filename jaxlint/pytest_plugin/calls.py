@@ -53,7 +53,7 @@ class Function:
 
     code: CodeType
     calls: list[Call] = field(default_factory=list)
-    keys: set[Any] = field(default_factory=set)
+    keys: dict[Any, Call] = field(default_factory=dict)  # signature key -> the call kept for it
     examined: int = 0
 
     @property
@@ -172,9 +172,11 @@ class CallWatcher:
                 return
             key, call = kept
             if key not in function.keys:
-                function.keys.add(key)
+                function.keys[key] = call
                 function.calls.append(call)
                 self.news += 1
+            elif call.differentiated:  # the same signature, seen under jax.grad this time
+                function.keys[key].differentiated = True
 
 
 def _keep(frame: FrameType) -> tuple[Any, Call] | None:
@@ -201,7 +203,7 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
     try:
-        key = hash((treedef, x64, staged, differentiated, tuple(_signature_item(leaf) for leaf in abstract)))
+        key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract)))
     except TypeError:  # aux data of a pytree node that cannot be hashed: every call is new
         key = id(frame)
     return key, Call(code, frame.f_globals, abstract, treedef, x64, staged, differentiated)
