@@ -519,8 +519,9 @@ def test_calls_returning_no_arrays_and_constructors_are_linted(tmp_path: Path) -
 def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path) -> None:
     """JX704 reports a norm only on a differentiated path. The plugin traces each called function
     on its own, on plain abstract arguments, so the derivative comes from the tests' tracers: a
-    helper the tests reached under jax.grad (through another function, as jax-md's safe_norm is
-    reached from a bond energy) is reported; the same norm called without a gradient is not."""
+    helper the tests reached under jax.grad (here through a lambda of the test file, which is not
+    linted, as jax-md's safe_norm is reached from the tests' energies) is reported, also when a
+    plain call of the same signature came first; a norm never called under a gradient is not."""
     model = textwrap.dedent('''\
         import jax.numpy as jnp
 
@@ -528,11 +529,6 @@ def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path
         def clipped_norm(x, epsilon=1e-7):
             norm = jnp.sqrt(jnp.sum(x ** 2, axis=-1))  # expect JX704
             return jnp.maximum(norm, epsilon)
-
-
-        def bond_energy(positions):
-            r = clipped_norm(positions[1:] - positions[:-1])
-            return jnp.sum((r - 1.0) ** 2)
 
 
         def lengths(positions):
@@ -544,13 +540,12 @@ def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path
         from pkg import model
 
 
-        def test_plain_call_first():  # the same signature as under grad below: kept once, then marked
+        def test_plain_call_first():
             assert model.clipped_norm(jnp.ones((4, 3))).shape == (4,)
 
 
-        def test_force():
-            positions = jnp.ones((5, 3)) * jnp.arange(5.0)[:, None]
-            assert jax.grad(model.bond_energy)(positions).shape == (5, 3)
+        def test_gradient():
+            assert jax.grad(lambda x: jnp.sum(model.clipped_norm(x)))(jnp.ones((4, 3))).shape == (4, 3)
 
 
         def test_lengths():
