@@ -41,11 +41,6 @@ def call_at(source: str, span: Span, names: Iterable[str]) -> ast.Call | None:
     return as_call(source, node, *names) if node is not None else None
 
 
-def binop_at(source: str, span: Span, kind: type[ast.operator]) -> ast.BinOp | None:
-    node = node_at(source, span, ast.BinOp)
-    return node if node is not None and isinstance(node.op, kind) else None
-
-
 def as_call(source: str, node: ast.AST | None, *names: str) -> ast.Call | None:
     """``node`` when it is a call of one of ``names`` (function or method form) with plain arguments."""
     if not isinstance(node, ast.Call) or callee(source, node) not in names:
@@ -158,6 +153,6 @@ def _atomic(node: ast.expr) -> bool:
         isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)))
 
 
-def same_text(source: str, a: ast.AST, b: ast.AST) -> bool:
-    """Both spell the same expression (ignoring spacing)."""
-    return ast.dump(a) == ast.dump(b) and "".join(text_of(source, a).split()) == "".join(text_of(source, b).split())
+def same_expression(a: ast.AST, b: ast.AST) -> bool:
+    """Both are the same expression (spacing and parentheses aside)."""
+    return ast.dump(a) == ast.dump(b)

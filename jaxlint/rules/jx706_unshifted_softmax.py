@@ -57,7 +57,7 @@ def _fix(source: str, division: ast.BinOp) -> Fix | None:
     operand, named = reduced
     bottom = stable_calls.as_call(source, operand, "exp")
     x, y = (stable_calls.single_argument(c) if c is not None else None for c in (top, bottom))
-    if x is None or y is None or not stable_calls.same_text(source, x, y):
+    if x is None or y is None or not stable_calls.same_expression(x, y):
         return None
     axis = named.get("axis")
     keepdims = named.get("keepdims")
