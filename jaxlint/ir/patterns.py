@@ -75,6 +75,27 @@ def varies(value: Value) -> bool:
     return False
 
 
+# Ops no gradient flows back through.
+_NO_GRADIENT = frozenset({"stop_gradient", "floor", "ceil", "round", "sign", "iota"})
+
+
+def differentiable(value: Value) -> bool:
+    """``value`` depends on an input of the function (or of a loop body) through float ops a
+    gradient flows back through."""
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or not inexact(value) or value.literal is not None or value.const:
+            continue
+        seen.add(id(value))
+        if value.region_input is not None:
+            return True
+        op = value.producer
+        if op is not None and op.primitive not in _NO_GRADIENT:
+            stack.extend(op.inputs)
+    return False
+
+
 def max_shifted(value: Value) -> bool:
     """``value`` is ``x - max(x)`` (the max maybe under ``stop_gradient``, as JAX's softmax and
     logsumexp write it), or such a value minus something more (``log_softmax``'s output)."""

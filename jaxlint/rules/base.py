@@ -13,9 +13,9 @@ cli, config, engine or worker packages:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from jaxlint.ir import Program, VmapRecord
+from jaxlint.ir import Op, Program, VmapRecord
 from jaxlint.model import Applicability, Finding, Fix, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
 
@@ -89,6 +89,12 @@ class ProgramContext(SourceContext):
     # The tests called the target under jax.grad, jvp or vjp (pytest --jaxlint sees the tracers);
     # its own trace, made on plain abstract arguments, does not show the derivative.
     differentiated: bool = False
+
+    def ops_here(self, *primitives: str) -> Iterator[Op]:
+        """The program's ops of ``primitives`` whose location is in this context's file."""
+        for op in self.program.walk():
+            if op.primitive in primitives and op.location is not None and op.location.path == self.path:
+                yield op
 
     @property
     def in_target_file(self) -> bool:

@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, cast
 
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.fixes.double_where import build_fix, guard_edit
-from jaxlint.ir import Location, Op, Value
+from jaxlint.ir import Location, Op, Value, patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import offset_of
@@ -85,7 +85,6 @@ class _Hit(NamedTuple):
 _COMPARE = {"gt": operator.gt, "lt": operator.lt, "ge": operator.ge, "le": operator.le,
             "eq": operator.eq, "ne": operator.ne}
 _SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
-_NO_GRADIENT = {"stop_gradient", "floor", "ceil", "round", "sign", "iota"}
 _TRANSPARENT = {"broadcast_in_dim", "reshape", "squeeze", "copy"}
 
 
@@ -118,7 +117,7 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call
     for op in _unsafe_ops(select.inputs[case]):
         spec = _UNSAFE[op.primitive]
         x = _strip(op.inputs[spec.arg])
-        if not _inexact(x) or op.location is None or op.location.path != ctx.path:
+        if not patterns.inexact(x) or op.location is None or op.location.path != ctx.path:
             continue
         predicate = _predicate(select.inputs[0], x)
         if predicate is None:
@@ -128,7 +127,7 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call
             continue
         witness = next((p for p in _candidates(constants)
                         if test(p) != branch_is_true and spec.bad(p, op)), None)
-        if witness is None or not _differentiable(x):
+        if witness is None or not patterns.differentiable(x):
             continue
         where = _where_call(ctx.source, [cast(Location, leaf.location).span for leaf in leaves])
         node = _source_node(ctx.source, op.location.span, spec)
@@ -152,7 +151,7 @@ def _unsafe_ops(value: Value) -> list[Op]:
         seen.add(id(op))
         if op.primitive in _UNSAFE:
             found.append(op)
-        stack.extend(v for v in op.inputs if _inexact(v))
+        stack.extend(v for v in op.inputs if patterns.inexact(v))
     return found
 
 
@@ -211,35 +210,11 @@ def _strip(value: Value, keep_kind: bool = True) -> Value:
     while value.producer is not None:
         op = value.producer
         if op.primitive in _TRANSPARENT or (op.primitive == "convert_element_type" and (
-                not keep_kind or _inexact(op.inputs[0]) == _inexact(value))):
+                not keep_kind or patterns.inexact(op.inputs[0]) == patterns.inexact(value))):
             value = op.inputs[0]
         else:
             break
     return value
-
-
-def _inexact(value: Value) -> bool:
-    import numpy as np
-    try:
-        return value.dtype is not None and bool(np.issubdtype(value.dtype, np.inexact))
-    except TypeError:  # extended dtypes (PRNG keys, float0)
-        return False
-
-
-def _differentiable(value: Value) -> bool:
-    """``value`` depends on an input of the function (or of a loop body) through float ops."""
-    stack, seen = [value], set()
-    while stack:
-        value = stack.pop()
-        if id(value) in seen or not _inexact(value) or value.literal is not None or value.const:
-            continue
-        seen.add(id(value))
-        if value.region_input is not None:
-            return True
-        op = value.producer
-        if op is not None and op.primitive not in _NO_GRADIENT:
-            stack.extend(op.inputs)
-    return False
 
 
 def _live(value: Value) -> bool:

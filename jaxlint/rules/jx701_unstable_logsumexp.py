@@ -30,9 +30,7 @@ class UnstableLogsumexp(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "log" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("log"):
             total = patterns.produced_by(op.inputs[0], "reduce_sum", "div", "mul")
             mean = total is not None and total.primitive != "reduce_sum"
             if mean:  # jnp.mean: the sum divided (or multiplied) by a constant

@@ -26,9 +26,7 @@ class LogOfSoftmax(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "log" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("log"):
             if patterns.softmax(op.inputs[0]) is None:
                 continue
             call = stable_calls.call_at(ctx.source, op.location.span, ("log",))

@@ -27,8 +27,8 @@ class Log1pExpm1(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.location is None or op.location.path != ctx.path or op.location.span in seen:
+        for op in ctx.ops_here("log", "sub"):
+            if op.location.span in seen:
                 continue
             found = _log_of_one_plus(ctx, op) if op.primitive == "log" else (
                 _exp_minus_one(ctx, op) if op.primitive == "sub" else None)

@@ -36,13 +36,11 @@ class NormGradientAtZero(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "sqrt" and not (op.primitive == "pow" and patterns.scalar(op.inputs[1]) == 0.5):
-                continue
-            if op.location is None or op.location.path != ctx.path or op.location.span in seen:
+        for op in ctx.ops_here("sqrt", "pow"):
+            if op.location.span in seen or (op.primitive == "pow" and patterns.scalar(op.inputs[1]) != 0.5):
                 continue
             squared = _squared(op.inputs[0])
-            if squared is None or not _differentiable(squared) or not _gradient_flows(op.outputs[0]):
+            if squared is None or not patterns.differentiable(squared) or not _gradient_flows(op.outputs[0]):
                 continue
             node = _source_node(ctx.source, op.location.span)
             if node is None:
@@ -79,22 +77,6 @@ def _squared(value: Value) -> Value | None:
     if op.primitive == "pow":
         return op.inputs[0] if patterns.scalar(op.inputs[1]) == 2.0 else None
     return op.inputs[0]
-
-
-def _differentiable(value: Value) -> bool:
-    """``value`` depends on an input through float ops a gradient flows through."""
-    stack, seen = [value], set()
-    while stack:
-        value = stack.pop()
-        if id(value) in seen or not patterns.inexact(value) or value.literal is not None or value.const:
-            continue
-        seen.add(id(value))
-        if value.region_input is not None:
-            return True
-        op = value.producer
-        if op is not None and op.primitive not in ("stop_gradient", "floor", "ceil", "round", "sign"):
-            stack.extend(op.inputs)
-    return False
 
 
 # Uses no gradient flows back through: a norm only compared with a threshold has no derivative.

@@ -32,9 +32,7 @@ class InverseThenMultiply(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "dot_general" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("dot_general"):
             side = next((i for i, v in enumerate(op.inputs) if _inverse(v)), None)
             if side is None or not _only_multiplied(_through_layout(op.inputs[side])):
                 continue

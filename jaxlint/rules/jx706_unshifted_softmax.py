@@ -27,9 +27,7 @@ class UnshiftedSoftmax(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "div" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("div"):
             found = patterns.softmax(op.outputs[0])
             if found is None or patterns.overflowing_exp(found[1].outputs[0]) is None:
                 continue

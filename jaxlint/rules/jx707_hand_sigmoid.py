@@ -28,9 +28,7 @@ class HandSigmoid(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "div" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("div"):
             if patterns.hand_sigmoid(op.outputs[0]) is None or patterns.only_used_by(op.outputs[0], ("log",)):
                 continue
             division = node_at(ctx.source, op.location.span, ast.BinOp)

@@ -28,9 +28,7 @@ class LogOfSigmoid(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
-        for op in ctx.program.walk():
-            if op.primitive != "log" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("log"):
             complement = patterns.produced_by(op.inputs[0], "sub")
             if complement is not None and patterns.scalar(complement.inputs[0]) == 1.0 \
                     and _sigmoid(complement.inputs[1]):
