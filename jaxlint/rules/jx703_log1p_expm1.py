@@ -30,8 +30,7 @@ class Log1pExpm1(Rule):
         for op in ctx.ops_here("log", "sub"):
             if op.location.span in seen:
                 continue
-            found = _log_of_one_plus(ctx, op) if op.primitive == "log" else (
-                _exp_minus_one(ctx, op) if op.primitive == "sub" else None)
+            found = _log_of_one_plus(ctx, op) if op.primitive == "log" else _exp_minus_one(ctx, op)
             if found is not None:
                 seen.add(op.location.span)
                 yield found
