@@ -14,7 +14,7 @@ bool bytes (base64), so the parent needs NumPy only.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Collection
 
 import jax
 import numpy as np
@@ -29,7 +29,7 @@ SIGNATURES = 2  # the first ones of each target: each run compiles the function
 
 
 def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str],
-               wide: list[str] = ()) -> dict[str, list[list[Any]]]:
+               wide: Collection[str] = ()) -> dict[str, list[list[Any]]]:
     """qualname -> per signature (the first SIGNATURES), per seed: the outputs, or
     ``{"error": ...}`` when the call raised, or ``{"skipped": why}`` when it could not be made;
     for the ``wide`` ones a last ``{"wide": outputs}`` run too (only those: wide inputs may make a
