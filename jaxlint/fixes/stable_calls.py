@@ -11,10 +11,12 @@ they are "unsafe"; ``--unsafe-fixes`` applies one only after the fixer has compa
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Iterable
 
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.model import Edit, Fix, Span
+from jaxlint.scan.index import imported_names
 
 
 def callee(source: str, call: ast.Call) -> str | None:
@@ -28,6 +30,7 @@ def callee(source: str, call: ast.Call) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8)
 def _imported_as(source: str) -> dict[str, str]:
     """Local name -> imported name, for ``from m import a as b`` at any level of the module."""
     parsed = parse(source)
@@ -78,14 +81,8 @@ def module_like(source: str, node: ast.expr) -> bool:
     """``jnp``, ``jax.numpy``: a path starting at a name the module imports (not ``x`` of ``x.sum()``)."""
     while isinstance(node, ast.Attribute):
         node = node.value
-    if not isinstance(node, ast.Name):
-        return False
     parsed = parse(source)
-    imported = set()
-    for statement in ast.walk(parsed.tree) if parsed is not None else ():
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            imported |= {(a.asname or a.name).partition(".")[0] for a in statement.names}
-    return node.id in imported
+    return isinstance(node, ast.Name) and parsed is not None and node.id in imported_names(parsed.tree)
 
 
 def qualified(source: str, module: str, name: str) -> tuple[str, tuple[Edit, ...]]:
@@ -136,15 +133,11 @@ def rewrite(source: str, node: ast.expr, text: str, extra: tuple[Edit, ...], mes
     return Fix("unsafe", message, extra + (Edit(node_span(source, node), text),))
 
 
-def text_of(source: str, node: ast.AST) -> str:
-    return node_text(source, node)
-
-
 def negated(source: str, node: ast.expr) -> str:
     """``-x`` for ``x``, ``x`` for ``-x``, ``-(a + b)`` for ``a + b``."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return text_of(source, node.operand) if _atomic(node.operand) else f"({text_of(source, node.operand)})"
-    text = text_of(source, node)
+        return node_text(source, node.operand) if _atomic(node.operand) else f"({node_text(source, node.operand)})"
+    text = node_text(source, node)
     return f"-{text}" if _atomic(node) else f"-({text})"
 
 

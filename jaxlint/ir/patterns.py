@@ -142,15 +142,16 @@ def returned(value: Value) -> bool:
     return region is not None and any(out is value for out in region.outputs)
 
 
-def only_used_by(value: Value, primitives: Iterable[str]) -> bool:
-    """Every use of ``value`` (through layout ops) is one of ``primitives``; False when unused."""
+def only_used_by(value: Value, primitives: Iterable[str], through: frozenset[str] = TRANSPARENT) -> bool:
+    """Every use of ``value`` (through the ops of ``through``) is one of ``primitives``, and it
+    is not returned; False when unused."""
     wanted, found, stack = set(primitives), False, [value]
     while stack:
         value = stack.pop()
         if returned(value):
             return False
         for use in value.uses:
-            if use.primitive in TRANSPARENT:
+            if use.primitive in through:
                 stack.extend(use.outputs)
             elif use.primitive in wanted:
                 found = True

@@ -11,7 +11,7 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_span
+from jaxlint.fixes.ast_spans import node_span, node_text
 from jaxlint.ir import patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -67,7 +67,7 @@ def _fix(source: str, log: ast.Call) -> Fix | None:
     if x is None or (isinstance(exp.func, ast.Attribute) and not stable_calls.module_like(source, exp.func.value)):
         return None
     name, extra = stable_calls.qualified(source, "jax.nn", "logsumexp")
-    arguments = [stable_calls.text_of(source, x)] + [
-        f"{key}={stable_calls.text_of(source, value)}" for key, value in named.items()]
+    arguments = [node_text(source, x)] + [
+        f"{key}={node_text(source, value)}" for key, value in named.items()]
     text = f"{name}({', '.join(arguments)})"
     return stable_calls.rewrite(source, log, text, extra, f"use `{text}` (subtracts the maximum first)")

@@ -9,7 +9,7 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_span
+from jaxlint.fixes.ast_spans import node_span, node_text
 from jaxlint.ir import patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -46,8 +46,8 @@ def _fix(source: str, log: ast.Call) -> Fix | None:
     if inner is None or not inner.args or len(inner.args) > 2 or any(k.arg != "axis" for k in inner.keywords):
         return None
     name, extra = stable_calls.qualified(source, "jax.nn", "log_softmax")
-    arguments = [stable_calls.text_of(source, a) for a in inner.args]
+    arguments = [node_text(source, a) for a in inner.args]
     arguments[1:] = [f"axis={a}" for a in arguments[1:]]
-    arguments += [f"axis={stable_calls.text_of(source, k.value)}" for k in inner.keywords]
+    arguments += [f"axis={node_text(source, k.value)}" for k in inner.keywords]
     text = f"{name}({', '.join(arguments)})"
     return stable_calls.rewrite(source, log, text, extra, f"use `{text}`")

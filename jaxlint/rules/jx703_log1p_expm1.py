@@ -10,7 +10,7 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span
+from jaxlint.fixes.ast_spans import node_at, node_span, node_text
 from jaxlint.ir import Op, patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -90,7 +90,7 @@ def _log_fix(source: str, log: ast.Call, softplus: bool) -> Fix | None:
         name, extra = stable_calls.qualified(source, "jax.nn", "softplus")
     else:
         name, extra = stable_calls.qualified(source, "jax.numpy", "log1p")
-    text = f"{name}({stable_calls.text_of(source, x)})"
+    text = f"{name}({node_text(source, x)})"
     return stable_calls.rewrite(source, log, text, extra, f"use `{text}`")
 
 
@@ -100,5 +100,5 @@ def _expm1_fix(source: str, node: ast.BinOp) -> Fix | None:
     if x is None:
         return None
     name, extra = stable_calls.qualified(source, "jax.numpy", "expm1")
-    text = f"{name}({stable_calls.text_of(source, x)})"
+    text = f"{name}({node_text(source, x)})"
     return stable_calls.rewrite(source, node, text, extra, f"use `{text}`")

@@ -17,7 +17,7 @@ import functools
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span, parse
+from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.ir import Op, Value, patterns
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -49,7 +49,7 @@ class NormGradientAtZero(Rule):
             if how is None:
                 continue
             seen.add(op.location.span)
-            text = stable_calls.text_of(ctx.source, node)
+            text = node_text(ctx.source, node)
             yield ctx.finding(cls, (
                 f"{text} is differentiated ({how}), and its gradient is NaN where the vector is all zero "
                 f"(sqrt's derivative there is inf, times 0): the same point twice, a == b in "

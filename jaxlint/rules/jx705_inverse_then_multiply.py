@@ -14,12 +14,12 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span
+from jaxlint.fixes.ast_spans import node_at, node_span, node_text
 from jaxlint.ir import Op, Value, patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
-_LAYOUT = patterns.TRANSPARENT | {"transpose"}
+_LAYOUT = patterns.TRANSPARENT | {"transpose"}  # the inverse is read through these
 
 
 class InverseThenMultiply(Rule):
@@ -34,7 +34,7 @@ class InverseThenMultiply(Rule):
         seen: set[Span] = set()
         for op in ctx.ops_here("dot_general"):
             side = next((i for i, v in enumerate(op.inputs) if _inverse(v)), None)
-            if side is None or not _only_multiplied(_through_layout(op.inputs[side])):
+            if side is None or not patterns.only_used_by(_through_layout(op.inputs[side]), ("dot_general",), _LAYOUT):
                 continue
             inverse = op.inputs[side]
             n = _size(inverse.shape[-1:]) if inverse.shape else None
@@ -80,21 +80,6 @@ def _size(extents: list | tuple) -> int | None:
     return size
 
 
-def _only_multiplied(value: Value) -> bool:
-    """Every use of the inverse (through transposes and reshapes) is a product."""
-    stack = [value]
-    while stack:
-        value = stack.pop()
-        if patterns.returned(value):
-            return False
-        for use in value.uses:
-            if use.primitive in _LAYOUT:
-                stack.extend(use.outputs)
-            elif use.primitive != "dot_general":
-                return False
-    return True
-
-
 def _inverse(value: Value) -> bool:
     """``value`` is ``solve(A, I)``: jnp.linalg.inv."""
     solve = _through_layout(value).producer
@@ -137,9 +122,9 @@ def _fix(source: str, node: ast.expr) -> Fix | None:
         return None
     func = inverse.func  # type: ignore[union-attr]
     if isinstance(func, ast.Attribute):
-        name = f"{stable_calls.text_of(source, func.value)}.solve"
+        name = f"{node_text(source, func.value)}.solve"
         extra: tuple = ()
     else:
         name, extra = stable_calls.qualified(source, "jax.numpy.linalg", "solve")
-    text = f"{name}({stable_calls.text_of(source, a)}, {stable_calls.text_of(source, node.right)})"
+    text = f"{name}({node_text(source, a)}, {node_text(source, node.right)})"
     return stable_calls.rewrite(source, node, text, extra, f"use `{text}`")

@@ -10,7 +10,7 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span
+from jaxlint.fixes.ast_spans import node_at, node_span, node_text
 from jaxlint.ir import patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -63,6 +63,6 @@ def _fix(source: str, division: ast.BinOp) -> Fix | None:
     if axis is not None and not kept:
         return None  # sum(..., axis) without keepdims only broadcasts back for some shapes
     name, extra = stable_calls.qualified(source, "jax.nn", "softmax")
-    axis_text = "None" if axis is None else stable_calls.text_of(source, axis)
-    text = f"{name}({stable_calls.text_of(source, x)}, axis={axis_text})"
+    axis_text = "None" if axis is None else node_text(source, axis)
+    text = f"{name}({node_text(source, x)}, axis={axis_text})"
     return stable_calls.rewrite(source, division, text, extra, f"use `{text}` (subtracts the maximum first)")

@@ -9,7 +9,7 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_span
+from jaxlint.fixes.ast_spans import node_span, node_text
 from jaxlint.ir import Value, patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -67,6 +67,6 @@ def _fix(source: str, log: ast.Call, negative: bool) -> Fix | None:
     if x is None:
         return None
     name, extra = stable_calls.qualified(source, "jax.nn", "log_sigmoid")
-    argument = stable_calls.negated(source, x) if negative else stable_calls.text_of(source, x)
+    argument = stable_calls.negated(source, x) if negative else node_text(source, x)
     text = f"{name}({argument})"
     return stable_calls.rewrite(source, log, text, extra, f"use `{text}`")
