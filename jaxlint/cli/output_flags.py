@@ -1,7 +1,8 @@
 """What ruff's flags around the report mean for `jaxlint check`: --unsafe-fixes, --show-fixes,
 --fix-only, --exit-zero, --exit-non-zero-on-fix, --quiet, --verbose; and `jaxlint --version`.
 
-jaxlint keeps no cache, so there is no --no-cache. Importing this module does not import JAX.
+The result cache's flags (--no-cache, --cache-dir) are with the configuration's, in config/flags.py.
+Importing this module does not import JAX.
 """
 from __future__ import annotations
 

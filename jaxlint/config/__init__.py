@@ -3,7 +3,7 @@
 Sources, lowest precedence first: the defaults; the configuration file (``--config FILE``, else
 the nearest ``.jaxlint.toml``, ``jaxlint.toml`` or ``pyproject.toml`` with a ``[tool.jaxlint]``
 table, looked up from the first checked path; none with ``--isolated``); ``--config 'KEY = VALUE'``
-snippets; the command-line flags. Keys are read and checked by config_keys.py.
+snippets; the command-line flags. Keys are read and checked by keys.py.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Worker side: the traced program as a compact listing, each equation with the line that made it.
 
-Call-like equations (jit, custom_jvp, ...) are inlined, as in ir.py; control flow and
+Call-like equations (jit, custom_jvp, ...) are inlined, as in ir/build.py; control flow and
 ``jax.checkpoint`` (remat) stay nested blocks, so a recomputation is visible where it happens.
 Alongside: the computations written twice in the source (same primitive, same inputs, different
 places) and what running the function op by op (without jit) materializes.

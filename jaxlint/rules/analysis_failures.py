@@ -91,7 +91,8 @@ class InvalidHintRule(Rule):
 class InternalErrorRule(Rule):
     """A rule or a stage of jaxlint raised on this function: a bug in jaxlint, worth reporting with
     the message and the smallest code that shows it. The file's other functions were still
-    checked; on this function, the rules after the one that failed did not run."""
+    checked. When a rule failed, the other rules still ran on this function; when building its IR
+    failed, no rule over the IR ran on it."""
     code, name, severity = "JX906", "internal-error", "error"
     summary = "jaxlint itself failed on this function (a bug in jaxlint); other functions were checked."
     by_pipeline = True

@@ -1,7 +1,7 @@
 """JX800: a suppression comment naming a jaxlint code that suppressed nothing in this run.
 
-Computed in the jaxlint process after the findings of a file are known (jaxlint/suppressions.py),
-like the analysis failures; there is nothing to check in the IR.
+Computed in the jaxlint process where a file's findings are settled, once they are known and its
+suppressions applied, like the analysis failures; there is nothing to check in the IR.
 """
 from __future__ import annotations
 
