@@ -3,7 +3,7 @@
     python bench/bench_precommit.py [--repeat 5]
 
 A git repository of 20 JAX modules (the founding pattern, each importing a shared helper module)
-with the README's `repo: local` hook (`jaxlint check --force-exclude`, this interpreter's
+with docs/ci.md's `repo: local` hook (`jaxlint check --force-exclude`, this interpreter's
 jaxlint). Cases, each `pre-commit run` in a fresh process, median wall time:
 - one changed file: a comment appended to one module, `pre-commit run --files` that module;
 - all files, one changed: the same change, `pre-commit run --all-files`;

@@ -118,18 +118,18 @@ def test_readme_shows_the_real_output() -> None:
     assert "$ jaxlint check examples/\n" + run.stdout + run.stderr in readme
 
 
-README_JAX = "0.10.2"  # the JAX the README's explain output was made with (HLO names differ by version)
+README_JAX = "0.10.2"  # the JAX docs/explain.md's output was made with (HLO names differ by version)
 
 
 def test_readme_shows_the_real_explain_output() -> None:
     from importlib.metadata import version
 
     if version("jax") != README_JAX:
-        pytest.skip(f"the README's explain output comes from JAX {README_JAX}")
+        pytest.skip(f"docs/explain.md's output comes from JAX {README_JAX}")
     run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", "examples/founding.py::my_mapped_function"],
                          cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"})
     assert run.returncode == 0, run.stderr
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "explain.md").read_text()
     assert "$ jaxlint explain examples/founding.py::my_mapped_function\n" + run.stdout in readme
 
 
