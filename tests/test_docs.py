@@ -233,3 +233,29 @@ def test_link_check_reports_missing_pages_and_anchors(tmp_path: Path) -> None:
                     encoding="utf-8")
     assert link_problems(page) == ["missing.md: no such file", "#nope: no heading with that anchor",
                                    "other.md#other: no heading with that anchor"]
+
+
+def configuration_examples() -> list[tuple[Path, str]]:
+    """Every ```toml block of the pages that is a `[tool.jaxlint]` configuration."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        found += [(page, block) for block in re.findall(r"^```toml\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)
+                  if block.startswith("[tool.jaxlint]")]
+    assert found, "no configuration example found"
+    return found
+
+
+@pytest.mark.parametrize("page, toml", configuration_examples(),
+                         ids=[f"{page.relative_to(REPO)}-{n}" for n, (page, _) in enumerate(configuration_examples())])
+def test_configuration_examples_are_valid(page: Path, toml: str, tmp_path: Path) -> None:
+    """`jaxlint check --show-settings` accepts each configuration the docs show (the examples
+    files they name are created, empty)."""
+    (tmp_path / "pyproject.toml").write_text(toml, encoding="utf-8")
+    for name in re.findall(r'^examples = \[(.*)\]', toml, flags=re.MULTILINE):
+        for path in re.findall(r'"([^"]+)"', name):
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).touch()
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--show-settings"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
