@@ -69,35 +69,32 @@ def known_flags(context: str) -> frozenset[str]:
     return frozenset(flags_of(run_help(context)))
 
 
-def units(text: str) -> tuple[list[str], list[str]]:
-    """(command units, prose): each line of a code block and each code span is a unit; prose is
-    the text outside code with the spans removed."""
+def split(text: str) -> tuple[list[str], list[str]]:
+    """(the lines of code blocks, the paragraphs outside them, each joined into one line so that a
+    code span or link broken over two lines stays whole)."""
     code: list[str] = []
-    prose: list[str] = []
+    paragraphs: list[list[str]] = [[]]
     fence = None
     for line in text.splitlines():
         marker = FENCE.match(line)
         if marker and (fence is None or marker.group(1) == fence):
             fence = None if fence else marker.group(1)
-            continue
-        if fence:
+            paragraphs.append([])
+        elif fence:
             code.append(line)
-            continue
-        code += [span.group(2) for span in CODE_SPAN.finditer(line)]
-        prose.append(CODE_SPAN.sub(" ", line))
-    return code, prose
+        elif line.strip():
+            paragraphs[-1].append(line.strip())
+        else:
+            paragraphs.append([])
+    return code, [" ".join(lines) for lines in paragraphs if lines]
 
 
-def prose_lines(page: Path) -> list[str]:
-    """The lines outside code blocks, code spans kept."""
-    lines, fence = [], None
-    for line in page.read_text(encoding="utf-8").splitlines():
-        marker = FENCE.match(line)
-        if marker and (fence is None or marker.group(1) == fence):
-            fence = None if fence else marker.group(1)
-        elif not fence:
-            lines.append(line)
-    return lines
+def units(text: str) -> tuple[list[str], list[str]]:
+    """(command units, prose): each line of a code block and each code span is a unit; prose is
+    the text outside code with the spans removed."""
+    code, paragraphs = split(text)
+    code += [span.group(2) for paragraph in paragraphs for span in CODE_SPAN.finditer(paragraph)]
+    return code, [CODE_SPAN.sub(" ", paragraph) for paragraph in paragraphs]
 
 
 def problems_in_unit(unit: str) -> list[str]:
@@ -204,7 +201,8 @@ REPO_PATH = re.compile(r"^(?:jaxlint|tests|bench|rules|examples|docs|\.ci)/[\w./
 def test_repository_paths_named_in_prose_exist(page: Path) -> None:
     """A code span in prose naming a file of this repository (`tests/test_layout.py`) names one
     that exists; `JXnnn` stands for any rule. Paths in code blocks are the user's project's."""
-    prose_spans = [span.group(2) for line in prose_lines(page) for span in CODE_SPAN.finditer(line)]
+    prose_spans = [span.group(2) for line in split(page.read_text(encoding="utf-8"))[1]
+                   for span in CODE_SPAN.finditer(line)]
     missing = [name for name in prose_spans
                if REPO_PATH.match(name) and "nnn" not in name and not (REPO / name).exists()]
     assert missing == []
