@@ -6,6 +6,8 @@ command of `jaxlint --help`, and every flag (`--flag`, or `-x` after a command) 
 `--jaxlint`), or a script in bench/. A flag named without a command must be in one of those
 helps. Commands and flags are read from code spans and from each line of code blocks (a
 comment on a command's line still speaks of that command); flags also from plain prose.
+Also: the files of this repository the pages name exist, and each `[tool.jaxlint]` example is a
+configuration `jaxlint check` accepts.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ LINK = re.compile(r"\[(?:[^\]\\]|\\.)*\]\(([^)\s]+)\)")
 
 def run_help(*command: str) -> str:
     run = subprocess.run([sys.executable, *command, "--help"], capture_output=True, text=True, cwd=REPO,
-                         timeout=300, env=None)
+                         timeout=300)
     assert run.returncode == 0, f"{' '.join(command)} --help: {run.stderr}"
     return run.stdout
 
