@@ -8,7 +8,9 @@ Unlike ``jaxlint check`` nothing is imported or isolated: ``fn`` (a function, ji
 method or partial) is traced right here. Every positional and keyword argument after ``fn`` goes
 to ``fn``, so its own keywords never collide with jaxlint's options (those live on ``lint_with``).
 Arrays (NumPy or JAX) and ShapeDtypeStructs are abstract inputs; every other leaf is a static
-value. Fixes are reported, never applied. Errors raised while tracing propagate.
+value. Fixes are reported, never applied. Errors raised while tracing propagate. The findings
+are settled as ``check`` settles them (engine/settle.py): ``# noqa`` comments and the
+configuration's per-file-ignores for ``fn``'s file apply.
 
 JX101 sees the vmap calls made from ``fn``'s own file (the file of the Python function behind
 any wrapper); vmaps in helpers from other files are traced but not examined. Findings point into
@@ -24,8 +26,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from jaxlint.config import load_config
+from jaxlint.analysis.program import program_findings
+from jaxlint.config import Config, load_config
 from jaxlint.config.selection import select_rules
+from jaxlint.engine.settle import settle
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.report import summary as report
 from jaxlint.rules import Rule
@@ -34,7 +38,6 @@ from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import read_source
 from jaxlint.worker import instrument as record
-from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.inprocess import recording_vmaps, target_for
 from jaxlint.worker.retrace import ModuleRetracer
@@ -78,16 +81,20 @@ class Linter:
         target = _target(function, path, text)
         arguments = ArgumentSet("api", record.abstractify(tuple(args)),
                                 {k: record.abstractify(v) for k, v in kwargs.items()})
+        config = _config(path)
+        codes, index = {r.code for r in chosen}, SourceIndex(path, text)
+        settings = config.settings() if config is not None else Settings()
         with recording_vmaps(path, getattr(function, "__globals__", {})):
             closed = trace_function(fn, arguments)
-            codes, index, settings = {r.code for r in chosen}, SourceIndex(path, text), _settings(path)
             findings = program_findings(chosen, codes, path, text, target, closed, format_signature(arguments),
-                                        index, settings)
+                                        index, settings, vmap_records=record.VMAP_RECORDS)
         if text:  # the source rules, over fn's whole file (as jaxlint check runs them)
             module = sys.modules.get(getattr(function, "__module__", None) or "")
             retrace = ModuleRetracer(module, path, settings) if module is not None else None
-            found = run_source_rules(chosen, SourceContext(path, text, index, settings, retrace), codes)
-            findings += [f for f in found if f.key() not in {g.key() for g in findings}]
+            findings += run_source_rules(chosen, SourceContext(path, text, index, settings, retrace), codes)
+        # As check reports them: per-file-ignores and suppression comments apply (JX800 stays
+        # quiet: one function's trace does not say which of the file's comments are unused).
+        findings = settle(path, text, findings, codes, config)
         findings.sort(key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code))
         return findings, {path: text}
 
@@ -137,12 +144,13 @@ def _name(fn: Any) -> str:
     return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or repr(fn)
 
 
-def _settings(path: str) -> Settings:
-    """The configuration ``jaxlint check`` would use for ``path`` (rule options, signatures file)."""
+def _config(path: str) -> Config | None:
+    """The configuration ``jaxlint check`` would use for ``path`` (rule options, signatures file,
+    per-file-ignores); None when there is none to read (the defaults)."""
     try:
-        return load_config([path]).settings()
-    except Exception:  # no readable configuration: the defaults
-        return Settings()
+        return load_config([path])
+    except Exception:
+        return None
 
 
 def _read(path: str) -> str:

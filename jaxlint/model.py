@@ -137,8 +137,11 @@ class Finding:
     cost: Cost | None = None  # performance findings: the waste, per call
     arguments: str | None = None  # "inferred": seen only with arguments jaxlint guessed
 
-    def key(self) -> tuple:
-        return (self.path, self.span.start_line, self.span.start_col, self.code, self.message)
+    @property
+    def place(self) -> tuple[str, int, int, str]:
+        """Where it is reported: one finding per place (the first seen) is shown, whatever the
+        signature or target that produced it (their messages differ only by sizes)."""
+        return (self.path, self.span.start_line, self.span.start_col, self.code)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -132,3 +132,49 @@ def test_trace_errors_propagate() -> None:
 def test_import_jaxlint_stays_jax_free() -> None:
     code = "import sys, jaxlint; assert 'jax' not in sys.modules; jaxlint.lint; assert 'jax' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+FOUNDING_MODULE = '''import jax
+
+
+def blackbox(x, y):
+    x = x + 1
+    return x, x * y
+
+
+@jax.jit
+def founding(x, y):
+    x, y = jax.vmap(blackbox, in_axes=(None, 0))(x, y){comment}
+    return x[0], y
+'''
+
+
+def _founding_from(folder, name: str, comment: str = ""):
+    """``founding`` of a module written to ``folder`` (its own file, so its comments and its
+    configuration are jaxlint's to read)."""
+    import importlib.util
+
+    path = folder / f"{name}.py"
+    path.write_text(FOUNDING_MODULE.format(comment=comment))
+    spec = importlib.util.spec_from_file_location(f"api_settle_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.founding
+
+
+def test_assert_clean_honours_noqa_as_check_does(tmp_path) -> None:
+    (tmp_path / "jaxlint.toml").write_text("")
+    assert [f.code for f in jaxlint.lint(_founding_from(tmp_path, "plain"), 1, Y)] == ["JX101"]
+    silenced = _founding_from(tmp_path, "silenced", "  # noqa: JX101")
+    assert jaxlint.lint(silenced, 1, Y) == []
+    jaxlint.assert_clean(silenced, 1, Y)
+    # A comment for another code silences nothing; JX800 stays quiet (one function says too little).
+    other = _founding_from(tmp_path, "other", "  # noqa: JX301")
+    assert [f.code for f in jaxlint.lint(other, 1, Y)] == ["JX101"]
+
+
+def test_assert_clean_honours_per_file_ignores(tmp_path) -> None:
+    (tmp_path / "jaxlint.toml").write_text('[per-file-ignores]\n"ignored_*.py" = ["JX101"]\n')
+    jaxlint.assert_clean(_founding_from(tmp_path, "ignored_here"), 1, Y)
+    with pytest.raises(AssertionError, match="JX101"):
+        jaxlint.assert_clean(_founding_from(tmp_path, "reported_here"), 1, Y)

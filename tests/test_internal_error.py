@@ -4,9 +4,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxlint.analysis.program import program_findings
 from jaxlint.model import Span, Target
 from jaxlint.rules.base import ProgramContext, Rule
-from jaxlint.worker.analyze import program_findings
 
 
 class CrashingRule(Rule):

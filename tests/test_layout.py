@@ -124,7 +124,12 @@ FORBIDDEN = {
     "jaxlint.fixes": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                       "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
     "jaxlint.worker": ("jaxlint.cli", "jaxlint.engine", "jaxlint.report", "jaxlint.explain"),
-    "jaxlint.pytest_plugin": ("jaxlint.cli", "jaxlint.explain"),
+    # The analysis core the drivers share (the worker, jaxlint.lint, pytest --jaxlint) is no driver.
+    "jaxlint.analysis": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.report",
+                         "jaxlint.explain", "jaxlint.pytest_plugin", "jaxlint.server", "jaxlint.api"),
+    # The in-process drivers take the analysis core from jaxlint.analysis, not from the worker's module.
+    "jaxlint.pytest_plugin": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
+    "jaxlint.api": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
     # The editor server is a parent like the cli: the worker's code runs in the worker only.
     "jaxlint.server": ("jaxlint.cli", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir"),
     "jaxlint.model": ("jaxlint.",),

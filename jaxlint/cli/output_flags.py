@@ -20,23 +20,6 @@ if TYPE_CHECKING:
 LOG = logging.getLogger("jaxlint")
 
 
-def add_check_flags(check: argparse.ArgumentParser) -> None:
-    check.add_argument("--unsafe-fixes", action="store_true",
-                       help="with --fix or --diff, also apply (or show) unsafe fixes; they are "
-                            "verified like safe ones")
-    check.add_argument("--show-fixes", action="store_true",
-                       help="after the report, list the fixes applied (--fix), shown (--diff) or available")
-    check.add_argument("--fix-only", action="store_true",
-                       help="apply fixes and report none of the remaining findings (exit 0 unless an error)")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    check.add_argument("--exit-non-zero-on-fix", action="store_true",
-                       help="exit 1 when anything was fixed, even if no finding remains")
-    volume = check.add_mutually_exclusive_group()
-    volume.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary")
-    volume.add_argument("-v", "--verbose", action="store_true",
-                        help="print each stage's progress and the time per file on stderr")
-
-
 class VersionAction(argparse.Action):
     """``--version``: jaxlint's, JAX's and jaxlib's versions, read from the installed packages'
     metadata so that JAX is not imported (which takes about a second)."""

@@ -10,12 +10,12 @@ import time
 
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
-from jaxlint.engine import suppressions, values
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.engine.settle import settle, settle_file
 from jaxlint.model import Finding, Result, Skipped, Span
 from jaxlint.rules import Rule, all_rules
 from jaxlint.rules.analysis_failures import SyntaxErrorRule
@@ -191,17 +191,12 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
                     finding.path = analysis.source.path
                     analysis.findings.append(finding)
-            # Two targets calling one helper report its problems twice: keep one, before fixing.
-            analysis.findings = _dedupe(analysis.findings)
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
-        result.unchecked_findings = _route_to_helper_files(pending, analyses, ignore_noqa, config)
-        config.apply_per_file_ignores(analyses)  # before fixing: ignored findings are not fixed
+        result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
         result.ignore_noqa = ignore_noqa
-        if not ignore_noqa:  # suppressed findings are not fixed either
-            for analysis in analyses:
-                analysis.findings = suppressions.settle(analysis, codes, config)
-        values.demote_unverifiable(analyses)  # a safe fix must be provable by running its function
+        for analysis in analyses:  # before fixing: ignored and suppressed findings are not fixed
+            settle_file(analysis, codes, config, ignore_noqa)
         timings["worker-start"] = sum(lane.jax_import for lane in pools)
         result.workers_started = sum(lane.started for lane in pools)
         if fix or diff or compile_costs:
@@ -222,9 +217,6 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
         for own in pools:
             if own is not pool:
                 own.close()
-    for analysis in analyses:
-        analysis.findings = _dedupe(analysis.findings)
-    config.apply_per_file_ignores(analyses)  # the fixed files' findings are new
     if cache is not None and cache.stored:
         cache.prune()
     return result
@@ -275,15 +267,15 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
         raise errors[0]
 
 
-def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], ignore_noqa: bool,
-                           config: Config) -> int:
+def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], codes: list[str],
+                           ignore_noqa: bool, config: Config) -> int:
     """Findings a module's traces made in helpers of other files, and the helpers they reached,
-    go to those files' analyses. The file's own finding at a place wins; a file that is not being
-    checked gets nothing (as ruff reports only the files it is given): returns how many findings
-    such files hold, after their per-file-ignores and suppressions, for the summary to say."""
+    go to those files' analyses, after the file's own findings (its own finding at a place wins
+    when they are settled); a file that is not being checked gets nothing (as ruff reports only
+    the files it is given): returns how many findings such files hold, after their
+    per-file-ignores and suppressions, for the summary to say."""
     by_path = {os.path.realpath(a.source.path): a for a in analyses}
-    routed: dict[int, list[Finding]] = {}
-    unchecked: dict[str, set[tuple]] = {}
+    unchecked: dict[str, list[Finding]] = {}
     for analysis in pending:
         result = analysis.result
         for finding in result.findings:
@@ -292,46 +284,27 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
             other = by_path.get(os.path.realpath(finding.path))
             if other is not None:
                 finding.path = other.source.path
-                routed.setdefault(id(other), []).append(finding)
+                other.findings.append(finding)
+                other.routed.append(finding)
             else:
                 LOG.debug("%s: finding in a file not checked, not reported: %s:%d %s", relative(analysis.source.path),
                           relative(finding.path), finding.span.start_line, finding.code)
-                if finding.code in config.ignored_codes(os.path.abspath(finding.path)):
-                    continue
-                kept = [finding] if ignore_noqa else _unsuppressed(finding)
-                unchecked.setdefault(finding.path, set()).update(
-                    (f.code, f.span.start_line, f.span.start_col) for f in kept)
+                unchecked.setdefault(finding.path, []).append(finding)
         for path, lines in result.linted_elsewhere.items():
             other = by_path.get(os.path.realpath(path))
             if other is not None:
                 other.linted_through_callers.update(lines)
-    for analysis in analyses:
-        places = {(f.code, f.span.start_line, f.span.start_col) for f in analysis.findings}
-        for finding in routed.get(id(analysis), []):
-            place = (finding.code, finding.span.start_line, finding.span.start_col)
-            if place not in places:
-                places.add(place)
-                analysis.findings.append(finding)
-                analysis.routed.append(finding)
-    return sum(len(places) for places in unchecked.values())
+    return sum(len(settle(path, "" if ignore_noqa else _text(path), findings, codes, config, ignore_noqa=ignore_noqa))
+               for path, findings in unchecked.items())
 
 
 def _same_file(path: str, other: str) -> bool:
     return path == other or os.path.realpath(path) == os.path.realpath(other)
 
 
-def _unsuppressed(finding: Finding) -> list[Finding]:
+def _text(path: str) -> str:
+    """A file's text for its suppression comments; none when it cannot be read."""
     try:
-        text = read_source(finding.path).text
+        return read_source(path).text
     except (SourceError, OSError):
-        return [finding]
-    return suppressions.without_suppressed(finding.path, text, [finding])
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    seen, unique = set(), []
-    for finding in findings:
-        if finding.key() not in seen:
-            seen.add(finding.key())
-            unique.append(finding)
-    return unique
+        return ""

@@ -14,6 +14,7 @@ from jaxlint.engine import suppressions, values
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.engine.settle import settle
 from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span
 from jaxlint.rules import all_rules
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
@@ -40,7 +41,7 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
             _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
         # JX800 fixes edit only comments: applied last, on the verified text, without re-tracing.
-        new_text, findings, comment_fixed = suppressions.after_fixes(
+        new_text, findings, comment_fixed = _after_fixes(
             analysis, codes, result.config, result.ignore_noqa, new_text, new_result if accepted else None)
         if accepted:
             edits = [e for f in accepted for e in f.fix.edits]
@@ -68,12 +69,28 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             result.fixed.extend(accepted + comment_fixed)
 
 
+def _after_fixes(analysis: FileAnalysis, codes: list[str], config: Any, ignore_noqa: bool, text: str,
+                 new_result: Result | None) -> tuple[str, list[Finding], list[Finding]]:
+    """A file's last step, once its other fixes are verified (``text`` and the fresh analysis
+    ``new_result``; None when there were none): the findings of ``text`` settled as check.py
+    settles them (so JX800 sees the fixed code), then the JX800 fixes applied on top. They edit
+    only comments, so they are not re-traced. Returns (text, findings, JX800 fixed)."""
+    findings = analysis.findings
+    if new_result is not None:
+        path = analysis.source.path
+        ran = None if ignore_noqa else suppressions.analyzed(scan.scan_source(path, text), new_result)
+        findings = settle(path, text, new_result.findings, codes, config, ran, ignore_noqa)
+    if ignore_noqa:
+        return text, findings, []
+    return suppressions.apply_comment_fixes(text, findings)
+
+
 def _keep_rejections(source: str, edits: list[Edit], rejected: list[Finding], findings: list[Finding]) -> None:
     """The fixed file's findings are new objects: the ones whose fix was rejected say why again."""
     for finding in rejected:
-        place = (finding.code, *shift_position(source, edits, finding.span.start_line, finding.span.start_col))
+        line, col = shift_position(source, edits, finding.span.start_line, finding.span.start_col)
         for found in findings:
-            if (found.code, found.span.start_line, found.span.start_col) == place:
+            if found.place == (finding.path, line, col, finding.code):
                 found.fix_rejected = finding.fix_rejected
 
 
@@ -93,7 +110,7 @@ def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding])
     to where the fixes put their code; one inside an edited span keeps the edit's place and loses
     its (display-only) fix, which was written for the code before."""
     source = analysis.source.text
-    places = {(f.code, f.span.start_line, f.span.start_col) for f in findings}
+    places = {f.place for f in findings}
     carried = []
     for finding in analysis.routed:
         if not any(finding is kept for kept in analysis.findings):
@@ -109,7 +126,8 @@ def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding])
         else:
             moved = replace(finding, span=_shifted(source, edits, span), fix=finding.fix and replace(
                 finding.fix, edits=tuple(replace(e, span=_shifted(source, edits, e.span)) for e in finding.fix.edits)))
-        if (moved.code, moved.span.start_line, moved.span.start_col) not in places:
+        if moved.place not in places:  # one finding per place, as settle.py keeps them
+            places.add(moved.place)
             carried.append(moved)
     return carried
 

@@ -1,6 +1,6 @@
-"""Suppressions, applied in the jaxlint process to the findings the workers sent back (after
-per-file-ignores, before fixing: a suppressed finding is neither reported nor fixed), and JX800
-for the suppressions that suppressed nothing.
+"""Suppressions, applied in the jaxlint process to the findings the workers sent back (by
+settle.py, after per-file-ignores, before fixing: a suppressed finding is neither reported nor
+fixed), and JX800 for the suppressions that suppressed nothing.
 
 JX800 errs on the side of silence, since people delete what it reports: a code is reported only
 when its rule ran over the comment's statement in this run. That is, the rule was selected for
@@ -32,10 +32,10 @@ def is_comment_fix(finding: Finding) -> bool:
     return finding.code == UnusedSuppression.code and finding.fix is not None
 
 
-def selected_for(path: str, codes: Collection[str], config: Any) -> set[str]:
-    """The codes that ran for ``path``: selected, and not turned off by per-file-ignores."""
-    ignored = config.ignored_codes(os.path.abspath(path)) if hasattr(config, "ignored_codes") else set()
-    return set(codes) - set(ignored)
+def ignored_for(path: str, config: Any) -> set[str]:
+    """The codes per-file-ignores turns off for ``path`` (``config``: a jaxlint.config.Config, or
+    None for none)."""
+    return set(config.ignored_codes(os.path.abspath(path))) if hasattr(config, "ignored_codes") else set()
 
 
 @dataclass
@@ -210,31 +210,3 @@ def apply_comment_fixes(text: str, findings: list[Finding]) -> tuple[str, list[F
     new_text = apply_edits(text, [e for f in fixed for e in f.fix.edits])
     fixed_ids = {id(f) for f in fixed}
     return new_text, [f for f in findings if id(f) not in fixed_ids], fixed
-
-
-def settle(analysis: Any, codes: Collection[str], config: Any) -> list[Finding]:
-    """check.py: the findings of one file (a check.FileAnalysis) after its suppression comments."""
-    path = analysis.source.path
-    return apply(path, analysis.source.text, analysis.findings, selected_for(path, codes, config),
-                 analyzed(analysis.targets, analysis.result))
-
-
-def after_fixes(analysis: Any, codes: Collection[str], config: Any, ignore_noqa: bool, text: str,
-                new_result: Result | None) -> tuple[str, list[Finding], list[Finding]]:
-    """The fixer's last step for a file, once its other fixes are verified (``text`` and the fresh
-    analysis ``new_result``; None when there were none): the findings of ``text`` settled as
-    check.py settles them (so JX800 sees the fixed code), then the JX800 fixes applied on top.
-    They edit only comments, so they are not re-traced. Returns (text, findings, JX800 fixed)."""
-    path = analysis.source.path
-    findings = analysis.findings
-    if new_result is not None:
-        from jaxlint import scan
-
-        selected = selected_for(path, codes, config)
-        findings = [f for f in new_result.findings if f.code in selected]
-        if not ignore_noqa:
-            ran = analyzed(scan.scan_source(path, text), new_result)
-            findings = apply(path, text, findings, selected, ran)
-    if ignore_noqa:
-        return text, findings, []
-    return apply_comment_fixes(text, findings)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import jax
 
+from jaxlint.analysis.program import program_findings
 from jaxlint.ir import compat
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
@@ -29,10 +30,10 @@ from jaxlint.rules.runner import describe_error, internal_error, run_source_rule
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import read_source
-from jaxlint.worker.analyze import program_findings
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.frames import parameter_names, split_arguments
 from jaxlint.worker.inprocess import recording_vmaps, target_for
+from jaxlint.worker.instrument import VMAP_RECORDS
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
 from jaxlint.worker.traced_lines import reached_functions
@@ -94,11 +95,11 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
     called: dict[str, set[int]] = {}  # path -> first lines of the functions the tests called
 
     def report(found: list[Finding]) -> None:
-        # Several signatures and nested functions see the same operation: one finding per place.
+        # Several signatures and nested functions see the same operation: one finding per place
+        # (settled again with the other xdist workers' findings), so the list stays short.
         for finding in found:
-            place = (finding.code, finding.path, finding.span.start_line, finding.span.start_col)
-            if place not in seen:
-                seen.add(place)
+            if finding.place not in seen:
+                seen.add(finding.place)
                 outcome.findings.append(finding)
 
     for function in functions:
@@ -154,7 +155,8 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
             with traced(call, path) as (closed, signature):
                 # Inside the block: the rules read the vmap records made while tracing.
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
-                                        settings, project=is_project, differentiated=call.differentiated))
+                                        settings, project=is_project, differentiated=call.differentiated,
+                                        vmap_records=VMAP_RECORDS))
                 source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except Exception as error:
             linted.errors.append(describe_error(error))

@@ -19,7 +19,7 @@ import pytest
 import jaxlint
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.engine.suppressions import Analyzed, apply, selected_for
+from jaxlint.engine.settle import settle
 from jaxlint.model import Finding
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
 from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls
@@ -250,21 +250,16 @@ class JaxlintSession:
         comments applied. JX800 stays quiet (which lines the rules saw is only partly known)."""
         codes = [rule.code for rule in self.rules]
         by_path: dict[str, list[Finding]] = {}
-        seen: set[tuple] = set()
-        for finding in self.findings:  # xdist workers may lint the same function
-            place = (finding.code, finding.path, finding.span.start_line, finding.span.start_col)
-            if place not in seen:
-                seen.add(place)
-                by_path.setdefault(finding.path, []).append(finding)
+        for finding in self.findings:  # xdist workers may lint the same function: settle keeps one
+            by_path.setdefault(finding.path, []).append(finding)
         analyses = []
         for path, findings in sorted(by_path.items()):
             try:
                 source = read_source(path)
             except Exception:  # deleted since: report without excerpts
                 source = SourceFile(path, "", "utf-8", False)
-            selected = selected_for(path, codes, self.config)
-            kept = apply(path, source.text, [f for f in findings if f.code in selected], selected, Analyzed())
-            analyses.append(FileAnalysis(source, [], None, findings=kept))
+            analyses.append(FileAnalysis(source, [], None, findings=settle(path, source.text, findings, codes,
+                                                                           self.config)))
         return CheckResult(analyses, {}, config=self.config)
 
 

@@ -1,4 +1,5 @@
-"""Rule documentation: `jaxlint rule`, its JSON, and the README's rule table.
+"""Rule documentation: the pages and their JSON and terminal text (which `jaxlint rule`,
+jaxlint/cli/rule.py, prints), and the README's rule table.
 
 The pages are edited in rules/JXnnn.md; jaxlint/docs is a symlink to that folder, and the build
 copies the pages into the package, so they are read from the installed package wherever jaxlint
@@ -178,28 +179,6 @@ def rule_text(rule: type[Rule], color: bool) -> str:
     title, _, rest = doc_text(rule).partition("\n")
     facts = f"Severity: {rule.severity}. Fix: {FIX_WORDS[rule.fix]}."
     return render(f"{title}\n\n{facts}\n{rest}", color)
-
-
-# --- `jaxlint rule` ------------------------------------------------------------------------------
-
-def rule_command(query: str | None, every: bool, output_format: str, out: TextIO, err: TextIO) -> int:
-    """Print one rule's doc (or every rule's); 2 for an unknown rule or a bad invocation."""
-    if every == (query is not None):
-        print("jaxlint rule: give one rule (code or name), or --all", file=err)
-        return 2
-    try:
-        rules = all_rules() if every else [find_rule(query)]
-    except UnknownRule as error:
-        print(f"jaxlint rule: {error}", file=err)
-        return 2
-    if output_format == "json":
-        data = [rule_json(r) for r in rules]
-        json.dump(data if every else data[0], out, indent=2)
-        out.write("\n")
-        return 0
-    color = use_color(out)
-    out.write("\n\n".join(rule_text(r, color) for r in rules))
-    return 0
 
 
 # --- the README's rule table ---------------------------------------------------------------------

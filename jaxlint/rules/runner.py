@@ -42,10 +42,14 @@ def internal_error(codes: set[str], path: str, span: Span, target: Target | None
 
 def _run(rules: list[type[Rule]], check: Callable[[type[Rule]], Iterable[Finding]], codes: set[str],
          path: str, span: Span, target: Target | None, where: str) -> list[Finding]:
-    findings: list[Finding] = []
+    """The rules' findings, one per place (the first): a rule may meet the same source line
+    through several operations (a helper called twice, a loop body) and need not remember it."""
+    findings: dict[tuple, Finding] = {}
     for rule in rules:
         try:
-            findings.extend(check(rule))
+            for finding in check(rule):
+                findings.setdefault(finding.place, finding)
         except Exception as error:
-            findings += internal_error(codes, path, span, target, f"running rule {rule.code}{where}", error)
-    return findings
+            for finding in internal_error(codes, path, span, target, f"running rule {rule.code}{where}", error):
+                findings.setdefault(finding.place, finding)
+    return list(findings.values())

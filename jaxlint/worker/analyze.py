@@ -12,14 +12,14 @@ from typing import Any, Callable
 
 import jax
 
+from jaxlint.analysis.program import program_findings
 from jaxlint.ir import compat
-from jaxlint.ir.build import build_program
-from jaxlint.model import Finding, Job, Result, Settings, SkipKind, Skipped, Span, Target, Traced
-from jaxlint.rules import Rule, all_rules
+from jaxlint.model import Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
+from jaxlint.rules import all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
-from jaxlint.rules.base import ProgramContext, SourceContext
+from jaxlint.rules.base import SourceContext
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
-from jaxlint.rules.runner import internal_error, run_program_rules, run_source_rules
+from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
@@ -243,9 +243,8 @@ class _Analysis:
             # Several signatures, one report: the first signature's finding at each place stands
             # (messages differ only by the signature's sizes).
             for finding in found:
-                place = (finding.code, finding.path, finding.span.start_line, finding.span.start_col)
-                if place not in reported:
-                    reported.add(place)
+                if finding.place not in reported:
+                    reported.add(finding.place)
                     self.findings.append(finding)
 
         # Inferred signatures are a ladder of guesses: the first that traces is kept. One that
@@ -281,7 +280,7 @@ class _Analysis:
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()
             found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
-                                     self.index, job.settings, self.others)
+                                     self.index, job.settings, self.others, vmap_records=VMAP_RECORDS)
             self._count_linted(closed, target)
             if inferred:
                 found = [_inferred(finding, signature) for finding in found]
@@ -320,41 +319,4 @@ def _inferred(finding: Finding, signature: str) -> Finding:
     return finding
 
 
-def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source: str, target: Target,
-                     closed: Any, signature: str, index: SourceIndex | None = None,
-                     settings: Settings | None = None, others: ProjectSources | None = None,
-                     project: Callable[[str], bool] | None = None, differentiated: bool = False) -> list[Finding]:
-    """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
-    target's file and in each file of ``others`` (the project's) whose helpers made operations; a
-    failure to build the IR is a JX906 finding too. ``project`` without ``others``: which files
-    are the project's, for the rules that place a finding themselves (JX401), with no run of the
-    rules in the helpers' files (``pytest --jaxlint`` traces the helpers it saw called on their own;
-    ``differentiated``: the tests called this one under ``jax.grad`` or ``jvp``)."""
-    try:
-        program = build_program(closed)
-    except Exception as error:
-        return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
-                              error)
-    context = ProgramContext(path, source, index or SourceIndex(path, source), settings or Settings(),
-                             target=target, program=program, signature=signature, vmap_records=VMAP_RECORDS,
-                             target_path=path, project=others or project, differentiated=differentiated)
-    findings = run_program_rules(rules, context, codes)
-    if others is None:
-        return findings
-    for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
-        loaded = others.get(other)
-        if loaded is not None:
-            helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
-            findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
-    return findings
-
-
-def _through_helper(finding: Finding) -> Finding:
-    """A finding in a helper's file, seen through another file's target: its fix is shown, not
-    applied, since verifying it would need that other file's trace."""
-    if finding.fix is not None and finding.fix.applicability != "display-only":
-        finding.fix = dataclasses.replace(finding.fix, applicability="display-only")
-    return finding
-
-
-__all__ = ["analyze", "program_findings"]
+__all__ = ["analyze"]

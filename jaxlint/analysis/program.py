@@ -1,0 +1,57 @@
+"""The program rules over one traced signature: in the target's file and in the project's other
+files whose helpers made operations, with a failure to build the IR as a JX906 finding."""
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from jaxlint.ir import VmapRecord
+from jaxlint.ir.build import build_program
+from jaxlint.model import Finding, Settings, Target
+from jaxlint.rules import Rule
+from jaxlint.rules.base import ProgramContext
+from jaxlint.rules.runner import internal_error, run_program_rules
+from jaxlint.scan.index import SourceIndex
+
+if TYPE_CHECKING:
+    from jaxlint.worker.project_sources import ProjectSources
+
+
+def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source: str, target: Target,
+                     closed: Any, signature: str, index: SourceIndex | None = None,
+                     settings: Settings | None = None, others: ProjectSources | None = None,
+                     project: Callable[[str], bool] | None = None, differentiated: bool = False,
+                     vmap_records: Mapping[str, VmapRecord] | None = None) -> list[Finding]:
+    """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
+    target's file and in each file of ``others`` (the project's) whose helpers made operations; a
+    failure to build the IR is a JX906 finding too. ``project`` without ``others``: which files
+    are the project's, for the rules that place a finding themselves (JX401), with no run of the
+    rules in the helpers' files (``pytest --jaxlint`` traces the helpers it saw called on their own;
+    ``differentiated``: the tests called this one under ``jax.grad`` or ``jvp``). ``vmap_records``:
+    the records the tracer's vmap recorder made (worker/instrument.py), for JX101."""
+    try:
+        program = build_program(closed)
+    except Exception as error:
+        return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
+                              error)
+    context = ProgramContext(path, source, index or SourceIndex(path, source), settings or Settings(),
+                             target=target, program=program, signature=signature,
+                             vmap_records={} if vmap_records is None else vmap_records,
+                             target_path=path, project=others or project, differentiated=differentiated)
+    findings = run_program_rules(rules, context, codes)
+    if others is None:
+        return findings
+    for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
+        loaded = others.get(other)
+        if loaded is not None:
+            helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
+            findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
+    return findings
+
+
+def _through_helper(finding: Finding) -> Finding:
+    """A finding in a helper's file, seen through another file's target: its fix is shown, not
+    applied, since verifying it would need that other file's trace."""
+    if finding.fix is not None and finding.fix.applicability != "display-only":
+        finding.fix = dataclasses.replace(finding.fix, applicability="display-only")
+    return finding

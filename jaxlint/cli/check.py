@@ -1,0 +1,204 @@
+"""The ``jaxlint check`` subcommand: its flags (the configuration keys' flags are
+jaxlint.config.flags's, which reads them into the configuration; what the report flags mean is
+output_flags.py's) and its run: exit 0 when clean, 1 when findings remain, 2 on usage or
+internal errors. Importing this module does not import the pipeline."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from jaxlint.cli.values import positive_int, seconds
+
+if TYPE_CHECKING:  # the CLI imports the pipeline lazily
+    from jaxlint.engine.results import CheckResult
+
+
+def add_parser(commands: Any) -> None:
+    """Every flag of ``check``, in the order ``--help`` lists them."""
+    from jaxlint.config import flags as config_flags
+
+    check = commands.add_parser("check", help="trace JAX code and report findings")
+    check.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    check.add_argument("--fix", action="store_true", help="apply the fixes jaxlint verified as safe")
+    check.add_argument("--diff", action="store_true", help="print the verified fixes as a diff; write nothing")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff, also apply (or show) unsafe fixes; they are "
+                            "verified like safe ones")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="after the report, list the fixes applied (--fix), shown (--diff) or available")
+    check.add_argument("--fix-only", action="store_true",
+                       help="apply fixes and report none of the remaining findings (exit 0 unless an error)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when anything was fixed, even if no finding remains")
+    volume = check.add_mutually_exclusive_group()
+    volume.add_argument("-q", "--quiet", action="store_true", help="print the findings only, no summary")
+    volume.add_argument("-v", "--verbose", action="store_true",
+                        help="print each stage's progress and the time per file on stderr")
+    # Where and how findings are written (jaxlint.report); None: from the environment or config.
+    check.add_argument("--output-format", metavar="FORMAT", default=None,
+                       help="full (default), concise, json, json-lines, sarif, github, junit or gitlab; "
+                            "else from JAXLINT_OUTPUT_FORMAT or the output-format configuration key")
+    check.add_argument("-o", "--output-file", metavar="FILE", default=None,
+                       help="write the report to FILE instead of stdout")
+    check.add_argument("--statistics", action="store_true",
+                       help="count the findings per rule (and how many are fixable) instead of listing them")
+    # Configuration keys too: config.flags reads these four into the command line's layer.
+    check.add_argument("--select", type=_codes, default=None, help="codes, prefixes (JX1) or names")
+    check.add_argument("--ignore", type=_codes, default=None, help="codes, prefixes or names")
+    check.add_argument("--timeout", type=seconds, default=None, help="seconds per module (default 60)")
+    check.add_argument("--cost", choices=["shapes", "compiled"], default="shapes",
+                       help="compiled: compile each function before and after its verified fixes and "
+                            "report XLA's cost difference (slower)")
+    check.add_argument("-j", "--jobs", type=positive_int, default=None,
+                       help="worker processes at once (default: one per core, at most 4)")
+    check.add_argument("--timings", action="store_true", help="print the time spent in each stage")
+    check.add_argument("--show-untraced", action="store_true",
+                       help="list the functions not traced, why, and the hint comment that would trace them")
+    check.add_argument("--coverage-report", metavar="FILE", default=None,
+                       help="write traced and untraced functions as JSON to FILE")
+    check.add_argument("--ignore-noqa", action="store_true",
+                       help="ignore `# noqa` and `# jaxlint: ignore[...]` comments: report every finding")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODE` comment for every finding (existing ones are extended)")
+    config_flags.add_arguments(check)  # --config, --isolated, --exclude, --show-settings, ...
+
+
+def _codes(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    """``jaxlint check`` with the parsed ``args``: the flags' checks, the configuration, the
+    check itself, then the report and what follows it."""
+    if args.fix and args.diff:
+        print("jaxlint: --fix and --diff are exclusive", file=sys.stderr)
+        return 2
+    if args.add_noqa and (args.fix or args.diff or args.fix_only or args.ignore_noqa):
+        print("jaxlint: --add-noqa cannot be combined with --fix, --fix-only, --diff or --ignore-noqa",
+              file=sys.stderr)
+        return 2
+    from jaxlint.cli import output_flags
+
+    args.fix = args.fix or (args.fix_only and not args.diff)  # --fix-only applies the fixes
+    if args.verbose:
+        output_flags.configure_verbose()
+    from jaxlint.config import ConfigError
+    from jaxlint.config import flags as config_flags
+
+    try:
+        settings = config_flags.resolve(args)  # configuration files, --config and the flags
+        if args.show_settings or args.show_files:
+            return config_flags.show(args, settings)
+    except ConfigError as error:
+        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
+        return 2
+    rules = settings.rules()
+    if not rules:  # not even the JX9xx that say a module could not be analyzed: a green run would lie
+        print(f"jaxlint: no rule is selected ({settings.emptied_selection()}), so nothing would be checked",
+              file=sys.stderr)
+        return 2
+    from jaxlint import report as formats
+
+    try:  # usage errors before the (slow) check
+        if args.statistics and args.diff:
+            raise formats.OutputError("--statistics and --diff are exclusive")
+        output_format = _output_format(args, settings.output_format)
+        formats.check_statistics(output_format, args.statistics)
+        if args.output_file:
+            formats.check_writable(args.output_file)
+    except formats.OutputError as error:
+        print(f"jaxlint: {error}", file=sys.stderr)
+        return 2
+    from jaxlint.engine.cache import ResultCache
+    from jaxlint.engine.check import check
+    from jaxlint.engine.interrupt import Interrupted
+    from jaxlint.report import summary as report
+
+    cache = None if args.no_cache or _true(os.environ.get("JAXLINT_NO_CACHE")) \
+        else ResultCache(settings.cache_dir, settings.root, writes=not args.diff)  # --diff writes nothing
+    try:
+        result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=settings.timeout, jobs=settings.jobs,
+                       cost=args.cost, unsafe_fixes=args.unsafe_fixes, config=settings,
+                       ignore_noqa=args.ignore_noqa, cache=cache)
+    except FileNotFoundError as error:
+        print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
+        return 2
+    except ConfigError as error:
+        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
+        return 2
+    except Interrupted:
+        raise  # entry() says it
+    except Exception as error:  # jaxlint's own bug
+        import traceback
+
+        traceback.print_exc()
+        print(f"jaxlint: internal error: {error}", file=sys.stderr)
+        return 2
+    if args.add_noqa:
+        return _add_noqa(result)
+    try:
+        text = formats.report(result, output_format, statistics=args.statistics, diff=args.diff,
+                              unsafe_fixes=args.unsafe_fixes)
+        if args.fix_only and not args.diff:  # --fix-only reports none of the remaining findings
+            text = ""
+        if args.output_file:
+            formats.write_file(args.output_file, text)
+        else:
+            sys.stdout.write(text)
+    except formats.OutputError as error:
+        print(f"jaxlint: {error}", file=sys.stderr)
+        return 2
+    failed = _coverage_outputs(args, result)
+    output_flags.write_closing(args, result, sys.stderr)
+    if args.timings or args.verbose:
+        print(report.timings_text(result), file=sys.stderr)
+    if failed:
+        return 2
+    return output_flags.exit_code(args, result)
+
+
+def _output_format(args: argparse.Namespace, configured: str | None = None) -> str:
+    """--output-format, else JAXLINT_OUTPUT_FORMAT, else the configuration, else full."""
+    from jaxlint import report as formats
+
+    return formats.choose(args.output_format, os.environ.get(formats.ENVIRONMENT_VARIABLE) or None, configured)
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _add_noqa(result: CheckResult) -> int:
+    """--add-noqa: suppress every current finding with a comment; says how many it added."""
+    from jaxlint.engine.add_noqa import add_noqa_to_files
+
+    try:
+        added = add_noqa_to_files(result)
+    except (OSError, UnicodeError) as error:
+        print(f"jaxlint: cannot write: {error}", file=sys.stderr)
+        return 2
+    print(f"Added {added} noqa directive{'s' if added != 1 else ''}.", file=sys.stderr)
+    return 0
+
+
+def _coverage_outputs(args: argparse.Namespace, result: CheckResult) -> bool:
+    """--show-untraced (stderr: stdout holds only findings) and --coverage-report; True if the
+    report could not be written."""
+    if not (args.show_untraced or args.coverage_report):
+        return False
+    from jaxlint.report import coverage
+    from jaxlint.text import relative
+
+    covered = coverage.coverage(result)
+    if args.show_untraced:
+        sys.stderr.write(coverage.untraced_text(covered, relative))
+    if args.coverage_report:
+        try:
+            coverage.write_report(covered, args.coverage_report)
+        except OSError as error:
+            print(f"jaxlint: cannot write the coverage report: {error}", file=sys.stderr)
+            return True
+    return False

@@ -1,0 +1,45 @@
+"""The one step that turns the findings the rules made into the findings a driver reports, the
+same for ``jaxlint check`` (and the editor server, which runs it), ``pytest --jaxlint`` and
+``jaxlint.lint``: one finding per place (the first: two targets calling one helper, several
+signatures or xdist workers see the same operation), none of the codes per-file-ignores turns off
+for the file, none a suppression comment covers, and a JX800 finding for each suppression that
+suppressed nothing where the rules ran (``ran``; the in-process drivers know only part of a
+file's traces, so they pass none and JX800 stays quiet). ``check`` settles before fixing (an
+ignored or suppressed finding is not fixed) and then demotes the safe fixes it cannot verify
+(``settle_file``)."""
+from __future__ import annotations
+
+from typing import Any, Collection, Iterable
+
+from jaxlint.engine import suppressions, values
+from jaxlint.engine.results import FileAnalysis
+from jaxlint.model import Finding
+
+
+def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
+    """The first finding at each place, in order."""
+    unique: dict[tuple, Finding] = {}
+    for finding in findings:
+        unique.setdefault(finding.place, finding)
+    return list(unique.values())
+
+
+def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[str], config: Any,
+           ran: suppressions.Analyzed | None = None, ignore_noqa: bool = False) -> list[Finding]:
+    """The reported findings of the file ``path`` (whose source is ``text``) from its raw ones:
+    ``codes`` are the rules that ran, ``config`` the project's (a jaxlint.config.Config; None:
+    no per-file-ignores), ``ignore_noqa``: suppression comments are not applied (--ignore-noqa)."""
+    ignored = suppressions.ignored_for(path, config)
+    kept = [f for f in one_per_place(findings) if f.code not in ignored]
+    if ignore_noqa:
+        return kept
+    return suppressions.apply(path, text, kept, set(codes) - ignored, ran or suppressions.Analyzed())
+
+
+def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Any, ignore_noqa: bool = False) -> None:
+    """``check``'s settling of one file: JX800 speaks where the file's traces were complete, and
+    a safe fix whose function jaxlint cannot run becomes unsafe (values.demote_unverifiable)."""
+    ran = suppressions.analyzed(analysis.targets, analysis.result)
+    analysis.findings = settle(analysis.source.path, analysis.source.text, analysis.findings, codes, config, ran,
+                               ignore_noqa)
+    values.demote_unverifiable([analysis])
