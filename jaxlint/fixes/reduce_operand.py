@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.fixes.ast_spans import int_literal, node_at, node_span, replacement_text
+from jaxlint.fixes.ast_spans import node_span, replacement_text
 from jaxlint.model import Edit, Fix, Span
+from jaxlint.scan.index import int_literal, node_at
 
 # Source spellings of each reduction primitive whose value over copies is the copy itself.
 SPELLINGS = {"reduce_max": {"max", "amax"}, "reduce_min": {"min", "amin"},

@@ -11,85 +11,40 @@ they are "unsafe"; ``--unsafe-fixes`` applies one only after the fixer has compa
 from __future__ import annotations
 
 import ast
-import functools
-from typing import Iterable
+from typing import Sequence
 
-from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.model import Edit, Fix, Span
-from jaxlint.scan.index import imported_names
+from jaxlint.scan.index import SourceIndex
 
 
-def callee(source: str, call: ast.Call) -> str | None:
-    """The called name: ``log`` for ``jnp.log(...)``, ``log(...)``, ``x.log(...)`` and for
-    ``ln(...)`` after ``from jax.numpy import log as ln``."""
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return _imported_as(source).get(func.id, func.id)
-    return None
+def stable_call(index: SourceIndex, node: ast.expr, function: str, arguments: Sequence[str],
+                note: str = "", spelled: str | None = None) -> Fix:
+    """The unsafe fix replacing ``node`` by a call of ``function`` (qualified: ``jax.nn.logsumexp``)
+    with ``arguments`` (their text). ``spelled``: how to write the function, if not as the module
+    imports it. A call needs no parentheses anywhere."""
+    module, _, name = function.rpartition(".")
+    spelling, extra = (spelled, ()) if spelled is not None else _spelled(index, module, name)
+    text = f"{spelling}({', '.join(arguments)})"
+    return Fix("unsafe", f"use `{text}`{note}", extra + (Edit(index.span(node), text),))
 
 
-@functools.lru_cache(maxsize=8)
-def _imported_as(source: str) -> dict[str, str]:
-    """Local name -> imported name, for ``from m import a as b`` at any level of the module."""
-    parsed = parse(source)
-    return {alias.asname: alias.name for node in (ast.walk(parsed.tree) if parsed is not None else ())
-            if isinstance(node, ast.ImportFrom) for alias in node.names if alias.asname}
+def negated(index: SourceIndex, node: ast.expr) -> str:
+    """The text of ``-x`` for ``x``, ``x`` for ``-x``, ``-(a + b)`` for ``a + b``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return index.text(node.operand) if _atomic(node.operand) else f"({index.text(node.operand)})"
+    text = index.text(node)
+    return f"-{text}" if _atomic(node) else f"-({text})"
 
 
-def call_at(source: str, span: Span, names: Iterable[str]) -> ast.Call | None:
-    """The call at ``span`` when it calls one of ``names`` with plain arguments."""
-    node = node_at(source, span, ast.Call)
-    return as_call(source, node, *names) if node is not None else None
+def _atomic(node: ast.expr) -> bool:
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) or (
+        isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)))
 
 
-def as_call(source: str, node: ast.AST | None, *names: str) -> ast.Call | None:
-    """``node`` when it is a call of one of ``names`` (function or method form) with plain arguments."""
-    if not isinstance(node, ast.Call) or callee(source, node) not in names:
-        return None
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-        return None
-    return node
-
-
-def reduction_operand(source: str, call: ast.Call) -> tuple[ast.expr, dict[str, ast.expr]] | None:
-    """``jnp.sum(a, axis, keepdims=...)`` or ``a.sum(axis, ...)``: the reduced operand and the
-    ``axis``/``keepdims`` arguments by name; None when other arguments are passed."""
-    func = call.func
-    method = isinstance(func, ast.Attribute) and not module_like(source, func.value)
-    operand = func.value if method else (call.args[0] if call.args else None)  # type: ignore[union-attr]
-    positional = call.args if method else call.args[1:]
-    if operand is None or len(positional) > 1:
-        return None
-    named = {"axis": positional[0]} if positional else {}
-    for keyword in call.keywords:
-        if keyword.arg not in ("axis", "keepdims") or keyword.arg in named:
-            return None
-        named[keyword.arg] = keyword.value
-    return operand, named
-
-
-def single_argument(call: ast.Call) -> ast.expr | None:
-    """The only argument of ``f(x)`` (``jnp.exp(x)``), no keywords."""
-    if len(call.args) == 1 and not call.keywords:
-        return call.args[0]
-    return None
-
-
-def module_like(source: str, node: ast.expr) -> bool:
-    """``jnp``, ``jax.numpy``: a path starting at a name the module imports (not ``x`` of ``x.sum()``)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    parsed = parse(source)
-    return isinstance(node, ast.Name) and parsed is not None and node.id in imported_names(parsed.tree)
-
-
-def qualified(source: str, module: str, name: str) -> tuple[str, tuple[Edit, ...]]:
+def _spelled(index: SourceIndex, module: str, name: str) -> tuple[str, tuple[Edit, ...]]:
     """How the source can spell ``module.name`` (``jax.nn.logsumexp``), and the edit adding
     ``import jax`` when no import reaches it."""
-    parsed = parse(source)
-    tree = parsed.tree if parsed is not None else None
+    tree = index.tree
     best: str | None = None
     jax_alias: str | None = None
     for node in tree.body if tree is not None else []:
@@ -111,7 +66,7 @@ def qualified(source: str, module: str, name: str) -> tuple[str, tuple[Edit, ...
         return best, ()
     if jax_alias is not None:
         return f"{jax_alias}{module[3:]}.{name}", ()
-    return f"{module}.{name}", (_import_jax(source, tree),)
+    return f"{module}.{name}", (_import_jax(index.source, tree),)
 
 
 def _import_jax(source: str, tree: ast.Module | None) -> Edit:
@@ -126,26 +81,3 @@ def _import_jax(source: str, tree: ast.Module | None) -> Edit:
             break
     newline = "\r\n" if "\r\n" in source else "\n"
     return Edit(Span(line, 0, line, 0), f"import jax{newline}")
-
-
-def rewrite(source: str, node: ast.expr, text: str, extra: tuple[Edit, ...], message: str) -> Fix:
-    """The unsafe fix replacing ``node`` by ``text`` (a call: needs no parentheses anywhere)."""
-    return Fix("unsafe", message, extra + (Edit(node_span(source, node), text),))
-
-
-def negated(source: str, node: ast.expr) -> str:
-    """``-x`` for ``x``, ``x`` for ``-x``, ``-(a + b)`` for ``a + b``."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return node_text(source, node.operand) if _atomic(node.operand) else f"({node_text(source, node.operand)})"
-    text = node_text(source, node)
-    return f"-{text}" if _atomic(node) else f"-({text})"
-
-
-def _atomic(node: ast.expr) -> bool:
-    return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) or (
-        isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)))
-
-
-def same_expression(a: ast.AST, b: ast.AST) -> bool:
-    """Both are the same expression (spacing and parentheses aside)."""
-    return ast.dump(a) == ast.dump(b)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jaxlint.fixes.ast_spans import int_literal, node_span
+from jaxlint.fixes.ast_spans import node_span
 from jaxlint.model import Edit, Fix
+from jaxlint.scan.index import int_literal
 
 _ARRAY_BUILDERS = frozenset({"array", "asarray"})
 _ALLOWED_KEYWORDS = frozenset({"dtype"})  # an integer dtype does not change the values

@@ -1,9 +1,7 @@
 """Analysis failures are findings, not tracebacks. The pipeline reports these itself."""
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from typing import Iterable
 
 from jaxlint.model import Finding
@@ -12,14 +10,6 @@ from jaxlint.scan import hint_above
 from jaxlint.text import split_lines
 
 _HINT_TEXT = re.compile(r"#\s*jaxlint:\s*args")
-
-
-def _comment_lines(source: str) -> list[int]:
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return []
-    return [token.start[0] for token in tokens if token.type == tokenize.COMMENT]
 
 
 class SyntaxErrorRule(Rule):
@@ -78,7 +68,7 @@ class InvalidHintRule(Rule):
             return
         lines = split_lines(ctx.source)
         firsts = {target.first_line for target in ctx.index.targets}
-        for number in _comment_lines(ctx.source):  # not a hint quoted in a docstring
+        for number in ctx.index.comment_lines:  # not a hint quoted in a docstring
             if not _HINT_TEXT.search(lines[number - 1]):
                 continue
             hint, span = hint_above(lines, number + 1)

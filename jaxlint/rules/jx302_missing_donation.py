@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from jaxlint.fixes.ast_spans import node_span
 from jaxlint.ir import Value, costs
 from jaxlint.model import Cost, Edit, Finding, Fix, Span, Target
 from jaxlint.rules.base import Option, ProgramContext, Rule
@@ -34,7 +33,7 @@ class MissingDonation(Rule):
         tree = ctx.index.tree
         if tree is None:
             return
-        jit = _find_jit(ctx.source, ctx.index, target)
+        jit = _find_jit(ctx.index, target)
         donated = _donated(jit.keywords, target.params) if jit is not None else None
         if donated is None:
             return  # no jit call in the source we understand, or a donation we cannot evaluate
@@ -118,7 +117,7 @@ def _jit_keywords(node: ast.expr) -> dict[str, ast.expr] | None:
     return None if inner is None else inner | own
 
 
-def _find_jit(source: str, index: SourceIndex, target: Target) -> _Jit | None:
+def _find_jit(index: SourceIndex, target: Target) -> _Jit | None:
     defs, assignments = index.memo("jx302.definitions", lambda: _definitions(index.tree))
     if target.kind == "jit-decorated":
         node = defs.get((target.name, target.name_span.start_line))
@@ -130,7 +129,7 @@ def _find_jit(source: str, index: SourceIndex, target: Target) -> _Jit | None:
         for node in assignments.get(target.span.start_line, ()):
             keywords = _jit_keywords(node.value)
             if keywords is not None:
-                return _Jit(node_span(source, node.value), node.value, keywords)
+                return _Jit(index.span(node.value), node.value, keywords)
     return None
 
 

@@ -5,7 +5,6 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import static_slice
-from jaxlint.fixes.ast_spans import node_at
 from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
@@ -79,7 +78,7 @@ def _check_gather(rule: type[Rule], ctx: ProgramContext, op: Op) -> Finding | No
     if index_ops is None:
         return None  # traced indices, or not a one-axis gather
     assert op.location is not None  # check_program passes located ops only
-    index = static_slice.literal_index(node_at(ctx.source, op.location.span, ast.Subscript))
+    index = static_slice.literal_index(ctx.index.node_at(op.location.span, ast.Subscript))
     # The source must agree with the jaxpr: same axis, same number of indices, a static size.
     if index is None or index.axis != axis or not isinstance(indices.shape[0], int) \
             or len(index.values) != indices.shape[0] or not isinstance(operand.shape[axis], int):

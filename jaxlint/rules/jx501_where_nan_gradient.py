@@ -13,17 +13,16 @@ not ``x``), and so are library functions (sinc, softplus, xlogy, ...): their ops
 from __future__ import annotations
 
 import ast
-import functools
 import math
 import operator
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, NamedTuple, cast
 
-from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.fixes.double_where import build_fix, guard_edit
 from jaxlint.ir import Location, Op, Value, patterns
 from jaxlint.model import Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.scan.index import SourceIndex
 from jaxlint.text import offset_of
 
 
@@ -103,12 +102,12 @@ class WhereNanGradient(Rule):
             if op.primitive == "select_n" and len(op.inputs) == 3 and _live(op.outputs[0]):
                 for case in (1, 2):
                     for where, hit in _hits(ctx, op, case):
-                        hits = found.setdefault(node_span(ctx.source, where), (where, []))[1]
+                        hits = found.setdefault(ctx.index.span(where), (where, []))[1]
                         if all(hit.argument is not other.argument for other in hits):
                             hits.append(hit)
         for span, (where, hits) in found.items():
             hits.sort(key=lambda hit: (hit.node.lineno, hit.node.col_offset))  # source order
-            yield ctx.finding(cls, _message(ctx.source, where, hits), span, _fix(ctx.source, where, hits))
+            yield ctx.finding(cls, _message(ctx.index, where, hits), span, _fix(ctx.source, where, hits))
 
 
 def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
@@ -129,12 +128,12 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call
                         if test(p) != branch_is_true and spec.bad(p, op)), None)
         if witness is None or not patterns.differentiable(x):
             continue
-        where = _where_call(ctx.source, [cast(Location, leaf.location).span for leaf in leaves])
-        node = _source_node(ctx.source, op.location.span, spec)
+        where = _where_call(ctx.index, [cast(Location, leaf.location).span for leaf in leaves])
+        node = _source_node(ctx.index, op.location.span, spec)
         if where is None or node is None:
             continue
         branch = where.args[1] if branch_is_true else where.args[2]
-        if not node_span(ctx.source, branch).contains(op.location.span):
+        if not ctx.index.span(branch).contains(op.location.span):
             continue
         argument = node.right if isinstance(node, ast.BinOp) and spec.arg == 1 else (
             node.left if isinstance(node, ast.BinOp) else node.args[spec.arg])
@@ -222,46 +221,42 @@ def _live(value: Value) -> bool:
     return bool(value.uses) or (region is not None and any(out is value for out in region.outputs))
 
 
-@functools.lru_cache(maxsize=8)
-def _where_calls(source: str) -> tuple[ast.Call, ...]:
+def _where_calls(index: SourceIndex) -> tuple[ast.Call, ...]:
     """``where(pred, a, b)`` calls of the source (any module prefix), three positional arguments."""
-    parsed = parse(source)
+    parsed = index.parsed
     if parsed is None:
         return ()
     calls = {id(n): n for nodes in parsed.by_span.values() for n in nodes if isinstance(n, ast.Call)}
-    return tuple(c for c in calls.values() if _callee(c) == "where" and len(c.args) == 3
+    return tuple(c for c in calls.values() if index.callee(c) == "where" and len(c.args) == 3
                  and not c.keywords and not any(isinstance(a, ast.Starred) for a in c.args))
 
 
-def _where_call(source: str, leaf_spans: list[Span]) -> ast.Call | None:
+def _where_call(index: SourceIndex, leaf_spans: list[Span]) -> ast.Call | None:
     """The innermost where call whose predicate argument holds every comparison of the predicate.
 
     Found from the comparisons, not from the select_n: on old JAX the select_n of jnp.where's
     cached inner jit keeps the location of the first call site.
     """
-    holding = [(node_span(source, c.args[0]), c) for c in _where_calls(source)]
+    where_calls = index.memo("jx501.where_calls", lambda: _where_calls(index))
+    holding = [(index.span(c.args[0]), c) for c in where_calls]
     holding = [(s, c) for s, c in holding if all(s.contains(leaf) for leaf in leaf_spans)]
     if not holding:
         return None
+    source = index.source
     size = lambda s: offset_of(source, s.end_line, s.end_col) - offset_of(source, s.start_line, s.start_col)  # noqa: E731
     return min(holding, key=lambda sc: size(sc[0]))[1]
 
 
-def _source_node(source: str, span: Span, spec: _Unsafe) -> ast.Call | ast.BinOp | None:
+def _source_node(index: SourceIndex, span: Span, spec: _Unsafe) -> ast.Call | ast.BinOp | None:
     """The call (``jnp.log(x)``) or operator (``1 / x``) of the source the unsafe op comes from."""
-    call = node_at(source, span, ast.Call)
-    if call is not None and _callee(call) in spec.names and len(call.args) > spec.arg \
+    call = index.node_at(span, ast.Call)
+    if call is not None and index.callee(call) in spec.names and len(call.args) > spec.arg \
             and not any(isinstance(a, ast.Starred) for a in call.args):
         return call
-    binop = node_at(source, span, ast.BinOp)
+    binop = index.node_at(span, ast.BinOp)
     if binop is not None and spec.binop is not None and isinstance(binop.op, spec.binop):
         return binop
     return None
-
-
-def _callee(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _number(p: float) -> str:
@@ -272,18 +267,19 @@ def _fix(source: str, where: ast.Call, hits: list[_Hit]) -> Fix | None:
     return build_fix([guard_edit(source, where, h.argument, h.safe, h.branch_is_true) for h in hits])
 
 
-def _message(source: str, where: ast.Call, hits: list[_Hit]) -> str:
+def _message(index: SourceIndex, where: ast.Call, hits: list[_Hit]) -> str:
+    source = index.source
     argument, node, safe, witness, is_true = hits[0]
-    x, unsafe = node_text(source, argument), node_text(source, node)
+    x, unsafe = index.text(argument), index.text(node)
     edit = guard_edit(source, where, argument, safe, is_true)
     # The unsafe call or operator with its operand guarded: the edit applied inside its own text.
-    start = offset_of(source, node.lineno, node_span(source, node).start_col)
+    start = offset_of(source, node.lineno, index.span(node).start_col)
     inner = (offset_of(source, edit.span.start_line, edit.span.start_col) - start,
              offset_of(source, edit.span.end_line, edit.span.end_col) - start)
     guarded = unsafe[:inner[0]] + edit.content + unsafe[inner[1]:]
     more = f" (and {len(hits) - 1} other unsafe op{'s' if len(hits) > 2 else ''} in this where)" \
         if len(hits) > 1 else ""
-    return (f"{node_text(source, where.func)} excludes {x}={witness} from {unsafe}{more}, whose "
+    return (f"{index.text(where.func)} excludes {x}={witness} from {unsafe}{more}, whose "
             f"derivative is not finite there: the forward value is right, but the gradient is NaN at "
             f"{x}={witness} (the where multiplies that derivative by a zero cotangent; 0 * inf and "
             f"0 * nan are NaN). Guard the input with the same predicate: {guarded}.")

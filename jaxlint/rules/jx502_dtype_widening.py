@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from jaxlint.fixes.ast_spans import node_at, node_span, node_text
 from jaxlint.ir import Op, Value, costs
 from jaxlint.model import Edit, Finding, Fix
 from jaxlint.rules.base import ProgramContext, Rule
@@ -91,19 +90,19 @@ def _check_side(rule: type[Rule], ctx: ProgramContext, op: Op, side: int) -> Fin
 def _fix(ctx: ProgramContext, op: Op, side: int) -> Fix | None:
     """Display-only: `x + np.ones(8)` -> `x + np.ones(8).astype(x.dtype)` when the sides are plain."""
     assert op.location is not None  # _check_side passes located ops only
-    node = node_at(ctx.source, op.location.span, ast.BinOp)
+    node = ctx.index.node_at(op.location.span, ast.BinOp)
     if node is None:
         return None
     value_node, constant_node = (node.left, node.right) if side == 0 else (node.right, node.left)
     # The jaxpr operand order follows the source; a plain name on the value side keeps the edit exact.
     if not isinstance(value_node, (ast.Name, ast.Attribute)) or isinstance(constant_node, ast.Constant):
         return None
-    text = node_text(ctx.source, constant_node)
+    text = ctx.index.text(constant_node)
     if not isinstance(constant_node, _PRIMARY):
         text = f"({text})"
-    content = f"{text}.astype({node_text(ctx.source, value_node)}.dtype)"
+    content = f"{text}.astype({ctx.index.text(value_node)}.dtype)"
     return Fix("display-only", f"cast the constant: {content}",
-               (Edit(node_span(ctx.source, constant_node), content),))
+               (Edit(ctx.index.span(constant_node), content),))
 
 
 def _short_dtype(dtype: Any) -> str:

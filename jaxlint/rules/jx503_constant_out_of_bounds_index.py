@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from jaxlint.fixes.ast_spans import int_literal, node_at
 from jaxlint.ir import Op, Value
 from jaxlint.model import Finding
 from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.scan.index import int_literal
 
 _MAX_ELEMENTS = 1024  # larger constant index arrays are not folded
 _MAX_OPS = 32
@@ -135,13 +135,13 @@ def _written_index(ctx: ProgramContext, op: Op) -> list[int] | None:
     a mode the user chose is deliberate."""
     assert op.location is not None  # check_program passes located ops only
     span = op.location.span
-    subscript = node_at(ctx.source, span, ast.Subscript)
+    subscript = ctx.index.node_at(span, ast.Subscript)
     if subscript is None:
-        call = node_at(ctx.source, span, ast.Call)
+        call = ctx.index.node_at(span, ast.Call)
         if call is None or any(k.arg == "mode" for k in call.keywords):
             return None
         func = call.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        name = ctx.index.callee(call)
         if name in _LAX_CALLS:
             return []
         at = func.value if isinstance(func, ast.Attribute) else None

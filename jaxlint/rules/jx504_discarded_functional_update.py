@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Iterable, cast
 
-from jaxlint.fixes.ast_spans import node_span
 from jaxlint.ir import Location, Op
 from jaxlint.model import Edit, Finding, Fix, Span
 from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.scan.index import SourceIndex
 
 # ``.at[...]`` method -> the primitives its result comes from, on JAX 0.4.35 and 0.10 alike.
 # ``divide`` and ``power`` are ``x / ones.at[i].mul(v)`` and ``x ** ...``: the final op is div/pow.
@@ -36,7 +36,7 @@ class DiscardedFunctionalUpdate(Rule):
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         # The source proves the result is discarded (an expression statement); the trace proves
         # the call was a JAX array update: a dead op of the right primitive at that very place.
-        statements = ctx.index.memo("jx504.discarded", lambda: _discarded_updates(ctx.source, ctx.index.tree))
+        statements = ctx.index.memo("jx504.discarded", lambda: _discarded_updates(ctx.index))
         if not statements:
             return
         ops = [op for op in ctx.program.walk()
@@ -49,19 +49,19 @@ class DiscardedFunctionalUpdate(Rule):
                                   _fix(ctx.source, stmt, span))
 
 
-def _discarded_updates(source: str, tree: ast.Module | None) -> list[tuple[Span, ast.Expr, str]]:
+def _discarded_updates(index: SourceIndex) -> list[tuple[Span, ast.Expr, str]]:
     """Expression statements ``<base>.at[<index>].<method>(...)``, with their character spans."""
-    if tree is None:
+    if index.tree is None:
         return []
     found = []
-    for node in ast.walk(tree):
+    for node in ast.walk(index.tree):
         if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
             continue
         func = node.value.func
         if (isinstance(func, ast.Attribute) and func.attr in UPDATES
                 and isinstance(func.value, ast.Subscript)
                 and isinstance(func.value.value, ast.Attribute) and func.value.value.attr == "at"):
-            span = node_span(source, node)
+            span = index.span(node)
             found.append((span, node, func.attr))
     return found
 

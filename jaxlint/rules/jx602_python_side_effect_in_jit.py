@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 from typing import Iterable, Iterator
 
-from jaxlint.fixes.ast_spans import node_span
 from jaxlint.model import Finding, Target
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.scan.index import SourceIndex
@@ -50,7 +49,7 @@ class PythonSideEffectInJit(Rule):
             return
         analysis = _Body(function, target.static_argnums, target.static_argnames)
         for node, message in analysis.findings():
-            span = node_span(ctx.source, node)
+            span = ctx.index.span(node)
             yield ctx.finding(cls, f"{message} (in jitted `{target.qualname}`)", span)
 
 

@@ -5,49 +5,41 @@ finding points at the ``log`` call; ``log(softmax(x) + eps)`` is a different exp
 """
 from __future__ import annotations
 
-import ast
-from typing import Iterable
+from jaxlint.fixes.stable_calls import stable_call
+from jaxlint.ir import Op, patterns
+from jaxlint.model import Fix
+from jaxlint.rules.base import Rule
+from jaxlint.rules.numerics import Match, Rewrite, StableRewrite, call_of
+from jaxlint.scan.index import single_argument
 
-from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_span, node_text
-from jaxlint.ir import patterns
-from jaxlint.model import Finding, Fix, Span
-from jaxlint.rules.base import ProgramContext, Rule
+MESSAGE = ("log of a softmax: in float32 a probability whose logit is about 87.5 below the largest "
+           "rounds to 0 and its log is -inf, and the gradient through the division is NaN there. "
+           "jax.nn.log_softmax computes x - max(x) - log(sum(exp(x - max(x)))), finite for any "
+           "finite logits.")
 
 
-class LogOfSoftmax(Rule):
+def _log_of_softmax(log: Op) -> object | None:
+    return patterns.softmax(log.inputs[0])
+
+
+def _fix(match: Match) -> Fix | None:
+    """``log(softmax(x, axis=a))`` -> ``log_softmax(x, axis=a)``."""
+    index = match.index
+    inner = index.as_call(single_argument(match.node), "softmax")  # type: ignore[arg-type]
+    if inner is None or not inner.args or len(inner.args) > 2 or any(k.arg != "axis" for k in inner.keywords):
+        return None
+    arguments = [index.text(a) for a in inner.args]
+    arguments[1:] = [f"axis={a}" for a in arguments[1:]]
+    arguments += [f"axis={index.text(k.value)}" for k in inner.keywords]
+    return stable_call(index, match.node, "jax.nn.log_softmax", arguments)
+
+
+class LogOfSoftmax(StableRewrite, Rule):
     code = "JX702"
     name = "log-of-softmax"
     summary = "log(softmax(x)) is -inf where a probability underflows: use jax.nn.log_softmax."
     severity = "warning"
     fix = "unsafe"
     stabilizing_fix = True
-
-    @classmethod
-    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen: set[Span] = set()
-        for op in ctx.ops_here("log"):
-            if patterns.softmax(op.inputs[0]) is None:
-                continue
-            call = stable_calls.call_at(ctx.source, op.location.span, ("log",))
-            if call is None or op.location.span in seen:
-                continue
-            seen.add(op.location.span)
-            yield ctx.finding(cls, (
-                "log of a softmax: in float32 a probability whose logit is about 87.5 below the largest "
-                "rounds to 0 and its log is -inf, and the gradient through the division is NaN there. "
-                "jax.nn.log_softmax computes x - max(x) - log(sum(exp(x - max(x)))), finite for any "
-                "finite logits."), node_span(ctx.source, call), _fix(ctx.source, call))
-
-
-def _fix(source: str, log: ast.Call) -> Fix | None:
-    """``log(softmax(x, axis=a))`` -> ``log_softmax(x, axis=a)``."""
-    inner = stable_calls.as_call(source, stable_calls.single_argument(log), "softmax")
-    if inner is None or not inner.args or len(inner.args) > 2 or any(k.arg != "axis" for k in inner.keywords):
-        return None
-    name, extra = stable_calls.qualified(source, "jax.nn", "log_softmax")
-    arguments = [node_text(source, a) for a in inner.args]
-    arguments[1:] = [f"axis={a}" for a in arguments[1:]]
-    arguments += [f"axis={node_text(source, k.value)}" for k in inner.keywords]
-    text = f"{name}({', '.join(arguments)})"
-    return stable_calls.rewrite(source, log, text, extra, f"use `{text}`")
+    rewrites = (Rewrite(("log",), pattern=_log_of_softmax, points_at=call_of("log"),
+                        message=MESSAGE, fix=_fix),)

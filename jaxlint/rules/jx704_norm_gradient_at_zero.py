@@ -13,49 +13,22 @@ flows back through a comparison).
 from __future__ import annotations
 
 import ast
-import functools
-from typing import Iterable
 
-from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
 from jaxlint.ir import Op, Value, patterns
-from jaxlint.model import Finding, Span
-from jaxlint.rules.base import ProgramContext, Rule
-
-DIFFERENTIATING = frozenset({"grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev",
-                             "jacobian", "hessian", "filter_grad", "filter_value_and_grad", "filter_jvp",
-                             "filter_vjp"})
+from jaxlint.model import Span
+from jaxlint.rules.base import Rule
+from jaxlint.rules.numerics import Match, Rewrite, StableRewrite
+from jaxlint.scan.index import SourceIndex
 
 
-class NormGradientAtZero(Rule):
-    code = "JX704"
-    name = "norm-gradient-at-zero"
-    summary = "The gradient of a norm (sqrt of a sum of squares) is NaN where its input is zero."
-    severity = "warning"
-
-    @classmethod
-    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen: set[Span] = set()
-        for op in ctx.ops_here("sqrt", "pow"):
-            if op.location.span in seen or (op.primitive == "pow" and patterns.scalar(op.inputs[1]) != 0.5):
-                continue
-            squared = _squared(op.inputs[0])
-            if squared is None or not patterns.differentiable(squared) or not _gradient_flows(op.outputs[0]):
-                continue
-            node = _source_node(ctx.source, op.location.span)
-            if node is None:
-                continue
-            how = _differentiated(ctx, op)
-            if how is None:
-                continue
-            seen.add(op.location.span)
-            text = node_text(ctx.source, node)
-            yield ctx.finding(cls, (
-                f"{text} is differentiated ({how}), and its gradient is NaN where the vector is all zero "
-                f"(sqrt's derivative there is inf, times 0): the same point twice, a == b in "
-                f"norm(a - b), or a zero initial state. Guard it with a double where: "
-                f"s = sum(d ** 2); where(s > 0, sqrt(where(s > 0, s, 1.0)), 0.0), which gives the "
-                f"gradient 0 there."), node_span(ctx.source, node))
+def _norm(op: Op) -> bool | None:
+    """``sqrt`` (or ``** 0.5``) of a sum of squares of a differentiable value a gradient flows back to."""
+    if op.primitive == "pow" and patterns.scalar(op.inputs[1]) != 0.5:
+        return None
+    squared = _squared(op.inputs[0])
+    if squared is None or not patterns.differentiable(squared) or not _gradient_flows(op.outputs[0]):
+        return None
+    return True
 
 
 def _squared(value: Value) -> Value | None:
@@ -117,51 +90,42 @@ def _live(value: Value) -> bool:
     return False
 
 
-def _source_node(source: str, span: Span) -> ast.expr | None:
+def _source_node(index: SourceIndex, span: Span) -> ast.expr | None:
     """The source's ``jnp.sqrt(...)``, ``... ** 0.5`` or ``jnp.linalg.norm(...)`` at the op."""
-    call = stable_calls.call_at(source, span, ("sqrt", "norm", "vector_norm"))
+    call = index.call_at(span, ("sqrt", "norm", "vector_norm"))
     if call is not None:
         return call
-    power = node_at(source, span, ast.BinOp)
+    power = index.node_at(span, ast.BinOp)
     return power if power is not None and isinstance(power.op, ast.Pow) else None
 
 
-def _differentiated(ctx: ProgramContext, op: Op) -> str | None:
+def _differentiated(match: Match) -> str | None:
     """How the sqrt is differentiated, or None when nothing shows it is."""
-    if "jvp" in op.transforms:
+    ctx, index = match.ctx, match.index
+    if "jvp" in match.op.transforms:
         return "the traced function takes its derivative"
     if ctx.differentiated:
         return "the tests called it under a derivative transform"
-    parsed = parse(ctx.source)
-    if parsed is None:
+    if index.tree is None:
         return None
-    names = _enclosing_functions(parsed.tree, op.location.span.start_line) | (
+    names = index.function_names_around(match.op.location.span.start_line) | (  # type: ignore[union-attr]
         {ctx.target.qualname.rpartition(".")[2]} if ctx.in_target_file and ctx.target is not None else set())
-    passed = _differentiated_names(ctx.source) & names
+    passed = index.differentiated_names & names
     return f"{sorted(passed)[0]} is passed to a derivative transform" if passed else None
 
 
-def _enclosing_functions(tree: ast.Module, line: int) -> set[str]:
-    return {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.lineno <= line <= (node.end_lineno or node.lineno)}
+def _message(match: Match) -> str:
+    return (f"{match.index.text(match.node)} is differentiated ({_differentiated(match)}), and its gradient is NaN "
+            f"where the vector is all zero (sqrt's derivative there is inf, times 0): the same point twice, a == b "
+            f"in norm(a - b), or a zero initial state. Guard it with a double where: "
+            f"s = sum(d ** 2); where(s > 0, sqrt(where(s > 0, s, 1.0)), 0.0), which gives the "
+            f"gradient 0 there.")
 
 
-@functools.lru_cache(maxsize=8)
-def _differentiated_names(source: str) -> frozenset[str]:
-    """Names passed as the first argument of grad(...), value_and_grad(...), ... or decorated with them."""
-    parsed = parse(source)
-    found: set[str] = set()
-    for node in ast.walk(parsed.tree) if parsed is not None else ():
-        if isinstance(node, ast.Call) and stable_calls.callee(source, node) in DIFFERENTIATING and node.args:
-            first = node.args[0]
-            if isinstance(first, ast.Name):
-                found.add(first.id)
-            elif isinstance(first, ast.Attribute):
-                found.add(first.attr)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-                if name in DIFFERENTIATING:
-                    found.add(node.name)
-    return frozenset(found)
+class NormGradientAtZero(StableRewrite, Rule):
+    code = "JX704"
+    name = "norm-gradient-at-zero"
+    summary = "The gradient of a norm (sqrt of a sum of squares) is NaN where its input is zero."
+    severity = "warning"
+    rewrites = (Rewrite(("sqrt", "pow"), pattern=_norm, points_at=_source_node, message=_message,
+                        quiet_for=lambda match: _differentiated(match) is None),)

@@ -11,47 +11,38 @@ The finding points at the product of the source.
 from __future__ import annotations
 
 import ast
-from typing import Iterable
 
-from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span, node_text
+from jaxlint.fixes.stable_calls import stable_call
 from jaxlint.ir import Op, Value, patterns
-from jaxlint.model import Finding, Fix, Span
-from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.model import Fix, Span
+from jaxlint.rules.base import Rule
+from jaxlint.rules.numerics import Match, Rewrite, StableRewrite
+from jaxlint.scan.index import SourceIndex, single_argument
 
 _LAYOUT = patterns.TRANSPARENT | {"transpose"}  # the inverse is read through these
 
 
-class InverseThenMultiply(Rule):
-    code = "JX705"
-    name = "inverse-then-multiply"
-    summary = "inv(A) @ b is slower and less accurate than jnp.linalg.solve(A, b)."
-    severity = "warning"
-    fix = "unsafe"
+def _inverse_applied(product: Op) -> tuple[int, int] | None:
+    """(n, how many vectors) when the product applies an n x n inverse, used nowhere else, to
+    fewer than n vectors."""
+    side = next((i for i, v in enumerate(product.inputs) if _inverse(v)), None)
+    if side is None or not patterns.only_used_by(_through_layout(product.inputs[side]), ("dot_general",), _LAYOUT):
+        return None
+    inverse = product.inputs[side]
+    n = _size(inverse.shape[-1:]) if inverse.shape else None
+    vectors = _size(_free_extents(product, 1 - side))
+    if n is None or vectors is None or vectors >= n:
+        return None
+    return n, vectors
 
-    @classmethod
-    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen: set[Span] = set()
-        for op in ctx.ops_here("dot_general"):
-            side = next((i for i, v in enumerate(op.inputs) if _inverse(v)), None)
-            if side is None or not patterns.only_used_by(_through_layout(op.inputs[side]), ("dot_general",), _LAYOUT):
-                continue
-            inverse = op.inputs[side]
-            n = _size(inverse.shape[-1:]) if inverse.shape else None
-            vectors = _size(_free_extents(op, 1 - side))
-            if n is None or vectors is None or vectors >= n:
-                continue
-            node = _product(ctx.source, op.location.span)
-            if node is None or op.location.span in seen:
-                continue
-            seen.add(op.location.span)
-            yield ctx.finding(cls, (
-                f"the inverse of a {n}x{n} matrix is computed only to apply it to "
-                f"{vectors} vector{'s' * (vectors != 1)}: "
-                "jnp.linalg.solve(A, b) factors A once and applies the factors to b. At n = 800 "
-                "(float32, CPU) the inverse took 2.3x to 2.8x the time of the solve, and with condition number "
-                "1e6 its relative residual was 7.9e-3 against the solve's 6.2e-7."),
-                node_span(ctx.source, node), _fix(ctx.source, node))
+
+def _message(match: Match) -> str:
+    n, vectors = match.found
+    return (f"the inverse of a {n}x{n} matrix is computed only to apply it to "
+            f"{vectors} vector{'s' * (vectors != 1)}: "
+            "jnp.linalg.solve(A, b) factors A once and applies the factors to b. At n = 800 "
+            "(float32, CPU) the inverse took 2.3x to 2.8x the time of the solve, and with condition number "
+            "1e6 its relative residual was 7.9e-3 against the solve's 6.2e-7.")
 
 
 def _through_layout(value: Value) -> Value:
@@ -104,27 +95,34 @@ def _identity(value: Value) -> bool:
         sides[0].params.get("dimension") != sides[1].params.get("dimension")  # type: ignore[union-attr]
 
 
-def _product(source: str, span: Span) -> ast.expr | None:
-    node = node_at(source, span, ast.BinOp)
+def _product(index: SourceIndex, span: Span) -> ast.expr | None:
+    node = index.node_at(span, ast.BinOp)
     if node is not None and isinstance(node.op, ast.MatMult):
         return node
-    return stable_calls.call_at(source, span, ("dot", "matmul", "einsum", "tensordot", "inner"))
+    return index.call_at(span, ("dot", "matmul", "einsum", "tensordot", "inner"))
 
 
-def _fix(source: str, node: ast.expr) -> Fix | None:
+def _fix(match: Match) -> Fix | None:
     """``inv(A) @ b`` -> ``solve(A, b)`` (the inverse on the left only: ``b @ inv(A)`` is a
     solve with A transposed, left as is)."""
+    node, index = match.node, match.index
     if not isinstance(node, ast.BinOp):
         return None
-    inverse = stable_calls.as_call(source, node.left, "inv")
-    a = stable_calls.single_argument(inverse) if inverse is not None else None
+    inverse = index.as_call(node.left, "inv")
+    a = single_argument(inverse)
     if a is None:
         return None
     func = inverse.func  # type: ignore[union-attr]
-    if isinstance(func, ast.Attribute):
-        name = f"{node_text(source, func.value)}.solve"
-        extra: tuple = ()
-    else:
-        name, extra = stable_calls.qualified(source, "jax.numpy.linalg", "solve")
-    text = f"{name}({node_text(source, a)}, {node_text(source, node.right)})"
-    return stable_calls.rewrite(source, node, text, extra, f"use `{text}`")
+    spelled = f"{index.text(func.value)}.solve" if isinstance(func, ast.Attribute) else None
+    return stable_call(index, node, "jax.numpy.linalg.solve", [index.text(a), index.text(node.right)],
+                       spelled=spelled)
+
+
+class InverseThenMultiply(StableRewrite, Rule):
+    code = "JX705"
+    name = "inverse-then-multiply"
+    summary = "inv(A) @ b is slower and less accurate than jnp.linalg.solve(A, b)."
+    severity = "warning"
+    fix = "unsafe"
+    rewrites = (Rewrite(("dot_general",), pattern=_inverse_applied, points_at=_product, message=_message,
+                        fix=_fix),)

@@ -7,62 +7,53 @@ JX702's (log_softmax fixes both). The finding points at the division of the sour
 from __future__ import annotations
 
 import ast
-from typing import Iterable
 
-from jaxlint.fixes import stable_calls
-from jaxlint.fixes.ast_spans import node_at, node_span, node_text
-from jaxlint.ir import patterns
-from jaxlint.model import Finding, Fix, Span
-from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.fixes.stable_calls import stable_call
+from jaxlint.ir import Op, patterns
+from jaxlint.model import Fix
+from jaxlint.rules.base import Rule
+from jaxlint.rules.numerics import Match, Rewrite, StableRewrite, operator
+from jaxlint.scan.index import same_expression, single_argument
 
-
-class UnshiftedSoftmax(Rule):
-    code = "JX706"
-    name = "unshifted-softmax"
-    summary = "exp(x) / sum(exp(x)) without a max shift is inf/inf = NaN for large x: use jax.nn.softmax."
-    severity = "warning"
-    fix = "unsafe"
-    stabilizing_fix = True
-
-    @classmethod
-    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen: set[Span] = set()
-        for op in ctx.ops_here("div"):
-            found = patterns.softmax(op.outputs[0])
-            if found is None or patterns.overflowing_exp(found[1].outputs[0]) is None:
-                continue
-            if patterns.only_used_by(op.outputs[0], ("log",)):
-                continue  # JX702's
-            division = node_at(ctx.source, op.location.span, ast.BinOp)
-            if division is None or not isinstance(division.op, ast.Div) or op.location.span in seen:
-                continue
-            seen.add(op.location.span)
-            yield ctx.finding(cls, (
-                "softmax with no max shift: exp overflows to inf once a logit exceeds about 88.7 in "
-                "float32 (709.8 in float64), and inf / inf is NaN; when every logit is below about "
-                "-87.5 each exp underflows to 0, and 0 / 0 is NaN too. The true probabilities are "
-                "finite. jax.nn.softmax subtracts the maximum first."),
-                node_span(ctx.source, division), _fix(ctx.source, division))
+MESSAGE = ("softmax with no max shift: exp overflows to inf once a logit exceeds about 88.7 in "
+           "float32 (709.8 in float64), and inf / inf is NaN; when every logit is below about "
+           "-87.5 each exp underflows to 0, and 0 / 0 is NaN too. The true probabilities are "
+           "finite. jax.nn.softmax subtracts the maximum first.")
 
 
-def _fix(source: str, division: ast.BinOp) -> Fix | None:
+def _unshifted_softmax(division: Op) -> bool | None:
+    found = patterns.softmax(division.outputs[0])
+    return None if found is None or patterns.overflowing_exp(found[1].outputs[0]) is None else True
+
+
+def _fix(match: Match) -> Fix | None:
     """``exp(x) / sum(exp(x), axis=a, keepdims=True)`` -> ``softmax(x, axis=a)``."""
-    top = stable_calls.as_call(source, division.left, "exp")
-    total = stable_calls.as_call(source, division.right, "sum")
-    reduced = stable_calls.reduction_operand(source, total) if total is not None else None
+    division, index = match.node, match.index
+    top = index.as_call(division.left, "exp")  # type: ignore[attr-defined]
+    total = index.as_call(division.right, "sum")  # type: ignore[attr-defined]
+    reduced = index.reduction_operand(total) if total is not None else None
     if top is None or reduced is None:
         return None
     operand, named = reduced
-    bottom = stable_calls.as_call(source, operand, "exp")
-    x, y = (stable_calls.single_argument(c) if c is not None else None for c in (top, bottom))
-    if x is None or y is None or not stable_calls.same_expression(x, y):
+    x, y = single_argument(top), single_argument(index.as_call(operand, "exp"))
+    if x is None or y is None or not same_expression(x, y):
         return None
     axis = named.get("axis")
     keepdims = named.get("keepdims")
     kept = isinstance(keepdims, ast.Constant) and keepdims.value is True
     if axis is not None and not kept:
         return None  # sum(..., axis) without keepdims only broadcasts back for some shapes
-    name, extra = stable_calls.qualified(source, "jax.nn", "softmax")
-    axis_text = "None" if axis is None else node_text(source, axis)
-    text = f"{name}({node_text(source, x)}, axis={axis_text})"
-    return stable_calls.rewrite(source, division, text, extra, f"use `{text}` (subtracts the maximum first)")
+    axis_text = "None" if axis is None else index.text(axis)
+    return stable_call(index, division, "jax.nn.softmax", [index.text(x), f"axis={axis_text}"],
+                       " (subtracts the maximum first)")
+
+
+class UnshiftedSoftmax(StableRewrite, Rule):
+    code = "JX706"
+    name = "unshifted-softmax"
+    summary = "exp(x) / sum(exp(x)) without a max shift is inf/inf = NaN for large x: use jax.nn.softmax."
+    severity = "warning"
+    fix = "unsafe"
+    stabilizing_fix = True
+    rewrites = (Rewrite(("div",), pattern=_unshifted_softmax, points_at=operator(ast.Div), message=MESSAGE,
+                        fix=_fix, quiet_for=lambda match: patterns.only_used_by(match.op.outputs[0], ("log",))),)

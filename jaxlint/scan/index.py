@@ -1,7 +1,10 @@
 """The source index: what rules ask of a file's source, built once per file and shared by every
 rule (``ctx.index``): its AST with parents, nodes by character span, the scanner's targets and
-transform calls, and names resolved through imports and scopes by the scanner's own resolver
-(jaxlint.scan.names), so a rule never parses, scans or resolves names itself.
+transform calls, names resolved through imports and scopes by the scanner's own resolver
+(jaxlint.scan.names), what a call calls, which functions are differentiated, and its comments
+(tokenized once per text: jaxlint.scan.noqa), so a rule never parses, tokenizes, scans or
+resolves names itself. Facts a rule derives from the whole file go in ``memo``, not in a cache of
+the rule's own.
 
 Everything is computed on first use: a rule that only reads the IR costs nothing here.
 """
@@ -11,17 +14,19 @@ import ast
 import functools
 import gc
 from functools import cached_property
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from jaxlint.model import Span, Target
 from jaxlint.scan import ScanSyntaxError, scan_source
-from jaxlint.scan.names import Scope, qualified_names, root_name
+from jaxlint.scan.names import DIFFERENTIATING, Scope, qualified_names, root_name
+from jaxlint.scan.noqa import tokenized
 from jaxlint.scan.walk import MODULE_TOP, Walker
 from jaxlint.text import char_column, offset_of, split_lines
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+N = TypeVar("N", bound=ast.AST)
 
 
 class Parsed:
@@ -113,11 +118,17 @@ class SourceIndex:
         return self.source[offset_of(self.source, span.start_line, span.start_col):
                            offset_of(self.source, span.end_line, span.end_col)]
 
-    def node_at(self, span: Span, kind: type) -> ast.AST | None:
+    def node_at(self, span: Span, kind: type[N]) -> N | None:
         """The outermost expression of type ``kind`` whose span is exactly ``span``."""
-        if self.parsed is None:
-            return None
-        return next((n for n in self.parsed.by_span.get(span, []) if isinstance(n, kind)), None)
+        return node_at(self.source, span, kind)
+
+    # -- comments -------------------------------------------------------------------------
+
+    @property
+    def comment_lines(self) -> tuple[int, ...]:
+        """The lines of the file's comments (not a ``#`` in a string); none when the tokenizer
+        cannot read the file to its end."""
+        return tokenized(self.source).comment_lines or ()
 
     @cached_property
     def calls(self) -> list[ast.Call]:
@@ -193,6 +204,77 @@ class SourceIndex:
         """What ``call`` calls: ``self.names(call.func, at=call)``."""
         return self.names(call.func, at=call)
 
+    def callee(self, call: ast.Call) -> str | None:
+        """The called function's own name: ``log`` for ``jnp.log(...)``, ``x.log(...)``, ``log(...)``
+        and for ``ln(...)`` after ``from jax.numpy import log as ln`` (resolved in the call's scope)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if not isinstance(func, ast.Name):
+            return None
+        imported = {name.rpartition(".")[2] for name in self.call_names(call)}
+        return imported.pop() if len(imported) == 1 else func.id
+
+    def as_call(self, node: ast.AST | None, *names: str) -> ast.Call | None:
+        """``node`` when it is a call of one of ``names`` (function or method form) with plain arguments."""
+        if not isinstance(node, ast.Call) or self.callee(node) not in names:
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        return node
+
+    def call_at(self, span: Span, names: Iterable[str]) -> ast.Call | None:
+        """The call at ``span`` when it calls one of ``names`` with plain arguments."""
+        node = self.node_at(span, ast.Call)
+        return self.as_call(node, *names) if node is not None else None
+
+    @cached_property
+    def module_names(self) -> frozenset[str]:
+        """Names import statements bind anywhere in the file (modules, mostly)."""
+        return frozenset(imported_names(self.tree)) if self.tree is not None else frozenset()
+
+    def module_like(self, node: ast.expr) -> bool:
+        """``jnp``, ``jax.numpy``: a path starting at a name the file imports (not ``x`` of ``x.sum()``)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id in self.module_names
+
+    def reduction_operand(self, call: ast.Call) -> tuple[ast.expr, dict[str, ast.expr]] | None:
+        """``jnp.sum(a, axis, keepdims=...)`` or ``a.sum(axis, ...)``: the reduced operand and the
+        ``axis``/``keepdims`` arguments by name; None when other arguments are passed."""
+        func = call.func
+        method = isinstance(func, ast.Attribute) and not self.module_like(func.value)
+        operand = func.value if method else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+        positional = call.args if method else call.args[1:]
+        if operand is None or len(positional) > 1:
+            return None
+        named = {"axis": positional[0]} if positional else {}
+        for keyword in call.keywords:
+            if keyword.arg not in ("axis", "keepdims") or keyword.arg in named:
+                return None
+            named[keyword.arg] = keyword.value
+        return operand, named
+
+    @cached_property
+    def differentiated_names(self) -> frozenset[str]:
+        """Names passed as the first argument of a differentiating transform (``grad(f)``,
+        ``value_and_grad(f)``, ...: jaxlint.scan.names.DIFFERENTIATING) or decorated with one."""
+        found: set[str] = set()
+        for node in ast.walk(self.tree) if self.tree is not None else ():
+            if isinstance(node, ast.Call) and self.callee(node) in DIFFERENTIATING and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Name):
+                    found.add(first.id)
+                elif isinstance(first, ast.Attribute):
+                    found.add(first.attr)
+            if isinstance(node, DEFS):
+                for decorator in node.decorator_list:
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+                    if name in DIFFERENTIATING:
+                        found.add(node.name)
+        return frozenset(found)
+
     def is_jit_decorator(self, decorator: ast.expr) -> bool:
         """``@jax.jit``, ``@jax.jit(...)`` or ``@partial(jax.jit, ...)``."""
         if isinstance(decorator, ast.Call):
@@ -242,6 +324,10 @@ class SourceIndex:
         unique = list(dict.fromkeys(loops))
         return unique, any(isinstance(loop, COMPREHENSIONS) for loop in unique), parent
 
+    def function_names_around(self, line: int) -> set[str]:
+        """The names of the defs whose lines hold ``line``."""
+        return {node.name for node in self.functions if node.lineno <= line <= (node.end_lineno or node.lineno)}
+
     def enclosing_defs(self, node: ast.AST) -> list[ast.AST]:
         """The defs around ``node``, innermost first."""
         found = []
@@ -255,6 +341,39 @@ class SourceIndex:
 
 # ---------------------------------------------------------------------------------------------
 # Plain questions about a node (no index needed)
+
+
+def node_at(source: str, span: Span, kind: type[N]) -> N | None:
+    """The outermost node of type ``kind`` of ``source`` whose span is exactly ``span`` (for fix
+    builders, which get the text; rules ask ``ctx.index.node_at``)."""
+    parsed = parse(source)
+    if parsed is None:
+        return None
+    # ast.walk is breadth-first: the outermost node of a span comes first
+    return next((n for n in parsed.by_span.get(span, []) if isinstance(n, kind)), None)
+
+
+def int_literal(node: ast.AST) -> int | None:
+    """``3`` or ``-3`` written as a literal, else None (bools are not ints here)."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
+def single_argument(call: ast.Call | None) -> ast.expr | None:
+    """The only argument of ``f(x)`` (``jnp.exp(x)``), no keywords; None for no call."""
+    if call is not None and len(call.args) == 1 and not call.keywords:
+        return call.args[0]
+    return None
+
+
+def same_expression(a: ast.AST, b: ast.AST) -> bool:
+    """Both are the same expression (spacing and parentheses aside)."""
+    return ast.dump(a) == ast.dump(b)
 
 
 def first_line(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

@@ -31,6 +31,11 @@ TRANSFORMS: dict[str, str] = {
     **{f"jax.lax.{k}": k for k in ("scan", "fori_loop", "while_loop", "cond", "switch", "map")},
 }
 PARTIAL = frozenset({"functools.partial"})
+# Short names of the transforms that differentiate the function they are given (JAX's and
+# equinox's): a call's own name (SourceIndex.callee), so any module's ``grad`` counts.
+DIFFERENTIATING = frozenset({"grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev",
+                             "jacobian", "hessian", "filter_grad", "filter_value_and_grad", "filter_jvp",
+                             "filter_vjp"})
 # Module paths a transform (or partial) lives under: "jax", "jax.lax", "jax._src.api", ...
 PREFIXES = frozenset(q.rsplit(".", i)[0] for q in (*TRANSFORMS, *PARTIAL) for i in range(q.count(".") + 1))
 GLOBAL, FUNCTION, CLASS, COMPREHENSION, ANNOTATION = range(5)  # scope kinds (ANNOTATION: PEP 695)

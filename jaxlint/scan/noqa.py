@@ -9,6 +9,7 @@ or ``# jaxlint: noqa: JX101`` (those codes in the whole file).
 """
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tokenize
@@ -69,7 +70,7 @@ class Comments:
 
     directives: list[Directive]
     # line -> (first, last) line of the multi-line statement (logical line) it belongs to
-    statements: dict[int, tuple[int, int]]
+    statements: Mapping[int, tuple[int, int]]
     commentable: set[int]  # lines whose end can take a comment (not in a string, no backslash)
     complete: bool  # False: tokenizing stopped at an error; lines after it are unknown
 
@@ -84,29 +85,56 @@ class Comments:
 
 
 def read_comments(text: str, known: Mapping[str, str]) -> Comments:
-    """Tokenize ``text`` as far as it goes (a file with a syntax error keeps the directives found
-    before the error) and parse every suppression directive. ``known``: code and kebab-case rule
-    name -> code, for every jaxlint rule (``jaxlint.rules.codes_by_name()``)."""
-    directives: list[Directive] = []
+    """The suppression directives of ``text`` (a file with a syntax error keeps the directives
+    found before the error) and its statements. ``known``: code and kebab-case rule name -> code,
+    for every jaxlint rule (``jaxlint.rules.codes_by_name()``). The text is tokenized once
+    (``tokens``); each call parses the directives afresh, since a run marks them ``used``."""
+    tokens = tokenized(text)
+    physical_lines = split_lines(text)  # token.line is not one physical line on 3.12+
+    directives = [directive for comment, line, column in tokens.comments
+                  for directive in parse_comment(comment, line, column, physical_lines[line - 1], known)]
+    return Comments(directives, tokens.statements, set(tokens.commentable), tokens.complete)
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """What the tokenizer says about one source text, directives aside."""
+
+    comments: tuple[tuple[str, int, int], ...]  # (text, line, column) of the comments before any error
+    statements: Mapping[int, tuple[int, int]]  # as Comments.statements (read-only: shared)
+    commentable: frozenset[int]
+    complete: bool  # False: an error token or a tokenizer error; lines after it are unknown
+    # Lines of every comment token when the tokenizer read the whole text (error tokens included,
+    # which it steps over), None when it raised: JX905's view, a hint quoted in a string is none.
+    comment_lines: tuple[int, ...] | None
+
+
+@functools.lru_cache(maxsize=8)
+def tokenized(text: str) -> Tokens:
+    """Tokenize ``text`` once, however many callers ask (the worker's traced lines and JX905, the
+    parent's suppressions and fixer): as far as it goes for the directives and statements."""
+    comments: list[tuple[str, int, int]] = []
     statements: dict[int, tuple[int, int]] = {}
     commentable: set[int] = set()
     inside_tokens: set[int] = set()
+    every_comment: list[int] | None = []
     first: int | None = None
     complete = True
-    physical_lines = split_lines(text)  # token.line is not one physical line on 3.12+
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             kind, (start_line, start_col), (end_line, _) = token.type, token.start, token.end
+            if kind == tokenize.COMMENT:
+                every_comment.append(start_line)  # type: ignore[union-attr]
             if kind == tokenize.ERRORTOKEN:  # e.g. an unterminated string: Python 3.12+ raises here
                 complete = False
-                break
+            if not complete:
+                continue  # the directives and statements stop here; the comment lines go on
             if start_line < end_line and kind not in (tokenize.NEWLINE, tokenize.NL):
                 inside_tokens.update(range(start_line, end_line))  # a string's line breaks
             if kind in (tokenize.NL, tokenize.COMMENT):
                 commentable.add(start_line)
             if kind == tokenize.COMMENT:
-                directives.extend(parse_comment(token.string, start_line, start_col,
-                                                physical_lines[start_line - 1], known))
+                comments.append((token.string, start_line, start_col))
             if kind == tokenize.NEWLINE:
                 commentable.add(start_line)
                 if first is not None and start_line > first:
@@ -117,7 +145,9 @@ def read_comments(text: str, known: Mapping[str, str]) -> Comments:
                 first = start_line
     except (tokenize.TokenError, SyntaxError):  # IndentationError included
         complete = False
-    return Comments(directives, statements, commentable - inside_tokens, complete)
+        every_comment = None
+    return Tokens(tuple(comments), statements, frozenset(commentable - inside_tokens), complete,
+                  tuple(every_comment) if every_comment is not None else None)
 
 
 def parse_comment(comment: str, line: int, column: int, line_text: str,
