@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlint.ir import compat, costs
+from jaxlint.ir import compat, costs, primitives
 
-REMAT_PRIMITIVES = frozenset({"remat", "remat2", "checkpoint"})
-INLINED = compat.CALL_PRIMITIVES - REMAT_PRIMITIVES
-CONTROL_FLOW = frozenset({"scan", "while", "cond"})
+INLINED = primitives.CALLS - primitives.REMATS
 _TEXT_LIMIT = 160
 
 
@@ -140,11 +138,11 @@ def _walk(state: Listing, jaxpr: Any, env: dict, depth: int, fallback: tuple[int
                          remat=in_remat)
         if primitive == "scan":
             line["trips"] = int(eqn.params.get("length", 0)) or None
-        if primitive not in costs.DATA_MOVEMENT and not subs and position is not None:
+        if primitive not in primitives.DATA_MOVEMENT and not subs and position is not None:
             state.places.setdefault(number, []).append(line)
         if not subs:
             continue
-        is_remat = primitive in REMAT_PRIMITIVES
+        is_remat = primitive in primitives.REMATS
         first_block = len(state.lines)
         labelled = len(subs) > 1  # cond branches, while cond/body: each under a label line
         for sub_name, sub in subs:
@@ -215,7 +213,7 @@ def eager(closed_jaxpr: Any) -> dict[str, Any]:
     equation is one dispatch that writes its outputs to memory (a library jit, a loop or a
     ``checkpoint`` counts as one op); within jit, XLA fuses them and most are never written."""
     jaxpr, _ = compat.open_jaxpr(closed_jaxpr)
-    while len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in compat.JIT_PRIMITIVES:
+    while len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in primitives.JITS:
         jaxpr, _ = compat.open_jaxpr(next(iter(compat.subjaxprs(jaxpr.eqns[0].params)))[1])
     ops, written, unknown = 0, 0, False
     largest: tuple[int, str] = (0, "")

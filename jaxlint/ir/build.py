@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, compat
+from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, compat, primitives
 from jaxlint.model import Span
 
 
@@ -58,12 +58,13 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
         marker = next((s for s in reversed(scopes) if s.startswith(MARKER_PREFIX)), None)
         if prim == "optimization_barrier" and marker is not None:
             # jaxlint's own marker: transparent, its outputs are its inputs.
+            marked = program.vmap_outputs.setdefault(VmapLeaf.from_scope(marker), [])
             for out_var, value in zip(eqn.outvars, inputs):
                 env[out_var] = value
-                program.markers.setdefault(marker, []).append(value)
+                marked.append(value)
             continue
 
-        if prim in compat.CALL_PRIMITIVES and subs:
+        if prim in primitives.CALLS and subs:
             inner_jaxpr, inner_consts = compat.open_jaxpr(subs[0][1])
             if len(inner_jaxpr.invars) == len(inputs):
                 inner_env = {v: Value(v.aval, const=True) for v in inner_jaxpr.constvars}
@@ -72,7 +73,7 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
                 if call_site is None and compat.STALE_LIBRARY_TRACEBACKS and compat.is_library_jaxpr(inner_jaxpr):
                     call_site = next(iter(compat.user_frames(eqn.source_info)), None)
                 inner_ctx = _Context(transforms, scopes, location,
-                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES, call_site, source_info)
+                                     ctx.under_jit or prim in primitives.JITS, call_site, source_info)
                 _walk(program, inner_jaxpr, inner_env, region, inner_ctx)
                 for out_var, inner_out in zip(eqn.outvars, inner_jaxpr.outvars):
                     env[out_var] = _read(inner_env, inner_out)

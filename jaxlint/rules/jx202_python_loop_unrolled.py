@@ -33,9 +33,8 @@ class PythonLoopUnrolled(Rule):
         # to it), so a count per line alone cannot tell a loop from one big library call: the
         # repetition of the line's op sequence can.
         lines: dict[int, list[Op]] = defaultdict(list)
-        for op in ctx.program.walk():
-            if op.location is not None and op.location.path == ctx.path:
-                lines[op.location.span.start_line].append(op)
+        for op in ctx.ops_here():
+            lines[op.location.span.start_line].append(op)
         for line, ops in sorted(lines.items()):
             if len(ops) < ctx.option(cls, "min-equations"):
                 continue

@@ -18,7 +18,7 @@ from typing import Iterable
 
 from jaxlint.fixes import stable_calls
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
-from jaxlint.ir import Op, Value, patterns
+from jaxlint.ir import Op, Value, patterns, primitives
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -79,11 +79,6 @@ def _squared(value: Value) -> Value | None:
     return op.inputs[0]
 
 
-# Uses no gradient flows back through: a norm only compared with a threshold has no derivative.
-_NO_COTANGENT = frozenset({"gt", "lt", "ge", "le", "eq", "ne", "stop_gradient", "sign", "floor", "ceil",
-                           "round", "is_finite"})
-
-
 def _gradient_flows(value: Value) -> bool:
     """Some live use of ``value`` (through layout ops) passes a gradient back: anything but a
     comparison, ``stop_gradient`` or a rounding; a returned value counts. Dead uses do not: JAX's
@@ -96,7 +91,7 @@ def _gradient_flows(value: Value) -> bool:
         for use in value.uses:
             if use.primitive in patterns.TRANSPARENT:
                 stack.extend(use.outputs)
-            elif use.primitive not in _NO_COTANGENT and not (
+            elif not primitives.traits(use.primitive).gradient_free and not (
                     use.primitive == "convert_element_type" and not patterns.inexact(use.outputs[0])) \
                     and any(_live(out) for out in use.outputs):
                 return True
