@@ -80,6 +80,17 @@ class Region:
     parent: Op | None = None
 
 
+def loop_body(loop: Op) -> tuple[Region, int, int] | None:
+    """A scan's or while's body, how many of its inputs are loop constants, and where those sit
+    among the loop's operands (a while's cond constants come first); None for any other op."""
+    names = {r.name: r for r in loop.regions}
+    if loop.primitive == "scan" and "jaxpr" in names:
+        return names["jaxpr"], int(loop.params["num_consts"]), 0
+    if loop.primitive == "while" and "body_jaxpr" in names:
+        return names["body_jaxpr"], int(loop.params["body_nconsts"]), int(loop.params["cond_nconsts"])
+    return None
+
+
 @dataclass(frozen=True)
 class VmapLeaf:
     """One output leaf of one recorded ``jax.vmap`` application (a VmapRecord's ``tag``)."""

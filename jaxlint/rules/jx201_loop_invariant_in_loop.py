@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import ClassVar, Iterable
 
-from jaxlint.ir import Op, Region, Value
+from jaxlint.ir import Op, Region, Value, loop_body
 from jaxlint.ir.costs import op_flops, trip_count
 from jaxlint.ir.primitives import COSTLY, EFFECTFUL, traits
 from jaxlint.model import Cost, Finding, Span
@@ -37,10 +37,10 @@ class LoopInvariantInLoop(Rule):
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         min_flops = ctx.option(cls, "min-flops")
         for loop in ctx.program.walk():
-            body = _body(loop)
+            body = loop_body(loop)
             if body is None:
                 continue
-            region, nconsts = body
+            region, nconsts, _ = body
             invariant = set(region.inputs[:nconsts])
             in_cond: list[Op] = []
             _propagate(region, invariant, in_cond, depth=0)
@@ -53,16 +53,6 @@ class LoopInvariantInLoop(Rule):
                     costly_flops = sum(op_flops(op) or 0.0 for op in costly)
                     if location is not None and costly_flops >= min_flops:
                         yield _finding(cls, ctx, loop, why, location, located, costly)
-
-
-def _body(loop: Op) -> tuple[Region, int] | None:
-    """The loop's body region and how many of its inputs are loop constants."""
-    names = {r.name: r for r in loop.regions}
-    if loop.primitive == "scan" and "jaxpr" in names:
-        return names["jaxpr"], int(loop.params["num_consts"])
-    if loop.primitive == "while" and "body_jaxpr" in names:
-        return names["body_jaxpr"], int(loop.params["body_nconsts"])
-    return None
 
 
 def _propagate(region: Region, invariant: set[Value], in_cond: list[Op], depth: int) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from jaxlint.ir import Location, Op, Region, Value
+from jaxlint.ir import Location, Op, Region, Value, loop_body
 from jaxlint.ir.primitives import traits
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
@@ -152,9 +152,10 @@ class _Walker:
 
     def _enter_loop(self, loop: Op, consumed: dict[Value, tuple[Any, Op]]) -> None:
         """Loop constants are the outer values; a body draw from a key used before is a reuse."""
-        body, nconsts, offset = _body(loop)
-        if body is None:
+        found = loop_body(loop)
+        if found is None:
             return
+        body, nconsts, offset = found
         self.outer.update(zip(body.inputs[:nconsts], loop.inputs[offset:offset + nconsts]))
         self.region(body, consumed)
 
@@ -185,11 +186,12 @@ class _Walker:
 
     # -- loop-invariant keys ----------------------------------------------------------------
     def loop(self, loop: Op) -> None:
-        body, nconsts, _ = _body(loop)
+        found = loop_body(loop)
         length = loop.params.get("length")
         # A symbolic length (a shape-polymorphic trace) may exceed 1: the body may run again.
-        if body is None or (loop.primitive == "scan" and isinstance(length, int) and length <= 1):
+        if found is None or (loop.primitive == "scan" and isinstance(length, int) and length <= 1):
             return
+        body, nconsts, _ = found
         ncarry = int(loop.params["num_carry"]) if loop.primitive == "scan" else len(body.outputs)
         # A carry is invariant when the body returns it unchanged, or returns a value computed from
         # invariant values only (grown from the constants until nothing changes).
@@ -293,17 +295,6 @@ def _consumed_operands(op: Op) -> tuple[int, ...]:
     if op.regions:  # JX401 walks into the regions
         return ()
     return tuple(i for i, v in enumerate(op.inputs) if is_key(v))  # generic fallback
-
-
-def _body(loop: Op) -> tuple[Region | None, int, int]:
-    """The loop body, its number of constants, and where those sit among the loop's operands."""
-    names = {r.name: r for r in loop.regions}
-    if loop.primitive == "scan" and "jaxpr" in names:
-        return names["jaxpr"], int(loop.params["num_consts"]), 0
-    if loop.primitive == "while" and "body_jaxpr" in names:
-        params = loop.params
-        return names["body_jaxpr"], int(params["body_nconsts"]), int(params["cond_nconsts"])
-    return None, 0, 0
 
 
 def _propagate(region: Region, invariant: set[Value]) -> None:
