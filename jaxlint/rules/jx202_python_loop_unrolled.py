@@ -29,7 +29,7 @@ class PythonLoopUnrolled(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        # Equations inside a library jit carry the location of the user's call (ir.py falls back
+        # Equations inside a library jit carry the location of the user's call (ir.build falls back
         # to it), so a count per line alone cannot tell a loop from one big library call: the
         # repetition of the line's op sequence can.
         lines: dict[int, list[Op]] = defaultdict(list)

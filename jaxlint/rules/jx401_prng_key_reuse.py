@@ -38,7 +38,7 @@ import os
 from typing import Any, Iterable
 
 from jaxlint.ir import Location, Op, Region, Value, loop_body
-from jaxlint.ir.primitives import traits
+from jaxlint.ir.primitives import LOOPS, traits
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -132,7 +132,7 @@ class _Walker:
                         merged[root] = (mask if old is None else old[0] | mask, first)
                 consumed.update(merged)
                 continue
-            if op.primitive in ("scan", "while"):
+            if op.primitive in LOOPS:
                 self._enter_loop(op, consumed)
                 continue
             if REMAT_SCOPE in op.scopes:
