@@ -119,3 +119,21 @@ def test_shard_map_is_a_region() -> None:
     inner = {op.primitive for op in shard.regions[0].ops}
     assert {"sin", "mul"} <= inner
     assert all(op.region is shard.regions[0] for op in shard.regions[0].ops)
+
+
+def test_vmap_markers_become_typed_outputs_of_the_program() -> None:
+    from jaxlint.ir import VmapLeaf, VmapRecord
+
+    record = VmapRecord("jaxlint_mark_7", "f.py", None, None, 0, 0, {}, (), {}, None, ["[0]", "[1]"], [0, 0])
+    assert VmapLeaf.from_scope(record.marker(1)) == VmapLeaf("jaxlint_mark_7", 1)
+
+    def f(x):
+        with jax.named_scope(record.marker(1)):
+            marked = jax.lax.optimization_barrier(x * 2.0)
+        return marked + 1.0
+
+    program = build_program(jax.make_jaxpr(f)(jnp.ones(3)))
+    [(leaf, values)] = program.vmap_outputs.items()
+    assert leaf == VmapLeaf("jaxlint_mark_7", 1)
+    assert [v.producer.primitive for v in values] == ["mul"]  # the marker itself is no op
+    assert "optimization_barrier" not in {op.primitive for op in program.walk()}

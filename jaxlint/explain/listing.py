@@ -1,19 +1,19 @@
 """Worker side: the traced program as a compact listing, each equation with the line that made it.
 
-Call-like equations (jit, custom_jvp, ...) are inlined, as in ir/build.py; control flow and
-``jax.checkpoint`` (remat) stay nested blocks, so a recomputation is visible where it happens.
+Call-like equations (jit, custom_jvp, ...) are inlined by the IR builder's walk
+(jaxlint.ir.build.JaxprWalker); control flow and ``jax.checkpoint`` (remat) stay nested blocks,
+so a recomputation is visible where it happens.
 Alongside: the computations written twice in the source (same primitive, same inputs, different
 places) and what running the function op by op (without jit) materializes.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from jaxlint.ir import compat, costs
+from jaxlint.ir import compat, costs, primitives
+from jaxlint.ir.build import JaxprWalker
 
-REMAT_PRIMITIVES = frozenset({"remat", "remat2", "checkpoint"})
-INLINED = compat.CALL_PRIMITIVES - REMAT_PRIMITIVES
-CONTROL_FLOW = frozenset({"scan", "while", "cond"})
 _TEXT_LIMIT = 160
 
 
@@ -57,16 +57,9 @@ def listing(closed_jaxpr: Any, path: str) -> dict[str, Any]:
         env[var] = (state.names.new(), ("arg", index))
     for index, var in enumerate(jaxpr.constvars):
         env[var] = (state.names.new(), ("const", index))
-    _walk(state, jaxpr, env, 0, None, False)
+    _Lister(state).walk(jaxpr, env, _Block(0, None, False))
     return {"lines": state.lines, "source_duplicates": _source_duplicates(state),
             "remat": state.remat_blocks, "remat_recomputes": _recomputes(state)}
-
-
-def _atom(env: dict, atom: Any) -> tuple[str, Any]:
-    if compat.is_literal(atom):
-        text = _literal(atom.val)
-        return text, ("literal", text, str(atom.aval))
-    return env[atom]
 
 
 def _literal(value: Any) -> str:
@@ -106,68 +99,87 @@ def _params(params: dict[str, Any]) -> str:
     return f"[{' '.join(shown)}]" if shown else ""
 
 
-def _position(state: Listing, eqn: Any, fallback: tuple[int, int] | None) -> tuple[int, int] | None:
-    return compat.user_position_in(eqn.source_info, state.path) or fallback
+@dataclass(frozen=True)
+class _Block:
+    depth: int
+    fallback: tuple[int, int] | None  # the enclosing equation's position
+    in_remat: bool
 
 
-def _walk(state: Listing, jaxpr: Any, env: dict, depth: int, fallback: tuple[int, int] | None,
-          in_remat: bool) -> None:
-    for eqn in jaxpr.eqns:
-        primitive = eqn.primitive.name
-        position = _position(state, eqn, fallback)
-        inputs = [_atom(env, v) for v in eqn.invars]
+@dataclass
+class _Line:
+    line: dict[str, Any]
+    inputs: list[tuple[str, Any]]
+    labelled: bool  # cond branches, while cond/body: each under a label line
+    is_remat: bool
+    first_block: int  # the index of the first line of its nested blocks
+
+
+class _Lister(JaxprWalker[tuple[str, Any], _Block, tuple[int, int] | None]):
+    """Names each value, numbers each computation, and lists the equations with their lines."""
+
+    inlined = primitives.CALLS - primitives.REMATS
+
+    def __init__(self, state: Listing) -> None:
+        self.state = state
+
+    def place(self, eqn: Any, ctx: _Block) -> tuple[int, int] | None:
+        return compat.user_position_in(eqn.source_info, self.state.path) or ctx.fallback
+
+    def literal(self, atom: Any) -> tuple[str, Any]:
+        text = _literal(atom.val)
+        return text, ("literal", text, str(atom.aval))
+
+    def constant(self, var: Any) -> tuple[str, Any]:
+        return self.state.names.new(), ("const", id(var))
+
+    def inline_context(self, eqn: Any, inner: Any, here: tuple[int, int] | None, ctx: _Block) -> _Block:
+        return _Block(ctx.depth, here, ctx.in_remat)
+
+    def equation(self, eqn: Any, inputs: list[tuple[str, Any]], position: tuple[int, int] | None,
+                 ctx: _Block) -> tuple[list[tuple[str, Any]], _Line]:
+        state, primitive = self.state, eqn.primitive.name
         subs = list(compat.subjaxprs(eqn.params))
-        if primitive in INLINED and subs:
-            inner, _ = compat.open_jaxpr(subs[0][1])
-            if len(inner.invars) == len(inputs):
-                inner_env = dict(zip(inner.invars, inputs))
-                for var in inner.constvars:
-                    inner_env[var] = (state.names.new(), ("const", id(var)))
-                _walk(state, inner, inner_env, depth, position, in_remat)
-                for out_var, inner_out in zip(eqn.outvars, inner.outvars):
-                    env[out_var] = _atom(inner_env, inner_out)
-                continue
         key = _key(primitive, eqn, inputs)
         number = state.keys.setdefault(key, len(state.keys))
-        outs = []
+        outputs, outs = [], []
         for index, var in enumerate(eqn.outvars):
             name = state.names.new()
-            env[var] = (name, ("value", number, index))
+            outputs.append((name, ("value", number, index)))
             outs.append(f"{name}:{_type(var)}")
         text = f"{' '.join(outs) or '_'} = {primitive}{_params(eqn.params)} {' '.join(n for n, _ in inputs)}"
-        line = state.add(depth=depth, text=_clip(text.rstrip()), primitive=primitive,
+        line = state.add(depth=ctx.depth, text=_clip(text.rstrip()), primitive=primitive,
                          line=position[0] if position else None, column=position[1] if position else None,
-                         remat=in_remat)
+                         remat=ctx.in_remat)
         if primitive == "scan":
             line["trips"] = int(eqn.params.get("length", 0)) or None
-        if primitive not in costs.DATA_MOVEMENT and not subs and position is not None:
+        if primitive not in primitives.DATA_MOVEMENT and not subs and position is not None:
             state.places.setdefault(number, []).append(line)
-        if not subs:
-            continue
-        is_remat = primitive in REMAT_PRIMITIVES
-        first_block = len(state.lines)
-        labelled = len(subs) > 1  # cond branches, while cond/body: each under a label line
-        for sub_name, sub in subs:
-            inner, _ = compat.open_jaxpr(sub)
-            if labelled:
-                state.add(depth=depth + 1, text=f"{sub_name}:", primitive="", line=None, column=None,
-                          remat=in_remat or is_remat, label=True)
-            inner_env = {}
-            for index, var in enumerate(inner.invars):
-                inner_env[var] = (state.names.new(), ("region", line["id"], sub_name, index))
-            for var in inner.constvars:
-                inner_env[var] = (state.names.new(), ("const", id(var)))
-            if is_remat:  # the body recomputes from the remat's own inputs
-                inner_env.update(zip(inner.invars, inputs))
-            _walk(state, inner, inner_env, depth + 1 + labelled, position, in_remat or is_remat)
-        if is_remat:
-            body = [entry for entry in state.lines[first_block:] if entry.get("line") is not None
-                    and not entry.get("label")]
-            state.remat_blocks.append({
-                "id": line["id"], "line": line["line"],
-                "differentiated": bool(eqn.params.get("differentiated", False)),
-                "primitives": sorted({entry["primitive"] for entry in body}),
-                "lines": sorted({entry["line"] for entry in body})})
+        return outputs, _Line(line, inputs, len(subs) > 1, bool(subs) and primitive in primitives.REMATS,
+                              len(state.lines))
+
+    def enter_region(self, node: _Line, eqn: Any, name: str, jaxpr: Any, inputs: list[tuple[str, Any]],
+                     position: tuple[int, int] | None, ctx: _Block) -> tuple[list[tuple[str, Any]], _Block]:
+        state, in_remat = self.state, ctx.in_remat or node.is_remat
+        if node.labelled:
+            state.add(depth=ctx.depth + 1, text=f"{name}:", primitive="", line=None, column=None,
+                      remat=in_remat, label=True)
+        invars = [(state.names.new(), ("region", node.line["id"], name, index))
+                  for index in range(len(jaxpr.invars))]
+        if node.is_remat:  # the body recomputes from the remat's own inputs
+            invars = list(inputs[:len(invars)]) + invars[len(inputs):]
+        return invars, _Block(ctx.depth + 1 + node.labelled, position, in_remat)
+
+    def done(self, node: _Line, eqn: Any, ctx: _Block) -> None:
+        if not node.is_remat:
+            return
+        body = [entry for entry in self.state.lines[node.first_block:] if entry.get("line") is not None
+                and not entry.get("label")]
+        self.state.remat_blocks.append({
+            "id": node.line["id"], "line": node.line["line"],
+            "differentiated": bool(eqn.params.get("differentiated", False)),
+            "primitives": sorted({entry["primitive"] for entry in body}),
+            "lines": sorted({entry["line"] for entry in body})})
 
 
 def _key(primitive: str, eqn: Any, inputs: list[tuple[str, Any]]) -> tuple:
@@ -215,7 +227,7 @@ def eager(closed_jaxpr: Any) -> dict[str, Any]:
     equation is one dispatch that writes its outputs to memory (a library jit, a loop or a
     ``checkpoint`` counts as one op); within jit, XLA fuses them and most are never written."""
     jaxpr, _ = compat.open_jaxpr(closed_jaxpr)
-    while len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in compat.JIT_PRIMITIVES:
+    while len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in primitives.JITS:
         jaxpr, _ = compat.open_jaxpr(next(iter(compat.subjaxprs(jaxpr.eqns[0].params)))[1])
     ops, written, unknown = 0, 0, False
     largest: tuple[int, str] = (0, "")

@@ -63,6 +63,10 @@ class Op:
     # JAX's source info behind ``location`` (opaque here): Program.call_stack reads it on demand.
     source_info: Any = field(default=None, repr=False)
 
+    def under(self, transform: str) -> bool:
+        """Whether ``transform`` (``"vmap"``, ``"jvp"``, ...) applies to this op."""
+        return any(t.startswith(transform) for t in self.transforms)
+
     def __repr__(self) -> str:
         return f"Op({self.primitive} @ {self.location})"
 
@@ -76,10 +80,40 @@ class Region:
     parent: Op | None = None
 
 
+def loop_body(loop: Op) -> tuple[Region, int, int] | None:
+    """A scan's or while's body, how many of its inputs are loop constants, and where those sit
+    among the loop's operands (a while's cond constants come first); None for any other op."""
+    names = {r.name: r for r in loop.regions}
+    if loop.primitive == "scan" and "jaxpr" in names:
+        return names["jaxpr"], int(loop.params["num_consts"]), 0
+    if loop.primitive == "while" and "body_jaxpr" in names:
+        return names["body_jaxpr"], int(loop.params["body_nconsts"]), int(loop.params["cond_nconsts"])
+    return None
+
+
+@dataclass(frozen=True)
+class VmapLeaf:
+    """One output leaf of one recorded ``jax.vmap`` application (a VmapRecord's ``tag``)."""
+
+    tag: str
+    leaf: int
+
+    @property
+    def scope(self) -> str:
+        """The named scope of the identity marker jaxlint.worker.instrument puts on the leaf."""
+        return f"{self.tag}_{self.leaf}"
+
+    @classmethod
+    def from_scope(cls, scope: str) -> VmapLeaf:
+        tag, _, leaf = scope.rpartition("_")
+        return cls(tag, int(leaf))
+
+
 @dataclass(eq=False)
 class Program:
     top: Region
-    markers: dict[str, list[Value]] = field(default_factory=dict)
+    # The values of each marked vmap output leaf (several when the trace inlines the call twice).
+    vmap_outputs: dict[VmapLeaf, list[Value]] = field(default_factory=dict)
     # JAX < 0.7: equations of a cached library jit keep the traceback of the first call that
     # traced it, so a location there may be another call's (build.py falls back where it can).
     stale_library_tracebacks: bool = False
@@ -130,4 +164,4 @@ class VmapRecord:
     unbatched: list[bool | None] = field(default_factory=list)  # JAX's verdict per leaf
 
     def marker(self, leaf: int) -> str:
-        return f"{self.tag}_{leaf}"
+        return VmapLeaf(self.tag, leaf).scope

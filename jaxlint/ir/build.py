@@ -1,15 +1,88 @@
-"""Building the IR (jaxlint.ir) from a traced ClosedJaxpr, in the worker."""
+"""Building the IR (jaxlint.ir) from a traced ClosedJaxpr, in the worker; the jaxpr walk it is
+made with (``JaxprWalker``) also makes explain's listing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, compat
+from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, compat, primitives
 from jaxlint.model import Span
+
+V = TypeVar("V")  # what a jaxpr variable stands for
+C = TypeVar("C")  # what the walk carries into a nested or inlined jaxpr
+E = TypeVar("E")  # what it knows of one equation (its place)
+
+
+class JaxprWalker(Generic[V, C, E]):
+    """One walk over a jaxpr's equations in order, nested jaxprs included. A call-like equation of
+    ``inlined`` is walked in place, its body's inputs being the call's operands (unless its arity
+    differs); any other equation is handed to ``equation``, and each jaxpr in its params is walked
+    between ``enter_region`` and ``exit_region``. ``env`` maps the jaxpr's variables to ``V``."""
+
+    inlined: frozenset[str] = primitives.CALLS
+
+    def walk(self, jaxpr: Any, env: dict[Any, V], ctx: C) -> None:
+        for eqn in jaxpr.eqns:
+            here = self.place(eqn, ctx)
+            inputs = [self.read(env, v) for v in eqn.invars]
+            subs = list(compat.subjaxprs(eqn.params))
+            if eqn.primitive.name in self.inlined and subs:
+                inner, _ = compat.open_jaxpr(subs[0][1])
+                if len(inner.invars) == len(inputs):
+                    inner_env = dict(zip(inner.invars, inputs))
+                    inner_env.update((v, self.constant(v)) for v in inner.constvars)
+                    self.walk(inner, inner_env, self.inline_context(eqn, inner, here, ctx))
+                    for out_var, inner_out in zip(eqn.outvars, inner.outvars):
+                        env[out_var] = self.read(inner_env, inner_out)
+                    continue
+            outputs, node = self.equation(eqn, inputs, here, ctx)
+            env.update(zip(eqn.outvars, outputs))
+            for name, sub in subs:
+                sub_jaxpr, _ = compat.open_jaxpr(sub)
+                invars, sub_ctx = self.enter_region(node, eqn, name, sub_jaxpr, inputs, here, ctx)
+                sub_env = dict(zip(sub_jaxpr.invars, invars))
+                sub_env.update((v, self.constant(v)) for v in sub_jaxpr.constvars)
+                self.walk(sub_jaxpr, sub_env, sub_ctx)
+                self.exit_region(node, sub_ctx, [self.read(sub_env, v) for v in sub_jaxpr.outvars])
+            self.done(node, eqn, ctx)
+
+    def read(self, env: dict[Any, V], atom: Any) -> V:
+        return self.literal(atom) if compat.is_literal(atom) else env[atom]
+
+    # What a walker defines.
+    def place(self, eqn: Any, ctx: C) -> E:
+        raise NotImplementedError
+
+    def literal(self, atom: Any) -> V:
+        raise NotImplementedError
+
+    def constant(self, var: Any) -> V:
+        """A constvar of a nested or inlined jaxpr."""
+        raise NotImplementedError
+
+    def inline_context(self, eqn: Any, inner: Any, here: E, ctx: C) -> C:
+        """The context of ``inner``, the body of the call ``eqn`` walked in place."""
+        raise NotImplementedError
+
+    def equation(self, eqn: Any, inputs: list[V], here: E, ctx: C) -> tuple[list[V], Any]:
+        """(what its outputs stand for, a node the region hooks receive)."""
+        raise NotImplementedError
+
+    def enter_region(self, node: Any, eqn: Any, name: str, jaxpr: Any, inputs: list[V], here: E,
+                     ctx: C) -> tuple[list[V], C]:
+        """(what the nested jaxpr's invars stand for, its context)."""
+        raise NotImplementedError
+
+    def exit_region(self, node: Any, ctx: C, outputs: list[V]) -> None:
+        """After a nested jaxpr (``ctx``: its context), with what its outvars stand for."""
+
+    def done(self, node: Any, eqn: Any, ctx: C) -> None:
+        """After the equation's nested jaxprs."""
 
 
 @dataclass(frozen=True)
 class _Context:
+    region: Region  # where the ops go
     transforms: tuple[str, ...]
     scopes: tuple[str, ...]
     location: Location | None  # fallback for equations without a user frame
@@ -18,6 +91,14 @@ class _Context:
     # traceback does not pass through it was cached from another call and takes ``location``.
     call_site: tuple[str, str, int] | None = None
     source_info: Any = None  # the source info behind ``location``
+
+
+@dataclass(frozen=True)
+class _Place:
+    transforms: tuple[str, ...]
+    scopes: tuple[str, ...]
+    location: Location | None
+    source_info: Any
 
 
 def build_program(closed_jaxpr: Any) -> Program:
@@ -29,20 +110,17 @@ def build_program(closed_jaxpr: Any) -> Program:
     env = dict(zip(jaxpr.constvars, const_values)) | dict(zip(jaxpr.invars, inputs))
     for value in inputs:
         value.region_input = top
-    ctx = _Context((), (), None, False)
-    _walk(program, jaxpr, env, top, ctx)
-    top.outputs = [_read(env, v) for v in jaxpr.outvars]
+    builder = _Builder(program)
+    builder.walk(jaxpr, env, _Context(top, (), (), None, False))
+    top.outputs = [builder.read(env, v) for v in jaxpr.outvars]
     return program
 
 
-def _read(env: dict, atom: Any) -> Value:
-    if compat.is_literal(atom):
-        return Value(atom.aval, literal=atom.val)
-    return env[atom]
+class _Builder(JaxprWalker[Value, _Context, _Place]):
+    def __init__(self, program: Program) -> None:
+        self.program = program
 
-
-def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context) -> None:
-    for eqn in jaxpr.eqns:
+    def place(self, eqn: Any, ctx: _Context) -> _Place:
         name_stack = compat.name_stack_entries(eqn.source_info)
         transforms = ctx.transforms + tuple(n for k, n in name_stack if k == "transform")
         scopes = ctx.scopes + tuple(n for k, n in name_stack if k == "scope")
@@ -50,53 +128,49 @@ def _walk(program: Program, jaxpr: Any, env: dict, region: Region, ctx: _Context
         if ctx.call_site is not None and ctx.call_site not in compat.user_frames(eqn.source_info)[1:]:
             found = None  # not user code called back from this call: another call's cached equation
         location = Location(found[0], Span(*found[1:])) if found else ctx.location
-        source_info = eqn.source_info if found else ctx.source_info
-        inputs = [_read(env, v) for v in eqn.invars]
-        prim = eqn.primitive.name
-        subs = list(compat.subjaxprs(eqn.params))
+        return _Place(transforms, scopes, location, eqn.source_info if found else ctx.source_info)
 
-        marker = next((s for s in reversed(scopes) if s.startswith(MARKER_PREFIX)), None)
-        if prim == "optimization_barrier" and marker is not None:
+    def literal(self, atom: Any) -> Value:
+        return Value(atom.aval, literal=atom.val)
+
+    def constant(self, var: Any) -> Value:
+        return Value(var.aval, const=True)
+
+    def inline_context(self, eqn: Any, inner: Any, here: _Place, ctx: _Context) -> _Context:
+        call_site = ctx.call_site
+        if call_site is None and compat.STALE_LIBRARY_TRACEBACKS and compat.is_library_jaxpr(inner):
+            call_site = next(iter(compat.user_frames(eqn.source_info)), None)
+        return _Context(ctx.region, here.transforms, here.scopes, here.location,
+                        ctx.under_jit or eqn.primitive.name in primitives.JITS, call_site, here.source_info)
+
+    def equation(self, eqn: Any, inputs: list[Value], here: _Place, ctx: _Context) -> tuple[list[Value], Any]:
+        marker = next((s for s in reversed(here.scopes) if s.startswith(MARKER_PREFIX)), None)
+        if eqn.primitive.name == "optimization_barrier" and marker is not None:
             # jaxlint's own marker: transparent, its outputs are its inputs.
-            for out_var, value in zip(eqn.outvars, inputs):
-                env[out_var] = value
-                program.markers.setdefault(marker, []).append(value)
-            continue
-
-        if prim in compat.CALL_PRIMITIVES and subs:
-            inner_jaxpr, inner_consts = compat.open_jaxpr(subs[0][1])
-            if len(inner_jaxpr.invars) == len(inputs):
-                inner_env = {v: Value(v.aval, const=True) for v in inner_jaxpr.constvars}
-                inner_env.update(zip(inner_jaxpr.invars, inputs))
-                call_site = ctx.call_site
-                if call_site is None and compat.STALE_LIBRARY_TRACEBACKS and compat.is_library_jaxpr(inner_jaxpr):
-                    call_site = next(iter(compat.user_frames(eqn.source_info)), None)
-                inner_ctx = _Context(transforms, scopes, location,
-                                     ctx.under_jit or prim in compat.JIT_PRIMITIVES, call_site, source_info)
-                _walk(program, inner_jaxpr, inner_env, region, inner_ctx)
-                for out_var, inner_out in zip(eqn.outvars, inner_jaxpr.outvars):
-                    env[out_var] = _read(inner_env, inner_out)
-                continue
-
+            self.program.vmap_outputs.setdefault(VmapLeaf.from_scope(marker), []).extend(inputs[:len(eqn.outvars)])
+            return inputs, None
         outputs = [Value(v.aval) for v in eqn.outvars]
-        params = {k: v for k, v in eqn.params.items()}
-        op = Op(prim, params, inputs, outputs, location, transforms, scopes, ctx.under_jit, region,
-                source_info=source_info)
+        op = Op(eqn.primitive.name, dict(eqn.params), inputs, outputs, here.location, here.transforms, here.scopes,
+                ctx.under_jit, ctx.region, source_info=here.source_info)
         for value in inputs:
             value.uses.append(op)
-        for out_var, value in zip(eqn.outvars, outputs):
+        for value in outputs:
             value.producer = op
-            env[out_var] = value
-        for sub_name, sub in subs:
-            sub_jaxpr, _ = compat.open_jaxpr(sub)
-            sub_inputs = [Value(v.aval) for v in sub_jaxpr.invars]
-            sub_region = Region(sub_name, sub_inputs, parent=op)
-            for value in sub_inputs:
-                value.region_input = sub_region
-            sub_env = {v: Value(v.aval, const=True) for v in sub_jaxpr.constvars}
-            sub_env.update(zip(sub_jaxpr.invars, sub_inputs))
-            sub_ctx = _Context(transforms, scopes, location, ctx.under_jit, ctx.call_site, source_info)
-            _walk(program, sub_jaxpr, sub_env, sub_region, sub_ctx)
-            sub_region.outputs = [_read(sub_env, v) for v in sub_jaxpr.outvars]
-            op.regions.append(sub_region)
-        region.ops.append(op)
+        return outputs, op
+
+    def enter_region(self, op: Op, eqn: Any, name: str, jaxpr: Any, inputs: list[Value], here: _Place,
+                     ctx: _Context) -> tuple[list[Value], _Context]:
+        sub_inputs = [Value(v.aval) for v in jaxpr.invars]
+        region = Region(name, sub_inputs, parent=op)
+        for value in sub_inputs:
+            value.region_input = region
+        return sub_inputs, _Context(region, here.transforms, here.scopes, here.location, ctx.under_jit,
+                                    ctx.call_site, here.source_info)
+
+    def exit_region(self, op: Op, ctx: _Context, outputs: list[Value]) -> None:
+        ctx.region.outputs = outputs
+        op.regions.append(ctx.region)
+
+    def done(self, op: Op | None, eqn: Any, ctx: _Context) -> None:
+        if op is not None:  # None: jaxlint's marker
+            ctx.region.ops.append(op)

@@ -19,13 +19,6 @@ except ImportError:  # pragma: no cover - very old releases
 
 JAX_VERSION: tuple[int, ...] = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 
-# The jit primitive was named "pjit" before 0.7.0.
-CALL_PRIMITIVES = frozenset(
-    {"jit", "pjit", "closed_call", "core_call", "remat", "remat2", "checkpoint", "custom_jvp_call",
-     "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"}
-)
-JIT_PRIMITIVES = frozenset({"jit", "pjit"})
-
 
 def exclude_from_user_frames() -> None:
     """Make frames in jaxlint's own files invisible to JAX's user-frame lookup."""

@@ -8,21 +8,12 @@ waste: a dot is 2*M*N*K, an elementwise op one per output element, a reduction o
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
-# Elementwise transcendental ops XLA treats as expensive (never duplicated by fusion).
-TRANSCENDENTAL = frozenset({
-    "exp", "exp2", "expm1", "log", "log1p", "tanh", "logistic", "sin", "cos", "tan", "asin",
-    "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "erf", "erfc",
-    "erf_inv", "lgamma", "digamma", "rsqrt", "sqrt", "cbrt"})
-REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
-                        "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod",
-                        "cummax", "cummin", "cumlogsumexp"})
-# Ops that move or view data without arithmetic.
-DATA_MOVEMENT = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "transpose",
-                           "slice", "dynamic_slice", "dynamic_update_slice", "concatenate", "pad",
-                           "gather", "scatter", "select_n", "convert_element_type", "copy",
-                           "copy_p", "rev", "iota", "bitcast_convert_type"})
+from jaxlint.ir.primitives import DATA_MOVEMENT, REDUCTIONS, TRANSCENDENTAL, traits
+
+__all__ = ["DATA_MOVEMENT", "REDUCTIONS", "TRANSCENDENTAL", "elements_text", "executions", "format_flops",
+           "nbytes", "op_flops", "ops_flops", "region_flops", "size", "trip_count"]
 
 
 def size(value: Any) -> int | None:
@@ -59,10 +50,11 @@ def op_flops(op: Any) -> float | None:
             return None
         out_features = op.outputs[0].shape[op.params["dimension_numbers"].out_spec[1]]
         return 2.0 * out * kernel / max(int(out_features), 1)
-    if prim in REDUCTIONS:
+    cost = traits(prim).cost
+    if cost == "reduction":
         elements = size(op.inputs[0])
         return None if elements is None else float(elements)
-    if prim in DATA_MOVEMENT or op.regions:
+    if cost == "data" or op.regions:
         return 0.0
     elements = size(op.outputs[0]) if op.outputs else 0
     return None if elements is None else float(elements)
@@ -77,8 +69,13 @@ def trip_count(op: Any) -> int | None:
 
 def region_flops(region: Any) -> float | None:
     """FLOPs of one execution of a region, nested loops multiplied by their trip counts."""
+    return ops_flops(region.ops)
+
+
+def ops_flops(ops: Iterable[Any]) -> float | None:
+    """FLOPs of ``ops`` run once, nested loops multiplied by their trip counts; None if unknown."""
     total = 0.0
-    for op in region.ops:
+    for op in ops:
         flops = op_flops(op)
         if flops is None:
             return None
@@ -92,3 +89,27 @@ def region_flops(region: Any) -> float | None:
             else:
                 total += sum(inner) * (trip_count(op) or 1)
     return total
+
+
+def executions(op: Any) -> tuple[int, bool]:
+    """How often ``op`` runs per call: the product of enclosing scan lengths; False if a while encloses it."""
+    count, known = 1, True
+    region = op.region
+    while region is not None and region.parent is not None:
+        trips = trip_count(region.parent)
+        if trips is not None:
+            count *= trips
+        elif region.parent.primitive == "while":
+            known = False
+        region = region.parent.region
+    return count, known
+
+
+def elements_text(value: Any) -> str:
+    """The number of elements of ``value``, or its dimensions joined by `` x `` when symbolic."""
+    n = size(value)
+    return str(n) if n is not None else " x ".join(str(d) for d in value.shape)
+
+
+def format_flops(flops: float) -> str:
+    return f"{flops:.3g}" if flops >= 1e6 else f"{int(flops)}"

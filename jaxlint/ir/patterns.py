@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, Value
+from jaxlint.ir import Op, Value, primitives
 
 # Ops that keep the numbers of their operand (only its layout changes).
-TRANSPARENT = frozenset({"broadcast_in_dim", "reshape", "squeeze", "copy", "expand_dims"})
-# Producers of values bounded on both sides: exp of them neither overflows nor underflows.
-_BOUNDED = frozenset({"sin", "cos", "tanh", "logistic", "erf"})
+TRANSPARENT = primitives.SAME_NUMBERS
 # Ops a max shift travels through: JAX's own logsumexp/softmax guard the max with max(-inf, m),
 # a select on is_finite and stop_gradient.
 _SHIFT_PATH = TRANSPARENT | {"stop_gradient", "select_n", "max", "convert_element_type", "transpose"}
@@ -75,10 +73,6 @@ def varies(value: Value) -> bool:
     return False
 
 
-# Ops no gradient flows back through.
-_NO_GRADIENT = frozenset({"stop_gradient", "floor", "ceil", "round", "sign", "iota"})
-
-
 def differentiable(value: Value) -> bool:
     """``value`` depends on an input of the function (or of a loop body) through float ops a
     gradient flows back through."""
@@ -91,7 +85,7 @@ def differentiable(value: Value) -> bool:
         if value.region_input is not None:
             return True
         op = value.producer
-        if op is not None and op.primitive not in _NO_GRADIENT:
+        if op is not None and not primitives.traits(op.primitive).gradient_free:
             stack.extend(op.inputs)
     return False
 
@@ -124,7 +118,7 @@ def bounded(value: Value) -> bool:
     op = strip(value).producer
     if op is not None and op.primitive == "neg":
         op = strip(op.inputs[0]).producer
-    return op is not None and op.primitive in _BOUNDED
+    return op is not None and primitives.traits(op.primitive).bounded
 
 
 def overflowing_exp(value: Value) -> Op | None:

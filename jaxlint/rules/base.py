@@ -91,10 +91,22 @@ class ProgramContext(SourceContext):
     differentiated: bool = False
 
     def ops_here(self, *primitives: str) -> Iterator[Op]:
-        """The program's ops of ``primitives`` whose location is in this context's file."""
+        """The program's ops of ``primitives`` (every op when none is named) whose location is in
+        this context's file, in program order."""
         for op in self.program.walk():
-            if op.primitive in primitives and op.location is not None and op.location.path == self.path:
+            if (not primitives or op.primitive in primitives) and op.location is not None \
+                    and op.location.path == self.path:
                 yield op
+
+    def calls_of(self, kinds: frozenset[str], wanted: set[Span]) -> dict[Span, str]:
+        """Span -> kind of the transform calls of ``kinds`` (``"cond"``, ``"while_loop"``, ...) in
+        the file: the target's own first; when some of ``wanted`` are not among them (the usual
+        ``jax.vmap(step)`` with the cond inside ``step``, a helper of the same file), every
+        transform call of the file."""
+        found = {c.span: c.kind for c in self.target.calls if c.kind in kinds} if self.in_target_file else {}
+        if not wanted <= set(found):
+            found.update((c.span, c.kind) for c in self.index.transform_calls if c.kind in kinds)
+        return found
 
     @property
     def in_target_file(self) -> bool:

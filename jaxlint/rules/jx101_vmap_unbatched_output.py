@@ -8,6 +8,7 @@ from typing import Any, Iterable, cast
 
 from jaxlint.fixes.vmap_out_axes import build_fix
 from jaxlint.ir import Op, Value, VmapRecord
+from jaxlint.ir.patterns import returned
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import char_span, offset_of
@@ -26,12 +27,11 @@ class VmapUnbatchedOutput(Rule):
         # several times (a Python loop, a helper called twice) reports an output only if every
         # run shows the pattern.
         sites: dict[tuple, dict[str, tuple[VmapRecord, dict[int, list[Value]]]]] = {}
-        for tag, values in ctx.program.markers.items():
-            record_tag, _, leaf_text = tag.rpartition("_")
-            record = ctx.vmap_records.get(record_tag)
+        for output, values in ctx.program.vmap_outputs.items():
+            record = ctx.vmap_records.get(output.tag)
             if record is not None and record.path == ctx.path:
                 runs = sites.setdefault((record.span, tuple(record.leaf_paths)), {})
-                runs.setdefault(record_tag, (record, {}))[1].setdefault(int(leaf_text), []).extend(values)
+                runs.setdefault(output.tag, (record, {}))[1].setdefault(output.leaf, []).extend(values)
         for runs in sites.values():
             finding = _check_site(cls, ctx, list(runs.values()))
             if finding is not None:
@@ -90,7 +90,8 @@ def _unbatched_output(record: VmapRecord, leaf: int, values: list[Value], source
                 or axis in tuple(producer.params.get("broadcast_dimensions", ())):
             return None
         rows = [_single_row_use(op, value, axis, source, path) for op in value.uses]
-        if not rows or any(r is None for r in rows) or _used_whole(value):
+        # A returned value (from the function, a loop body, a branch) is used as a whole array.
+        if not rows or any(r is None for r in rows) or returned(value):
             return None
         uses += rows
     return _Unbatched(leaf, record.leaf_paths[leaf], axis, list(values), uses)
@@ -128,7 +129,7 @@ def _single_row_use(op: Op, value: Value, axis: int, source: str, path: str) -> 
     else:
         return None
     squeezes = op.outputs[0].uses
-    if not squeezes or _used_whole(op.outputs[0]) or any(
+    if not squeezes or returned(op.outputs[0]) or any(
             s.primitive != "squeeze" or tuple(s.params["dimensions"]) != (axis,) for s in squeezes):
         return None
     return index
@@ -174,12 +175,6 @@ def _index_text(index: Value) -> str:
         else:
             break
     return "i"
-
-
-def _used_whole(value: Value) -> bool:
-    """Returned from a region (the function, a loop body, a branch): used as a whole array."""
-    region = value.producer.region if value.producer is not None else value.region_input
-    return region is not None and any(out is value for out in region.outputs)
 
 
 def _same(a: Any, b: Any) -> bool:

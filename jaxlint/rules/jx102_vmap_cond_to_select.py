@@ -9,7 +9,6 @@ op and is never reported; a user's own ``jnp.where`` is located at the ``where``
 """
 from __future__ import annotations
 
-import types
 from typing import Iterable, cast
 
 from jaxlint.ir import Location, Op, Value, costs
@@ -27,12 +26,10 @@ class VmapCondToSelect(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        candidates = [op for op in ctx.program.walk()
-                      if op.primitive == "select_n" and under_vmap(op) and op.location is not None
-                      and op.location.path == ctx.path and not _is_operand_mask(op)]
+        candidates = [op for op in ctx.ops_here("select_n") if op.under("vmap") and not _is_operand_mask(op)]
         if not candidates:
             return
-        spans = call_spans(ctx, COND_KINDS, {cast(Location, op.location).span for op in candidates})
+        spans = ctx.calls_of(COND_KINDS, {cast(Location, op.location).span for op in candidates})
         # One finding per cond call; each traced execution of it (a Python loop, two vmaps of one
         # helper) is one instance, told apart by its index value.
         by_call: dict[Span, dict[int, list[Op]]] = {}
@@ -42,22 +39,6 @@ class VmapCondToSelect(Rule):
                 by_call.setdefault(op.location.span, {}).setdefault(id(_index(op)), []).append(op)
         for span, instances in by_call.items():
             yield _finding(cls, ctx, span, spans[span], list(instances.values()))
-
-
-def under_vmap(op: Op) -> bool:
-    return any(t.startswith("vmap") for t in op.transforms)
-
-
-def call_spans(ctx: ProgramContext, kinds: frozenset[str], wanted: set[Span]) -> dict[Span, str]:
-    """Span -> kind of the calls of ``kinds`` in the file.
-
-    The target's own calls first; a call in a helper function of the same file (the usual
-    ``jax.vmap(step)`` with the cond inside ``step``) is among the file's transform calls.
-    """
-    found = {c.span: c.kind for c in ctx.target.calls if c.kind in kinds} if ctx.in_target_file else {}
-    if not wanted <= set(found):
-        found.update((c.span, c.kind) for c in ctx.index.transform_calls if c.kind in kinds)
-    return found
 
 
 def _is_operand_mask(op: Op) -> bool:
@@ -96,34 +77,6 @@ def _branch_ops(joins: list[Op]) -> list[list[Op]]:
     return branches
 
 
-def flops_of(ops: list[Op]) -> float | None:
-    """FLOPs of ``ops`` run once, nested loops multiplied by their trip counts; None if unknown."""
-    return costs.region_flops(types.SimpleNamespace(ops=ops))
-
-
-def executions(op: Op) -> tuple[int, bool]:
-    """How often ``op`` runs per call: the product of enclosing scan lengths; False if a while encloses it."""
-    count, known = 1, True
-    region = op.region
-    while region is not None and region.parent is not None:
-        trips = costs.trip_count(region.parent)
-        if trips is not None:
-            count *= trips
-        elif region.parent.primitive == "while":
-            known = False
-        region = region.parent.region
-    return count, known
-
-
-def elements(value: Value) -> str:
-    n = costs.size(value)
-    return str(n) if n is not None else " x ".join(str(d) for d in value.shape)
-
-
-def fmt_flops(flops: float) -> str:
-    return f"{flops:.3g}" if flops >= 1e6 else f"{int(flops)}"
-
-
 def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, instances: list[list[Op]]) -> Finding:
     branch_flops: list[float | None] = []
     equations = 0
@@ -133,8 +86,8 @@ def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, insta
     for joins in instances:
         branches = _branch_ops(joins)
         equations += sum(len(ops) for ops in branches)
-        flops = [flops_of(ops) for ops in branches]
-        runs, exact = executions(joins[0])
+        flops = [costs.ops_flops(ops) for ops in branches]
+        runs, exact = costs.executions(joins[0])
         known = known and exact
         if any(f is None for f in flops) or most is None or least is None:
             most = least = None
@@ -144,26 +97,26 @@ def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, insta
             least += (sum(flops) - max(flops)) * runs
         if not branch_flops:
             branch_flops = flops
-    batch = elements(_index(instances[0][0]))
+    batch = costs.elements_text(_index(instances[0][0]))
     call = "lax.switch" if kind == "switch" else "lax.cond"
     if kind == "cond":
         branch_flops = branch_flops[::-1]  # JAX orders (false_fun, true_fun); the source (true, false)
-    shown = ", ".join("?" if f is None else fmt_flops(f) for f in branch_flops)
+    shown = ", ".join("?" if f is None else costs.format_flops(f) for f in branch_flops)
     per = "per call" if known else "per iteration of the enclosing while loop"
     if most is None or least is None:
         waste = "the wasted FLOPs are unknown (symbolic shapes)"
     elif most == least:
-        waste = f"{fmt_flops(most)} FLOPs {per} go to branches whose result is discarded"
+        waste = f"{costs.format_flops(most)} FLOPs {per} go to branches whose result is discarded"
     else:
-        waste = (f"up to {fmt_flops(most)} FLOPs {per} go to branches whose result is discarded "
-                 f"({fmt_flops(least)} if every element takes the most expensive branch)")
+        waste = (f"up to {costs.format_flops(most)} FLOPs {per} go to branches whose result is discarded "
+                 f"({costs.format_flops(least)} if every element takes the most expensive branch)")
     message = (f"{call} predicate is batched under vmap ({batch} elements): JAX turns it into select_n "
                f"over all {len(branch_flops)} branches, so every element computes every branch "
                f"({equations} inlined equations; branch FLOPs for the batch: {shown}) and keeps one; "
                f"{waste}. Use lax.map over the batch (each element runs only its branch) or make the "
                "predicate unbatched.")
     finding = ctx.finding(rule, message, span)
-    lower = fmt_flops(least) if least is not None else "unknown"
+    lower = costs.format_flops(least) if least is not None else "unknown"
     finding.cost = Cost(basis="shapes", flops=most, equations=equations,
                         note=f"FLOPs of the branches not taken, upper bound (every element takes the "
                              f"cheapest branch); lower bound {lower}; the select_n joins and operand "

@@ -13,7 +13,6 @@ from typing import Iterable, cast
 from jaxlint.ir import Location, Op, Value, costs
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
-from jaxlint.rules.jx102_vmap_cond_to_select import call_spans, elements, executions, flops_of, fmt_flops, under_vmap
 
 LOOP_KINDS = frozenset({"while_loop", "fori_loop"})
 
@@ -26,21 +25,16 @@ class VmapWhileBatchedPredicate(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        loops = [op for op in ctx.program.walk()
-                 if op.primitive == "while" and under_vmap(op) and op.location is not None
-                 and op.location.path == ctx.path and _batched_predicate(op) is not None]
+        loops = [op for op in ctx.ops_here("while") if op.under("vmap") and _batched_predicate(op) is not None]
         if not loops:
             return
         # Only whiles the user wrote (a while_loop/fori_loop call in this file): a library's
         # internal loop is located at the user's call of that library function instead.
-        spans = call_spans(ctx, LOOP_KINDS, {cast(Location, op.location).span for op in loops})
-        reported = set()
+        spans = ctx.calls_of(LOOP_KINDS, {cast(Location, op.location).span for op in loops})
         for op in loops:
             assert op.location is not None  # loops are located
-            span = op.location.span
-            if span in spans and span not in reported:
-                reported.add(span)
-                yield _finding(cls, ctx, op, spans[span])
+            if op.location.span in spans:
+                yield _finding(cls, ctx, op, spans[op.location.span])
 
 
 def _batched_predicate(op: Op) -> Value | None:
@@ -57,13 +51,13 @@ def _finding(rule: type[Rule], ctx: ProgramContext, op: Op, kind: str) -> Findin
     body = next((r for r in op.regions if r.name == "body_jaxpr"), None)
     cond = next(r for r in op.regions if r.name == "cond_jaxpr")
     ops = (body.ops if body is not None else []) + cond.ops  # the predicate is recomputed in the body
-    flops = flops_of(ops)
+    flops = costs.ops_flops(ops)
     carry = [costs.nbytes(v) for v in op.outputs]
     carry_bytes = None if any(b is None for b in carry) else sum(carry)
-    runs, known = executions(op)
+    runs, known = costs.executions(op)
     assert predicate is not None  # check_program reports only loops with a batched predicate
-    batch = elements(predicate)
-    per_iteration = (f"{fmt_flops(flops)} FLOPs" if flops is not None else "unknown FLOPs (symbolic shapes)")
+    batch = costs.elements_text(predicate)
+    per_iteration = (f"{costs.format_flops(flops)} FLOPs" if flops is not None else "unknown FLOPs (symbolic shapes)")
     selected = f" and selects {carry_bytes} bytes of carry" if carry_bytes is not None else ""
     where = "" if runs == 1 and known else " (the loop itself runs inside another loop)"
     call = "lax.fori_loop bounds are" if kind == "fori_loop" else "lax.while_loop predicate is"

@@ -16,22 +16,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import ClassVar, Iterable
 
-from jaxlint.ir import Op, Region, Value
-from jaxlint.ir.costs import REDUCTIONS, TRANSCENDENTAL, op_flops, trip_count
+from jaxlint.ir import Op, Region, Value, loop_body
+from jaxlint.ir.costs import op_flops, trip_count
+from jaxlint.ir.primitives import COSTLY, EFFECTFUL, traits
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
-
-COSTLY = frozenset({"dot_general", "conv_general_dilated"}) | TRANSCENDENTAL | REDUCTIONS
-EFFECTFUL = frozenset({"debug_callback", "debug_print", "io_callback", "pure_callback",
-                       "rng_uniform", "infeed", "outfeed"})
-# Linear ops of a transposed body, by which operands may be per-iteration ("variant") while the
-# result stays a fixed linear map of them: any operand, at most one operand, or the first only.
-LINEAR_ANY = frozenset({"add_any", "add", "sub", "neg", "concatenate", "transpose", "reshape",
-                        "squeeze", "expand_dims", "broadcast_in_dim", "convert_element_type",
-                        "reduce_sum", "copy", "copy_p", "rev", "slice", "cumsum", "reduce_precision",
-                        "real", "imag", "conj"})
-LINEAR_ONE = frozenset({"mul", "dot_general", "conv_general_dilated"})
-LINEAR_FIRST = frozenset({"div", "pad"})
 
 
 class LoopInvariantInLoop(Rule):
@@ -46,13 +35,12 @@ class LoopInvariantInLoop(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen: set[tuple] = set()
         min_flops = ctx.option(cls, "min-flops")
         for loop in ctx.program.walk():
-            body = _body(loop)
+            body = loop_body(loop)
             if body is None:
                 continue
-            region, nconsts = body
+            region, nconsts, _ = body
             invariant = set(region.inputs[:nconsts])
             in_cond: list[Op] = []
             _propagate(region, invariant, in_cond, depth=0)
@@ -63,20 +51,8 @@ class LoopInvariantInLoop(Rule):
                 for location, located in _expressions(ctx, loop, ops).items():
                     costly = [op for op in located if op.primitive in COSTLY]
                     costly_flops = sum(op_flops(op) or 0.0 for op in costly)
-                    if location is None or costly_flops < min_flops or (location, why) in seen:
-                        continue
-                    seen.add((location, why))
-                    yield _finding(cls, ctx, loop, why, location, located, costly)
-
-
-def _body(loop: Op) -> tuple[Region, int] | None:
-    """The loop's body region and how many of its inputs are loop constants."""
-    names = {r.name: r for r in loop.regions}
-    if loop.primitive == "scan" and "jaxpr" in names:
-        return names["jaxpr"], int(loop.params["num_consts"])
-    if loop.primitive == "while" and "body_jaxpr" in names:
-        return names["body_jaxpr"], int(loop.params["body_nconsts"])
-    return None
+                    if location is not None and costly_flops >= min_flops:
+                        yield _finding(cls, ctx, loop, why, location, located, costly)
 
 
 def _propagate(region: Region, invariant: set[Value], in_cond: list[Op], depth: int) -> None:
@@ -152,17 +128,18 @@ def _collect_tail(value: Value, region: Region, invariant: set[Value], ops: list
     if _is_inv(value, invariant) or op is None or op.region is not region or op in ops:
         return
     variant = [i for i, v in enumerate(op.inputs) if not _is_inv(v, invariant)]
-    prim = op.primitive
-    if prim == "select_n":
-        linear = 0 not in variant
-    else:
-        linear = (prim in LINEAR_ANY or (prim in LINEAR_ONE and len(variant) <= 1)
-                  or (prim in LINEAR_FIRST and variant in ([], [0])))
-    if not linear:
+    if not _linear_in(op, variant):
         return
     ops.append(op)
     for i in variant:
         _collect_tail(op.inputs[i], region, invariant, ops)
+
+
+def _linear_in(op: Op, variant: list[int]) -> bool:
+    """The op's result is a fixed linear map of its ``variant`` (per-iteration) operands."""
+    linear = traits(op.primitive).linear
+    return (linear == "all" or (linear == "one" and len(variant) <= 1)
+            or (linear == "first" and variant in ([], [0])) or (linear == "cases" and 0 not in variant))
 
 
 def _expressions(ctx: ProgramContext, loop: Op, ops: list[Op]) -> dict[Span | None, list[Op]]:

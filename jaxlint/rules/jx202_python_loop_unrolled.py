@@ -29,13 +29,12 @@ class PythonLoopUnrolled(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        # Equations inside a library jit carry the location of the user's call (ir.py falls back
+        # Equations inside a library jit carry the location of the user's call (ir.build falls back
         # to it), so a count per line alone cannot tell a loop from one big library call: the
         # repetition of the line's op sequence can.
         lines: dict[int, list[Op]] = defaultdict(list)
-        for op in ctx.program.walk():
-            if op.location is not None and op.location.path == ctx.path:
-                lines[op.location.span.start_line].append(op)
+        for op in ctx.ops_here():
+            lines[op.location.span.start_line].append(op)
         for line, ops in sorted(lines.items()):
             if len(ops) < ctx.option(cls, "min-equations"):
                 continue

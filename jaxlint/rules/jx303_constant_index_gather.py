@@ -5,16 +5,9 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import static_slice
-from jaxlint.ir import Op, Value, costs
+from jaxlint.ir import Op, Value, costs, primitives
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
-
-# Ops JAX puts between a constant index array and the gather (negative-index wrapping, the
-# trailing index dimension, dtype casts); a value built only from these and constants is constant.
-_CONSTANT_FOLDABLE = frozenset({
-    "iota", "add", "sub", "mul", "neg", "lt", "le", "gt", "ge", "eq", "ne", "select_n",
-    "broadcast_in_dim", "convert_element_type", "reshape", "squeeze", "expand_dims",
-    "concatenate", "device_put", "copy", "copy_p"})
 
 
 class ConstantIndexGather(Rule):
@@ -26,9 +19,7 @@ class ConstantIndexGather(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        for op in ctx.program.walk():
-            if op.primitive != "gather" or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here("gather"):
             finding = _check_gather(cls, ctx, op)
             if finding is not None:
                 yield finding
@@ -59,7 +50,7 @@ def _constant_ops(value: Value, budget: int = 32) -> int | None:
             continue
         seen.add(id(current))
         producer = current.producer
-        if producer is None or producer.primitive not in _CONSTANT_FOLDABLE or producer.regions:
+        if producer is None or not primitives.traits(producer.primitive).index_arithmetic or producer.regions:
             return None  # a function or region input, or computed by something else
         count += 1
         if count > budget:

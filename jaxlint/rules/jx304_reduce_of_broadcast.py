@@ -31,11 +31,10 @@ class ReduceOfBroadcast(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        for op in ctx.program.walk():
-            if op.primitive in _RESULT and op.location is not None and op.location.path == ctx.path:
-                finding = _check_reduction(cls, ctx, op)
-                if finding is not None:
-                    yield finding
+        for op in ctx.ops_here(*_RESULT):
+            finding = _check_reduction(cls, ctx, op)
+            if finding is not None:
+                yield finding
 
 
 def _copy_axes(broadcast: Op) -> tuple[set[int], set[int]]:

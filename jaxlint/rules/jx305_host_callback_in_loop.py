@@ -3,21 +3,20 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op
+from jaxlint.ir import Op, primitives
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
 
-# Callback primitive -> what the user wrote. ``jax.debug.print`` is ``debug_print`` from JAX
-# 0.8.0 and ``debug_callback`` before; ``outside_call`` is the old host_callback module.
-CALLBACKS = {
+# Callback primitive (primitives.CALLBACKS) -> what the user wrote. ``jax.debug.print`` is
+# ``debug_print`` from JAX 0.8.0 and ``debug_callback`` before; ``outside_call`` is the old
+# host_callback module.
+WRITTEN = {
     "debug_print": "jax.debug.print",
     "debug_callback": "jax.debug.print / jax.debug.callback",
     "pure_callback": "jax.pure_callback",
     "io_callback": "io_callback",
     "outside_call": "host_callback",
 }
-# Loop primitives whose regions run once per iteration (fori_loop and lax.map become these).
-LOOPS = frozenset({"scan", "while"})
 
 
 class HostCallbackInLoop(Rule):
@@ -28,14 +27,10 @@ class HostCallbackInLoop(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen = set()
-        for op in ctx.program.walk():
-            if op.primitive not in CALLBACKS or op.location is None or op.location.path != ctx.path:
-                continue
+        for op in ctx.ops_here(*primitives.CALLBACKS):
             loops = enclosing_loops(op)
-            if not loops or op.location.span in seen:
+            if not loops:
                 continue
-            seen.add(op.location.span)  # one finding per call site (a helper traced twice)
             trips = trip_count(loops)
             upto = "up to " if _under_cond(op, loops[0]) else ""
             finding = ctx.finding(cls, _message(op, loops, trips), op.location.span)
@@ -50,7 +45,7 @@ def enclosing_loops(op: Op) -> list[Op]:
     loops = []
     region = op.region
     while region is not None and region.parent is not None:
-        if region.parent.primitive in LOOPS:
+        if region.parent.primitive in primitives.LOOPS:  # fori_loop and lax.map become these
             loops.append(region.parent)
         region = region.parent.region
     return loops
@@ -78,7 +73,7 @@ def _under_cond(op: Op, loop: Op) -> bool:
 
 
 def _message(op: Op, loops: list[Op], trips: int | None) -> str:
-    what = CALLBACKS[op.primitive]
+    what = WRITTEN[op.primitive]
     inner = loops[0]
     where = (f"a scan of {inner.params['length']} steps" if inner.primitive == "scan"
              else "a while loop")

@@ -1,16 +1,25 @@
 """JX401 prng-key-reuse: one PRNG key consumed twice, or a loop-invariant key consumed in a loop.
 
-Modelled on JAX's key-reuse checker (``jax.experimental.key_reuse._core``): a table says which
-primitives consume ("sink") a key operand; everything else with a key operand consumes it too
-(the generic fallback), except the ops known to be harmless. Differences, for precision and for
-legacy keys:
+Modelled on JAX's key-reuse checker (``jax.experimental.key_reuse._core``): a table keyed by
+primitive (the ``key`` rows of jaxlint.ir.primitives) says which operands an op consumes ("sinks")
+and which of its outputs are its operands' keys ("forward"); a primitive it does not list consumes
+its key-typed operands (the generic fallback). Differences, for precision and for legacy keys
+(each row that differs names JAX's treatment in its ``jax`` field; rules/JX401.md says why):
 
 - Identity. Every key value is resolved to a *root* value and the positions it covers in that
   root (an index array over the root's key shape), back through views: ``random_wrap`` /
   ``random_unwrap`` (so raw ``uint32`` legacy ``PRNGKey`` data, which every ``jax.random`` call
-  re-wraps, is one key however often it is wrapped), static ``slice``, ``squeeze``, ``reshape``,
-  ``transpose`` and copies. Anything else (``split``, ``fold_in``, a dynamic index) gives a new
-  root. A slice is not a use: only the draw that consumes it is (JAX's checker flags slicing).
+  re-wraps, is one key however often it is wrapped; JAX makes a new key at each wrap), static
+  ``slice``, ``squeeze``, ``reshape``, ``transpose``, copies, ``device_put`` and
+  ``optimization_barrier``. Anything else (``split``, ``fold_in``, a dynamic index) gives a new
+  root; so do ``broadcast_in_dim``, ``dynamic_slice`` and ``gather``, which JAX forwards: a draw
+  from a broadcast or gathered key and one from the key itself are not compared.
+- Reads that JAX counts as uses. Only a draw or a split consumes a key here. JAX's checker also
+  consumes the sliced positions at a ``slice``, the operands of ``transpose``,
+  ``optimization_barrier``, ``select_n`` (``jnp.where``), ``concatenate`` (two or more) and
+  ``debug_print``, and the key inserted by ``dynamic_update_slice`` or ``scatter``
+  (``keys.at[i].set(key)``). Their outputs are new roots here (the views above excepted), so a
+  key stored into an array and also drawn from directly is not reported.
 - Loops. A consumer in a ``scan``/``while`` body whose key is loop-invariant (computed from loop
   constants only, or carried unchanged) draws the same numbers every iteration. A key folded in
   with the index, taken from ``xs`` or split in the carry is not invariant. Draws inside a ``cond``
@@ -28,29 +37,13 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from jaxlint.ir import Location, Op, Region, Value
+from jaxlint.ir import Location, Op, Region, Value, loop_body
+from jaxlint.ir.primitives import LOOPS, traits
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
-# Primitive -> operand positions it consumes. Unlisted primitives consume their key-typed
-# operands (the fallback) unless they are in HARMLESS.
-CONSUMES: dict[str, tuple[int, ...]] = {
-    "random_bits": (0,),
-    "random_split": (0,),
-    "random_gamma": (0,),
-}
-# Ops that read a key without drawing from it (fold_in derives a new key, as in JAX's table).
-HARMLESS = frozenset({
-    "random_fold_in", "random_wrap", "random_unwrap", "random_clone", "random_seed",
-    "eq", "ne", "select_n", "concatenate", "broadcast_in_dim", "dynamic_slice", "gather",
-    "dynamic_update_slice", "scatter", "debug_callback", "debug_print", "cond", "scan", "while",
-    "slice", "squeeze", "reshape", "transpose", "copy", "copy_p", "convert_element_type",
-    "device_put", "optimization_barrier", "sharding_constraint", "reshard", "layout_constraint",
-})
-# One-operand views that keep the key identity (their index arrays are transformed).
-IDENTITY = frozenset({"copy", "copy_p", "convert_element_type", "sharding_constraint", "reshard",
-                      "layout_constraint"})
-MULTI_IDENTITY = frozenset({"device_put", "optimization_barrier"})
+# What each primitive does with a key (which operands it consumes, which outputs are its operands'
+# keys) is its ``key`` row in jaxlint.ir.primitives, JAX's signatures with the differences above.
 REMAT_SCOPE = "rematted_computation"
 
 
@@ -102,12 +95,11 @@ class _Walker:
         if op is None:
             return value, np.arange(int(np.prod(shape, dtype=int))).reshape(shape)
         fresh = (value, np.arange(int(np.prod(shape, dtype=int))).reshape(shape))
-        prim = op.primitive
-        if prim in MULTI_IDENTITY and len(op.inputs) == len(op.outputs):
+        forward = traits(op.primitive).key.forward
+        if forward == "each" and len(op.inputs) == len(op.outputs):
             root, idx = self.resolve(op.inputs[op.outputs.index(value)])
             return (root, idx) if idx is not None else fresh
-        if prim not in IDENTITY | {"random_wrap", "random_unwrap", "slice", "squeeze", "reshape",
-                                   "transpose"} or len(op.outputs) != 1:
+        if forward not in ("same", "view") or len(op.outputs) != 1:
             return fresh
         source = op.inputs[0]
         root, idx = self.resolve(source)
@@ -115,7 +107,7 @@ class _Walker:
             return fresh
         raw = not is_key(source)  # raw uint32 key data: the last axis is the key's words
         try:
-            idx = _view(prim, op.params, idx, source.shape, raw)
+            idx = idx if forward == "same" else _view(op.primitive, op.params, idx, source.shape, raw)
         except (ValueError, TypeError, KeyError):
             return fresh
         if idx is None or tuple(idx.shape) != tuple(shape):
@@ -140,7 +132,7 @@ class _Walker:
                         merged[root] = (mask if old is None else old[0] | mask, first)
                 consumed.update(merged)
                 continue
-            if op.primitive in ("scan", "while"):
+            if op.primitive in LOOPS:
                 self._enter_loop(op, consumed)
                 continue
             if REMAT_SCOPE in op.scopes:
@@ -160,9 +152,10 @@ class _Walker:
 
     def _enter_loop(self, loop: Op, consumed: dict[Value, tuple[Any, Op]]) -> None:
         """Loop constants are the outer values; a body draw from a key used before is a reuse."""
-        body, nconsts, offset = _body(loop)
-        if body is None:
+        found = loop_body(loop)
+        if found is None:
             return
+        body, nconsts, offset = found
         self.outer.update(zip(body.inputs[:nconsts], loop.inputs[offset:offset + nconsts]))
         self.region(body, consumed)
 
@@ -193,11 +186,12 @@ class _Walker:
 
     # -- loop-invariant keys ----------------------------------------------------------------
     def loop(self, loop: Op) -> None:
-        body, nconsts, _ = _body(loop)
+        found = loop_body(loop)
         length = loop.params.get("length")
         # A symbolic length (a shape-polymorphic trace) may exceed 1: the body may run again.
-        if body is None or (loop.primitive == "scan" and isinstance(length, int) and length <= 1):
+        if found is None or (loop.primitive == "scan" and isinstance(length, int) and length <= 1):
             return
+        body, nconsts, _ = found
         ncarry = int(loop.params["num_carry"]) if loop.primitive == "scan" else len(body.outputs)
         # A carry is invariant when the body returns it unchanged, or returns a value computed from
         # invariant values only (grown from the constants until nothing changes).
@@ -260,11 +254,10 @@ def _key_shape(value: Value) -> tuple[int, ...] | None:
 
 
 def _view(prim: str, params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
-    """The index array of a view's output, or None when the view does not keep whole keys."""
+    """The index array of a view's output (slice, squeeze, reshape, transpose), or None when the
+    view does not keep whole keys."""
     import numpy as np
 
-    if prim in IDENTITY or prim in ("random_wrap", "random_unwrap"):
-        return idx
     if prim == "slice":
         strides = params.get("strides") or (1,) * len(shape)
         cuts = list(zip(params["start_indices"], params["limit_indices"], strides))
@@ -296,22 +289,12 @@ def _view(prim: str, params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
 
 
 def _consumed_operands(op: Op) -> tuple[int, ...]:
-    if op.primitive in CONSUMES:
-        return CONSUMES[op.primitive]
-    if op.primitive in HARMLESS or op.regions:
+    sinks = traits(op.primitive).key.sinks
+    if sinks is not None:
+        return sinks
+    if op.regions:  # JX401 walks into the regions
         return ()
     return tuple(i for i, v in enumerate(op.inputs) if is_key(v))  # generic fallback
-
-
-def _body(loop: Op) -> tuple[Region | None, int, int]:
-    """The loop body, its number of constants, and where those sit among the loop's operands."""
-    names = {r.name: r for r in loop.regions}
-    if loop.primitive == "scan" and "jaxpr" in names:
-        return names["jaxpr"], int(loop.params["num_consts"]), 0
-    if loop.primitive == "while" and "body_jaxpr" in names:
-        params = loop.params
-        return names["body_jaxpr"], int(params["body_nconsts"]), int(params["cond_nconsts"])
-    return None, 0, 0
 
 
 def _propagate(region: Region, invariant: set[Value]) -> None:

@@ -84,7 +84,6 @@ class _Hit(NamedTuple):
 _COMPARE = {"gt": operator.gt, "lt": operator.lt, "ge": operator.ge, "le": operator.le,
             "eq": operator.eq, "ne": operator.ne}
 _SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
-_TRANSPARENT = {"broadcast_in_dim", "reshape", "squeeze", "copy"}
 
 
 class WhereNanGradient(Rule):
@@ -208,7 +207,7 @@ def _strip(value: Value, keep_kind: bool = True) -> Value:
     """Through broadcasts, reshapes and float->float converts: the same numbers."""
     while value.producer is not None:
         op = value.producer
-        if op.primitive in _TRANSPARENT or (op.primitive == "convert_element_type" and (
+        if op.primitive in patterns.TRANSPARENT or (op.primitive == "convert_element_type" and (
                 not keep_kind or patterns.inexact(op.inputs[0]) == patterns.inexact(value))):
             value = op.inputs[0]
         else:

@@ -4,15 +4,10 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from jaxlint.ir import Op, Value, costs
+from jaxlint.ir import Op, Value, costs, primitives
 from jaxlint.model import Edit, Finding, Fix
 from jaxlint.rules.base import ProgramContext, Rule
 
-# Elementwise arithmetic whose result takes the promoted dtype (comparisons return bool: no widening
-# of the result, so they are left out).
-_BINARY = frozenset({"add", "sub", "mul", "div", "max", "min", "pow", "rem", "atan2", "nextafter"})
-# Shape-only ops vmap puts between a closed-over constant and its use.
-_SHAPE_ONLY = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims"})
 # Operand sides whose text can be followed by `.astype(...)` without parentheses.
 _PRIMARY = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
@@ -26,17 +21,11 @@ class DtypeWidening(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen = set()
-        for op in ctx.program.walk():
-            if op.primitive not in _BINARY or len(op.inputs) != 2 or op.location is None \
-                    or op.location.path != ctx.path or op.location.span in seen:
-                continue
-            for side in (0, 1):
-                finding = _check_side(cls, ctx, op, side)
-                if finding is not None:
-                    seen.add(op.location.span)
-                    yield finding
-                    break
+        for op in ctx.ops_here(*primitives.BINARY_ARITHMETIC):
+            findings = (_check_side(cls, ctx, op, side) for side in (0, 1)) if len(op.inputs) == 2 else ()
+            finding = next((f for f in findings if f is not None), None)
+            if finding is not None:
+                yield finding
 
 
 # ml_dtypes' bfloat16 is not a NumPy floating subtype: name the widenable dtypes.
@@ -53,7 +42,7 @@ def _strong_constant(value: Value) -> Value | None:
         return None if getattr(value.aval, "weak_type", False) else value
     while not value.const:
         producer = value.producer
-        if producer is None or producer.primitive not in _SHAPE_ONLY or len(producer.inputs) != 1:
+        if producer is None or producer.primitive not in primitives.SHAPE_ONLY or len(producer.inputs) != 1:
             return None
         value = producer.inputs[0]
     return value

@@ -108,18 +108,14 @@ class ConstantOutOfBoundsIndex(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        seen = set()
-        for op in ctx.program.walk():
+        for op in ctx.ops_here():
             check = _CHECKS.get("scatter" if op.primitive.startswith("scatter") else op.primitive)
-            if check is None or op.location is None or op.location.path != ctx.path \
-                    or op.location.span in seen:
+            if check is None:
                 continue
             written = _written_index(ctx, op)
             message = None if written is None else check(op, written)
-            if message is None:
-                continue
-            seen.add(op.location.span)
-            yield ctx.finding(cls, message, op.location.span)
+            if message is not None:
+                yield ctx.finding(cls, message, op.location.span)
 
 
 # Calls whose own semantics are the indexing: `.at[i].<method>(...)` and lax's dynamic slicing.

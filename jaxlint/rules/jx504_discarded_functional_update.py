@@ -39,8 +39,7 @@ class DiscardedFunctionalUpdate(Rule):
         statements = ctx.index.memo("jx504.discarded", lambda: _discarded_updates(ctx.index))
         if not statements:
             return
-        ops = [op for op in ctx.program.walk()
-               if op.location is not None and op.location.path == ctx.path]
+        ops = list(ctx.ops_here())
         for span, stmt, method in statements:
             dead = [op for op in ops if op.primitive in UPDATES[method]
                     and span.contains(cast(Location, op.location).span) and _dead(op)]

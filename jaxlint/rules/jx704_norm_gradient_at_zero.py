@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.ir import Op, Value, patterns
+from jaxlint.ir import Op, Value, patterns, primitives
 from jaxlint.model import Span
 from jaxlint.rules.base import Rule
 from jaxlint.rules.numerics import Match, Rewrite, StableRewrite
@@ -52,11 +52,6 @@ def _squared(value: Value) -> Value | None:
     return op.inputs[0]
 
 
-# Uses no gradient flows back through: a norm only compared with a threshold has no derivative.
-_NO_COTANGENT = frozenset({"gt", "lt", "ge", "le", "eq", "ne", "stop_gradient", "sign", "floor", "ceil",
-                           "round", "is_finite"})
-
-
 def _gradient_flows(value: Value) -> bool:
     """Some live use of ``value`` (through layout ops) passes a gradient back: anything but a
     comparison, ``stop_gradient`` or a rounding; a returned value counts. Dead uses do not: JAX's
@@ -69,7 +64,7 @@ def _gradient_flows(value: Value) -> bool:
         for use in value.uses:
             if use.primitive in patterns.TRANSPARENT:
                 stack.extend(use.outputs)
-            elif use.primitive not in _NO_COTANGENT and not (
+            elif not primitives.traits(use.primitive).gradient_free and not (
                     use.primitive == "convert_element_type" and not patterns.inexact(use.outputs[0])) \
                     and any(_live(out) for out in use.outputs):
                 return True

@@ -6,7 +6,8 @@ Two hooks, both installed before the user's module is imported:
   through ``.lower(...)`` / ``.trace(...)`` (a jit wrapper calls the Python function with tracers);
 - ``jax.vmap`` is wrapped so each vmap application inside a trace leaves a record (call site,
   output tree, which outputs JAX itself confirms unbatched) and an identity marker on each output
-  leaf, which ir.py turns back into the plain value and remembers.
+  leaf (a named scope, ``VmapRecord.marker``), which ir.build turns back into the plain value and
+  keeps in ``Program.vmap_outputs`` under the leaf's ``VmapLeaf``.
 """
 from __future__ import annotations
 
