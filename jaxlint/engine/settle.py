@@ -9,8 +9,9 @@ ignored or suppressed finding is not fixed) and then demotes the safe fixes it c
 (``settle_file``)."""
 from __future__ import annotations
 
-from typing import Any, Collection, Iterable
+from typing import Collection, Iterable
 
+from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.results import FileAnalysis
 from jaxlint.model import Finding
@@ -24,11 +25,11 @@ def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
     return list(unique.values())
 
 
-def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[str], config: Any,
+def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[str], config: Config | None,
            ran: suppressions.Analyzed | None = None, ignore_noqa: bool = False) -> list[Finding]:
     """The reported findings of the file ``path`` (whose source is ``text``) from its raw ones:
-    ``codes`` are the rules that ran, ``config`` the project's (a jaxlint.config.Config; None:
-    no per-file-ignores), ``ignore_noqa``: suppression comments are not applied (--ignore-noqa)."""
+    ``codes`` are the rules that ran, ``config`` the project's (None: no per-file-ignores),
+    ``ignore_noqa``: suppression comments are not applied (--ignore-noqa)."""
     ignored = suppressions.ignored_for(path, config)
     kept = [f for f in one_per_place(findings) if f.code not in ignored]
     if ignore_noqa:
@@ -36,7 +37,8 @@ def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[
     return suppressions.apply(path, text, kept, set(codes) - ignored, ran or suppressions.Analyzed())
 
 
-def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Any, ignore_noqa: bool = False) -> None:
+def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Config | None,
+                ignore_noqa: bool = False) -> None:
     """``check``'s settling of one file: JX800 speaks where the file's traces were complete, and
     a safe fix whose function jaxlint cannot run becomes unsafe (values.demote_unverifiable)."""
     ran = suppressions.analyzed(analysis.targets, analysis.result)
