@@ -18,7 +18,8 @@ from typing import Iterable
 
 from jaxlint.fixes import stable_calls
 from jaxlint.fixes.ast_spans import node_at, node_span, node_text, parse
-from jaxlint.ir import Op, Value, patterns, primitives
+from jaxlint.ir import Op, Value, patterns
+from jaxlint.ir.primitives import traits
 from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -91,7 +92,7 @@ def _gradient_flows(value: Value) -> bool:
         for use in value.uses:
             if use.primitive in patterns.TRANSPARENT:
                 stack.extend(use.outputs)
-            elif not primitives.traits(use.primitive).gradient_free and not (
+            elif not traits(use.primitive).gradient_free and not (
                     use.primitive == "convert_element_type" and not patterns.inexact(use.outputs[0])) \
                     and any(_live(out) for out in use.outputs):
                 return True
