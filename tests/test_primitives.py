@@ -124,3 +124,7 @@ def test_expand_dims_is_never_emitted() -> None:
 
 def test_jx305_names_every_callback() -> None:
     assert set(jx305_host_callback_in_loop.WRITTEN) == primitives.CALLBACKS
+
+
+def test_jx401_maps_the_positions_of_every_view() -> None:
+    assert set(jx401_prng_key_reuse.VIEWS) == primitives.named(lambda t: t.key.forward == "view")

@@ -5,7 +5,8 @@ import ast
 from typing import Iterable
 
 from jaxlint.fixes import static_slice
-from jaxlint.ir import Op, Value, costs, primitives
+from jaxlint.ir import Op, Value, costs
+from jaxlint.ir.primitives import traits
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -50,7 +51,7 @@ def _constant_ops(value: Value, budget: int = 32) -> int | None:
             continue
         seen.add(id(current))
         producer = current.producer
-        if producer is None or not primitives.traits(producer.primitive).index_arithmetic or producer.regions:
+        if producer is None or not traits(producer.primitive).index_arithmetic or producer.regions:
             return None  # a function or region input, or computed by something else
         count += 1
         if count > budget:

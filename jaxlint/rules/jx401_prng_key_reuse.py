@@ -35,7 +35,7 @@ its key-typed operands (the generic fallback). Differences, for precision and fo
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from jaxlint.ir import Location, Op, Region, Value, loop_body
 from jaxlint.ir.primitives import LOOPS, traits
@@ -107,7 +107,7 @@ class _Walker:
             return fresh
         raw = not is_key(source)  # raw uint32 key data: the last axis is the key's words
         try:
-            idx = idx if forward == "same" else _view(op.primitive, op.params, idx, source.shape, raw)
+            idx = idx if forward == "same" else VIEWS[op.primitive](op.params, idx, source.shape, raw)
         except (ValueError, TypeError, KeyError):
             return fresh
         if idx is None or tuple(idx.shape) != tuple(shape):
@@ -253,39 +253,49 @@ def _key_shape(value: Value) -> tuple[int, ...] | None:
     return None
 
 
-def _view(prim: str, params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
-    """The index array of a view's output (slice, squeeze, reshape, transpose), or None when the
-    view does not keep whole keys."""
+# The views (``forward="view"`` rows of the table), each mapping the index array of its operand's
+# key positions to its output's, given the params, the operand's shape and whether it is raw
+# uint32 key data (the last axis is the key's words); None when the view does not keep whole
+# keys. Like the dynamic signatures of JAX's checker (its ``_slice_signature``), they read params.
+def _slice_view(params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
+    strides = params.get("strides") or (1,) * len(shape)
+    cuts = list(zip(params["start_indices"], params["limit_indices"], strides))
+    if raw and cuts[-1] != (0, shape[-1], 1):
+        return None  # a word of the key, not a key
+    return idx[tuple(slice(*c) for c in (cuts[:-1] if raw else cuts))]
+
+
+def _squeeze_view(params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
     import numpy as np
 
-    if prim == "slice":
-        strides = params.get("strides") or (1,) * len(shape)
-        cuts = list(zip(params["start_indices"], params["limit_indices"], strides))
-        if raw and cuts[-1] != (0, shape[-1], 1):
-            return None  # a word of the key, not a key
-        return idx[tuple(slice(*c) for c in (cuts[:-1] if raw else cuts))]
-    if prim == "squeeze":
-        dims = tuple(int(d) % len(shape) for d in params["dimensions"])
-        if raw and len(shape) - 1 in dims:
+    dims = tuple(int(d) % len(shape) for d in params["dimensions"])
+    if raw and len(shape) - 1 in dims:
+        return None
+    return np.squeeze(idx, dims) if dims else idx
+
+
+def _reshape_view(params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
+    if params.get("dimensions") is not None:
+        return None
+    new = tuple(params["new_sizes"])
+    if raw:
+        if not new or new[-1] != shape[-1]:
             return None
-        return np.squeeze(idx, dims) if dims else idx
-    if prim == "reshape":
-        if params.get("dimensions") is not None:
+        new = new[:-1]
+    return idx.reshape(new)
+
+
+def _transpose_view(params: dict, idx: Any, shape: tuple, raw: bool) -> Any:
+    perm = tuple(params["permutation"])
+    if raw:
+        if perm[-1] != len(shape) - 1:
             return None
-        new = tuple(params["new_sizes"])
-        if raw:
-            if not new or new[-1] != shape[-1]:
-                return None
-            new = new[:-1]
-        return idx.reshape(new)
-    if prim == "transpose":
-        perm = tuple(params["permutation"])
-        if raw:
-            if perm[-1] != len(shape) - 1:
-                return None
-            perm = perm[:-1]
-        return idx.transpose(perm)
-    return None
+        perm = perm[:-1]
+    return idx.transpose(perm)
+
+
+VIEWS: dict[str, Callable[[dict, Any, tuple, bool], Any]] = {
+    "slice": _slice_view, "squeeze": _squeeze_view, "reshape": _reshape_view, "transpose": _transpose_view}
 
 
 def _consumed_operands(op: Op) -> tuple[int, ...]:

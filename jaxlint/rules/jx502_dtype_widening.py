@@ -4,7 +4,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from jaxlint.ir import Op, Value, costs, primitives
+from jaxlint.ir import Op, Value, costs
+from jaxlint.ir.primitives import BINARY_ARITHMETIC, SHAPE_ONLY
 from jaxlint.model import Edit, Finding, Fix
 from jaxlint.rules.base import ProgramContext, Rule
 
@@ -21,9 +22,11 @@ class DtypeWidening(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        for op in ctx.ops_here(*primitives.BINARY_ARITHMETIC):
-            findings = (_check_side(cls, ctx, op, side) for side in (0, 1)) if len(op.inputs) == 2 else ()
-            finding = next((f for f in findings if f is not None), None)
+        for op in ctx.ops_here(*BINARY_ARITHMETIC):
+            if len(op.inputs) != 2:
+                continue
+            sides = (_check_side(cls, ctx, op, side) for side in (0, 1))
+            finding = next((f for f in sides if f is not None), None)  # one finding per op
             if finding is not None:
                 yield finding
 
@@ -42,7 +45,7 @@ def _strong_constant(value: Value) -> Value | None:
         return None if getattr(value.aval, "weak_type", False) else value
     while not value.const:
         producer = value.producer
-        if producer is None or producer.primitive not in primitives.SHAPE_ONLY or len(producer.inputs) != 1:
+        if producer is None or producer.primitive not in SHAPE_ONLY or len(producer.inputs) != 1:
             return None
         value = producer.inputs[0]
     return value

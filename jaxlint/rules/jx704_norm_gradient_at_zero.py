@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from jaxlint.ir import Op, Value, patterns, primitives
+from jaxlint.ir import Op, Value, patterns
+from jaxlint.ir.primitives import traits
 from jaxlint.model import Span
 from jaxlint.rules.base import Rule
 from jaxlint.rules.numerics import Match, Rewrite, StableRewrite
@@ -64,7 +65,7 @@ def _gradient_flows(value: Value) -> bool:
         for use in value.uses:
             if use.primitive in patterns.TRANSPARENT:
                 stack.extend(use.outputs)
-            elif not primitives.traits(use.primitive).gradient_free and not (
+            elif not traits(use.primitive).gradient_free and not (
                     use.primitive == "convert_element_type" and not patterns.inexact(use.outputs[0])) \
                     and any(_live(out) for out in use.outputs):
                 return True
