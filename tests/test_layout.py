@@ -147,3 +147,66 @@ def test_each_folder_imports_only_what_its_stage_allows() -> None:
                           if any(target == f or target.startswith(f if f.endswith(".") else f + ".") for f in forbidden)
                           and target != "jaxlint.model"]
     assert wrong == []
+
+
+# Rules ask about source through the source index (``ctx.index``) only. What ``jaxlint.fixes`` and
+# ``jaxlint.scan.index`` offer that takes the source text (a ``source`` parameter) and builds no
+# fix (no Fix or Edit in its return annotation) is a text-keyed query: a rule must not use it.
+# Fix builders (``-> Fix``, ``-> Edit``) and plain questions about a node stay allowed.
+QUERY_HOMES = ("jaxlint.fixes", "jaxlint.scan.index")
+
+
+def _functions(module: str) -> dict[str, ast.FunctionDef]:
+    path = _modules().get(module)
+    if path is None:
+        return {}
+    tree = ast.parse(path.read_text())
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def _text_keyed_query(function: ast.FunctionDef) -> bool:
+    parameters = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+    returns = ast.unparse(function.returns) if function.returns is not None else ""
+    return "source" in parameters and "Fix" not in returns and "Edit" not in returns
+
+
+def rule_source_queries() -> list[str]:
+    """``rule module -> module.name`` for each text-keyed query helper a rule module uses."""
+    modules = _modules()
+    found = []
+    for name, path in sorted(modules.items()):
+        if not name.startswith("jaxlint.rules"):
+            continue
+        tree = ast.parse(path.read_text())
+        used: set[tuple[str, str]] = set()
+        aliases: dict[str, str] = {}  # local name -> a module of QUERY_HOMES
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    if f"{node.module}.{alias.name}" in modules:
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    else:
+                        used.add((node.module, alias.name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                used.add((aliases[node.value.id], node.attr))
+        for module, attribute in sorted(used):
+            if module.startswith(QUERY_HOMES):
+                function = _functions(module).get(attribute)
+                if function is not None and _text_keyed_query(function):
+                    found.append(f"{name} -> {module}.{attribute}")
+    return found
+
+
+def test_rules_ask_about_source_through_the_index_only() -> None:
+    assert rule_source_queries() == []
+
+
+def test_the_query_check_sees_a_text_keyed_helper() -> None:
+    helper = ast.parse("def node_text(source: str, node: ast.AST) -> str: ...").body[0]
+    builder = ast.parse("def guard_edit(source: str, where: ast.Call) -> Edit: ...").body[0]
+    assert _text_keyed_query(helper) and not _text_keyed_query(builder)  # type: ignore[arg-type]

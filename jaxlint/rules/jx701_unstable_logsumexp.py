@@ -18,7 +18,8 @@ from jaxlint.scan.index import single_argument
 
 
 def _log_of_sum_of_exp(log: Op) -> str | None:
-    """"sum" or "mean" (the sum divided or multiplied by a constant) of an overflowing exp."""
+    """Which reduction of an overflowing exp the log reads: "sum", or "mean" (the sum divided or
+    multiplied by a constant)."""
     total = patterns.produced_by(log.inputs[0], "reduce_sum", "div", "mul")
     mean = total is not None and total.primitive != "reduce_sum"
     if mean:

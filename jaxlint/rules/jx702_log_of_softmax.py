@@ -25,7 +25,7 @@ def _log_of_softmax(log: Op) -> object | None:
 def _fix(match: Match) -> Fix | None:
     """``log(softmax(x, axis=a))`` -> ``log_softmax(x, axis=a)``."""
     index = match.index
-    inner = index.as_call(single_argument(match.node), "softmax")  # type: ignore[arg-type]
+    inner = index.as_call(single_argument(match.node), "softmax")
     if inner is None or not inner.args or len(inner.args) > 2 or any(k.arg != "axis" for k in inner.keywords):
         return None
     arguments = [index.text(a) for a in inner.args]

@@ -39,7 +39,7 @@ def _log_message(match: Match) -> str:
 def _log_fix(match: Match) -> Fix | None:
     """``log(1 + x)`` -> ``log1p(x)``; ``log(1 + exp(x))`` -> ``softplus(x)``."""
     index = match.index
-    inner = single_argument(match.node)  # type: ignore[arg-type]
+    inner = single_argument(match.node)
     if not isinstance(inner, ast.BinOp) or not isinstance(inner.op, ast.Add):
         return None
     x = inner.right if _one(inner.left) else inner.left if _one(inner.right) else None
@@ -66,7 +66,9 @@ EXPM1_MESSAGE = (
 
 def _expm1_fix(match: Match) -> Fix | None:
     node = match.node
-    x = single_argument(match.index.as_call(node.left, "exp")) if _one(node.right) else None  # type: ignore[attr-defined]
+    if not isinstance(node, ast.BinOp) or not _one(node.right):
+        return None
+    x = single_argument(match.index.as_call(node.left, "exp"))
     if x is None:
         return None
     return stable_call(match.index, node, "jax.numpy.expm1", [match.index.text(x)])

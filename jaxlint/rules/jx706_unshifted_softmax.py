@@ -29,8 +29,10 @@ def _unshifted_softmax(division: Op) -> bool | None:
 def _fix(match: Match) -> Fix | None:
     """``exp(x) / sum(exp(x), axis=a, keepdims=True)`` -> ``softmax(x, axis=a)``."""
     division, index = match.node, match.index
-    top = index.as_call(division.left, "exp")  # type: ignore[attr-defined]
-    total = index.as_call(division.right, "sum")  # type: ignore[attr-defined]
+    if not isinstance(division, ast.BinOp):
+        return None
+    top = index.as_call(division.left, "exp")
+    total = index.as_call(division.right, "sum")
     reduced = index.reduction_operand(total) if total is not None else None
     if top is None or reduced is None:
         return None

@@ -25,8 +25,10 @@ def _fix(match: Match) -> Fix | None:
     """``1 / (1 + exp(-x))`` -> ``sigmoid(x)``; ``1 / (1 + exp(x))`` -> ``sigmoid(-x)``."""
     one = lambda n: isinstance(n, ast.Constant) and type(n.value) in (int, float) and n.value == 1  # noqa: E731
     division, index = match.node, match.index
-    bottom = division.right  # type: ignore[attr-defined]
-    if not one(division.left) or not isinstance(bottom, ast.BinOp) or not isinstance(bottom.op, ast.Add):  # type: ignore[attr-defined]
+    if not isinstance(division, ast.BinOp) or not one(division.left):
+        return None
+    bottom = division.right
+    if not isinstance(bottom, ast.BinOp) or not isinstance(bottom.op, ast.Add):
         return None
     other = bottom.right if one(bottom.left) else bottom.left if one(bottom.right) else None
     z = single_argument(index.as_call(other, "exp"))

@@ -41,7 +41,7 @@ def _message(match: Match) -> str:
 def _fix(match: Match) -> Fix | None:
     """``log(sigmoid(x))`` -> ``log_sigmoid(x)``; ``log(1 - sigmoid(x))`` -> ``log_sigmoid(-x)``."""
     index, negative = match.index, match.found
-    inner = single_argument(match.node)  # type: ignore[arg-type]
+    inner = single_argument(match.node)
     if negative:
         one = isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub) \
             and isinstance(inner.left, ast.Constant) and type(inner.left.value) in (int, float) \

@@ -76,7 +76,8 @@ class StableRewrite:
                 if match is not None:
                     seen.add(span)
                     message = rewrite.message if isinstance(rewrite.message, str) else rewrite.message(match)
-                    yield ctx.finding(cls, message, ctx.index.span(match.node), rewrite.fix(match))  # type: ignore[arg-type]
+                    span = ctx.index.span(match.node)
+                    yield ctx.finding(cls, message, span, rewrite.fix(match))  # type: ignore[arg-type]
                     break
 
 

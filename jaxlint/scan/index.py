@@ -364,9 +364,9 @@ def int_literal(node: ast.AST) -> int | None:
     return None
 
 
-def single_argument(call: ast.Call | None) -> ast.expr | None:
-    """The only argument of ``f(x)`` (``jnp.exp(x)``), no keywords; None for no call."""
-    if call is not None and len(call.args) == 1 and not call.keywords:
+def single_argument(call: ast.AST | None) -> ast.expr | None:
+    """The only argument of ``f(x)`` (``jnp.exp(x)``), no keywords; None for anything else."""
+    if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
         return call.args[0]
     return None
 
