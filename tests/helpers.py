@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import os
@@ -146,3 +147,78 @@ def check_in_process(paths: list[str], rules: list[type[Rule]], **kwargs: Any) -
     test process by InProcessPool: the same findings without a worker's JAX import."""
     with in_process_workers():
         return check(paths, rules, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule cases: tests/rules/JXnnn.py, or the folder tests/rules/JXnnn/ (see tests/rules/README.md).
+
+CASES = Path(__file__).resolve().parent / "rules"
+_EXPECT = re.compile(r"#.*\bexpect: (JX\d+(?:, JX\d+)*)")
+FAILURE_CODES = ("JX6", "JX9")  # analysis failures: a function that gives one was not traced (JX602 is a rule)
+
+
+def case_source(code: str) -> Path:
+    """The case file ``tests/rules/<code>.py``, else the case folder ``tests/rules/<code>/``."""
+    path = CASES / f"{code}.py"
+    return path if path.is_file() else CASES / code
+
+
+def case_markers(root: Path) -> list[tuple[str, str, int]]:
+    """(file relative to ``root``, code, line) of every ``# expect: JXnnn[, JXmmm]`` comment, once per
+    code named: the findings a check of the case must give, exactly."""
+    files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+    return sorted((path.relative_to(root).as_posix() if root.is_dir() else path.name, code, number)
+                  for path in files
+                  for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                  for match in [_EXPECT.search(line)] if match
+                  for code in match.group(1).split(", "))
+
+
+def case_rules(code: str, folder: Path) -> list[type[Rule]]:
+    """The rule the case is named after, unless its pyproject.toml sets ``select``."""
+    from jaxlint.config import load_config
+    from jaxlint.config.selection import select_rules
+
+    config = load_config([str(folder)])
+    if any(layer.select is not None for layer in config.layers):
+        return config.rules()
+    return select_rules([code], None)
+
+
+def copy_case(code: str, into: Path) -> Path:
+    """The case copied into the empty folder ``into`` (the project root: a ``pyproject.toml`` with
+    a ``[tool.jaxlint]`` table unless the case brings its own), which is returned."""
+    import shutil
+
+    source = case_source(code)
+    if source.is_dir():
+        shutil.copytree(source, into, dirs_exist_ok=True)
+    else:
+        shutil.copy(source, into / source.name)
+    if not (into / "pyproject.toml").exists():
+        (into / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    return into
+
+
+def check_case(code: str, into: Path, **kwargs: Any) -> CheckResult:
+    """The case of ``code`` copied into ``into`` and checked in the test process, as a user's project."""
+    copy_case(code, into)
+    return check_in_process([str(into)], case_rules(code, into), **kwargs)
+
+
+def case_line(code: str, text: str, file: str | None = None) -> int:
+    """The number of the one line of the case (``file`` in a case folder) that contains ``text``."""
+    source = case_source(code)
+    path = source / file if file else source
+    [number] = [n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text in line]
+    return number
+
+
+@functools.lru_cache(maxsize=None)
+def checked_case(code: str) -> tuple[Path, CheckResult]:
+    """``check_case`` once per test session (its project folder, its result): the case test and a
+    rule's own tests of messages and spans read the same run. Callers must not change either."""
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix=f"jaxlint-case-{code}-"))
+    return root, check_case(code, root)
