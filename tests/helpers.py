@@ -207,11 +207,10 @@ def check_case(code: str, into: Path, **kwargs: Any) -> CheckResult:
 
 
 def case_line(code: str, text: str, file: str | None = None) -> int:
-    """The number of the one line of the case (``file`` in a case folder) that contains ``text``."""
+    """The number of the first line of the case (``file`` in a case folder) that contains ``text``."""
     source = case_source(code)
     path = source / file if file else source
-    [number] = [n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text in line]
-    return number
+    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text in line)
 
 
 @functools.lru_cache(maxsize=None)
