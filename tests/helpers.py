@@ -175,14 +175,15 @@ def case_markers(root: Path) -> list[tuple[str, str, int]]:
 
 
 def case_rules(code: str, folder: Path) -> list[type[Rule]]:
-    """The rule the case is named after, unless its pyproject.toml sets ``select``."""
+    """The rule the case is named after and the analysis failures (JX9xx: a rule raising on a near miss
+    is reported, not quiet), unless the case's pyproject.toml sets ``select``."""
     from jaxlint.config import load_config
     from jaxlint.config.selection import select_rules
 
     config = load_config([str(folder)])
     if any(layer.select is not None for layer in config.layers):
         return config.rules()
-    return select_rules([code], None)
+    return select_rules([code, "JX9"], None)
 
 
 def copy_case(code: str, into: Path) -> Path:
