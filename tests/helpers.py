@@ -154,7 +154,8 @@ def check_in_process(paths: list[str], rules: list[type[Rule]], **kwargs: Any) -
 
 CASES = Path(__file__).resolve().parent / "rules"
 _EXPECT = re.compile(r"#.*\bexpect: (JX\d+(?:, JX\d+)*)")
-FAILURE_CODES = ("JX6", "JX9")  # analysis failures: a function that gives one was not traced (JX602 is a rule)
+# Why a function was not traced, when no finding says it: a case must have none.
+SILENT_SKIPS = ("no-arguments", "not-traceable", "not-found")
 
 
 def case_source(code: str) -> Path:
@@ -175,15 +176,16 @@ def case_markers(root: Path) -> list[tuple[str, str, int]]:
 
 
 def case_rules(code: str, folder: Path) -> list[type[Rule]]:
-    """The rule the case is named after and the analysis failures (JX9xx: a rule raising on a near miss
-    is reported, not quiet), unless the case's pyproject.toml sets ``select``."""
+    """The rule the case is named after and the analysis failures, JX601 and JX9xx (a near miss that
+    fails to trace, or a rule raising on it, is reported, not quiet), unless the case's
+    pyproject.toml sets ``select``."""
     from jaxlint.config import load_config
     from jaxlint.config.selection import select_rules
 
     config = load_config([str(folder)])
     if any(layer.select is not None for layer in config.layers):
         return config.rules()
-    return select_rules([code, "JX9"], None)
+    return select_rules([code, "JX601", "JX9"], None)
 
 
 def copy_case(code: str, into: Path) -> Path:

@@ -39,17 +39,12 @@ def static_list(x, sizes):  # expect: JX601
     return x * len(sizes)
 
 
-# Quiet: traceable; and a function nothing gives arguments to (not traced, no error).
+# Quiet: traceable.
 
 
 @jax.jit
 def fine(x):
     return jnp.where(x > 0, x, -x)
-
-
-@partial(jax.jit, static_argnums=1)
-def unhinted_static_list(x, sizes):
-    return x * len(sizes)
 
 
 x = jnp.ones(3)
