@@ -175,17 +175,13 @@ def case_markers(root: Path) -> list[tuple[str, str, int]]:
                   for code in match.group(1).split(", "))
 
 
-def case_rules(code: str, folder: Path) -> list[type[Rule]]:
-    """The rule the case is named after and the analysis failures, JX601 and JX9xx (a near miss that
-    fails to trace, or a rule raising on it, is reported, not quiet), unless the case's
-    pyproject.toml sets ``select``."""
+def case_rules(folder: Path) -> list[type[Rule]]:
+    """Every rule, as ``jaxlint check`` runs them, or those the case's pyproject.toml selects: a near
+    miss of one rule that another reports is marked, and a near miss that fails to trace (JX601), or
+    a rule raising on it (JX906), is reported, not quiet."""
     from jaxlint.config import load_config
-    from jaxlint.config.selection import select_rules
 
-    config = load_config([str(folder)])
-    if any(layer.select is not None for layer in config.layers):
-        return config.rules()
-    return select_rules([code, "JX601", "JX9"], None)
+    return load_config([str(folder)]).rules()
 
 
 def copy_case(code: str, into: Path) -> Path:
@@ -206,7 +202,7 @@ def copy_case(code: str, into: Path) -> Path:
 def check_case(code: str, into: Path, **kwargs: Any) -> CheckResult:
     """The case of ``code`` copied into ``into`` and checked in the test process, as a user's project."""
     copy_case(code, into)
-    return check_in_process([str(into)], case_rules(code, into), **kwargs)
+    return check_in_process([str(into)], case_rules(into), **kwargs)
 
 
 def case_line(code: str, text: str, file: str | None = None) -> int:

@@ -43,7 +43,7 @@ def fixed_case(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckRes
     """The case checked with --fix by the real worker (the fixes are written and verified in a fresh
     worker: the rule's fixes go through the process boundary here)."""
     root = copy_case(CODE, tmp_path_factory.mktemp(CODE))
-    return root, check([str(root)], case_rules(CODE, root), fix=True)
+    return root, check([str(root)], case_rules(root), fix=True)
 
 
 @pytest.fixture(scope="module")

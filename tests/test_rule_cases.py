@@ -3,9 +3,10 @@
 A case holds the rule's triggers, each line marked ``# expect: JXnnn``, and near misses beside them
 that must stay quiet. It is copied into a temporary project and checked in the test process
 (helpers.check_case); the findings' (file, code, line) must be the markers', exactly (a line
-reported twice by one code names the code twice). The analysis failures run too (JX601, JX9xx),
-and every function jaxlint finds in the case is traced unless a marked failure says why: a near
-miss that fails to trace cannot pass for quiet. tests/rules/README.md has the convention.
+reported twice by one code names the code twice). Every rule runs, as ``jaxlint check`` runs
+them (unless the case's pyproject.toml selects), and every function jaxlint finds in the case is
+traced unless a marked failure (JX601, JX901, JX905) says why: a near miss that fails to trace
+cannot pass for quiet. tests/rules/README.md has the convention.
 
 Every registered rule has a page (rules/JXnnn.md), but for those in NO_PAGE, and a case, but for the
 few in EXEMPT, which say why no file can produce their finding in this test.

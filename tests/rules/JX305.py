@@ -60,16 +60,8 @@ def print_in_python_loop(xs):
     return xs
 
 
-@jax.jit
-def unrolled(x):
-    for _ in range(300):
-        x = x * 2.0 + 1.0
-    return x
-
-
 # Lowered, not run: nothing is compiled at import.
 xs = jnp.ones(10, jnp.float32)
 for fn, arg in [(print_in_scan, xs), (callback_in_cond_in_scan, xs), (io_in_while, jnp.float32(0)),
-                (debug_callback_nested, xs), (print_outside_loop, xs), (print_in_python_loop, xs),
-                (unrolled, jnp.ones(3))]:
+                (debug_callback_nested, xs), (print_outside_loop, xs), (print_in_python_loop, xs)]:
     fn.lower(arg)
