@@ -1,13 +1,16 @@
 """Small helpers the rule tests share."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import importlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
@@ -18,7 +21,7 @@ from unittest import mock
 from jaxlint.config import DEFAULT_TIMEOUT
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
-from jaxlint.model import Job, Result
+from jaxlint.model import Finding, Job, Result
 from jaxlint.rules import Rule
 
 
@@ -187,8 +190,6 @@ def case_rules(folder: Path) -> list[type[Rule]]:
 def copy_case(code: str, into: Path) -> Path:
     """The case copied into the empty folder ``into`` (the project root: a ``pyproject.toml`` with
     a ``[tool.jaxlint]`` table unless the case brings its own), which is returned."""
-    import shutil
-
     source = case_source(code)
     if source.is_dir():
         shutil.copytree(source, into, dirs_exist_ok=True)
@@ -216,7 +217,44 @@ def case_line(code: str, text: str, file: str | None = None) -> int:
 def checked_case(code: str) -> tuple[Path, CheckResult]:
     """``check_case`` once per test session (its project folder, its result): the case test and a
     rule's own tests of messages and spans read the same run. Callers must not change either."""
-    import tempfile
-
     root = Path(tempfile.mkdtemp(prefix=f"jaxlint-case-{code}-"))
+    atexit.register(shutil.rmtree, root, True)
     return root, check_case(code, root)
+
+
+def position(text: str, snippet: str) -> tuple[int, int]:
+    """(1-based line, 0-based character column) of the first ``snippet`` in ``text``."""
+    index = text.index(snippet)
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
+
+
+def by_target(findings: list[Finding], code: str | None = None) -> dict[str, Finding]:
+    """The findings (of ``code``, if given) by traced function, which must have one each."""
+    found: dict[str, Finding] = {}
+    for finding in findings:
+        if code is None or finding.code == code:
+            assert finding.target not in found, f"two findings for {finding.target}"
+            found[finding.target] = finding
+    return found
+
+
+def fix_case_with_workers(code: str, into: Path) -> CheckResult:
+    """The case copied into ``into`` and checked with --fix by the real worker: the fixes are
+    written and verified in a fresh worker, through the process boundary."""
+    copy_case(code, into)
+    return check([str(into)], case_rules(into), fix=True)
+
+
+def assert_case_fixed(code: str, root: Path, result: CheckResult, fixed: dict[str, tuple[str, str]],
+                      fixless: list[str]) -> None:
+    """``fix_case_with_workers`` fixed the functions of ``fixed`` (name: (the expression it
+    returns, after the fix)) and no other; checked again, what is left is ``fixless``'s findings."""
+    assert set(by_target(result.fixed)) == set(fixed) and all(f.code == code for f in result.fixed)
+    assert result.fix_rejected == []
+    assert sorted(f.target for f in result.findings) == sorted(fixless)
+    assert all(f.fix is None for f in result.findings)
+    expected = case_source(code).read_text(encoding="utf-8")
+    for before, after in fixed.values():
+        assert f"    return {before}  # expect: {code}\n" in expected, before
+        expected = expected.replace(f"    return {before}  #", f"    return {after}  #")
+    assert (root / f"{code}.py").read_text(encoding="utf-8") == expected

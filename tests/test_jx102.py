@@ -2,7 +2,7 @@
 (tests/rules/JX102.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
-from helpers import case_source, checked_case
+from helpers import by_target, case_source, checked_case, position
 
 from jaxlint.model import Finding
 
@@ -10,17 +10,7 @@ CASE = case_source("JX102").read_text(encoding="utf-8")
 
 
 def found() -> dict[str, Finding]:
-    by_target: dict[str, Finding] = {}
-    for finding in checked_case("JX102")[1].findings:
-        assert finding.target not in by_target, f"two findings for {finding.target}"
-        by_target[finding.target] = finding
-    return by_target
-
-
-def position(text: str, snippet: str) -> tuple[int, int]:
-    """(1-based line, 0-based character column) of ``snippet`` in ``text``."""
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
+    return by_target(checked_case("JX102")[1].findings)
 
 
 def test_every_trigger_is_a_warning_with_a_cost_and_no_fix() -> None:

@@ -2,7 +2,7 @@
 (tests/rules/JX103.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
-from helpers import case_source, checked_case
+from helpers import case_source, checked_case, position
 
 from jaxlint.model import Finding
 
@@ -11,12 +11,6 @@ CASE = case_source("JX103").read_text(encoding="utf-8")
 
 def found() -> dict[str, Finding]:
     return {finding.target: finding for finding in checked_case("JX103")[1].findings}
-
-
-def position(text: str, snippet: str) -> tuple[int, int]:
-    """(1-based line, 0-based character column) of ``snippet`` in ``text``."""
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
 
 
 def test_batched_while_and_fori() -> None:

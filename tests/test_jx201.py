@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import case_source, checked_case
+from helpers import by_target, case_source, checked_case
 
 from jaxlint.model import Finding
 
@@ -13,11 +13,7 @@ CASE = case_source("JX201").read_text(encoding="utf-8")
 @pytest.fixture(scope="module")
 def found() -> dict[str, Finding]:
     """The findings of the case (tests/rules/JX201.py, whose marked lines test_rule_cases.py checks)."""
-    by_target: dict[str, Finding] = {}
-    for finding in checked_case("JX201")[1].findings:
-        assert finding.target not in by_target, f"two findings for {finding.target}"
-        by_target[finding.target] = finding
-    return by_target
+    return by_target(checked_case("JX201")[1].findings)
 
 
 def line_of(text: str) -> int:

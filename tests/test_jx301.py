@@ -2,25 +2,15 @@
 (tests/rules/JX301.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
-from helpers import case_source, checked_case
+from helpers import by_target, case_source, checked_case, position
 
 from jaxlint.model import Finding
 
 CASE = case_source("JX301").read_text(encoding="utf-8")
 
 
-def position(text: str, snippet: str) -> tuple[int, int]:
-    """(1-based line, 0-based column) of the first ``snippet`` in ``text``."""
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
-
-
 def found() -> dict[str, Finding]:
-    by_target: dict[str, Finding] = {}
-    for finding in checked_case("JX301")[1].findings:
-        assert finding.target not in by_target, f"two findings for {finding.target}"
-        by_target[finding.target] = finding
-    return by_target
+    return by_target(checked_case("JX301")[1].findings)
 
 
 def test_closure_constants_point_at_their_first_use() -> None:

@@ -8,18 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import case_line, case_source, check_in_process, checked_case, write
+from helpers import case_line, case_source, check_in_process, checked_case, position, write
 
 from jaxlint.config.selection import select_rules
 from jaxlint.model import Finding
 
 CASE = case_source("JX302").read_text(encoding="utf-8")
-
-
-def position(text: str, snippet: str) -> tuple[int, int]:
-    """(1-based line, 0-based column) of the first ``snippet`` in ``text``."""
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
 
 
 def case_findings() -> dict[str, list[Finding]]:

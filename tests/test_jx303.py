@@ -1,13 +1,12 @@
-"""JX303 constant-index-gather: its fixes (written by the real worker) and messages, on its case (tests/rules/JX303.py, whose
-marked lines test_rule_cases.py checks)."""
+"""JX303 constant-index-gather: its fixes (written by the real worker) and messages, on its case
+(tests/rules/JX303.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import case_rules, case_source, checked_case, copy_case
+from helpers import assert_case_fixed, by_target, case_source, checked_case, fix_case_with_workers, position
 
-from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 
@@ -25,25 +24,10 @@ FIXED = {
 FIXLESS = ["mixed_signs"]
 
 
-def by_target(findings: list[Finding]) -> dict[str, Finding]:
-    found: dict[str, Finding] = {}
-    for finding in findings:
-        assert finding.target not in found, f"two findings for {finding.target}"
-        found[finding.target] = finding
-    return found
-
-
-def position(text: str, snippet: str) -> tuple[int, int]:
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
-
-
 @pytest.fixture(scope="module")
 def fixed_case(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
-    """The case checked with --fix by the real worker (the fixes are written and verified in a fresh
-    worker: the rule's fixes go through the process boundary here)."""
-    root = copy_case(CODE, tmp_path_factory.mktemp(CODE))
-    return root, check([str(root)], case_rules(root), fix=True)
+    root = tmp_path_factory.mktemp(CODE)
+    return root, fix_case_with_workers(CODE, root)
 
 
 @pytest.fixture(scope="module")
@@ -51,22 +35,8 @@ def fixed(fixed_case: tuple[Path, CheckResult]) -> dict[str, Finding]:
     return by_target(fixed_case[1].fixed)
 
 
-def test_every_fixable_trigger_is_fixed(fixed_case, fixed) -> None:
-    _, result = fixed_case
-    assert set(fixed) == set(FIXED) and all(f.code == CODE for f in fixed.values())
-    assert result.fix_rejected == []
-    # Analyzed again after the fix: what is left are the findings without a fix.
-    assert sorted(f.target for f in result.findings) == sorted(FIXLESS)
-    assert all(f.fix is None for f in result.findings)
-
-
-def test_fixed_file_text(fixed_case) -> None:
-    root, _ = fixed_case
-    expected = CASE
-    for before, after in FIXED.values():
-        assert f"    return {before}  # expect: {CODE}\n" in expected, before
-        expected = expected.replace(f"    return {before}  #", f"    return {after}  #")
-    assert (root / f"{CODE}.py").read_text(encoding="utf-8") == expected
+def test_fixes_written_and_verified_by_the_worker(fixed_case) -> None:
+    assert_case_fixed(CODE, *fixed_case, FIXED, FIXLESS)
 
 
 def test_reported_without_fix() -> None:

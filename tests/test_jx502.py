@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import assert_analyzed, case_source, check_in_process, checked_case, write
+from helpers import assert_analyzed, by_target, case_source, check_in_process, checked_case, position, write
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.results import CheckResult
@@ -23,21 +23,6 @@ def case_findings(file: str) -> list[Finding]:
 
 def run(path: Path) -> CheckResult:
     return check_in_process([str(path)], select_rules(None, None))
-
-
-def by_target(findings: list[Finding], code: str) -> dict[str, Finding]:
-    found: dict[str, Finding] = {}
-    for finding in findings:
-        if finding.code != code:
-            continue
-        assert finding.target not in found, f"two findings for {finding.target}"
-        found[finding.target] = finding
-    return found
-
-
-def position(text: str, snippet: str) -> tuple[int, int]:
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
 
 
 def test_widening_reported_by_numpy_constants_only() -> None:

@@ -2,26 +2,9 @@
 (tests/rules/JX503.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
-from helpers import case_source, checked_case
-
-from jaxlint.model import Finding
+from helpers import by_target, case_source, checked_case, position
 
 BOUNDS = case_source("JX503").read_text(encoding="utf-8")
-
-
-def by_target(findings: list[Finding], code: str) -> dict[str, Finding]:
-    found: dict[str, Finding] = {}
-    for finding in findings:
-        if finding.code != code:
-            continue
-        assert finding.target not in found, f"two findings for {finding.target}"
-        found[finding.target] = finding
-    return found
-
-
-def position(text: str, snippet: str) -> tuple[int, int]:
-    index = text.index(snippet)
-    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
 
 
 def test_out_of_bounds_constant_indices() -> None:
