@@ -1,12 +1,16 @@
 """Small helpers the rule tests share."""
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import importlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
@@ -17,7 +21,7 @@ from unittest import mock
 from jaxlint.config import DEFAULT_TIMEOUT
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
-from jaxlint.model import Job, Result
+from jaxlint.model import Finding, Job, Result
 from jaxlint.rules import Rule
 
 
@@ -146,3 +150,111 @@ def check_in_process(paths: list[str], rules: list[type[Rule]], **kwargs: Any) -
     test process by InProcessPool: the same findings without a worker's JAX import."""
     with in_process_workers():
         return check(paths, rules, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule cases: tests/rules/JXnnn.py, or the folder tests/rules/JXnnn/ (see tests/rules/README.md).
+
+CASES = Path(__file__).resolve().parent / "rules"
+_EXPECT = re.compile(r"#.*\bexpect: (JX\d+(?:, JX\d+)*)")
+# Why a function was not traced, when no finding says it: a case must have none.
+SILENT_SKIPS = ("no-arguments", "not-traceable", "not-found")
+
+
+def case_source(code: str) -> Path:
+    """The case file ``tests/rules/<code>.py``, else the case folder ``tests/rules/<code>/``."""
+    path = CASES / f"{code}.py"
+    return path if path.is_file() else CASES / code
+
+
+def case_markers(root: Path) -> list[tuple[str, str, int]]:
+    """(file relative to ``root``, code, line) of every ``# expect: JXnnn[, JXmmm]`` comment, once per
+    code named: the findings a check of the case must give, exactly."""
+    files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+    return sorted((path.relative_to(root).as_posix() if root.is_dir() else path.name, code, number)
+                  for path in files
+                  for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                  for match in [_EXPECT.search(line)] if match
+                  for code in match.group(1).split(", "))
+
+
+def case_rules(folder: Path) -> list[type[Rule]]:
+    """Every rule, as ``jaxlint check`` runs them, or those the case's pyproject.toml selects: a near
+    miss of one rule that another reports is marked, and a near miss that fails to trace (JX601), or
+    a rule raising on it (JX906), is reported, not quiet."""
+    from jaxlint.config import load_config
+
+    return load_config([str(folder)]).rules()
+
+
+def copy_case(code: str, into: Path) -> Path:
+    """The case copied into the empty folder ``into`` (the project root: a ``pyproject.toml`` with
+    a ``[tool.jaxlint]`` table unless the case brings its own), which is returned."""
+    source = case_source(code)
+    if source.is_dir():
+        shutil.copytree(source, into, dirs_exist_ok=True)
+    else:
+        shutil.copy(source, into / source.name)
+    if not (into / "pyproject.toml").exists():
+        (into / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    return into
+
+
+def check_case(code: str, into: Path, **kwargs: Any) -> CheckResult:
+    """The case of ``code`` copied into ``into`` and checked in the test process, as a user's project."""
+    copy_case(code, into)
+    return check_in_process([str(into)], case_rules(into), **kwargs)
+
+
+def case_line(code: str, text: str, file: str | None = None) -> int:
+    """The number of the first line of the case (``file`` in a case folder) that contains ``text``."""
+    source = case_source(code)
+    path = source / file if file else source
+    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text in line)
+
+
+@functools.lru_cache(maxsize=None)
+def checked_case(code: str) -> tuple[Path, CheckResult]:
+    """``check_case`` once per test session (its project folder, its result): the case test and a
+    rule's own tests of messages and spans read the same run. Callers must not change either."""
+    root = Path(tempfile.mkdtemp(prefix=f"jaxlint-case-{code}-"))
+    atexit.register(shutil.rmtree, root, True)
+    return root, check_case(code, root)
+
+
+def position(text: str, snippet: str) -> tuple[int, int]:
+    """(1-based line, 0-based character column) of the first ``snippet`` in ``text``."""
+    index = text.index(snippet)
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1)
+
+
+def by_target(findings: list[Finding], code: str | None = None) -> dict[str, Finding]:
+    """The findings (of ``code``, if given) by traced function, which must have one each."""
+    found: dict[str, Finding] = {}
+    for finding in findings:
+        if code is None or finding.code == code:
+            assert finding.target not in found, f"two findings for {finding.target}"
+            found[finding.target] = finding
+    return found
+
+
+def fix_case_with_workers(code: str, into: Path) -> CheckResult:
+    """The case copied into ``into`` and checked with --fix by the real worker: the fixes are
+    written and verified in a fresh worker, through the process boundary."""
+    copy_case(code, into)
+    return check([str(into)], case_rules(into), fix=True)
+
+
+def assert_case_fixed(code: str, root: Path, result: CheckResult, fixed: dict[str, tuple[str, str]],
+                      fixless: list[str]) -> None:
+    """``fix_case_with_workers`` fixed the functions of ``fixed`` (name: (the expression it
+    returns, after the fix)) and no other; checked again, what is left is ``fixless``'s findings."""
+    assert set(by_target(result.fixed)) == set(fixed) and all(f.code == code for f in result.fixed)
+    assert result.fix_rejected == []
+    assert sorted(f.target for f in result.findings) == sorted(fixless)
+    assert all(f.fix is None for f in result.findings)
+    expected = case_source(code).read_text(encoding="utf-8")
+    for before, after in fixed.values():
+        assert f"    return {before}  # expect: {code}\n" in expected, before
+        expected = expected.replace(f"    return {before}  #", f"    return {after}  #")
+    assert (root / f"{code}.py").read_text(encoding="utf-8") == expected

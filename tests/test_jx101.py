@@ -1,27 +1,23 @@
 """JX101 vmap-unbatched-output on real jaxprs, through the whole pipeline (worker, rules, fixer).
 
-Each module below is written to a temporary folder and checked once; the tests then assert on
-that one result. Most checks run in the test process (helpers.check_in_process: the worker's
+Which lines it reports, with the near misses, is its case (tests/rules/JX101.py), checked by
+test_rule_cases.py; the messages of the findings without a fix read that run. The fixes are
+tested here: each module below is written to a temporary folder and checked once; the tests then
+assert on that one result. Most checks run in the test process (helpers.check_in_process: the worker's
 analysis without a worker process); the command line and two --fix runs (a fix written, a fix
 rejected) keep the real worker, which verifies fixes in a fresh worker of its own.
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import assert_analyzed, check_in_process, write
+from helpers import case_line, check_in_process, checked_case, write
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-
-REPO = Path(__file__).resolve().parents[1]
 
 TRIGGERS = '''\
 import jax
@@ -179,111 +175,6 @@ def symbolic_eager(x, y):
     return a[-1], b
 '''
 
-QUIET = '''\
-import jax
-import jax.numpy as jnp
-
-
-def pair(x, y):
-    return x + 1, x * y
-
-
-@jax.jit
-def depends_on_mapped(x, y):
-    a, b = jax.vmap(pair, in_axes=(0, 0))(y, y)
-    return a[0], b
-
-
-@jax.jit
-def already_none(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=(None, 0))(x, y)
-    return a, b[0]
-
-
-@jax.jit
-def batched_indexed(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    return b[0]
-
-
-@jax.jit
-def returned_whole(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    return a, b
-
-
-def arithmetic_whole(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    return a * b
-
-
-@jax.jit
-def indexed_and_whole(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    return a[0] + a.sum(), b
-
-
-x = jnp.float32(1)
-y = jnp.arange(10.0)
-for fn in (depends_on_mapped, already_none, batched_indexed, returned_whole, arithmetic_whole,
-           indexed_and_whole):
-    fn(x, y)
-'''
-
-FIXLESS = '''\
-import jax
-import jax.numpy as jnp
-
-
-def pair(x, y):
-    return x + 1, x * y
-
-
-def variable_index(x, y, i):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    return a[i], b
-
-
-def rebound_in_branch(x, y, flag):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    if flag:
-        a = b
-    return a[0], b
-
-
-def applied_later(x, y):
-    mapped = jax.vmap(pair, in_axes=(None, 0))
-    a, b = mapped(x, y)
-    return a[0], b
-
-
-def in_closure(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-    first = lambda: a[0]
-    return first(), b
-
-
-def in_loop(x, y):
-    total = 0.0
-    for _ in range(2):
-        a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
-        total = total + a[0]
-    return total, b
-
-
-def batch_axis_one(x, y):
-    a, b = jax.vmap(pair, in_axes=(None, 0), out_axes=1)(x, y)
-    return a[:, 0], b
-
-
-x = jnp.ones(3)
-y = jnp.ones((10, 3))
-variable_index(x, y, jnp.int32(1))
-rebound_in_branch(x, y, False)
-for fn in (applied_later, in_closure, in_loop, batch_axis_one):
-    fn(x, y)
-'''
-
 # The same vmap site is unbatched for one caller and batched for another: the fix that declares
 # it unbatched breaks the second caller, which verification must catch.
 REJECTED = '''\
@@ -317,29 +208,6 @@ def uses_mapped(x, y):
 uses_free(1.0, jnp.arange(10.0))
 uses_mapped(1.0, jnp.arange(10.0))
 '''
-
-# The broadcast is made inside a jit and indexed outside it: it is materialized.
-LEAVES_JIT = '''\
-import jax
-import jax.numpy as jnp
-
-
-def pair(x, y):
-    return x + 1, x * y
-
-
-def mapped(x, y):
-    return jax.vmap(pair, in_axes=(None, 0))(x, y)
-
-
-def outer(x, y):
-    a, b = jax.jit(mapped)(x, y)
-    return a[0], jax.vmap(jnp.sin)(b)
-
-
-outer(jnp.float32(1), jnp.arange(10.0))
-'''
-
 
 def run(path: Path, fix: bool = False) -> CheckResult:
     """The real pipeline: worker processes."""
@@ -489,35 +357,23 @@ def test_symbolic_batch_size(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Near misses: nothing to report.
-
-
-def test_near_misses_are_quiet(tmp_path: Path) -> None:
-    path = write(tmp_path, "jx101_quiet", QUIET)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    run_cli = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", str(path)],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
-    assert json.loads(run_cli.stdout) == [], run_cli.stdout
-    assert run_cli.returncode == 0, run_cli.stderr
-    assert "(6 targets traced)" in run_cli.stderr
-
-
-# ---------------------------------------------------------------------------------------------
 # Reported without a fix.
 
 
-def test_reported_without_fix(tmp_path: Path) -> None:
-    path = write(tmp_path, "jx101_fixless", FIXLESS)
-    result = run_in_process(path)
-    assert_analyzed(result, 6)
-    found = by_target(result.findings)
-    assert set(found) == {"variable_index", "rebound_in_branch", "applied_later", "in_closure", "in_loop",
-                          "batch_axis_one"}
-    for target, finding in found.items():
-        assert finding.code == "JX101", target
-        assert finding.fix is None, target
+def case_findings() -> dict[str, Finding]:
+    """The findings of the case (tests/rules/JX101.py, whose marked lines test_rule_cases.py checks),
+    by traced function."""
+    return by_target(checked_case("JX101")[1].findings)
+
+
+def test_reported_without_fix() -> None:
+    found = case_findings()
+    for target in ("variable_index", "rebound_in_branch", "applied_later", "in_closure", "in_loop",
+                   "batch_axis_one", "outer"):
+        assert found[target].fix is None, target
     assert "(used as [i])" in found["variable_index"].message
-    assert found["applied_later"].span.start_col == position(FIXLESS, "mapped(x, y)")[1]
+    line = case_line("JX101", "a, b = mapped(x, y)")
+    assert (found["applied_later"].span.start_line, found["applied_later"].span.start_col) == (line, 11)
     assert "(10 copies)" in found["in_loop"].message
 
 
@@ -533,41 +389,14 @@ def test_fix_rejected_by_verification_leaves_file_identical(tmp_path: Path) -> N
     assert not list(tmp_path.glob(".jaxlint-*"))
 
 
-def test_broadcast_leaving_its_jit_is_materialized(tmp_path: Path) -> None:
-    path = write(tmp_path, "jx101_leaves_jit", LEAVES_JIT)
-    result = run_in_process(path)
-    [finding] = result.findings
-    assert finding.target == "outer" and finding.fix is None  # the use is not where the vmap is bound
-    assert finding.span.start_line == position(LEAVES_JIT, "jax.vmap(pair")[0]
+def test_broadcast_leaving_its_jit_is_materialized() -> None:
+    finding = case_findings()["outer"]  # the use is not where the vmap is bound: no fix
     assert "the broadcast leaves the jax.jit that makes it" in finding.message
     assert "10 elements (40 bytes)" in finding.message
 
 
-NEGATIVE_INDEX = '''\
-import jax
-
-
-def blackbox_function(x, y):
-    x = x + 1
-    return x, x * y
-
-
-# jaxlint: args x=f32[3], y=f32[6,3]
-def last_row(x, y):
-    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)
-    return x[-1], y
-
-
-# jaxlint: args x=f32[3], y=f32[6,3]
-def fifth_row(x, y):
-    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)
-    return x[5], y
-'''
-
-
-def test_the_row_is_named_as_the_source_wrote_it(tmp_path: Path) -> None:
+def test_the_row_is_named_as_the_source_wrote_it() -> None:
     """JAX turns x[-1] into a slice at 5 (a batch of 6): the message says [-1], as written."""
-    path = write(tmp_path, "jx101_negative", NEGATIVE_INDEX)
-    result = check_in_process([str(path)], select_rules(["JX101"], None))
-    used = {f.target: f.message.split("(used as ")[1].split(")")[0] for f in result.findings}
+    found = case_findings()
+    used = {name: found[name].message.split("(used as ")[1].split(")")[0] for name in ("last_row", "fifth_row")}
     assert used == {"last_row": "[-1]", "fifth_row": "[5]"}

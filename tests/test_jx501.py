@@ -1,8 +1,9 @@
 """JX501 where-nan-gradient on real jaxprs, through the whole pipeline.
 
-Each module is written to a temporary folder and checked once, in the test process
+The module is JX501's case (tests/rules/JX501.py, whose marked lines and quiet near misses
+test_rule_cases.py checks), checked here once more with --fix, in the test process
 (helpers.check_in_process: the worker's analysis without a worker process; JX501's fix is unsafe,
-so --fix applies and verifies nothing here). The behaviour is checked in this
+so --fix applies and verifies nothing). The behaviour is checked in this
 process too: the flagged functions really have a NaN gradient at the point the message names, the
 double-where rewrite the fix proposes has the same forward value and a finite gradient, and the
 near misses that must stay quiet have finite gradients where it matters.
@@ -15,126 +16,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import check_in_process, write
+from helpers import by_target, case_source, check_case, check_in_process, write
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.text import apply_edits
 
-TRIGGERS = '''\
-import jax
-import jax.numpy as jnp
-
-
-@jax.jit
-def log_gt(x):
-    return jnp.where(x > 0, jnp.log(x), 0.0)
-
-
-@jax.jit
-def swapped_compare(x):
-    return jnp.where(0 < x, jnp.log(x), 0.0)
-
-
-@jax.jit
-def div_ne(x):
-    return jnp.where(x != 0, 1.0 / x, 0.0)
-
-
-@jax.jit
-def sqrt_false_branch(x):
-    return jnp.where(x < 0, 0.0, jnp.sqrt(x))
-
-
-@jax.jit
-def arcsin_abs(x):
-    return jnp.where(jnp.abs(x) < 1, jnp.arcsin(x), 0.0)
-
-
-@jax.jit
-def arccos_lt(x):
-    return jnp.where(x < 1, jnp.arccos(x), 0.0)
-
-
-@jax.jit
-def arctanh_lt(x):
-    return jnp.where(x < 1, jnp.arctanh(x), 0.0)
-
-
-@jax.jit
-def log1p_gt(x):
-    return jnp.where(x > -1, jnp.log1p(x), 0.0)
-
-
-@jax.jit
-def rsqrt_and(x):
-    return jnp.where((x > 0) & (x < 5), jax.lax.rsqrt(x) + 1.0, 0.0)
-
-
-@jax.jit
-def pow_half(x):
-    return jnp.where(x > 0, x ** 0.5, 0.0)
-
-
-@jax.jit
-def power_call(x):
-    return jnp.where(x > 0, jnp.power(x, 0.5), 0.0)
-
-
-@jax.jit
-def inverse(x):
-    return jnp.where(x != 0, x ** -1, 0.0)
-
-
-@jax.jit
-def reciprocal(x):
-    return jnp.where(x != 0, jnp.reciprocal(x), 0.0)
-
-
-@jax.jit
-def cbrt_ne(x):
-    return jnp.where(x != 0, jnp.cbrt(x), 0.0)
-
-
-@jax.jit
-def chained(x):
-    return jnp.where(x > 0, 2.0 * jnp.log(x) + 1.0, 0.0)
-
-
-@jax.jit
-def two_unsafe(x):
-    return jnp.where(x > 0,
-                     jnp.log(x) + jnp.sqrt(x),
-                     0.0)
-
-
-def vmapped(x):
-    return jax.vmap(lambda v: jnp.where(v > 0, jnp.log(v), 0.0))(x)
-
-
-@jax.jit
-def in_scan(x):
-    def body(carry, v):
-        return carry + jnp.where(v > 0, jnp.sqrt(v), 0.0), None
-    return jax.lax.scan(body, 0.0, x)[0]
-
-
-def total(v):
-    return jnp.where(v > 0, jnp.log(v), 0.0).sum()
-
-
-@jax.jit
-def grad_inside(x):
-    return jax.grad(total)(x)
-
-
-x = jnp.arange(3.0)
-for fn in (log_gt, swapped_compare, div_ne, sqrt_false_branch, arcsin_abs, arccos_lt, arctanh_lt,
-           log1p_gt, rsqrt_and, pow_half, power_call, inverse, reciprocal, cbrt_ne, chained,
-           two_unsafe, vmapped, in_scan, grad_inside):
-    fn(x)
-'''
+TRIGGERS = case_source("JX501").read_text(encoding="utf-8")
 
 # function -> (the unsafe expression, x's value named in the message)
 EXPECTED = {
@@ -159,102 +48,7 @@ EXPECTED = {
     "grad_inside": ("jnp.log(v)", "0"),  # the where sits in ``total``, differentiated inside
 }
 
-QUIET = '''\
-import jax
-import jax.numpy as jnp
-from jax.scipy.special import logsumexp, xlogy
-
-
-@jax.jit
-def double_where(x):
-    return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)
-
-
-@jax.jit
-def double_where_false_branch(x):
-    return jnp.where(x < 0, 0.0, jnp.sqrt(jnp.where(x < 0, 1.0, x)))
-
-
-@jax.jit
-def library(x, y):
-    return (jnp.sinc(x) + jax.nn.softplus(x) + xlogy(x, y) + logsumexp(x) + jnp.linalg.norm(x)
-            + jax.nn.relu(x) + jax.nn.log_sigmoid(x))
-
-
-@jax.jit
-def library_in_where(x, y):
-    return jnp.where(x > 0, jnp.sinc(x) + xlogy(x, y) + jax.nn.softplus(x), 0.0)
-
-
-@jax.jit
-def other_variable(x, y):
-    return jnp.where(y > 0, jnp.log(x), 0.0)
-
-
-@jax.jit
-def log_threshold_below_zero(x):
-    return jnp.where(x > -1, jnp.log(x), 0.0)
-
-
-@jax.jit
-def arctanh_outside(x):
-    return jnp.where(x > 1, 0.0, jnp.arctanh(x))
-
-
-@jax.jit
-def safe_power(x):
-    return jnp.where(x > 0, x ** 2.0, 0.0) + jnp.where(x > 0, x ** 2, 0.0)
-
-
-@jax.jit
-def stopped(x):
-    return jnp.where(x > 0, jnp.log(jax.lax.stop_gradient(x)), 0.0)
-
-
-@jax.jit
-def shifted_input(x):
-    return jnp.where(x > 0, jnp.log(x + 1.0), 0.0)
-
-
-@jax.jit
-def constant_input(x):
-    c = jnp.linspace(-1.0, 1.0, 3)
-    return jnp.where(c > 0, jnp.log(c), 0.0) * x
-
-
-@jax.jit
-def integer_input(n):
-    return jnp.where(n > 0, jnp.log(n), 0.0)
-
-
-@jax.jit
-def safe_op(x):
-    return jnp.where(x > 0, jnp.exp(x) * jnp.sin(x), 0.0)
-
-
-def log_of(v):
-    return jnp.log(v)
-
-
-@jax.jit
-def not_shown_in_the_call(x):
-    # Real NaN gradients, but the where call's own text shows neither the test nor the log:
-    # the rule reports only the documented form.
-    positive = x > 0
-    return jnp.where(positive, jnp.log(x), 0.0) + jnp.where(x > 0, log_of(x), 0.0)
-
-
-x = jnp.arange(3.0)
-for fn in (double_where, double_where_false_branch, log_threshold_below_zero, arctanh_outside,
-           safe_power, stopped, shifted_input, constant_input, safe_op, not_shown_in_the_call):
-    fn(x)
-library(x, x)
-library_in_where(x, x)
-other_variable(x, x)
-integer_input(jnp.arange(3))
-'''
-
-# Quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
+# The case's quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
 FINITE_GRADIENT = ["double_where", "double_where_false_branch", "log_threshold_below_zero",
                    "arctanh_outside", "safe_power", "safe_op"]
 GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
@@ -286,23 +80,19 @@ def value_at(fn, value: float) -> float:
 
 @pytest.fixture(scope="module")
 def triggers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
-    path = write(tmp_path_factory.mktemp("jx501"), "jx501_triggers", TRIGGERS)
-    return path, run(path, fix=True)
+    """The case checked with --fix (its fixes are unsafe: nothing is applied)."""
+    root = tmp_path_factory.mktemp("jx501")
+    return root / "JX501.py", check_case("JX501", root, fix=True)
 
 
 @pytest.fixture(scope="module")
 def found(triggers) -> dict[str, Finding]:
-    by_target: dict[str, Finding] = {}
-    for finding in triggers[1].findings:
-        assert finding.target not in by_target, f"two findings for {finding.target}"
-        by_target[finding.target] = finding
-    return by_target
+    """JX501's findings (the case runs every rule: JX703 reports one of its near misses)."""
+    return by_target(triggers[1].findings, "JX501")
 
 
-def test_every_trigger_is_reported_once(triggers, found) -> None:
-    path, result = triggers
-    assert result.skipped == [] and result.traced == len(EXPECTED)
-    assert set(found) == set(EXPECTED)
+def test_every_trigger_is_an_error(found) -> None:
+    assert set(found) == set(EXPECTED)  # the case's lines: test_rule_cases.py
     assert all(f.code == "JX501" and f.name == "where-nan-gradient" and f.severity == "error"
                for f in found.values())
 
@@ -333,7 +123,7 @@ def test_log_message_and_edit(found) -> None:
     assert [e.content for e in finding.fix.edits] == ["jnp.where(x > 0, x, 1.0)"]
     span = found["two_unsafe"].span
     assert (span.start_line, span.end_line) == (TRIGGERS.splitlines().index(
-        "    return jnp.where(x > 0,") + 1, TRIGGERS.splitlines().index("                     0.0)") + 1)
+        "    return jnp.where(x > 0,  # expect: JX501") + 1, TRIGGERS.splitlines().index("                     0.0)") + 1)
     assert "(and 1 other unsafe op in this where)" in found["two_unsafe"].message
     assert len(found["two_unsafe"].fix.edits) == 2
     assert [e.content for e in found["sqrt_false_branch"].fix.edits] == ["jnp.where(x < 0, 1.0, x)"]
@@ -361,20 +151,8 @@ def test_flagged_gradient_is_nan_and_the_rewrite_fixes_it(triggers, found, tmp_p
     assert run(fixed_path).findings == []
 
 
-@pytest.fixture(scope="module")
-def quiet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
-    path = write(tmp_path_factory.mktemp("jx501_quiet"), "jx501_quiet", QUIET)
-    return path, run(path)
-
-
-def test_near_misses_stay_quiet(quiet) -> None:
-    _, result = quiet
-    assert result.skipped == [] and result.traced == QUIET.count("@jax.jit\n")
-    assert result.findings == [], [f.message for f in result.findings]
-
-
-def test_near_misses_have_finite_gradients(quiet) -> None:
-    module = load(quiet[0])
+def test_near_misses_have_finite_gradients(triggers) -> None:
+    module = load(triggers[0])
     for name in FINITE_GRADIENT:
         for value in GRID:
             assert not math.isnan(grad_at(getattr(module, name), value)), (name, value)

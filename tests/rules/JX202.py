@@ -1,0 +1,99 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def unrolled(x):
+    for _ in range(300):
+        x = x * 2.0 + 1.0  # expect: JX202
+    return x
+
+
+@jax.jit
+def comprehension(key):
+    return jnp.stack([jax.random.normal(jax.random.fold_in(key, i), (3,)) for i in range(30)])  # expect: JX202
+
+
+def step(x):
+    return jnp.sin(x) * 2.0  # expect: JX202
+
+
+@jax.jit
+def helper_in_loop(x):
+    for _ in range(150):
+        x = step(x)
+    return x
+
+
+@jax.jit
+def grad_of_loop(x):
+    def loss(x):
+        for _ in range(100):
+            x = jnp.tanh(x)  # expect: JX202
+        return x.sum()
+    return jax.grad(loss)(x)
+
+
+@jax.jit
+def loop_in_scan_body(xs):
+    def body(c, x):
+        for _ in range(200):
+            c = c + x  # expect: JX202
+        return c, None
+    return jax.lax.scan(body, 0.0, xs)[0]
+
+
+# Quiet: too few repeats, a rolled loop, big library calls, blocks of growing shapes.
+
+
+@jax.jit
+def short_loop(x):
+    for _ in range(3):
+        x = x * 2.0 + 1.0
+    return x
+
+
+@jax.jit
+def rolled(x):
+    return jax.lax.fori_loop(0, 1000, lambda _, x: x * 2.0 + 1.0, x)
+
+
+@jax.jit
+def one_big_library_call(m):
+    return jax.grad(lambda m: jax.scipy.linalg.expm(m).sum())(m)
+
+
+@jax.jit
+def few_big_iterations(m):
+    for _ in range(3):
+        m = jax.scipy.linalg.expm(m) / 8.0
+    return m
+
+
+@jax.jit
+def growing_blocks(key):
+    # Each iteration draws a larger block (numpyro's block-autoregressive init): no one shape
+    # for a fori_loop body, so quiet.
+    w = jnp.zeros((60, 20))
+    keys = jax.random.split(key, 30)
+    for i in range(20):
+        w = w.at[: (i + 1) * 3, i].set(jax.random.normal(keys[i], ((i + 1) * 3,)))
+    return w
+
+
+@jax.jit
+def print_in_python_loop(xs):
+    for i in range(3):
+        jax.debug.print("xs={xs}", xs=xs)
+        xs = xs + 1.0
+    return xs
+
+
+# Lowered, not run: nothing is compiled at import.
+x = jnp.ones(3)
+xs = jnp.ones(10, jnp.float32)
+m = jnp.eye(4)
+for fn, arg in [(unrolled, x), (comprehension, jax.random.PRNGKey(0)), (helper_in_loop, x), (grad_of_loop, x),
+                (loop_in_scan_body, xs), (short_loop, x), (rolled, x), (one_big_library_call, m),
+                (few_big_iterations, m), (print_in_python_loop, xs), (growing_blocks, jax.random.PRNGKey(0))]:
+    fn.lower(arg)

@@ -1,0 +1,204 @@
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import logsumexp, xlogy
+
+
+@jax.jit
+def log_gt(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def swapped_compare(x):
+    return jnp.where(0 < x, jnp.log(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def div_ne(x):
+    return jnp.where(x != 0, 1.0 / x, 0.0)  # expect: JX501
+
+
+@jax.jit
+def sqrt_false_branch(x):
+    return jnp.where(x < 0, 0.0, jnp.sqrt(x))  # expect: JX501
+
+
+@jax.jit
+def arcsin_abs(x):
+    return jnp.where(jnp.abs(x) < 1, jnp.arcsin(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def arccos_lt(x):
+    return jnp.where(x < 1, jnp.arccos(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def arctanh_lt(x):
+    return jnp.where(x < 1, jnp.arctanh(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def log1p_gt(x):
+    return jnp.where(x > -1, jnp.log1p(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def rsqrt_and(x):
+    return jnp.where((x > 0) & (x < 5), jax.lax.rsqrt(x) + 1.0, 0.0)  # expect: JX501
+
+
+@jax.jit
+def pow_half(x):
+    return jnp.where(x > 0, x ** 0.5, 0.0)  # expect: JX501
+
+
+@jax.jit
+def power_call(x):
+    return jnp.where(x > 0, jnp.power(x, 0.5), 0.0)  # expect: JX501
+
+
+@jax.jit
+def inverse(x):
+    return jnp.where(x != 0, x ** -1, 0.0)  # expect: JX501
+
+
+@jax.jit
+def reciprocal(x):
+    return jnp.where(x != 0, jnp.reciprocal(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def cbrt_ne(x):
+    return jnp.where(x != 0, jnp.cbrt(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def chained(x):
+    return jnp.where(x > 0, 2.0 * jnp.log(x) + 1.0, 0.0)  # expect: JX501
+
+
+@jax.jit
+def two_unsafe(x):
+    return jnp.where(x > 0,  # expect: JX501
+                     jnp.log(x) + jnp.sqrt(x),
+                     0.0)
+
+
+def vmapped(x):
+    return jax.vmap(lambda v: jnp.where(v > 0, jnp.log(v), 0.0))(x)  # expect: JX501
+
+
+@jax.jit
+def in_scan(x):
+    def body(carry, v):
+        return carry + jnp.where(v > 0, jnp.sqrt(v), 0.0), None  # expect: JX501
+    return jax.lax.scan(body, 0.0, x)[0]
+
+
+def total(v):
+    return jnp.where(v > 0, jnp.log(v), 0.0).sum()  # expect: JX501
+
+
+@jax.jit
+def grad_inside(x):
+    return jax.grad(total)(x)
+
+
+
+# Quiet: the double where already, library functions, another variable tested, a threshold that
+# leaves the singular point in, a safe power, stop_gradient, a shifted or constant or integer input, a
+# safe op, and the forms the where call's own text does not show.
+
+
+@jax.jit
+def double_where(x):
+    return jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)
+
+
+@jax.jit
+def double_where_false_branch(x):
+    return jnp.where(x < 0, 0.0, jnp.sqrt(jnp.where(x < 0, 1.0, x)))
+
+
+@jax.jit
+def library(x, y):
+    return (jnp.sinc(x) + jax.nn.softplus(x) + xlogy(x, y) + logsumexp(x) + jnp.linalg.norm(x)
+            + jax.nn.relu(x) + jax.nn.log_sigmoid(x))
+
+
+@jax.jit
+def library_in_where(x, y):
+    return jnp.where(x > 0, jnp.sinc(x) + xlogy(x, y) + jax.nn.softplus(x), 0.0)
+
+
+@jax.jit
+def other_variable(x, y):
+    return jnp.where(y > 0, jnp.log(x), 0.0)
+
+
+@jax.jit
+def log_threshold_below_zero(x):
+    return jnp.where(x > -1, jnp.log(x), 0.0)
+
+
+@jax.jit
+def arctanh_outside(x):
+    return jnp.where(x > 1, 0.0, jnp.arctanh(x))
+
+
+@jax.jit
+def safe_power(x):
+    return jnp.where(x > 0, x ** 2.0, 0.0) + jnp.where(x > 0, x ** 2, 0.0)
+
+
+@jax.jit
+def stopped(x):
+    return jnp.where(x > 0, jnp.log(jax.lax.stop_gradient(x)), 0.0)
+
+
+@jax.jit
+def shifted_input(x):
+    return jnp.where(x > 0, jnp.log(x + 1.0), 0.0)  # expect: JX703 (log1p by hand; not JX501's)
+
+
+@jax.jit
+def constant_input(x):
+    c = jnp.linspace(-1.0, 1.0, 3)
+    return jnp.where(c > 0, jnp.log(c), 0.0) * x
+
+
+@jax.jit
+def integer_input(n):
+    return jnp.where(n > 0, jnp.log(n), 0.0)
+
+
+@jax.jit
+def safe_op(x):
+    return jnp.where(x > 0, jnp.exp(x) * jnp.sin(x), 0.0)
+
+
+def log_of(v):
+    return jnp.log(v)
+
+
+@jax.jit
+def not_shown_in_the_call(x):
+    # Real NaN gradients, but the where call's own text shows neither the test nor the log:
+    # the rule reports only the documented form.
+    positive = x > 0
+    return jnp.where(positive, jnp.log(x), 0.0) + jnp.where(x > 0, log_of(x), 0.0)
+
+
+x = jnp.arange(3.0)
+for fn in (log_gt, swapped_compare, div_ne, sqrt_false_branch, arcsin_abs, arccos_lt, arctanh_lt,
+           log1p_gt, rsqrt_and, pow_half, power_call, inverse, reciprocal, cbrt_ne, chained,
+           two_unsafe, vmapped, in_scan, grad_inside):
+    fn(x)
+for fn in (double_where, double_where_false_branch, log_threshold_below_zero, arctanh_outside,
+           safe_power, stopped, shifted_input, constant_input, safe_op, not_shown_in_the_call):
+    fn(x)
+library(x, x)
+library_in_where(x, x)
+other_variable(x, x)
+integer_input(jnp.arange(3))

@@ -1,0 +1,34 @@
+"""JX202 python-loop-unrolled: its messages and costs, on the findings of its case
+(tests/rules/JX202.py, whose marked lines test_rule_cases.py checks)."""
+from __future__ import annotations
+
+from helpers import case_line, checked_case
+
+from jaxlint.model import Finding
+from jaxlint.rules.jx202_python_loop_unrolled import PythonLoopUnrolled, repetitions
+
+
+def at(text: str) -> Finding:
+    _, result = checked_case("JX202")
+    [finding] = [f for f in result.findings if f.span.start_line == case_line("JX202", text)]
+    return finding
+
+
+def test_message_and_cost() -> None:
+    finding = at("x = x * 2.0 + 1.0  # expect")
+    assert "600 equations" in finding.message and "repeated 300 times" in finding.message
+    assert "fori_loop" in finding.message
+    assert finding.cost is not None and finding.cost.basis == "shapes" and finding.cost.equations == 600
+    # The span is the line itself, without its indentation.
+    assert (finding.span.start_col, finding.span.end_col) == (8, len("        x = x * 2.0 + 1.0  # expect: JX202"))
+    assert "repeated 150 times" in at("jnp.sin(x) * 2.0").message
+    assert "repeated 30 times" in at("jnp.stack([jax.random.normal").message
+
+
+def test_repetitions() -> None:
+    assert repetitions(list("ab" * 50)) == (50, 2)
+    assert repetitions(list("xyz" + "ab" * 50)) == (50, 2)  # an irregular first iteration
+    assert repetitions(list("ab" * 50 + "q")) == (50, 2)  # an irregular last iteration
+    assert repetitions(list("abcdefg")) == (1, 7)
+    assert repetitions([]) == (1, 0)
+    assert PythonLoopUnrolled.min_equations == 200

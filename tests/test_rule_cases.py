@@ -1,0 +1,64 @@
+"""Every rule's case, tests/rules/JXnnn.py (or the folder tests/rules/JXnnn/), through the real pipeline.
+
+A case holds the rule's triggers, each line marked ``# expect: JXnnn``, and near misses beside them
+that must stay quiet. It is copied into a temporary project and checked in the test process
+(helpers.check_case); the findings' (file, code, line) must be the markers', exactly (a line
+reported twice by one code names the code twice). Every rule runs, as ``jaxlint check`` runs
+them (unless the case's pyproject.toml selects), and every function jaxlint finds in the case is
+traced unless a marked failure (JX601, JX901, JX905) says why: a near miss that fails to trace
+cannot pass for quiet. tests/rules/README.md has the convention.
+
+Every registered rule has a page (rules/JXnnn.md), but for those in NO_PAGE, and a case, but for the
+few in EXEMPT, which say why no file can produce their finding in this test.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from helpers import CASES, SILENT_SKIPS, case_markers, case_source, checked_case
+
+from jaxlint.rules import all_rules
+
+PAGES = Path(__file__).resolve().parents[1] / "rules"
+
+# Rules no case file can produce here, and why. Keep it short: each entry is reviewed.
+EXEMPT = {
+    "JX902": "a timeout needs the worker process (the in-process analysis cannot enforce one); "
+             "test_failures.py and test_worker_isolation.py check it with real workers",
+    "JX903": "a crashing worker (os._exit, a segfault) would end the test process; test_failures.py "
+             "checks it with real workers",
+    "JX906": "only a bug in jaxlint gives it (a rule or stage raising); test_internal_error.py injects one",
+}
+
+# Rules with no page in rules/ yet: the analysis failures, which `jaxlint rule JX9nn` explains from
+# their docstrings. A page for each (with an Example test_rule_docs.py can check) is still to write.
+NO_PAGE = {"JX900", "JX901", "JX902", "JX903", "JX905", "JX906"}
+
+CODES = [rule.code for rule in all_rules()]
+CASE_CODES = [code for code in CODES if code not in EXEMPT]
+
+
+def test_every_rule_has_a_page_and_a_case() -> None:
+    assert [code for code in CODES if not (PAGES / f"{code}.md").is_file() and code not in NO_PAGE] == []
+    assert [code for code in NO_PAGE if (PAGES / f"{code}.md").is_file()] == [], "a page exists: drop it from NO_PAGE"
+    assert [code for code in CASE_CODES if not case_source(code).exists()] == []
+    assert set(EXEMPT) <= set(CODES), "an exemption for a rule that does not exist"
+    assert [code for code in EXEMPT if case_source(code).exists()] == [], "a case exists: drop the exemption"
+    stems = {path.name.removesuffix(".py") for path in CASES.iterdir() if path.name.startswith("JX")}
+    assert stems <= set(CODES), "a case for a rule that does not exist"
+
+
+@pytest.mark.parametrize("code", CASE_CODES)
+def test_case_reports_exactly_the_marked_lines(code: str) -> None:
+    markers = case_markers(case_source(code))
+    assert any(marker_code == code for _, marker_code, _ in markers), "no trigger: mark one with # expect:"
+    root, result = checked_case(code)
+    single = not case_source(code).is_dir()
+    found = sorted((Path(f.path).name if single else Path(f.path).relative_to(root).as_posix(), f.code,
+                    f.span.start_line) for f in result.findings)
+    assert Counter(found) == Counter(markers), [(f.code, f.span.start_line, f.message) for f in result.findings]
+    # Every function was traced, or a marked finding says why not (JX601, JX901, JX905, ...).
+    assert [s for _, s in result.skipped if s.kind in SILENT_SKIPS] == []
+    assert result.traced > 0
