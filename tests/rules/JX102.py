@@ -11,10 +11,10 @@ def light(x):
     return x + 1.0
 
 
-# Reported once for each function that vmaps it: helper_cond, twice (one finding for its two
-# calls), in_scan; each finding with its caller's cost.
+# Reported once at its place, with the cost of the first function that vmaps it (helper_cond);
+# the others (the quiet ones below) do not batch its predicate.
 def step(p, x):
-    return lax.cond(p > 0, heavy, light, x)  # expect: JX102, JX102, JX102
+    return lax.cond(p > 0, heavy, light, x)  # expect: JX102
 
 
 # heavy on f32[4, 4]: a 4x4x4 dot (128 FLOPs) and a tanh (16); light: an add (16). A batch of 8.
@@ -42,17 +42,18 @@ def pytree_cond(ps, xs):
     return jax.vmap(one)(ps, xs)
 
 
+# One call site traced twice: one finding, with both traces' cost.
 @jax.jit
 def twice(ps, xs):
     for _ in range(2):
-        xs = jax.vmap(step)(ps, xs)
+        xs = jax.vmap(lambda p, x: lax.cond(p > 0, heavy, light, x))(ps, xs)  # expect: JX102
     return xs
 
 
 @jax.jit
 def in_scan(ps, xs):
     def body(c, _):
-        return jax.vmap(step)(ps, c), None
+        return jax.vmap(lambda p, x: lax.cond(p > 0, heavy, light, x))(ps, c), None  # expect: JX102
     return lax.scan(body, xs, None, length=5)[0]
 
 
