@@ -2,8 +2,9 @@
 the primitives it does not list: the way JAX's key-reuse checker keys its signatures by primitive
 (``jax.experimental.key_reuse._core.key_reuse_signatures`` and its ``unknown_signature``).
 
-Rules and IR helpers ask ``traits(name)`` or use the named sets below (queries of the table);
-they keep no private lists of primitive names. Names that are not primitives of every supported
+Rules and IR helpers ask ``traits(name)`` or use the named sets below (queries of the table)
+for what a primitive is; what a rule matches or says about particular primitives (a pattern's
+path, a message's wording) stays in the rule. Names that are not primitives of every supported
 JAX stay in the table on purpose: ``pjit`` (``jit`` before 0.7.0), ``debug_callback`` (what
 ``jax.debug.print`` was before 0.8.0), ``copy_p`` and ``expand_dims`` (older or alternative
 spellings, harmless where absent). Plain Python: no JAX.
@@ -34,6 +35,8 @@ class KeyUse:
 
 @dataclass(frozen=True)
 class Traits:
+    """One row of the table: what a primitive does, as the IR helpers and rules ask it."""
+
     # How ir.costs counts its FLOPs: one per output element, one per input element (reduction),
     # none (data movement), or by its contraction (dot_general, conv). "transcendental": an
     # elementwise op XLA treats as expensive (never duplicated by fusion).
