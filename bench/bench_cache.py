@@ -11,7 +11,8 @@ process (`jaxlint check`, exit status ignored) on a copy of the tree, so the cac
 - ruff, in the same run (when ruff is installed): `ruff check` twice, the second timed (warm, its
   own cache, default rules), `ruff check --no-cache` (default rules) and `ruff check --no-cache
   --select E,F,W` (the figure the README quoted first).
-Prints the median wall time of each and its ratio to each ruff figure.
+Prints the median wall time of each and its ratio to each ruff figure, then the same for the
+processes' CPU time (user + system), steadier than wall time on a loaded machine.
 
 `--warm-only` times only the warm run (one cold run fills the cache first). `--worktree DIR`
 (repeatable) runs the jaxlint of DIR (`PYTHONPATH=DIR`, each on its own copy of the tree, since
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,10 +40,18 @@ MODULE = (REPO / "examples" / "founding.py").read_text().replace(
     "print(my_mapped_function.lower(x, y).compile().as_text())", "my_mapped_function(x, y)")
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
-    started = time.perf_counter()
+WALL: dict[str, list[float]] = {}  # case -> wall seconds of each run
+CPU: dict[str, list[float]] = {}  # case -> the process's user + system seconds (steadier on a loaded machine)
+
+
+def timed(case: str, command: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    """Run ``command`` once, its times kept under ``case`` ("" keeps nothing: a warm-up)."""
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    if case:
+        WALL.setdefault(case, []).append(wall)
+        CPU.setdefault(case, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
 def make_tree(source: str | None, tree: Path) -> None:
@@ -74,34 +84,33 @@ def main() -> None:
             runs.append((label, tree, env))
         ruff_tree = Path(tmp) / "ruff_tree"
         make_tree(args.tree, ruff_tree)
-        times: dict[str, list[float]] = {}
         for label, tree, env in runs:
-            timed(jaxlint, tree, env)  # writes the bytecode (and, for --warm-only, the cache)
+            timed("", jaxlint, tree, env)  # writes the bytecode (and, for --warm-only, the cache)
         for _ in range(args.repeat):
             for label, tree, env in runs:
-                cache = tree / ".jaxlint_cache"
                 if not args.warm_only:
-                    shutil.rmtree(cache, ignore_errors=True)
-                    times.setdefault("cold" + label, []).append(timed(jaxlint, tree, env))
-                times.setdefault("warm" + label, []).append(timed(jaxlint, tree, env))
+                    shutil.rmtree(tree / ".jaxlint_cache", ignore_errors=True)
+                    timed("cold" + label, jaxlint, tree, env)
+                timed("warm" + label, jaxlint, tree, env)
                 if not args.warm_only:
                     changing = next(p for p in sorted(tree.rglob("*.py")) if "jax.jit" in p.read_text(errors="replace"))
                     with changing.open("a") as handle:
                         handle.write("\n# changed\n")
-                    times.setdefault("one changed file" + label, []).append(timed(jaxlint, tree, env))
+                    timed("one changed file" + label, jaxlint, tree, env)
             if Path(ruff).exists():
-                timed([ruff, "check", "-q", "."], ruff_tree)
-                times.setdefault("ruff (warm, cache)", []).append(timed([ruff, "check", "-q", "."], ruff_tree))
-                times.setdefault("ruff --no-cache", []).append(timed([ruff, "check", "--no-cache", "-q", "."], ruff_tree))
-                times.setdefault("ruff --no-cache E,F,W", []).append(
-                    timed([ruff, "check", "--no-cache", "--select", "E,F,W", "-q", "."], ruff_tree))
-        ruffs = {name: statistics.median(values) for name, values in times.items() if name.startswith("ruff")}
+                timed("", [ruff, "check", "-q", "."], ruff_tree)
+                timed("ruff (warm, cache)", [ruff, "check", "-q", "."], ruff_tree)
+                timed("ruff --no-cache", [ruff, "check", "--no-cache", "-q", "."], ruff_tree)
+                timed("ruff --no-cache E,F,W", [ruff, "check", "--no-cache", "--select", "E,F,W", "-q", "."], ruff_tree)
         print(f"tree: {args.tree or '20 generated JAX modules'} ({len(list(ruff_tree.rglob('*.py')))} files), "
-              f"{args.repeat} runs, medians; ratios to: {', '.join(ruffs)}")
-        for name, values in times.items():
-            median = statistics.median(values)
-            ratios = "" if name.startswith("ruff") else "  " + " / ".join(f"{median / r:.1f}x" for r in ruffs.values())
-            print(f"  {name:<28} {median:6.3f} s  (min {min(values):.3f}, max {max(values):.3f}){ratios}")
+              f"{args.repeat} runs, medians")
+        for title, table in (("wall", WALL), ("cpu (user + system)", CPU)):
+            ruffs = {name: statistics.median(values) for name, values in table.items() if name.startswith("ruff")}
+            print(f"{title}; ratios to: {', '.join(ruffs)}")
+            for name, values in table.items():
+                median = statistics.median(values)
+                ratios = "" if name.startswith("ruff") else "  " + " / ".join(f"{median / r:.1f}x" for r in ruffs.values())
+                print(f"  {name:<28} {median:6.3f} s  (min {min(values):.3f}, max {max(values):.3f}){ratios}")
 
 
 if __name__ == "__main__":
