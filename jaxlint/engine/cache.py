@@ -227,7 +227,7 @@ class ResultCache:
 
 def _plain(value: Any) -> Any:
     """What ``dataclasses.asdict`` makes of ``value`` as JSON, without its deep copies: the same
-    text under ``json.dumps`` (tuples become lists either way), in about a third of the time, which
+    text under ``json.dumps`` (tuples become lists either way), in less than half the time, which
     a warm re-check spends hashing every job."""
     if hasattr(type(value), "__dataclass_fields__"):
         return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
