@@ -47,7 +47,7 @@ LIBRARIES: dict[str, tuple[str, str, list[str]]] = {
     "diffrax": ("diffrax-0.7.2", "diffrax", [
         "{tests}/diffrax/test/test_term.py", "{tests}/diffrax/test/test_interpolation.py",
         "{tests}/diffrax/test/test_vmap.py", "{tests}/diffrax/test/test_step_to.py",
-        "{tests}/diffrax/test/test_adjoint.py"]),
+        "{tests}/diffrax/test/test_progress_meter.py", "{tests}/diffrax/test/test_local_interpolation.py"]),
     "numpyro": ("numpyro-0.22.0", "numpyro", [
         "test/test_optimizers.py", "test/test_handlers.py", "test/test_util.py"]),
     "blackjax": ("blackjax-1.7.1", "blackjax", [
