@@ -98,7 +98,7 @@ def measure(args: argparse.Namespace) -> None:
         report = out / f"{name}.pytest.json"
         report.unlink(missing_ok=True)
         slice_ = [t.format(lib=lib, tests=args.tests) for t in tests]
-        pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q",
+        pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q", "--color=no",
                                           "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report", str(report),
                                           *slice_], lib, env, out / f"{name}.pytest.log")
         entry = {"check": {"seconds": round(check_time, 1), "status": check_status,
