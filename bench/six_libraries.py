@@ -9,7 +9,8 @@ The first form runs the jaxlint of WORKTREE (``PYTHONPATH=WORKTREE``) on each li
 - ``python -m pytest --jaxlint --jaxlint-exit-zero --jaxlint-report OUT/LIB.pytest.json`` on a fixed
   slice of the library's tests (1-3 minutes each on a 2-core machine), in the library's folder (so
   the library is the project jaxlint lints); the terminal output kept as ``OUT/LIB.pytest.log``.
-``OUT/summary.json`` holds the wall times, the finding counts and pytest's closing lines.
+``OUT/summary.json`` holds the wall times, the finding counts, pytest's outcome and jaxlint's summary
+lines (how many functions each run linted and traced); check's stderr is kept as ``OUT/LIB.check.log``.
 
 The libraries are the releases earlier measurements used, unpacked under ``--libs`` (default
 /tmp/libs): optax 0.2.8, equinox 0.13.8, diffrax 0.7.2, numpyro 0.22.0, blackjax 1.7.1, jax-md
@@ -21,13 +22,15 @@ repositories' test folders at the release tags, as ``equinox/tests`` and ``diffr
 
 ``--compare`` prints, per library and command, the findings one run has and the other has not,
 each normalized to (library, path relative to the library, line, column, end line, end column,
-code, message, fix applicability and edits), and exits 1 if any differ.
+code, message, fix applicability and edits), and jaxlint's summary lines when they differ (the
+seconds taken out); it exits 1 if anything differs.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -57,12 +60,12 @@ LIBRARIES: dict[str, tuple[str, str, list[str]]] = {
 }
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str], stdout: Path) -> tuple[float, int]:
-    """Runs command with its stdout (and stderr) in a file; returns the wall time and exit status."""
+def run(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path) -> tuple[float, int]:
+    """Runs command with its output in files (the same file for both: pytest's terminal); returns
+    the wall time and the exit status."""
     started = time.perf_counter()
-    with stdout.open("w") as out:
-        status = subprocess.run(command, cwd=cwd, env=env, stdout=out,
-                                stderr=subprocess.STDOUT if stdout.suffix == ".log" else None).returncode
+    with stdout.open("w") as out, stderr.open("a" if stderr == stdout else "w") as err:
+        status = subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=err).returncode
     return time.perf_counter() - started, status
 
 
@@ -73,11 +76,19 @@ def plugin_args(python: str, env: dict[str, str]) -> list[str]:
     return [] if installed else ["-p", "jaxlint.pytest_plugin.hooks"]
 
 
-def closing_lines(log: Path) -> dict[str, str]:
+def summary_lines(log: Path) -> list[str]:
+    """jaxlint's summary lines in a log (what it linted and traced), without the seconds spent."""
+    if not log.exists():
+        return []
     lines = log.read_text(errors="replace").splitlines()
-    jaxlint = next((line for line in reversed(lines) if line.startswith("jaxlint: ")), "")
-    outcome = next((line for line in reversed(lines) if " in " in line and ("passed" in line or "failed" in line)), "")
-    return {"jaxlint": jaxlint, "pytest": outcome.strip("= ")}
+    kept = [line for line in lines if line.startswith("jaxlint: ") or " files checked, " in line]
+    return [re.sub(r" \([0-9.]+ s tracing after the tests\)", "", line) for line in kept]
+
+
+def outcome(log: Path) -> str:
+    lines = log.read_text(errors="replace").splitlines()
+    return next((line for line in reversed(lines) if " in " in line and ("passed" in line or "failed" in line)),
+                "").strip("= ")
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -94,17 +105,20 @@ def measure(args: argparse.Namespace) -> None:
         lib = Path(args.libs) / folder
         check_out = out / f"{name}.check.json"
         check_time, check_status = run([args.python, "-m", "jaxlint", "check", "--isolated", "--no-cache",
-                                        "--output-format", "json", "--exit-zero", package], lib, env, check_out)
+                                        "--output-format", "json", "--exit-zero", package], lib, env, check_out,
+                                       out / f"{name}.check.log")
         report = out / f"{name}.pytest.json"
         report.unlink(missing_ok=True)
         slice_ = [t.format(lib=lib, tests=args.tests) for t in tests]
         pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q", "--color=no",
                                           "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report", str(report),
-                                          *slice_], lib, env, out / f"{name}.pytest.log")
+                                          *slice_], lib, env, out / f"{name}.pytest.log", out / f"{name}.pytest.log")
+        pytest_log = out / f"{name}.pytest.log"
         entry = {"check": {"seconds": round(check_time, 1), "status": check_status,
-                           "findings": len(findings_of(check_out))},
+                           "findings": len(findings_of(check_out)), "summary": summary_lines(out / f"{name}.check.log")},
                  "pytest": {"seconds": round(pytest_time, 1), "status": pytest_status, "slice": slice_,
-                            "findings": len(findings_of(report)), **closing_lines(out / f"{name}.pytest.log")}}
+                            "findings": len(findings_of(report)), "outcome": outcome(pytest_log),
+                            "summary": summary_lines(pytest_log)}}
         summary["libraries"][name] = entry
         print(name, json.dumps(entry), flush=True)
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -149,6 +163,10 @@ def compare(before: Path, after: Path, libs: str) -> int:
                 for row in sorted(rows.elements(), key=repr):
                     print(f"  {label} {row}")
             differences += sum(only_a.values()) + sum(only_b.values())
+            lines_a, lines_b = summary_lines(before / f"{name}.{kind}.log"), summary_lines(after / f"{name}.{kind}.log")
+            if lines_a != lines_b:  # what was linted and traced: a difference there is one of behaviour too
+                print(f"  summary before: {lines_a}\n  summary after:  {lines_b}")
+                differences += 1
     print("identical" if not differences else f"{differences} findings differ")
     return 1 if differences else 0
 
