@@ -156,6 +156,7 @@ class ResultCache:
                  recorded: list[str]) -> str:
         """What a file's scan depends on: its bytes, the rules, the settings, the signatures
         file's keys for it, jaxlint."""
+        self._digests.setdefault(path, digest)  # the file was just read: ``load`` checks inputs by it
         material = {"format": FORMAT, "path": path, "digest": digest, "codes": codes, "settings": _plain(settings),
                     "compile_costs": compile_costs, "recorded": recorded, "environment": self.environment()}
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
