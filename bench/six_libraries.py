@@ -154,6 +154,10 @@ def compare(before: Path, after: Path, libs: str) -> int:
             a_path, b_path = before / f"{name}.{kind}.json", after / f"{name}.{kind}.json"
             if not a_path.exists() and not b_path.exists():
                 continue
+            if not (a_path.exists() and b_path.exists()):  # a run left out or crashed
+                print(f"{name} {kind}: no findings file in {before if not a_path.exists() else after}")
+                differences += 1
+                continue
             a = Counter(normalized(name, f, lib) for f in findings_of(a_path))
             b = Counter(normalized(name, f, lib) for f in findings_of(b_path))
             only_a, only_b = a - b, b - a
@@ -167,7 +171,7 @@ def compare(before: Path, after: Path, libs: str) -> int:
             if lines_a != lines_b:  # what was linted and traced: a difference there is one of behaviour too
                 print(f"  summary before: {lines_a}\n  summary after:  {lines_b}")
                 differences += 1
-    print("identical" if not differences else f"{differences} findings differ")
+    print("identical" if not differences else f"{differences} differences")
     return 1 if differences else 0
 
 
