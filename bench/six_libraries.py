@@ -64,8 +64,9 @@ def run(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr
     """Runs command with its output in files (the same file for both: pytest's terminal); returns
     the wall time and the exit status."""
     started = time.perf_counter()
-    with stdout.open("w") as out, stderr.open("a" if stderr == stdout else "w") as err:
-        status = subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=err).returncode
+    with stdout.open("w") as out, (open(os.devnull, "w") if stderr == stdout else stderr.open("w")) as err:
+        status = subprocess.run(command, cwd=cwd, env=env, stdout=out,
+                                stderr=subprocess.STDOUT if stderr == stdout else err).returncode
     return time.perf_counter() - started, status
 
 
@@ -110,10 +111,10 @@ def measure(args: argparse.Namespace) -> None:
         report = out / f"{name}.pytest.json"
         report.unlink(missing_ok=True)
         slice_ = [t.format(lib=lib, tests=args.tests) for t in tests]
-        pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q", "--color=no",
-                                          "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report", str(report),
-                                          *slice_], lib, env, out / f"{name}.pytest.log", out / f"{name}.pytest.log")
         pytest_log = out / f"{name}.pytest.log"
+        pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q",
+                                          "--color=no", "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report",
+                                          str(report), *slice_], lib, env, pytest_log, pytest_log)
         entry = {"check": {"seconds": round(check_time, 1), "status": check_status,
                            "findings": len(findings_of(check_out)), "summary": summary_lines(out / f"{name}.check.log")},
                  "pytest": {"seconds": round(pytest_time, 1), "status": pytest_status, "slice": slice_,
