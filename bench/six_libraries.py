@@ -60,13 +60,17 @@ LIBRARIES: dict[str, tuple[str, str, list[str]]] = {
 }
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path) -> tuple[float, int]:
-    """Runs command with its output in files (the same file for both: pytest's terminal); returns
-    the wall time and the exit status."""
+def run(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr: Path | None = None
+        ) -> tuple[float, int]:
+    """Runs command with its stdout in a file, its stderr in another (None: in the same, as pytest's
+    terminal shows them); returns the wall time and the exit status."""
     started = time.perf_counter()
-    with stdout.open("w") as out, (open(os.devnull, "w") if stderr == stdout else stderr.open("w")) as err:
-        status = subprocess.run(command, cwd=cwd, env=env, stdout=out,
-                                stderr=subprocess.STDOUT if stderr == stdout else err).returncode
+    with stdout.open("w") as out:
+        if stderr is None:
+            status = subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+        else:
+            with stderr.open("w") as err:
+                status = subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=err).returncode
     return time.perf_counter() - started, status
 
 
@@ -114,7 +118,7 @@ def measure(args: argparse.Namespace) -> None:
         pytest_log = out / f"{name}.pytest.log"
         pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q",
                                           "--color=no", "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report",
-                                          str(report), *slice_], lib, env, pytest_log, pytest_log)
+                                          str(report), *slice_], lib, env, pytest_log)
         entry = {"check": {"seconds": round(check_time, 1), "status": check_status,
                            "findings": len(findings_of(check_out)), "summary": summary_lines(out / f"{name}.check.log")},
                  "pytest": {"seconds": round(pytest_time, 1), "status": pytest_status, "slice": slice_,
