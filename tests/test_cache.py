@@ -187,6 +187,25 @@ def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
                           env={**os.environ, **(env or {})})
 
 
+# What a warm run has no use for, imported lazily (bench/bench_cache.py times the warm run): the
+# installed distributions' metadata (--version's), the writers of other output formats, the rule
+# pages (formats that link or show them), and what only a cache miss or `jaxlint clean` needs.
+LAZY = ["importlib.metadata", "jaxlint.report.junit", "jaxlint.report.sarif", "jaxlint.report.gitlab",
+        "jaxlint.report.ruledocs", "jaxlint.report.statistics", "xml.etree.ElementTree"]
+
+
+def warm_imports(root: Path) -> set[str]:
+    """Which of LAZY a `jaxlint check .` in a fresh interpreter imported."""
+    code = textwrap.dedent(f"""
+        import sys
+        from jaxlint.cli.main import main
+        main(["check", "."])
+        print(sorted(set({LAZY!r}) & set(sys.modules)))
+    """)
+    run = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    return set(json.loads(run.stdout.splitlines()[-1].replace("'", '"')))
+
+
 def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(tmp_path: Path) -> None:
     root = project(tmp_path)
     first = cli(root, "--timings", ".")
@@ -195,6 +214,7 @@ def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(
     assert second.stdout == first.stdout and second.returncode == 1
     # No worker started (one imports JAX), and jaxlint's own process never imports it.
     assert "worker-start 0.0 ms" in second.stderr and second.stderr.endswith("jax not imported\n")
+    assert warm_imports(root) == set()
     assert "worker-start 0.0 ms" not in cli(root, "--no-cache", "--timings", ".").stderr
     assert "worker-start 0.0 ms" not in cli(root, "--timings", ".", env={"JAXLINT_NO_CACHE": "1"}).stderr
     clean = subprocess.run([sys.executable, "-m", "jaxlint", "clean"], cwd=root, capture_output=True, text=True)
@@ -284,3 +304,15 @@ def test_entries_unused_for_a_month_are_pruned_after_a_run_that_wrote(tmp_path: 
     run(root)  # wrote alone.py's new entries; its old ones served nobody: gone
     assert entries() == before
     assert len(list((root / ".jaxlint_cache").rglob("*.json"))) == 5
+
+
+def test_a_job_is_keyed_by_the_text_of_its_json(tmp_path: Path) -> None:
+    """The key hashes a job's fields without dataclasses.asdict's deep copies: the same JSON text."""
+    from jaxlint.engine.cache import _plain
+    from jaxlint.engine.check import prepare
+
+    root = project(tmp_path)
+    config = load_config([str(root)])
+    job = prepare(str(root / "main.py"), [r.code for r in RULES], config).job
+    assert job is not None and job.targets and job.settings.rule_options
+    assert json.dumps(_plain(job), sort_keys=True) == json.dumps(job.to_json(), sort_keys=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from jaxlint.about import __version__
@@ -38,6 +37,8 @@ def version_text() -> str:
 
 
 def _installed(distribution: str) -> str:
+    from importlib import metadata  # 15-20 ms, and only --version needs it
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

@@ -7,24 +7,34 @@ is kept as an alias of ``full`` (earlier versions documented it). The format com
 """
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
 from io import StringIO
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
-from jaxlint.engine.results import CheckResult
-from jaxlint.report import concise, full, github, gitlab, json_array, json_lines, junit, sarif
-from jaxlint.report import statistics as stats
 from jaxlint.text import write_text_atomic
+
+if TYPE_CHECKING:
+    from jaxlint.engine.results import CheckResult
 
 # write(result, out, *, unsafe_fixes=False): unsafe_fixes (--unsafe-fixes) counts unsafe fixes as
 # applicable, for the [*] marker.
 Writer = Callable[..., None]
 
+
+def _writer(module: str) -> Writer:
+    """The ``write`` of ``jaxlint.report.<module>``, imported at its first call: a run writes one
+    format, and the others' imports (junit's XML, sarif's URLs) are time a warm re-check pays."""
+    def write(result: CheckResult, out: TextIO, **options: Any) -> None:
+        importlib.import_module(f"jaxlint.report.{module}").write(result, out, **options)
+    return write
+
+
 FORMATS: dict[str, Writer] = {
-    "full": full.write, "concise": concise.write, "json": json_array.write,
-    "json-lines": json_lines.write, "sarif": sarif.write, "github": github.write,
-    "junit": junit.write, "gitlab": gitlab.write,
+    "full": _writer("full"), "concise": _writer("concise"), "json": _writer("json_array"),
+    "json-lines": _writer("json_lines"), "sarif": _writer("sarif"), "github": _writer("github"),
+    "junit": _writer("junit"), "gitlab": _writer("gitlab"),
 }
 FORMAT_NAMES: tuple[str, ...] = tuple(FORMATS)
 ALIASES = {"text": "full"}
@@ -53,7 +63,11 @@ def choose(flag: str | None, environment: str | None = None, configured: str | N
 
 
 def check_statistics(output_format: str, statistics: bool) -> None:
-    if statistics and output_format not in stats.FORMATS:
+    if not statistics:
+        return
+    from jaxlint.report import statistics as stats
+
+    if output_format not in stats.FORMATS:
         raise OutputError(f"--statistics works with --output-format {', '.join(stats.FORMATS[:-1])} "
                           f"or {stats.FORMATS[-1]}, not {output_format}")
 
@@ -65,6 +79,8 @@ def report(result: CheckResult, output_format: str, statistics: bool = False, di
         return "".join(result.diffs)
     out = StringIO()
     if statistics:
+        from jaxlint.report import statistics as stats
+
         check_statistics(output_format, statistics)
         stats.write(result, output_format, out, unsafe_fixes)
     else:

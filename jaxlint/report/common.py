@@ -9,7 +9,6 @@ from pathlib import Path
 from jaxlint.about import DOCS_URL
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.report import ruledocs
 from jaxlint.rules import Rule, all_rules
 from jaxlint.text import physical_lines, relative
 
@@ -23,12 +22,16 @@ def rules_by_code() -> dict[str, type[Rule]]:
 def rule_doc(code: str) -> str | None:
     """The rule's page (rules/JXnnn.md, shipped in the package) as Markdown; for a rule without
     one (the JX9xx analysis failures) the page jaxlint generates from its summary."""
+    from jaxlint.report import ruledocs  # the rule pages: only the formats that show or link them
+
     rule = rules_by_code().get(code)
     return None if rule is None else ruledocs.doc_text(rule)
 
 
 def rule_url(code: str) -> str:
     """The rule's doc page; rules without one (analysis failures) link to the README's table."""
+    from jaxlint.report import ruledocs
+
     rule = rules_by_code().get(code)
     if rule is not None and ruledocs.has_page(rule):
         return f"{DOCS_URL}rules/{code}.md"
