@@ -26,7 +26,7 @@ PAGES = Path(__file__).resolve().parents[1] / "rules"
 # Rules no case file can produce here, and why. Keep it short: each entry is reviewed.
 EXEMPT = {
     "JX902": "a timeout needs the worker process (the in-process analysis cannot enforce one); "
-             "test_failures.py and test_worker_isolation.py check it with real workers",
+             "test_failures.py checks it with real workers",
     "JX903": "a crashing worker (os._exit, a segfault) would end the test process; test_failures.py "
              "checks it with real workers",
     "JX906": "only a bug in jaxlint gives it (a rule or stage raising); test_internal_error.py injects one",
