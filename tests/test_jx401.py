@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import case_source, check_in_process
+from helpers import by_target, case_source, check_in_process, checked_case
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.results import CheckResult
@@ -47,15 +47,11 @@ def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def found(modules: dict[str, Path]) -> dict[str, dict[str, Finding]]:
-    result: CheckResult = check_in_process([str(p) for p in modules.values()],
-                                           select_rules(["JX401"], None))
-    assert result.skipped == [] and result.traced == 2 * len(target_names())
-    by_kind: dict[str, dict[str, Finding]] = {kind: {} for kind in KEYS}
-    for finding in result.findings:
-        kind = "legacy" if finding.path.endswith("jx401_legacy.py") else "typed"
-        assert finding.target not in by_kind[kind], f"two findings for {finding.target}"
-        by_kind[kind][finding.target] = finding
-    return by_kind
+    """The findings by key kind: the legacy module's are the case's run (test_rule_cases.py)."""
+    typed: CheckResult = check_in_process([str(modules["typed"])], select_rules(["JX401"], None))
+    assert typed.skipped == [] and typed.traced == len(target_names())
+    return {"legacy": by_target(checked_case("JX401")[1].findings, "JX401"),
+            "typed": by_target(typed.findings)}
 
 
 @pytest.fixture(scope="module")

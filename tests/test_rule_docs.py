@@ -6,8 +6,9 @@ must leave the Example untouched). A rule's Options section holds the entry gene
 its declared options (jaxlint.report.ruledocs.option_markdown), and the TOML it shows sets the option.
 
 The pages are checked in the test process (helpers.check_in_process: the worker's analysis and the
-fixer's verification without worker processes); the rules' tests (test_jx101.py,
-test_jx203_jx204.py, test_jx303_jx304.py) write and verify fixes with real workers.
+fixer's verification without worker processes); the rules' tests (test_jx101.py, test_jx203.py,
+test_jx303.py, test_jx304.py) write and verify fixes with real workers. That every rule has a page
+is checked by test_rule_cases.py, with its case.
 """
 from __future__ import annotations
 

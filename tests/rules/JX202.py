@@ -81,19 +81,11 @@ def growing_blocks(key):
     return w
 
 
-@jax.jit
-def print_in_python_loop(xs):
-    for i in range(3):
-        jax.debug.print("xs={xs}", xs=xs)
-        xs = xs + 1.0
-    return xs
-
-
 # Lowered, not run: nothing is compiled at import.
 x = jnp.ones(3)
 xs = jnp.ones(10, jnp.float32)
 m = jnp.eye(4)
 for fn, arg in [(unrolled, x), (comprehension, jax.random.PRNGKey(0)), (helper_in_loop, x), (grad_of_loop, x),
                 (loop_in_scan_body, xs), (short_loop, x), (rolled, x), (one_big_library_call, m),
-                (few_big_iterations, m), (print_in_python_loop, xs), (growing_blocks, jax.random.PRNGKey(0))]:
+                (few_big_iterations, m), (growing_blocks, jax.random.PRNGKey(0))]:
     fn.lower(arg)
