@@ -70,21 +70,6 @@ def test_docs_list_no_rule_by_hand() -> None:
         assert not set(rows) & paged, f"{page.name} lists rules in a table: {sorted(set(rows) & paged)}"
 
 
-def test_readme_table_update_rewrites_only_the_marked_block(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    stale = f"# Title\n\n{ruledocs.TABLE_BEGIN}\n| old |\n{ruledocs.TABLE_END}\n\nAfter.\n"
-    readme.write_text(stale, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "jaxlint.report.ruledocs", "--update-readme", str(readme)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    assert readme.read_text(encoding="utf-8") == (
-        f"# Title\n\n{ruledocs.TABLE_BEGIN}\n{ruledocs.readme_table()}{ruledocs.TABLE_END}\n\nAfter.\n")
-    readme.write_text("no markers\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "jaxlint.report.ruledocs", "--update-readme", str(readme)],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 2 and "has no <!-- begin rules table -->" in run.stderr
-
-
 def test_selectors_take_codes_prefixes_and_names() -> None:
     codes = lambda rules: {r.code for r in rules}  # noqa: E731
     assert codes(select_rules(["JX101"], None)) == {"JX101"}

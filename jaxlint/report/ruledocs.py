@@ -1,28 +1,23 @@
 """Rule documentation: the pages and their JSON and terminal text (which `jaxlint rule`,
-jaxlint/cli/rule.py, prints), and the README's rule table.
+jaxlint/cli/rule.py, prints).
 
 The pages are edited in rules/JXnnn.md; jaxlint/docs is a symlink to that folder, and the build
 copies the pages into the package, so they are read from the installed package wherever jaxlint
 runs. A rule without a page (the JX9xx analysis failures) gets one generated from its summary
-and docstring. ``python -m jaxlint.report.ruledocs --update-readme`` rewrites the README's rule table.
+and docstring. No document lists the rules by hand: ``jaxlint rules`` prints them from the registry.
 """
 from __future__ import annotations
 
-import argparse
 import difflib
 import inspect
 import json
 import os
 import re
-import sys
 from importlib import resources
-from pathlib import Path
 from typing import Any, TextIO
 
 from jaxlint.rules import Rule, all_rules
 
-TABLE_BEGIN = "<!-- begin rules table -->"
-TABLE_END = "<!-- end rules table -->"
 FIX_WORDS = {"safe": "safe (`--fix` applies it)",
              "unsafe": "unsafe (`--fix --unsafe-fixes` applies it)",
              "display-only": "display-only (shown, never applied)",
@@ -179,54 +174,3 @@ def rule_text(rule: type[Rule], color: bool) -> str:
     title, _, rest = doc_text(rule).partition("\n")
     facts = f"Severity: {rule.severity}. Fix: {FIX_WORDS[rule.fix]}."
     return render(f"{title}\n\n{facts}\n{rest}", color)
-
-
-# --- the README's rule table ---------------------------------------------------------------------
-
-def readme_table() -> str:
-    """The Markdown rule table, rule metadata plus a link to each page that exists."""
-    rows = ["| Code | Name | Severity | Fix | What it reports |", "|---|---|---|---|---|"]
-    for rule in all_rules():
-        link = f" [doc](rules/{rule.code}.md)" if has_page(rule) else ""
-        summary = rule.summary.replace("|", "\\|")  # a pipe would end the cell
-        rows.append(f"| {rule.code} | `{rule.name}` | {rule.severity} | {rule.fix or ''} | {summary}{link} |")
-    legend = ("Fix: `safe` fixes are applied by `jaxlint check --fix`, `unsafe` ones need "
-              "`--unsafe-fixes` as well, `display-only` ones are shown in the report and never applied. "
-              "`jaxlint rule CODE` prints a rule's page.")
-    return "\n".join(rows) + "\n\n" + legend + "\n"
-
-
-def replace_table(readme: str, table: str) -> str:
-    """The README with the text between the markers replaced; ValueError if a marker is missing."""
-    start, end = readme.find(TABLE_BEGIN), readme.find(TABLE_END)
-    if start < 0 or end < start:
-        raise ValueError(f"the README has no {TABLE_BEGIN} ... {TABLE_END} block")
-    return readme[:start + len(TABLE_BEGIN)] + "\n" + table + readme[end:]
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxlint.report.ruledocs",
-                                     description="Generate the README's rule table from the rules.")
-    action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--readme-table", action="store_true", help="print the table")
-    action.add_argument("--update-readme", metavar="README", nargs="?", const="README.md",
-                        help="rewrite the table between the markers (default: README.md)")
-    args = parser.parse_args(argv)
-    if args.readme_table:
-        sys.stdout.write(readme_table())
-        return 0
-    path = Path(args.update_readme)
-    try:
-        text = path.read_text(encoding="utf-8")
-        updated = replace_table(text, readme_table())
-    except (OSError, ValueError) as error:
-        print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
-    if updated != text:
-        path.write_text(updated, encoding="utf-8")
-        print(f"updated the rule table in {path}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
