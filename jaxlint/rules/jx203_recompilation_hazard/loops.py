@@ -6,16 +6,7 @@ import ast
 
 from jaxlint.model import Finding, Fix
 from jaxlint.rules.base import Rule, SourceContext
-from jaxlint.scan.index import (
-    COMPREHENSIONS,
-    DEFS,
-    SourceIndex,
-    bound_names,
-    changed_objects,
-    free_names,
-    imported_names,
-    walk_scope,
-)
+from jaxlint.scan.index import COMPREHENSIONS, DEFS, SourceIndex, bound_names, changed_objects, free_names, walk_scope
 
 
 def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding | None:
@@ -127,7 +118,7 @@ def _changed(index: SourceIndex, call: ast.Call, function: ast.AST, loops: list[
     """Names the jitted function reads whose objects a loop around it changes in place."""
     if not isinstance(function, (ast.Lambda, ast.Call)):
         return []
-    modules = index.memo("jx203.imported", lambda: frozenset(imported_names(index.tree)))
+    modules = index.module_names
     reads = free_names(function) - modules
     return sorted({n for loop in loops if not isinstance(loop, COMPREHENSIONS)
                    for n in changed_objects(loop, reads, call, modules)})
