@@ -97,15 +97,6 @@ class Config:
         return codes_matching([s for entry in self.per_file_ignores if entry.applies_to(path)
                                for s in entry.selectors])
 
-    def apply_per_file_ignores(self, analyses: list[Any]) -> None:
-        """Drop the findings per-file-ignores turns off (analyses: check.FileAnalysis)."""
-        if not self.per_file_ignores:
-            return
-        for analysis in analyses:
-            ignored = self.ignored_codes(os.path.abspath(analysis.source.path))
-            if ignored:
-                analysis.findings = [f for f in analysis.findings if f.code not in ignored]
-
 
 def _configures_jaxlint(path: str) -> bool:
     if os.path.basename(path) != "pyproject.toml":

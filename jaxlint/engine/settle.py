@@ -9,6 +9,7 @@ ignored or suppressed finding is not fixed) and then demotes the safe fixes it c
 (``settle_file``)."""
 from __future__ import annotations
 
+import os
 from typing import Collection, Iterable
 
 from jaxlint.config import Config
@@ -30,7 +31,7 @@ def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[
     """The reported findings of the file ``path`` (whose source is ``text``) from its raw ones:
     ``codes`` are the rules that ran, ``config`` the project's (None: no per-file-ignores),
     ``ignore_noqa``: suppression comments are not applied (--ignore-noqa)."""
-    ignored = suppressions.ignored_for(path, config)
+    ignored = config.ignored_codes(os.path.abspath(path)) if config is not None else set()
     kept = [f for f in one_per_place(findings) if f.code not in ignored]
     if ignore_noqa:
         return kept

@@ -13,10 +13,9 @@ meant for another tool) and file-level ``# jaxlint: noqa`` are never reported.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Collection
+from typing import Collection
 
 from jaxlint.model import Edit, Finding, Fix, Result, Span, Target
 from jaxlint.rules import codes_by_name
@@ -30,12 +29,6 @@ FIX_MESSAGE = "Remove unused suppression"
 def is_comment_fix(finding: Finding) -> bool:
     """A JX800 fix: it only edits a comment, so it needs no verification by re-tracing."""
     return finding.code == UnusedSuppression.code and finding.fix is not None
-
-
-def ignored_for(path: str, config: Any) -> set[str]:
-    """The codes per-file-ignores turns off for ``path`` (``config``: a jaxlint.config.Config, or
-    None for none)."""
-    return set(config.ignored_codes(os.path.abspath(path))) if hasattr(config, "ignored_codes") else set()
 
 
 @dataclass
