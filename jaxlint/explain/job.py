@@ -5,7 +5,7 @@ from jaxlint.engine.jobs import make_job
 from jaxlint.engine.pool import WorkerFailure, WorkerPool
 from jaxlint.explain import ExplainError
 from jaxlint.model import Result, Settings, Target
-from jaxlint.report.coverage import suggestion
+from jaxlint.report.suggestion import suggestion
 from jaxlint.text import SourceFile
 from jaxlint.text import relative as display
 

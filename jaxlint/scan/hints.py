@@ -35,6 +35,14 @@ _SHORT_NAMES: dict[str, str] = {numpy_name: short for short, numpy_name in DTYPE
 # jax.export.symbolic_shape reads these as operators or placeholders, never as variables.
 _RESERVED_DIMS = ("_", "mod", "floordiv", "max", "min")
 
+# What --show-untraced writes where it cannot know the value, and what to write instead.
+_PLACEHOLDERS = {
+    "<static>": "the Python value {name} takes, e.g. {name}=3",
+    "<unknown>": "what {name} holds (nothing in the function said): its dtype and shape (f32[8,3]), a "
+                 "Python value, or a pytree of these",
+    "<pytree>": "the structure of {name} ({{'w': f32[3,2]}}, (f32[8], i32[])), or register a call in an "
+                "examples file (docs/arguments.md)",
+}
 _NAME = re.compile(r"[^\W\d]\w*")  # a Python identifier
 _INT = re.compile(r"[0-9]+")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
@@ -83,10 +91,10 @@ def parse_hint(text: str) -> dict[str, Any]:
         if name in spec:
             raise HintError(f"duplicate parameter {name!r}", start)
         value = text[eq + 1:end].strip()
-        if value == "<static>" or ("[...]" in value and value[:1] not in "'\""):  # copied from --show-untraced
+        if value in _PLACEHOLDERS or ("[...]" in value and value[:1] not in "'\""):  # copied from --show-untraced
             raise HintError(f"{name}={value} is a placeholder --show-untraced suggests: write "
-                            + (f"the Python value {name} takes, e.g. {name}=3" if value == "<static>"
-                               else f"the dtype and shape, e.g. {name}=f32[8,3]"), eq + 1)
+                            + _PLACEHOLDERS.get(value, "the dtype and shape, e.g. {name}=f32[8,3]").format(name=name),
+                            eq + 1)
         spec[name] = _parse_value(text, eq + 1, end, text[start:end], name)
     return spec
 

@@ -1,0 +1,169 @@
+"""The hint comment --show-untraced suggests for a function that was not traced, or why no hint
+can help. Each parameter's value comes from its annotation, else from how the body uses it
+(report/parameter_use.py), else from its name; a parameter nothing speaks for is ``<unknown>``
+rather than a guessed array. Never imports JAX.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+
+from jaxlint.model import Target
+from jaxlint.report.parameter_use import ParameterUse, parameter_uses
+from jaxlint.scan import hints
+from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
+from jaxlint.scan.index import SourceIndex, first_line
+
+# Trace errors that mean a parameter was needed as a Python value, not an array.
+_STATIC_ERRORS = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
+                  "TracerArrayConversionError")
+_VALUES = {"bool": "False", "int": "1", "float": "f32[]", "key": "key[]", "array": "f32[...]"}
+ARRAY = "f32[...]"
+
+
+def suggestion(target: Target | None, kind: str, reason: str, text: str = "") -> tuple[str | None, str | None]:
+    """(hint comment, note) for an untraced target; the hint is a template whose placeholders
+    (``f32[...]``, ``<static>``, ``<unknown>``, ``<pytree>``) are to be replaced by real values.
+    ``text``: the file's source, whose def fits each value to its parameter (literals for ints and
+    bools, ``key[]`` for keys, dicts and tuples for pytrees read that way, nothing for a parameter
+    with a default; no hint at all when one takes a function)."""
+    if kind == "import-failed":
+        return None, "the module failed to import (see the JX901 finding); fix that first"
+    if kind in ("timeout", "crash"):
+        return None, "the module did not finish importing (see the JX902/JX903 finding)"
+    if kind == "not-found":
+        return None, ("the name was not on the module after import (defined conditionally, "
+                      "deleted, or renamed by a decorator such as parameterized tests?)")
+    if kind == "not-traceable":
+        return None, "it returns functions or objects: trace a function that calls what it makes"
+    if target is None:
+        return None, None
+    params = list(target.params)
+    if "." in target.qualname and params[:1] == ["self"]:
+        # The hint's values are passed to the function found on the class: there is no instance.
+        return None, (f"a hint cannot give `self`: call {target.qualname.rpartition('.')[0]}(...)."
+                      f"{target.name}(...) once while the module is imported, or register an instance "
+                      "in an examples file")
+    if "." in target.qualname and params[:1] == ["cls"]:
+        params = params[1:]  # a classmethod is found bound to its class
+    if not params:
+        if target.kind == "jit-bound":
+            return None, "the wrapped function's parameters are unknown (it is not defined in this file)"
+        return "# jaxlint: args", None
+    static = {name for index, name in enumerate(target.params)
+              if index in target.static_argnums or name in target.static_argnames}
+    given = _given(target)  # keep what an existing hint already says
+    uses = parameter_kinds(text, target) if text else {}
+    kinds = {name: use.kind for name, use in uses.items()}
+    functions = [name for name in params if kinds.get(name) == "function" and name not in given]
+    if functions:
+        return None, (f"{', '.join(functions)} {'takes' if len(functions) == 1 else 'take'} a function, which a "
+                      "hint cannot write: register a call in an examples file, or run `pytest --jaxlint`")
+    params = [name for name in params if name in given or kinds.get(name) != "default"]
+    parts = [f"{name}={given.get(name) or _value(uses.get(name), name in static, bool(text))}" for name in params]
+    notes = []
+    names = [name for name in params if name in static and name not in given]
+    if names:
+        notes.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} static (static_argnums/"
+                     f"static_argnames): write the Python value, e.g. {names[0]}=3")
+    notes += _placeholder_notes([(name, uses[name]) for name in params
+                                 if name in uses and name not in given and name not in static])
+    if kind == "trace-error" and any(error in reason for error in _STATIC_ERRORS):
+        notes.append("a traced value was used as a Python value (`if n > 0`, `range(n)`): that parameter "
+                      "must be static: give it a Python value in the hint and, under jax.jit, list it in "
+                      "static_argnums/static_argnames")
+    return "# jaxlint: args " + ", ".join(parts), "; ".join(notes) or None
+
+
+def _value(use: ParameterUse | None, static: bool, read: bool) -> str:
+    """The suggested value of one parameter (``read``: its def was read, so no use means unknown)."""
+    if use is None or use.kind == "unknown":
+        return "<static>" if static else "<unknown>" if read else ARRAY
+    if use.kind == "pytree":
+        if use.keys:
+            return "{" + ", ".join(f"{key!r}: {ARRAY}" for key in use.keys) + "}"
+        if use.unpacked:
+            return "(" + ", ".join([ARRAY] * use.unpacked) + ("," if use.unpacked == 1 else "") + ")"
+        return "<pytree>"
+    if static and use.kind == "array":
+        return "<static>"
+    return _VALUES.get(use.kind, ARRAY)
+
+
+def _placeholder_notes(uses: list[tuple[str, ParameterUse]]) -> list[str]:
+    """What to write for the ``<pytree>`` and ``<unknown>`` placeholders."""
+    notes = []
+    objects = [name for name, use in uses if use.kind == "pytree" and not (use.keys or use.unpacked)]
+    if objects:
+        notes.append(f"{', '.join(objects)} {'is a pytree' if len(objects) == 1 else 'are pytrees'} whose "
+                     "structure a hint cannot write (read by attribute or through jax.tree): register a call "
+                     "in an examples file (docs/arguments.md), or run `pytest --jaxlint`")
+    unknown = [name for name, use in uses if use.kind == "unknown"]
+    if unknown:
+        notes.append(f"nothing in the function says what {', '.join(unknown)} "
+                     f"{'holds' if len(unknown) == 1 else 'hold'}: write the dtype and shape "
+                     "(f32[8,3]), a Python value, or a pytree of these")
+    return notes
+
+
+def parameter_kinds(text: str, target: Target) -> dict[str, ParameterUse]:
+    """Per parameter of the target's def: kind "default" (it has one), "bool", "int", "float",
+    "key", "function" (by annotation), else how the body uses it (report/parameter_use.py), else
+    "key" or "function" by name, else "unknown". Empty when the def is not in ``text``."""
+    index = _index(text)
+    node = _definition(index, target)
+    if node is None:
+        return {}
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
+        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    used = parameter_uses(index, node)
+    kinds = {}
+    for arg in [*positional, *args.kwonlyargs]:
+        annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+        if arg.arg in defaults:
+            kinds[arg.arg] = ParameterUse("default")
+        elif annotation in ("bool", "int", "float"):
+            kinds[arg.arg] = ParameterUse(annotation)
+        elif "Callable" in annotation:
+            kinds[arg.arg] = ParameterUse("function")
+        elif annotation.startswith(("Key[", "PRNGKeyArray")):
+            kinds[arg.arg] = ParameterUse("key")
+        elif annotation:
+            kinds[arg.arg] = ParameterUse("array")
+        elif arg.arg in used:
+            kinds[arg.arg] = used[arg.arg]
+        elif FUNCTION_PARAMETER.fullmatch(arg.arg):
+            kinds[arg.arg] = ParameterUse("function")
+        elif KEY_PARAMETER.fullmatch(arg.arg):
+            kinds[arg.arg] = ParameterUse("key")
+        else:
+            kinds[arg.arg] = ParameterUse("unknown")
+    return kinds
+
+
+@functools.lru_cache(maxsize=4)
+def _index(text: str) -> SourceIndex:
+    """One parse and one name resolution per file, however many of its functions are untraced."""
+    return SourceIndex("<suggestion>", text, [])
+
+
+def _definition(index: SourceIndex, target: Target) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The target's def: at its first line, or for ``g = jax.jit(f)`` the module-level ``f``."""
+    defs = index.memo("suggestion-defs", lambda: {(first_line(n), n.name): n for n in index.functions})
+    if target.kind == "jit-bound":
+        tree = index.tree
+        found = [n for n in (tree.body if tree is not None else [])
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == target.name]
+        return found[-1] if found else None
+    return defs.get((target.first_line, target.name))
+
+
+def _given(target: Target) -> dict[str, str]:
+    """``value`` per parameter of the target's hint comment, if it has one that parses."""
+    try:
+        spec = hints.parse_hint(target.hint) if target.hint is not None else {}
+    except hints.HintError:
+        return {}
+    return {name: hints.describe({name: tree}).partition("=")[2] for name, tree in spec.items()}
