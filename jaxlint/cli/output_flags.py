@@ -59,7 +59,8 @@ def configure_verbose() -> None:
 
 
 def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) -> None:
-    """What follows the report on stderr: --show-fixes, then the summary line (none with --quiet)."""
+    """What follows the report on stderr: --show-fixes, then the summary line (none with --quiet),
+    then the warning of a run that linted less than half of its JAX functions (even with --quiet)."""
     from jaxlint.report import summary as report
     from jaxlint.text import relative
 
@@ -67,8 +68,16 @@ def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) ->
         out.write(f"jaxlint: warning: no Python files in {path}\n")
     for path, why in result.not_written:  # even with --quiet: a fix the user asked for was not made
         out.write(f"jaxlint: {relative(path)}: not fixed: {why}\n")
-    if args.quiet:
-        return
+    warning = report.coverage_warning(result)
+    if not args.quiet:
+        _write_summary(args, result, out)
+    if warning is not None:  # even with --quiet: a run that linted little must not look clean
+        out.write(warning + "\n")
+
+
+def _write_summary(args: argparse.Namespace, result: CheckResult, out: TextIO) -> None:
+    from jaxlint.report import summary as report
+
     mode = "fix" if args.fix else "diff" if args.diff else "none"
     if args.show_fixes:
         report.write_show_fixes(result, mode, args.unsafe_fixes, out)

@@ -81,11 +81,13 @@ def coverage(result: CheckResult) -> Coverage:
         described: set[int] = set()  # first lines of the functions an entry stands for
         ran: set[int] = set()  # ... and of those a traced target stands for
         remaining = list(analysis.targets)
+        main_block = _main_block_lines(text)
         for skip in analysis.result.skipped if analysis.result is not None else []:
             target = _take(remaining, skip.target, skip.line)
             function = function_of(target)
-            if function is not None and (function.first_line in linted or function.first_line in described):
-                continue  # linted through another target, or said once already
+            if function is not None and (function.first_line in linted or function.first_line in described
+                                         or function.line in main_block):
+                continue  # linted through another target, said once already, or said below
             hint, note = suggestion(target, skip.kind, skip.reason, text)
             entry = Untraced(path, skip.target, skip.line or 0, skip.kind, skip.reason, hint, note)
             if function is None:
@@ -101,7 +103,6 @@ def coverage(result: CheckResult) -> Coverage:
             line = target.name_span.start_line if target is not None else 0
             traced.append(Traced(path, traced_entry.target, line, traced_entry.source,
                                  list(traced_entry.signatures or [traced_entry.signature])))
-        main_block = _main_block_lines(text)
         for function in analysis.functions:
             functions.append(Function(path, function.qualname, function.line, function.first_line in linted))
             if function.first_line in linted or function.first_line in described:

@@ -2,6 +2,7 @@
 --timings. The findings' formats are the other modules of jaxlint.report."""
 from __future__ import annotations
 
+import os
 from typing import TextIO
 
 from jaxlint.engine.results import CheckResult
@@ -11,7 +12,10 @@ from jaxlint.report.json_array import finding_json
 from jaxlint.text import relative
 
 # finding_json and write_findings moved to jaxlint.report; importers of report keep working.
-__all__ = ["finding_json", "summary", "timings_text", "write_findings"]
+__all__ = ["coverage_warning", "finding_json", "summary", "timings_text", "write_findings"]
+
+# Why a target was not traced when its module did not finish importing.
+_IMPORT_FAILURES = ("import-failed", "timeout", "crash")
 
 
 def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> str:
@@ -48,6 +52,53 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     if result.fix_deferred:
         parts.append(_deferred(result))
     return ", ".join(parts) + "."
+
+
+def coverage_warning(result: CheckResult) -> str | None:
+    """A run that linted less than half of the JAX functions it found says so, with the one step
+    that reaches the rest: the tool never looks green when it checked nothing. None otherwise."""
+    total, linted = result.jax_functions, result.linted
+    if total == 0 or 2 * linted >= total:
+        return None
+    if linted == 0:
+        head = f"checked nothing: none of the {total} JAX function{'s' if total != 1 else ''} found was linted"
+    else:
+        head = f"linted only {linted} of {total} JAX functions"
+    return (f"jaxlint: warning: {head}; {next_step(result)} "
+            "(`--show-untraced` lists each function not linted, why, and the hint that would trace it)")
+
+
+def next_step(result: CheckResult) -> str:
+    """The one step that reaches most of the JAX functions the run did not lint."""
+    failed = described = plain = 0
+    for analysis in result.files:
+        reached = {f.first_line for f in analysis.linted}
+        named = {t.first_line for t in analysis.targets} | {t.name for t in analysis.targets if t.kind == "jit-bound"}
+        plain += sum(1 for f in analysis.functions
+                     if f.first_line not in reached and f.first_line not in named and f.qualname not in named)
+        for skip in analysis.result.skipped if analysis.result is not None else []:
+            if skip.kind in _IMPORT_FAILURES:
+                failed += 1
+            else:
+                described += 1
+    if failed >= max(described, plain):
+        return "fix what stops the modules importing first (the JX901, JX902 and JX903 findings)"
+    if described >= plain:
+        return "give the targets arguments: a hint comment above each or an examples file (docs/arguments.md)"
+    config = result.config
+    if config is not None and not os.path.exists(config.signatures) and any(
+            _is_test_file(analysis.source.path) for analysis in result.files):
+        return ("run `jaxlint record -- pytest` to record the arguments the tests pass: the next check "
+                "traces the functions they call")
+    if config is None or not config.infer_arguments:
+        return "`--infer-arguments` traces the functions nothing names with guessed arguments"
+    return ("give them arguments: a hint comment above each or an examples file (docs/arguments.md); "
+            "`pytest --jaxlint` lints what the tests call")
+
+
+def _is_test_file(path: str) -> bool:
+    name = os.path.basename(path)
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
 def _deferred(result: CheckResult) -> str:

@@ -1,6 +1,7 @@
 """The denominator of coverage: a file's *JAX functions*, the named functions (``def``, any
 nesting) whose own body calls into ``jax`` (``jax.numpy``, ``jax.lax``, ``jax.random``, ...,
-resolved through imports and aliases), plus every target. Found from the source alone.
+resolved through imports and aliases), plus every target, less the tests of test files (pytest
+runs those; ``pytest --jaxlint`` lints what they call). Found from the source alone.
 
 A function's *own lines* are its body's lines without those of the defs nested in it (each its
 own function); a lambda's lines are its enclosing function's. A JAX function counts as linted when
@@ -9,6 +10,7 @@ one of its own lines made an equation in a jaxpr the rules read (worker/traced_l
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 
@@ -48,14 +50,33 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
             if defs:
                 calling.add(id(defs[0]))
     targets = {target.first_line for target in index.targets}
+    tests = _is_test_file(index.path)
     found = []
     for node in sorted(index.functions, key=lambda n: n.lineno):
         first = first_line(node)
+        if tests and first not in targets and _is_test(index, node):
+            continue  # pytest runs it; `pytest --jaxlint` lints what it calls, not the test itself
         if id(node) in calling or first in targets:
             found.append(JaxFunction(_qualname(index, node), first, node.lineno,
                                      tuple(p.arg for p in _parameters(node.args)), _own_lines(node),
                                      index.span(node), _name_span(index, node)))
     return found
+
+
+def _is_test_file(path: str) -> bool:
+    """A file pytest collects by default: ``test_*.py`` or ``*_test.py``."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _is_test(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A test pytest collects: ``test*`` at module level or in a ``Test*`` class at module level."""
+    if not node.name.startswith("test"):
+        return False
+    parent = index.parent(node)
+    if isinstance(parent, ast.ClassDef) and parent.name.startswith("Test"):
+        parent = index.parent(parent)
+    return isinstance(parent, ast.Module)
 
 
 def _name_span(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Span:
