@@ -98,7 +98,7 @@ def test_show_untraced_lists_each_untraced_target_on_stderr(run) -> None:
     assert completed.returncode == 1  # JX901 and JX601
     assert "untraced" not in completed.stdout and "jaxlint: args" not in completed.stdout
     err = completed.stderr.splitlines()
-    start = err.index("untraced functions (6):")
+    start = err.index("untraced functions (6 of 7 JAX functions):")  # the summary's count
     assert err[start + 1:] == [
         "  broken.py:7: lost [import-failed] the module failed to import",
         "      no hint helps: the module failed to import (see the JX901 finding); fix that first",
@@ -120,6 +120,9 @@ def test_show_untraced_lists_each_untraced_target_on_stderr(run) -> None:
         "static_argnums/static_argnames)",
         "2 files checked, linted 1 of 7 JAX functions (1 target traced, 6 skipped: no abstract arguments or "
         "errors), 2 findings.",
+        "jaxlint: warning: linted only 1 of 7 JAX functions; give the targets arguments: a hint comment above "
+        "each or an examples file (docs/arguments.md) (`--show-untraced` lists each function not linted, why, "
+        "and the hint that would trace it)",
     ]
 
 
