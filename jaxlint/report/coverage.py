@@ -32,7 +32,9 @@ class Untraced:
     path: str
     target: str
     line: int
-    kind: str  # no-arguments, invalid-hint, trace-error, not-traceable, not-found, import-failed, timeout, crash
+    # not-a-target, not-imported, no-operations, or why its target was skipped: no-arguments,
+    # invalid-hint, trace-error, not-traceable, not-found, import-failed, timeout, crash
+    kind: str
     reason: str
     hint: str | None  # the comment to put above the function; None when no hint can help
     note: str | None  # why there is no hint, or what to fill in

@@ -35,7 +35,7 @@ _ORDER = ("function", "key", "pytree", "int", "bool", "array")
 class ParameterUse:
     """What the body says of one parameter: its kind and, for a pytree, how it is built."""
 
-    kind: str  # one of _ORDER
+    kind: str  # one of _ORDER; report/suggestion.py adds "default", "float" and "unknown"
     keys: list[str] = field(default_factory=list)  # a dict read as p["a"], p["b"]: its keys
     unpacked: int = 0  # a tuple unpacked as `a, b = p`: its length
     attributes: list[str] = field(default_factory=list)  # an object read as p.step: its attributes

@@ -93,11 +93,14 @@ def _value(use: ParameterUse | None, static: bool, read: bool) -> str:
 def _placeholder_notes(uses: list[tuple[str, ParameterUse]]) -> list[str]:
     """What to write for the ``<pytree>`` and ``<unknown>`` placeholders."""
     notes = []
-    objects = [name for name, use in uses if use.kind == "pytree" and not (use.keys or use.unpacked)]
+    objects = [(name, use) for name, use in uses if use.kind == "pytree" and not (use.keys or use.unpacked)]
     if objects:
-        notes.append(f"{', '.join(objects)} {'is a pytree' if len(objects) == 1 else 'are pytrees'} whose "
-                     "structure a hint cannot write (read by attribute or through jax.tree): register a call "
-                     "in an examples file (docs/arguments.md), or run `pytest --jaxlint`")
+        how = ", ".join(f"{name}.{use.attributes[0]}" if use.attributes else f"{name} through jax.tree"
+                        for name, use in objects)
+        names = ", ".join(name for name, _ in objects)
+        notes.append(f"{names} {'is a pytree' if len(objects) == 1 else 'are pytrees'} whose structure a hint "
+                     f"cannot write (read as {how}): register a call in an examples file (docs/arguments.md), "
+                     "or run `pytest --jaxlint`")
     unknown = [name for name, use in uses if use.kind == "unknown"]
     if unknown:
         notes.append(f"nothing in the function says what {', '.join(unknown)} "
