@@ -217,3 +217,41 @@ def test_compared_with_jax_key_reuse_checker(found: dict[str, dict[str, Finding]
     # JAX's checker misses every legacy-key reuse: each call re-wraps the raw uint32 bits.
     assert jax_legacy == set()
     assert set(found["legacy"]) == set(triggers())
+
+
+NOISE = """\
+import jax
+
+
+def jitter(key, x):
+    return x + jax.random.normal(key, x.shape)
+"""
+
+TRAIN = """\
+import jax
+import jax.numpy as jnp
+
+from noise import jitter
+
+
+@jax.jit
+def run(key, x):
+    for _ in range(3):
+        x = jitter(key, x)
+    return x
+
+
+run.lower(jax.random.PRNGKey(0), jnp.ones(3))
+"""
+
+
+def test_a_helper_in_another_file_is_reported_at_the_callers_loop(tmp_path: Path) -> None:
+    """The user changes the loop in train.py, not the helper in noise.py: one finding, there."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    (tmp_path / "noise.py").write_text(NOISE, encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    result = check_in_process([str(tmp_path)], select_rules(["JX401"], None))
+    [finding] = result.findings
+    assert (Path(finding.path).name, finding.span.start_line, finding.span.start_col) == ("train.py", 10, 12)
+    assert finding.message.startswith("PRNG key reused: this call passes the same key to jitter() on every "
+                                      "iteration of the loop; jitter draws from it (random_bits) at noise.py:5,")
