@@ -30,7 +30,10 @@ its key-typed operands (the generic fallback). Differences, for precision and fo
   that passed one key to a helper (naming the first), or at the draw itself when one function
   draws twice; a loop-invariant draw, at the loop body's line that leads to it. A helper in
   another project file that draws twice is reported in that file; one in an installed package,
-  at the project's call into it.
+  at the project's call into it. Two draws through the very same frames were repeated by a
+  Python loop (unrolled in the trace): the source of each frame (``ctx.index_of``) shows which
+  call the loop runs, so a helper given the same key on every iteration is reported at the
+  caller's call in the loop, naming the helper's draw.
 """
 from __future__ import annotations
 
