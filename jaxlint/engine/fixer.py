@@ -15,7 +15,7 @@ from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
-from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.engine.results import OVERLAPS, CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span, Target
@@ -99,9 +99,6 @@ def _keep_rejections(source: str, edits: list[Edit], rejected: list[Finding], fi
         for found in findings:
             if found.place == (finding.path, line, col, finding.code):
                 found.fix_rejected = finding.fix_rejected
-
-
-OVERLAPS = "its edits overlap another fix's"
 
 
 def _why_not_written(error: Exception) -> str:
