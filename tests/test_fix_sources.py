@@ -16,7 +16,6 @@ from helpers import check_in_process
 
 from jaxlint.config import load_config
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.fixer import _outputs_changed
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Result, Skipped, Traced
 from jaxlint.report.common import sources
@@ -118,6 +117,8 @@ def traced_result(signatures: dict[str, list[str]]) -> Result:
 
 
 def test_changed_outputs_are_named_with_their_shapes_and_signature() -> None:
+    from jaxlint.engine.fixer import _outputs_changed
+
     before = traced_result({"x=f32[3]": ["float32[]", "float32[3]"], "x=f32[5]": ["float32[]", "float32[5]"]})
     assert _outputs_changed("f", before, traced_result(
         {"x=f32[3]": ["float32[]", "float32[3]"], "x=f32[5]": ["float32[]", "float32[1,5]"]})) == (
