@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import shutil
 import tempfile
 from typing import Any
 
