@@ -199,3 +199,15 @@ def test_a_broken_pytest_configuration_never_stops_the_check(tmp_path, file, tex
     assert {f["code"] for f in findings} <= {"JX901"}
     plan = import_plan(str(root / "tests" / "test_core.py"))
     assert plan.module == "test_core" and plan.sys_path[0] == str(root / "tests")
+
+
+def test_a_configuration_created_or_changed_later_is_seen(tmp_path):
+    """The editor server's process lives long: what it remembers follows the files."""
+    make_project(tmp_path, {"pyproject.toml": "[tool.jaxlint]\n"})
+    tests = str(tmp_path / "tests")
+    assert find_pytest_config(tests).pythonpath == ()
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    assert find_pytest_config(tests).pythonpath == (str(tmp_path / "src"),)
+    (tmp_path / "tests" / "pytest.ini").write_text("[pytest]\npythonpath = ..\n")
+    assert find_pytest_config(tests).rootdir == tests
+    assert find_pytest_config(tests).pythonpath == (str(tmp_path),)

@@ -1,7 +1,10 @@
 """`jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND...`: run
-COMMAND (normally pytest) with the recording plugin (pytest_plugin/record.py) active; exit with COMMAND's
-exit code. The configuration is found as ``jaxlint check`` finds it; its folder holds the signatures
-file and its exclude/extend-exclude settings choose the files whose functions are recorded."""
+COMMAND (normally pytest) with the recording plugin (pytest_plugin/record.py) active, then merge what
+each test process recorded (one part file per pytest-xdist worker) into the signatures file; exit
+with COMMAND's exit code, or 2 when the signatures file cannot be read or written (it is then left
+as it was). The configuration is found as ``jaxlint check`` finds it; its folder holds the
+signatures file and its exclude/extend-exclude settings choose the files whose functions are
+recorded."""
 from __future__ import annotations
 
 import json

@@ -35,18 +35,51 @@ class PytestConfig:
     pythonpath: tuple[str, ...] = ()  # absolute folders, in the configured order
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     import_mode: str = "prepend"
-    consider_namespace_packages: bool = False
 
 
 def find_pytest_config(folder: str) -> PytestConfig:
-    """The pytest configuration that applies to a file in ``folder`` (absolute)."""
+    """The pytest configuration that applies to a file in ``folder``. Remembered per folder while
+    the folders searched and the files read keep their modification times: a check asks once per
+    file, and the editor server lives long."""
     folder = os.path.abspath(folder)
+    remembered = _FOUND.get(folder)
+    if remembered is not None and remembered[1] == _stamps(remembered[0]):
+        return remembered[2]
+    consulted: list[str] = []
+    found = _search(folder, consulted)
+    if len(_FOUND) >= MAX_REMEMBERED:
+        _FOUND.clear()
+    _FOUND[folder] = (consulted, _stamps(consulted), found)
+    return found
+
+
+MAX_REMEMBERED = 4096
+_FOUND: dict[str, tuple[list[str], list[Any], PytestConfig]] = {}  # folder -> (consulted, stamps, found)
+
+
+def _stamps(paths: list[str]) -> list[Any]:
+    stamps: list[Any] = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((stat.st_mtime_ns, stat.st_size, stat.st_ino))
+    return stamps
+
+
+def _search(folder: str, consulted: list[str]) -> PytestConfig:
+    """pytest's ``locate_config`` from ``folder``; ``consulted`` gets each folder searched (a file
+    created or removed there changes its time) and each file read."""
     first_pyproject = None
     for base in _upwards(folder):
+        consulted.append(base)
         for name, loader in _LOADERS:
             path = os.path.join(base, name)
             if not os.path.isfile(path):
                 continue
+            consulted.append(path)
             if name == "pyproject.toml" and first_pyproject is None:
                 first_pyproject = path
             values = loader(path)
@@ -79,9 +112,8 @@ def _config(rootdir: str, inifile: str, values: dict[str, Any]) -> PytestConfig:
             mode = addopts[n + 1]
     if mode not in IMPORT_MODES:  # pytest would refuse to run; jaxlint imports as by default
         mode = "prepend"
-    namespaces = str(values.get("consider_namespace_packages", "false")).strip().lower() in ("true", "1", "yes")
     return PytestConfig(rootdir=rootdir, inifile=inifile, pythonpath=pythonpath, python_files=python_files,
-                        import_mode=mode, consider_namespace_packages=namespaces)
+                        import_mode=mode)
 
 
 def _lines(value: Any, split: Any = str.split) -> list[str]:
