@@ -198,9 +198,9 @@ class Job:
     run_values: list[str] = field(default_factory=list)
     # ... and these of them once more on wide inputs (a numerics fix is verified there).
     wide_values: list[str] = field(default_factory=list)
-    # How the module is imported (engine/imports.py): empty for a file that is neither a test
-    # module nor a conftest, whose ``root`` alone goes on sys.path.
-    sys_path: list[str] = field(default_factory=list)  # put in front of sys.path, in this order
+    # How the module is imported (engine/imports.py): None for a file that is neither a test
+    # module nor a conftest, whose ``root`` alone goes in front of sys.path.
+    sys_path: list[str] | None = None  # put in front of sys.path, in this order
     sys_path_appended: list[str] = field(default_factory=list)
     packages_from_files: bool = False  # pytest's importlib mode: parents imported by path
 

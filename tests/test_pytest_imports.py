@@ -135,6 +135,17 @@ def test_importlib_mode_names_the_module_from_the_rootdir_and_leaves_sys_path(tm
     assert traced == 1
 
 
+def test_importlib_mode_without_pythonpath_puts_nothing_on_sys_path(tmp_path):
+    """As under the `pytest` command: neither the tests folder nor the rootdir is importable."""
+    root = make_project(tmp_path, {"pytest.ini": "[pytest]\naddopts = --import-mode=importlib\n"},
+                        test_module=IMPORTLIB_CHECKS + "assert os.path.dirname(os.path.dirname(__file__)) not in sys.path\n")
+    findings, _ = check(root)
+    assert relative(root, import_failures(findings)) == ["tests/test_core.py"]
+    assert "No module named 'proj'" in import_failures(findings)[0]
+    plan = import_plan(str(root / "tests" / "test_core.py"))
+    assert (plan.module, plan.sys_path, plan.sys_path_appended) == ("tests.test_core", [], [])
+
+
 APPEND_CHECKS = """\
 if sys.path[-1] != os.path.dirname(__file__):
     raise RuntimeError(f"the tests folder is not last on sys.path: {sys.path}")
@@ -184,7 +195,7 @@ def test_a_module_that_is_not_a_test_file_is_imported_as_before(tmp_path):
     assert relative(root, import_failures(findings)) == ["tests/helpers.py"]
     assert traced == 1  # the test module's target
     plan = import_plan(str(root / "tests" / "helpers.py"))
-    assert (plan.module, plan.root, plan.sys_path) == ("helpers", str(root / "tests"), [])
+    assert (plan.module, plan.root, plan.sys_path) == ("helpers", str(root / "tests"), None)
 
 
 @pytest.mark.parametrize("file, text", [

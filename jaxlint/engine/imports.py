@@ -25,7 +25,7 @@ from jaxlint.scan import discover
 class ImportPlan:
     module: str  # its name in sys.modules
     root: str  # the project folder: modules loaded from under it are forgotten after the analysis
-    sys_path: list[str] = field(default_factory=list)  # put in front of sys.path, in this order
+    sys_path: list[str] | None = None  # put in front of sys.path, in this order; None: ``root``
     sys_path_appended: list[str] = field(default_factory=list)  # added at the end, in this order
     packages_from_files: bool = False  # importlib: parent packages imported from their files
 

@@ -12,7 +12,8 @@ the signatures file once the command has finished, so no two processes write tha
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
-What the hint syntax cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint`` lints such calls.
+What the hint syntax cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint``
+lints such calls.
 """
 from __future__ import annotations
 

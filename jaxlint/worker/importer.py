@@ -29,12 +29,12 @@ def import_module(name: str, path: str, root: str, override: str | None,
                   sys_path: list[str] | None = None, sys_path_appended: list[str] | None = None,
                   packages_from_files: bool = False) -> Any:
     """Import ``path`` as ``name``. ``sys_path``/``sys_path_appended``: the folders a test file or
-    conftest gets on sys.path, as pytest gives them (engine/imports.py); without them ``root``
-    goes in front. ``packages_from_files``: the parent packages are imported from their
+    conftest gets on sys.path, as pytest gives them (engine/imports.py; none at all in importlib
+    mode without ``pythonpath``); when ``sys_path`` is None, ``root`` goes in front. ``packages_from_files``: the parent packages are imported from their
     ``__init__.py`` (or made up, for folders without one) instead of through sys.path, as
     pytest's importlib mode does."""
-    if sys_path or sys_path_appended:
-        sys.path[:0] = list(sys_path or [])
+    if sys_path is not None:
+        sys.path[:0] = sys_path
         sys.path.extend(folder for folder in sys_path_appended or [] if folder not in sys.path)
     elif root not in sys.path:
         sys.path.insert(0, root)
