@@ -79,6 +79,8 @@ def _write_summary(args: argparse.Namespace, result: CheckResult, out: TextIO) -
     from jaxlint.report import summary as report
 
     mode = "fix" if args.fix else "diff" if args.diff else "none"
+    if mode == "diff":
+        report.write_rejections(result, out)
     if args.show_fixes:
         report.write_show_fixes(result, mode, args.unsafe_fixes, out)
     if args.fix_only and not args.diff:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import logging
 import os
 import threading
@@ -16,13 +15,13 @@ from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
+from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.model import Finding, Result, Skipped, Span
 from jaxlint.rules import Rule, all_rules
 from jaxlint.rules.analysis_failures import SyntaxErrorRule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan import discover
-from jaxlint.scan.functions import jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
@@ -70,21 +69,11 @@ def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: b
     path = source.path
     index = SourceIndex(path, source.text)  # one parse for the scan and the source rules
     try:
-        targets = scan.scan_source(path, source.text, index.tree)
+        targets, functions, index = file_targets(path, source.text, config, recorded, index.tree)
     except scan.ScanSyntaxError as error:
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # a scanner bug must not lose the other files
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
-    index = SourceIndex(path, source.text, targets)
-    functions = jax_functions(index)
-    if recorded:  # a plain JAX function `jaxlint record` saw the tests call
-        firsts = {target.first_line for target in targets}
-        targets = targets + [dataclasses.replace(f.target(), kind="recorded") for f in functions
-                             if f.first_line not in firsts
-                             and signatures.function_key(path, config.root, f.qualname) in recorded]
-    if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
-        firsts = {target.first_line for target in targets}
-        targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
     # A package's __main__.py is its program: importing it would run it (train, write files).
     entry_point = os.path.basename(path) == "__main__.py"
     # With examples files, a module of plain JAX functions is imported too: the examples file
@@ -102,18 +91,6 @@ def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: b
         analysis.result = Result(path, skipped=[Skipped(t.qualname, "not-traceable", why, t.name_span.start_line)
                                                 for t in targets])
     return analysis
-
-
-def _recorded(config: Config) -> frozenset[str]:
-    """Keys of the functions the signatures file holds a signature for (none if it is unusable:
-    the worker's recorded-argument source says why, for the targets it would have served)."""
-    if not config.signatures:
-        return frozenset()
-    try:
-        functions = signatures.load(config.signatures)
-    except signatures.SignaturesError:
-        return frozenset()
-    return frozenset(key for key, entry in functions.items() if entry["signatures"])
 
 
 def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
@@ -166,7 +143,7 @@ def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bo
               timings["discover"] * 1000)
     started = time.perf_counter()
     compile_costs = cost == "compiled"
-    recorded = _recorded(config)
+    recorded = recorded_keys(config)
     analyses = [prepare(path, codes, config, compile_costs, recorded, cache) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config, empty_paths=empty)

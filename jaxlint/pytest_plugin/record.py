@@ -4,13 +4,16 @@ call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
-``{"output": path, "root": config root, "files": path, "report": path}``, where ``files`` names a
-JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes.
+``{"root": config root, "files": path, "parts": folder}``, where ``files`` names a JSON list of
+the files to scan, discovered by ``jaxlint record`` with the configuration's excludes. Each process
+that runs tests (the pytest process, or each pytest-xdist worker; the xdist controller runs none)
+writes what it saw to a part file of its own in ``parts``; ``jaxlint record`` merges the parts into
+the signatures file once the command has finished, so no two processes write that file.
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
-Not supported: pytest-xdist (each worker would replace the others' entries). What the hint syntax
-cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint`` lints such calls.
+What the hint syntax cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint``
+lints such calls.
 """
 from __future__ import annotations
 
@@ -38,8 +41,8 @@ _recorder: Recorder | None = None
 def pytest_sessionstart(session: Any) -> None:
     global _recorder
     settings = os.environ.get(ENV)
-    if not settings or _recorder is not None:
-        return
+    if not settings or _recorder is not None or session.config.pluginmanager.hasplugin("dsession"):
+        return  # not recording, or the pytest-xdist controller: its workers run the tests
     try:
         _recorder = Recorder.from_settings(json.loads(settings), list(session.config.getini("python_files")))
     except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
@@ -87,9 +90,8 @@ class Recorder:
     """A profile hook matching each Python call to a scanned target by file and first line
     (a ``g = jax.jit(f)`` target by the name of ``f``)."""
 
-    def __init__(self, root: str, output: str, report: str | None,
-                 by_file: dict[str, dict[Any, list[Watched]]]) -> None:
-        self.root, self.output, self.report = root, output, report
+    def __init__(self, root: str, part: str, by_file: dict[str, dict[Any, list[Watched]]]) -> None:
+        self.root, self.part = root, part  # part: the file this process's entries go to
         self.by_file = by_file  # real path -> {first line or def name: targets}
         self._lookup: dict[str, dict[Any, list[Watched]] | None] = {}  # co_filename -> by_file entry
         self._lock = threading.RLock()
@@ -131,7 +133,9 @@ class Recorder:
                 table.setdefault(where, []).append(watched)
             if table:
                 by_file[os.path.realpath(path)] = table
-        return cls(root, settings["output"], settings.get("report"), by_file)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        part = os.path.join(settings["parts"], f"{worker}-{os.getpid()}.json")
+        return cls(root, part, by_file)
 
     def start(self) -> None:
         self._previous = set_profile(self._profile)
@@ -181,23 +185,15 @@ class Recorder:
                 item.signatures.append(signature)
 
     def save(self) -> None:
-        from jaxlint.config import signatures
+        """This process's entries, to its part file (written whole, then renamed into place)."""
+        from jaxlint.text import write_text_atomic
 
         called = {w.key: w.entry() for table in self.by_file.values() for group in table.values()
                   for w in group if w.calls}
         try:
-            old = signatures.load(self.output)
-        except signatures.SignaturesError as error:
-            print(f"jaxlint: {error}; writing a new one", file=sys.stderr)
-            old = {}
-        signatures.write(self.output, signatures.merge(old, called, self.root))
-        if self.report:
-            recorded = sum(1 for entry in called.values() if entry["signatures"])
-            reasons = {key: entry.get("unrecordable", "no call returned a value")
-                       for key, entry in called.items() if not entry["signatures"]}
-            with open(self.report, "w", encoding="utf-8") as handle:
-                json.dump({"recorded": recorded, "unrecordable": len(called) - recorded, "reasons": reasons,
-                           "output": self.output}, handle)
+            write_text_atomic(self.part, json.dumps({"functions": called}), prefix=".part-")
+        except OSError as error:
+            print(f"jaxlint: cannot save the recorded signatures: {error}", file=sys.stderr)
 
 
 def _matches(code: CodeType, target: Any) -> bool:
