@@ -3,13 +3,12 @@ jaxlint/cli/rule.py, prints).
 
 The pages are edited in rules/JXnnn.md; jaxlint/docs is a symlink to that folder, and the build
 copies the pages into the package, so they are read from the installed package wherever jaxlint
-runs. A rule without a page (the JX9xx analysis failures) gets one generated from its summary
-and docstring. No document lists the rules by hand: ``jaxlint rules`` prints them from the registry.
+runs. Every rule has a page, the analysis failures (JX9xx) too; tests/test_rule_cases.py checks
+it. No document lists the rules by hand: ``jaxlint rules`` prints them from the registry.
 """
 from __future__ import annotations
 
 import difflib
-import inspect
 import json
 import os
 import re
@@ -28,35 +27,10 @@ class UnknownRule(ValueError):
     """A rule query that names no rule; the message suggests the closest ones."""
 
 
-def _page(rule: type[Rule]) -> Any:
-    return resources.files("jaxlint").joinpath("docs", f"{rule.code}.md")
-
-
-def has_page(rule: type[Rule]) -> bool:
-    return _page(rule).is_file()
-
-
 def doc_text(rule: type[Rule]) -> str:
-    """The rule's page (Markdown), or one generated from its metadata when it has none."""
-    page = _page(rule)
-    if page.is_file():
-        return page.read_text(encoding="utf-8")
-    details = inspect.cleandoc(rule.__dict__.get("__doc__") or "")
-    reported = "Reported by jaxlint's pipeline itself, not by a check over the jaxpr." if rule.by_pipeline else ""
-    parts = [f"# {rule.name} ({rule.code})", "## What it does",
-             " ".join(p for p in (rule.summary, reported) if p)]
-    if details:
-        parts.append(details)
-    parts += ["## Fix safety", _fix_sentence(rule)]
-    if rule.options:
-        parts += ["## Options", options_intro(rule)] + [option_markdown(rule, n) for n in rule.options]
-    return "\n\n".join(parts) + "\n"
-
-
-def _fix_sentence(rule: type[Rule]) -> str:
-    if rule.fix is None:
-        return "There is no fix."
-    return f"The fix is {FIX_WORDS[rule.fix]}."
+    """The rule's page (Markdown), as shipped in the package."""
+    page = resources.files("jaxlint").joinpath("docs", f"{rule.code}.md")
+    return page.read_text(encoding="utf-8")
 
 
 def find_rule(query: str) -> type[Rule]:
