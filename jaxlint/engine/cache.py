@@ -36,10 +36,11 @@ from jaxlint.about import __version__
 from jaxlint.config import signatures
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
+from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
 from jaxlint.text import write_text_atomic
 
 LOG = logging.getLogger(__name__)
-FORMAT = 1  # of an entry; a change makes every older entry a miss
+FORMAT = 2  # of an entry; a change makes every older entry a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
@@ -123,7 +124,8 @@ class ResultCache:
                         continue
         return removed
 
-    # -- the scan of a file: its targets, JAX functions and (no job) source-rule findings -------
+    # -- the scan of a file: its targets, JAX functions, (no job) source-rule findings and the
+    # tokenizer's view of its comments (None: no suppression comment), so a warm run tokenizes nothing
 
     def load_scan(self, key: str) -> dict[str, Any] | None:
         """The stored scan under ``key`` (see ``scan_key``), or None."""
@@ -136,7 +138,8 @@ class ResultCache:
                        "functions": [_function_from_json(f) for f in entry["functions"]],
                        "findings": [Finding.from_json(f) for f in entry["findings"]],
                        "job": bool(entry["job"]),
-                       "result": None if entry["result"] is None else Result.from_json(entry["result"])}
+                       "result": None if entry["result"] is None else Result.from_json(entry["result"]),
+                       "tokens": None if entry["tokens"] is None else tokens_from_json(entry["tokens"])}
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
@@ -146,10 +149,11 @@ class ResultCache:
         return scanned
 
     def store_scan(self, key: str, path: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
-                   job: bool, result: Result | None) -> None:
+                   job: bool, result: Result | None, tokens: Tokens | None = None) -> None:
         entry = {"format": FORMAT, "key": key, "path": path, "targets": [t.to_json() for t in targets],
                  "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
-                 "job": job, "result": None if result is None else result.to_json()}
+                 "job": job, "result": None if result is None else result.to_json(),
+                 "tokens": None if tokens is None else tokens_to_json(tokens)}
         self._write(self._entry(key, "scans"), entry)
 
     def scan_key(self, path: str, digest: str, codes: list[str], settings: Settings, compile_costs: bool,

@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Sequence
 
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
@@ -17,14 +18,15 @@ from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
 from jaxlint.model import Finding, Result, Skipped, Span
-from jaxlint.rules import Rule, all_rules
-from jaxlint.rules.analysis_failures import SyntaxErrorRule
-from jaxlint.rules.base import SourceContext
-from jaxlint.rules.runner import run_source_rules
+from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
 from jaxlint.scan.functions import jax_functions
 from jaxlint.scan.index import SourceIndex
+from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
 from jaxlint.text import SourceError, SourceFile, read_source, relative
+
+if TYPE_CHECKING:
+    from jaxlint.rules import Rule, RuleInfo
 
 LOG = logging.getLogger(__name__)  # progress for --verbose
 
@@ -57,10 +59,12 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         job = make_job(source, stored["targets"], codes, config.settings(), compile_costs=compile_costs) \
             if stored["job"] else None
         return FileAnalysis(source, stored["targets"], job, stored["result"], stored["findings"],
-                            functions=stored["functions"])
+                            functions=stored["functions"], tokens=stored["tokens"])
     analysis = _scan(source, codes, config, compile_costs, recorded)
+    # Suppression comments are read at every settle: the cache keeps the tokenizer's view of them.
+    analysis.tokens = tokenized(source.text) if MAY_HAVE_DIRECTIVES.search(source.text) else None
     cache.store_scan(key, path, analysis.targets, analysis.functions, analysis.findings, analysis.job is not None,
-                     analysis.result)
+                     analysis.result, analysis.tokens)
     return analysis
 
 
@@ -93,6 +97,11 @@ def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: b
         return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
                                                       compile_costs=compile_costs), functions=functions)
     # Nothing to import: the source rules run here (in the worker, they run after the import).
+    # Imported here: a run whose scans all come from the cache loads no rule module.
+    from jaxlint.rules import all_rules
+    from jaxlint.rules.base import SourceContext
+    from jaxlint.rules.runner import run_source_rules
+
     analysis = FileAnalysis(source, targets, None, functions=functions)
     context = SourceContext(path, source.text, index, config.settings())
     analysis.findings = run_source_rules(all_rules(), context, set(codes))
@@ -130,9 +139,9 @@ def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int
 def _syntax_error(source: SourceFile, message: str, line: int, column: int,
                   codes: list[str]) -> FileAnalysis:
     analysis = FileAnalysis(source, [], None)
-    if SyntaxErrorRule.code in codes:
-        rule = SyntaxErrorRule
-        analysis.findings.append(rule.finding(source.path, Span(line, column, line, column), message))
+    syntax_error = rule_info("JX900")
+    if syntax_error.code in codes:
+        analysis.findings.append(syntax_error.finding(source.path, Span(line, column, line, column), message))
     return analysis
 
 
@@ -141,7 +150,7 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
+def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = False, diff: bool = False,
           timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
           unsafe_fixes: bool = False, config: Config | None = None,
           ignore_noqa: bool = False, cache: ResultCache | None = None,

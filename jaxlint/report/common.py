@@ -8,13 +8,13 @@ from pathlib import Path
 
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.rules import Rule, all_rules
+from jaxlint.rules import RuleInfo, rule_infos
 from jaxlint.text import physical_lines, relative
 
 
 @functools.lru_cache(maxsize=None)
-def rules_by_code() -> dict[str, type[Rule]]:
-    return {rule.code: rule for rule in all_rules()}
+def rules_by_code() -> dict[str, RuleInfo]:
+    return {rule.code: rule for rule in rule_infos()}
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,9 +13,12 @@ import json
 import os
 import re
 from importlib import resources
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from jaxlint.rules import Rule, all_rules
+from jaxlint.rules import RuleInfo, rule_infos
+
+if TYPE_CHECKING:
+    from jaxlint.rules import Rule
 
 FIX_WORDS = {"safe": "safe (`--fix` applies it)",
              "unsafe": "unsafe (`--fix --unsafe-fixes` applies it)",
@@ -27,15 +30,15 @@ class UnknownRule(ValueError):
     """A rule query that names no rule; the message suggests the closest ones."""
 
 
-def doc_text(rule: type[Rule]) -> str:
+def doc_text(rule: RuleInfo | type[Rule]) -> str:
     """The rule's page (Markdown), as shipped in the package."""
     page = resources.files("jaxlint").joinpath("docs", f"{rule.code}.md")
     return page.read_text(encoding="utf-8")
 
 
-def find_rule(query: str) -> type[Rule]:
+def find_rule(query: str) -> RuleInfo | type[Rule]:
     """A rule by code (any case) or kebab-case name; UnknownRule says what is close."""
-    rules = all_rules()
+    rules = rule_infos()
     for rule in rules:
         if query.upper() == rule.code or query.lower() == rule.name:
             return rule
@@ -49,7 +52,7 @@ def find_rule(query: str) -> type[Rule]:
     raise UnknownRule(f"unknown rule {query!r}{hint}")
 
 
-def rule_json(rule: type[Rule]) -> dict[str, Any]:
+def rule_json(rule: RuleInfo | type[Rule]) -> dict[str, Any]:
     return {"code": rule.code, "name": rule.name, "summary": rule.summary, "severity": rule.severity,
             "fix": rule.fix, "options": options_json(rule), "doc": doc_text(rule)}
 
@@ -60,7 +63,7 @@ def rule_json(rule: type[Rule]) -> dict[str, Any]:
 TOML_TYPES = {int: "integer", float: "float", bool: "boolean", str: "string"}
 
 
-def options_json(rule: type[Rule]) -> list[dict[str, Any]]:
+def options_json(rule: RuleInfo | type[Rule]) -> list[dict[str, Any]]:
     """The rule's options in declaration order (``minimum``: null when unbounded)."""
     return [{"name": name, "type": TOML_TYPES[option.type], "default": option.default,
              "description": option.description, "minimum": option.minimum}
@@ -74,13 +77,13 @@ def toml_value(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def options_intro(rule: type[Rule]) -> str:
+def options_intro(rule: RuleInfo | type[Rule]) -> str:
     return (f"Set in `pyproject.toml` under `[tool.jaxlint.rules.{rule.code}]` (or "
             f"`[tool.jaxlint.rules.{rule.name}]`), in a `jaxlint.toml` or `.jaxlint.toml` under "
             f"`[rules.{rule.code}]`. `jaxlint check --show-settings` prints the values in effect.")
 
 
-def option_markdown(rule: type[Rule], name: str) -> str:
+def option_markdown(rule: RuleInfo | type[Rule], name: str) -> str:
     """One option's entry on the rule's page: a heading, its facts and the TOML that sets it to
     its default. tests/test_rule_docs.py checks every page holds its rule's entries verbatim."""
     option = rule.options[name]
@@ -143,7 +146,7 @@ def _inline(line: str, color: bool) -> str:
     return "".join(pieces)
 
 
-def rule_text(rule: type[Rule], color: bool) -> str:
+def rule_text(rule: RuleInfo | type[Rule], color: bool) -> str:
     """The rendered page, with severity and fix availability under the title."""
     title, _, rest = doc_text(rule).partition("\n")
     facts = f"Severity: {rule.severity}. Fix: {FIX_WORDS[rule.fix]}."

@@ -17,6 +17,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protoco
 
 from jaxlint.ir import Op, Program, VmapRecord
 from jaxlint.model import Applicability, Finding, Fix, Settings, Severity, Span, Target
+from jaxlint.rules.catalog import Option, new_finding
 from jaxlint.scan.index import SourceIndex
 
 # ``Retracer.trace`` override that makes a parameter a traced weakly typed f32[] input.
@@ -125,16 +126,6 @@ class ProgramContext(SourceContext):
         return rule.finding(self.path, span, message, fix, self.target.qualname)
 
 
-@dataclass(frozen=True)
-class Option:
-    """A rule option users set in ``[tool.jaxlint.rules.<CODE>]``, e.g. ``min-equations = 200``."""
-
-    type: type  # int, float, bool or str; an int is accepted where a float is expected
-    default: Any
-    description: str  # one line, shown by --show-settings and in errors
-    minimum: float | None = None  # numbers only
-
-
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case
@@ -157,8 +148,7 @@ class Rule:
                 target: str | None = None) -> Finding:
         """A finding of this rule: the one place a Finding is made (code, name and severity are the
         rule's). ``target``: the qualname of the traced function it came from, if any."""
-        return Finding(code=cls.code, name=cls.name, message=message, severity=cls.severity,
-                       path=path, span=span, fix=fix, target=target)
+        return new_finding(cls, path, span, message, fix, target)
 
     @classmethod
     def check_source(cls, ctx: SourceContext) -> Iterable[Finding]:

@@ -14,7 +14,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from jaxlint.text import split_lines
 
@@ -84,12 +84,13 @@ class Comments:
         return list(dict.fromkeys([line, first, last]))
 
 
-def read_comments(text: str, known: Mapping[str, str]) -> Comments:
+def read_comments(text: str, known: Mapping[str, str], tokens: Tokens | None = None) -> Comments:
     """The suppression directives of ``text`` (a file with a syntax error keeps the directives
     found before the error) and its statements. ``known``: code and kebab-case rule name -> code,
     for every jaxlint rule (``jaxlint.rules.codes_by_name()``). The text is tokenized once
-    (``tokens``); each call parses the directives afresh, since a run marks them ``used``."""
-    tokens = tokenized(text)
+    (``tokenized``), unless ``tokens`` (the scan cache's) are given; each call parses the
+    directives afresh, since a run marks them ``used``."""
+    tokens = tokens if tokens is not None else tokenized(text)
     physical_lines = split_lines(text)  # token.line is not one physical line on 3.12+
     directives = [directive for comment, line, column in tokens.comments
                   for directive in parse_comment(comment, line, column, physical_lines[line - 1], known)]
@@ -148,6 +149,34 @@ def tokenized(text: str) -> Tokens:
         every_comment = None
     return Tokens(tuple(comments), statements, frozenset(commentable - inside_tokens), complete,
                   tuple(every_comment) if every_comment is not None else None)
+
+
+def tokens_to_json(tokens: Tokens) -> dict[str, Any]:
+    """``tokens`` as the scan cache keeps them: line sets as runs of lines, each statement once."""
+    return {"comments": [list(c) for c in tokens.comments],
+            "statements": sorted(set(tokens.statements.values())),
+            "commentable": _runs(tokens.commentable), "complete": tokens.complete,
+            "comment_lines": None if tokens.comment_lines is None else list(tokens.comment_lines)}
+
+
+def tokens_from_json(data: dict[str, Any]) -> Tokens:
+    statements = {line: (first, last) for first, last in data["statements"] for line in range(first, last + 1)}
+    commentable = frozenset(line for first, last in data["commentable"] for line in range(first, last + 1))
+    comment_lines = data["comment_lines"]
+    return Tokens(tuple((str(text), int(line), int(column)) for text, line, column in data["comments"]),
+                  statements, commentable, bool(data["complete"]),
+                  None if comment_lines is None else tuple(comment_lines))
+
+
+def _runs(lines: frozenset[int]) -> list[tuple[int, int]]:
+    """Sorted lines as (first, last) runs of consecutive lines."""
+    runs: list[tuple[int, int]] = []
+    for line in sorted(lines):
+        if runs and runs[-1][1] == line - 1:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return runs
 
 
 def parse_comment(comment: str, line: int, column: int, line_text: str,
