@@ -215,7 +215,9 @@ def test_wheel_ships_the_pages_and_rule_works_from_it(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("jaxlint-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         shipped = {Path(n).name: archive.read(n) for n in archive.namelist() if n.startswith("jaxlint/docs/")}
+        shipped_catalog = archive.read("jaxlint/rules/catalog.json")
     assert shipped == {page.name: page.read_bytes() for page in PAGES}
+    assert shipped_catalog == (REPO / "jaxlint" / "rules" / "catalog.json").read_bytes()  # what a warm run reads
 
     # A non-editable install of that wheel, run away from this checkout.
     site = tmp_path / "site"
