@@ -194,7 +194,7 @@ def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
 # pages (formats that link or show them), and what only a cache miss or `jaxlint clean` needs:
 # the rule modules (the catalog has their metadata) and the IR they read.
 RULE_MODULES = [f"jaxlint.rules.{module.name}" for module in pkgutil.iter_modules(jaxlint.rules.__path__)
-                if module.name != "catalog"] + ["jaxlint.ir"]
+                if module.name not in ("catalog", "registry")] + ["jaxlint.ir"]
 LAZY = ["importlib.metadata", "jaxlint.report.junit", "jaxlint.report.sarif", "jaxlint.report.gitlab",
         "jaxlint.report.ruledocs", "jaxlint.report.statistics", "xml.etree.ElementTree", *RULE_MODULES]
 

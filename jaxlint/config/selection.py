@@ -7,8 +7,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jaxlint.model import Option
 from jaxlint.rules import RuleInfo, rule_classes
-from jaxlint.rules.catalog import Option, rule_infos
+from jaxlint.rules.catalog import rule_infos
 
 if TYPE_CHECKING:
     from jaxlint.rules import Rule

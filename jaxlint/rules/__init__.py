@@ -1,15 +1,16 @@
-"""The rule registry: every module in this package defining Rule subclasses contributes them.
+"""The rules: their classes (``all_rules``, from the registry walking this package) and their
+metadata (``rule_infos``, from the catalog, which imports no rule module).
 
-Adding a rule is adding a file here (and regenerating the catalog: ``python -m
+Adding a rule is adding a file here and regenerating the catalog (``python -m
 jaxlint.rules.catalog``); no other stage changes. What only needs the rules' metadata (codes and
-names for selection and suppression comments) reads the catalog and imports no rule module.
+names for selection and suppression comments) reads the catalog.
 """
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 from typing import TYPE_CHECKING, Any
+
+from jaxlint.rules.registry import all_rules, rule_classes
 
 if TYPE_CHECKING:
     from jaxlint.rules.base import ProgramContext, Rule, SourceContext
@@ -35,34 +36,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(catalog, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def all_rules() -> list[type[Rule]]:
-    """Every rule, sorted by code. Importing rule modules must not import JAX."""
-    return list(_registry())
-
-
-def rule_classes(codes: Any) -> list[type[Rule]]:
-    """The rules of ``codes`` (any collection of codes), sorted by code."""
-    wanted = set(codes)
-    return [rule for rule in _registry() if rule.code in wanted]
-
-
-@functools.lru_cache(maxsize=None)
-def _registry() -> tuple[type[Rule], ...]:
-    # Walking the package costs ~1 ms; per-file callers (suppressions, per-file-ignores) add up.
-    from jaxlint.rules.base import Rule
-
-    found: dict[str, type[Rule]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name in ("base", "catalog"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule \
-                    and value.__module__ == module.__name__:
-                found[value.code] = value
-    return tuple(found[code] for code in sorted(found))
 
 
 @functools.lru_cache(maxsize=None)

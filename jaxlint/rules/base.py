@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from jaxlint.ir import Op, Program, VmapRecord
-from jaxlint.model import Applicability, Finding, Fix, Settings, Severity, Span, Target
-from jaxlint.rules.catalog import Option, new_finding
+from jaxlint.model import Applicability, Finding, Fix, Option, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
 
 # ``Retracer.trace`` override that makes a parameter a traced weakly typed f32[] input.
@@ -148,7 +147,8 @@ class Rule:
                 target: str | None = None) -> Finding:
         """A finding of this rule: the one place a Finding is made (code, name and severity are the
         rule's). ``target``: the qualname of the traced function it came from, if any."""
-        return new_finding(cls, path, span, message, fix, target)
+        return Finding(code=cls.code, name=cls.name, message=message, severity=cls.severity,
+                       path=path, span=span, fix=fix, target=target)
 
     @classmethod
     def check_source(cls, ctx: SourceContext) -> Iterable[Finding]:

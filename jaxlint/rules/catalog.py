@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jaxlint.model import Applicability, Finding, Fix, Severity, Span
+from jaxlint.model import Applicability, Finding, Fix, Option, Severity, Span
 
 if TYPE_CHECKING:
     from jaxlint.rules.base import Rule
@@ -29,16 +29,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CATALOG = os.path.join(HERE, "catalog.json")
 # TOML's value types by the name the catalog stores them under.
 OPTION_TYPES: dict[str, type] = {"int": int, "float": float, "bool": bool, "str": str}
-
-
-@dataclass(frozen=True)
-class Option:
-    """A rule option users set in ``[tool.jaxlint.rules.<CODE>]``, e.g. ``min-equations = 200``."""
-
-    type: type  # int, float, bool or str; an int is accepted where a float is expected
-    default: Any
-    description: str  # one line, shown by --show-settings and in errors
-    minimum: float | None = None  # numbers only
 
 
 @dataclass(frozen=True)
@@ -56,14 +46,10 @@ class RuleInfo:
 
     def finding(self, path: str, span: Span, message: str, fix: Fix | None = None,
                 target: str | None = None) -> Finding:
-        return new_finding(self, path, span, message, fix, target)
-
-
-def new_finding(rule: RuleInfo | type[Rule], path: str, span: Span, message: str, fix: Fix | None,
-                target: str | None) -> Finding:
-    """A finding of ``rule``: the one place a Finding is made (code, name and severity are the rule's)."""
-    return Finding(code=rule.code, name=rule.name, message=message, severity=rule.severity,
-                   path=path, span=span, fix=fix, target=target)
+        """A finding of this rule, as ``Rule.finding`` makes it: for the pipeline's own codes
+        (analysis failures, JX800), which the parent reports without the rule modules."""
+        return Finding(code=self.code, name=self.name, message=message, severity=self.severity,
+                       path=path, span=span, fix=fix, target=target)
 
 
 def rule_infos() -> tuple[RuleInfo, ...]:
@@ -140,7 +126,7 @@ def stored_digest() -> str | None:
 
 
 def _rule_classes() -> list[type[Rule]]:
-    from jaxlint.rules import all_rules
+    from jaxlint.rules.registry import all_rules  # only to generate the catalog, or without one
 
     return all_rules()
 
