@@ -234,13 +234,23 @@ def _plain(value: Any) -> Any:
     """What ``dataclasses.asdict`` makes of ``value`` as JSON, without its deep copies: the same
     text under ``json.dumps`` (tuples become lists either way), in less than half the time, which
     a warm re-check spends hashing every job."""
-    if hasattr(type(value), "__dataclass_fields__"):
-        return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
+    kind = type(value)
+    if kind in _SCALARS:  # most of a job's values: tested first, by exact type
+        return value
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if kind is dict:
+        return {key: _plain(item) for key, item in value.items()}
+    if hasattr(kind, "__dataclass_fields__"):
+        return {name: _plain(getattr(value, name)) for name in _field_names(kind)}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @functools.lru_cache(maxsize=None)
