@@ -11,6 +11,7 @@ import re
 import tempfile
 import tokenize
 from dataclasses import dataclass
+from typing import Iterable
 
 from jaxlint.model import Edit, Span
 
@@ -176,6 +177,18 @@ def read_lines(path: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)  # every edit and span of a file asks about the same text
+def line_runs(lines: Iterable[int]) -> list[tuple[int, int]]:
+    """Line numbers, sorted, as (first, last) runs of consecutive lines: how the caches keep
+    sets of lines."""
+    runs: list[tuple[int, int]] = []
+    for line in sorted(lines):
+        if runs and runs[-1][1] == line - 1:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return runs
+
+
 def line_starts(text: str) -> tuple[int, ...]:
     """Character offset of each line's first character (one more than there are breaks)."""
     return (0, *(match.end() for match in LINE_BREAK.finditer(text)))

@@ -37,10 +37,10 @@ from jaxlint.config import signatures
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
-from jaxlint.text import write_text_atomic
+from jaxlint.text import line_runs, write_text_atomic
 
 LOG = logging.getLogger(__name__)
-FORMAT = 2  # of an entry; a change makes every older entry a miss
+FORMAT = 3  # of an entry; a change makes every older entry a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
@@ -259,12 +259,13 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _function_to_json(function: JaxFunction) -> dict[str, Any]:
-    return {**asdict(function), "own_lines": sorted(function.own_lines), "params": list(function.params)}
+    return {**asdict(function), "own_lines": line_runs(function.own_lines), "params": list(function.params)}
 
 
 def _function_from_json(data: dict[str, Any]) -> JaxFunction:
     return JaxFunction(data["qualname"], data["first_line"], data["line"], tuple(data["params"]),
-                       frozenset(data["own_lines"]), Span(**data["span"]), Span(**data["name_span"]))
+                       frozenset(line for first, last in data["own_lines"] for line in range(first, last + 1)),
+                       Span(**data["span"]), Span(**data["name_span"]))
 
 
 def _site_folders() -> list[str]:

@@ -17,7 +17,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Iterable, Iterator, Mapping
 
-from jaxlint.text import split_lines
+from jaxlint.text import line_runs, split_lines
 
 _DIRECTIVE = re.compile(
     r"#\s*(?:(?P<noqa>noqa)|jaxlint\s*:\s*(?:(?P<file>noqa)|(?P<ignore>ignore)))(?![\w-])",
@@ -153,10 +153,11 @@ def tokenized(text: str) -> Tokens:
 
 
 def tokens_to_json(tokens: Tokens) -> dict[str, Any]:
-    """``tokens`` as the scan cache keeps them: line sets as runs of lines, each statement once."""
-    return {"comments": [list(c) for c in tokens.comments],
+    """What ``read_comments`` needs of ``tokens``, as the scan cache keeps it: the comments that
+    hold a directive (the others give it nothing), line sets as runs of lines, each statement once."""
+    return {"comments": [list(c) for c in tokens.comments if _DIRECTIVE.search(c[0])],
             "statements": sorted(set(tokens.statements.values())),
-            "commentable": _runs(tokens.commentable), "complete": tokens.complete,
+            "commentable": line_runs(tokens.commentable), "complete": tokens.complete,
             "comment_lines": None if tokens.comment_lines is None else list(tokens.comment_lines)}
 
 
@@ -165,17 +166,6 @@ def tokens_from_json(data: dict[str, Any]) -> Tokens:
     return Tokens(tuple((str(text), int(line), int(column)) for text, line, column in data["comments"]),
                   LineRanges(data["statements"]), LineRuns(data["commentable"]), bool(data["complete"]),
                   None if comment_lines is None else tuple(comment_lines))
-
-
-def _runs(lines: Iterable[int]) -> list[tuple[int, int]]:
-    """Sorted lines as (first, last) runs of consecutive lines."""
-    runs: list[tuple[int, int]] = []
-    for line in sorted(lines):
-        if runs and runs[-1][1] == line - 1:
-            runs[-1] = (runs[-1][0], line)
-        else:
-            runs.append((line, line))
-    return runs
 
 
 class LineRanges(Mapping[int, tuple[int, int]]):
