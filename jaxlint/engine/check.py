@@ -42,9 +42,11 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         if not scan.mentions_jax(error.data.decode("latin-1")):
             return FileAnalysis(unread, [], None)
         return _syntax_error(unread, f"cannot decode the file: {error.message}", 1, 0, codes)
-    except OSError as error:  # unreadable, or deleted since discovery
-        return _syntax_error(SourceFile(path, "", "utf-8", False),
-                             f"cannot read the file: {error.strerror or error}", 1, 0, codes)
+    except OSError as error:  # unreadable, a broken symlink, or deleted since discovery
+        why = error.strerror or str(error)
+        if os.path.islink(path) and not os.path.exists(path):
+            why = f"it is a broken symlink (to {_link_target(path)})"
+        return _syntax_error(SourceFile(path, "", "utf-8", False), f"cannot read the file: {why}", 1, 0, codes)
     if not scan.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
     if cache is None:
@@ -62,6 +64,13 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     cache.store_scan(key, path, analysis.targets, analysis.functions, analysis.findings, analysis.job is not None,
                      analysis.result)
     return analysis
+
+
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # replaced meanwhile
+        return "a missing file"
 
 
 def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: bool,
