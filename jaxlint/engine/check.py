@@ -34,6 +34,15 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     """Read and scan one file; no job for files that never mention jax (no import, no cost).
     ``recorded``: the signatures file's keys with a signature (their JAX functions are targets).
     With ``cache``, a file whose bytes (and the rest of the scan's key) are unchanged is not scanned."""
+    # One file at a time: its AST, scopes and index make no cycles, and a collection the cyclic
+    # garbage collector would start meanwhile would only rescan them (a third of the scan stage
+    # on a 30,000-line module); between files it runs as usual.
+    with scan.gc_paused():
+        return _prepare(path, codes, config, compile_costs, recorded, cache)
+
+
+def _prepare(path: str, codes: list[str], config: Config, compile_costs: bool, recorded: frozenset[str],
+             cache: ResultCache | None) -> FileAnalysis:
     try:
         source = read_source(path)
     except SourceError as error:
