@@ -161,3 +161,48 @@ def test_tricky_functions_are_found_as_before() -> None:
 def test_the_single_walk_finds_what_the_separate_walks_found(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     assert jax_functions(SourceIndex(str(path), source)) == reference(SourceIndex(str(path), source))
+
+
+def test_a_file_is_scanned_with_the_cyclic_gc_paused_and_it_runs_again_after(tmp_path: Path, monkeypatch) -> None:
+    # Collections during the scan only rescan the acyclic ASTs: a third of the scan stage on a
+    # 30,000-line module (issue 24 item 8). Behaviour only: no time is asserted.
+    import gc
+
+    from jaxlint.config import load_config
+    from jaxlint.engine import check
+    from jaxlint.rules import all_rules
+
+    path = tmp_path / "mod.py"
+    path.write_text(TRICKY, encoding="utf-8")
+    seen: list[bool] = []
+
+    def recording(index: SourceIndex) -> list[JaxFunction]:
+        seen.append(gc.isenabled())
+        return jax_functions(index)
+
+    monkeypatch.setattr(check, "jax_functions", recording)
+    assert gc.isenabled()
+    analysis = check.prepare(str(path), [rule.code for rule in all_rules()], load_config([str(path)], isolated=True))
+    assert seen == [False] and gc.isenabled()
+    assert [f.qualname for f in analysis.functions] == [f.qualname for f in reference(SourceIndex(str(path), TRICKY))]
+
+
+def test_gc_paused_restores_the_collector_as_it_was_even_on_an_error() -> None:
+    import gc
+
+    from jaxlint.scan import gc_paused
+
+    with pytest.raises(ValueError):
+        with gc_paused():
+            with gc_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()  # the inner block leaves it paused for the outer one
+            raise ValueError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # disabled by the caller: stays so
+    finally:
+        gc.enable()
