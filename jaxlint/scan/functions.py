@@ -71,30 +71,35 @@ def _defs_and_calls(tree: ast.Module) -> tuple[list[_Def], list[tuple[ast.Call, 
     module of thousands of functions, walking it once per question was most of the scan."""
     defs: list[_Def] = []
     calls: list[tuple[ast.Call, _Def | None]] = []
-    stack: list[tuple[ast.AST, _Def | None, str]] = [(tree, None, "")]
-    while stack:
-        node, around, prefix = stack.pop()
-        if isinstance(node, DEFS):
-            record = _Def(node, prefix + node.name)
-            if around is not None:
-                around.nested.append(node)
-            defs.append(record)
-            around, prefix = record, record.qualname + ".<locals>."
-        elif isinstance(node, ast.ClassDef):
-            prefix = prefix + node.name + "."
-        elif isinstance(node, ast.Call):
-            calls.append((node, around))
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                stack.extend((item, around, prefix) for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                stack.append((value, around, prefix))
+    bodies: list[tuple[ast.AST, _Def | None, str]] = [(tree, None, "")]  # a def's or class's own nodes
+    while bodies:
+        root, around, prefix = bodies.pop()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for name in node._fields:
+                value = getattr(node, name, None)
+                for child in value if type(value) is list else (value,):
+                    kind = type(child)
+                    if kind in _DEF_TYPES:
+                        record = _Def(child, prefix + child.name)
+                        if around is not None:
+                            around.nested.append(child)
+                        defs.append(record)
+                        bodies.append((child, record, record.qualname + ".<locals>."))
+                    elif kind is ast.ClassDef:
+                        bodies.append((child, around, prefix + child.name + "."))
+                    elif isinstance(child, ast.AST) and kind not in _LEAF_TYPES:
+                        if kind is ast.Call:
+                            calls.append((child, around))
+                        stack.append(child)
     return defs, calls
 
 
+_DEF_TYPES = frozenset(DEFS)
 # Nodes that hold no def and no call (a third of a tree's nodes: every name's Load or Store).
-_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+_LEAF_TYPES = frozenset(kind for base in (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+                        for kind in base.__subclasses__())
 
 
 # Where a def's name starts: the name is found after the keyword without compiling a pattern per
