@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+from typing import Callable
 
 from jaxlint.config import Config, ConfigError, load_config
+from jaxlint.processes import set_parent_death_signal
 from jaxlint.pytest_plugin.record import ENV
 
 MAX_REASONS = 10  # unrecorded functions listed in the summary, each with why
@@ -45,7 +48,8 @@ def record(paths: list[str], output: str | None, command: list[str],
     os.close(handle)
     os.unlink(report)  # the plugin creates it: its absence means the plugin never ran
     env = dict(os.environ)
-    env[ENV] = json.dumps({"output": output, "root": config.root, "report": report, "files": files})
+    env[ENV] = json.dumps({"output": output, "root": config.root, "report": report, "files": files,
+                           "parent": os.getpid()})
     env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.record"]))
     try:
         status = _run(command, env)
@@ -80,7 +84,9 @@ def _default_path(config: Config) -> str:
 
 def _run(command: list[str], env: dict[str, str]) -> int:
     try:
-        process = subprocess.Popen(command, env=env)
+        # In this process's group, so a terminal's Ctrl-C reaches it as before; it ends with this
+        # process (the parent-death signal here, the plugin's watch of ``parent`` everywhere).
+        process = subprocess.Popen(command, env=env, preexec_fn=_end_with(os.getpid()))
     except OSError as error:
         print(f"jaxlint: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
         return 127  # as a shell reports a command it cannot run
@@ -88,6 +94,16 @@ def _run(command: list[str], env: dict[str, str]) -> int:
         return process.wait()
     except KeyboardInterrupt:  # the command got the Ctrl-C too: let pytest save and finish
         return process.wait()
+
+
+def _end_with(parent: int) -> Callable[[], None]:
+    """For the command's process, before it runs: SIGTERM when ``parent`` (jaxlint) ends (Linux)."""
+
+    def before_exec() -> None:
+        if set_parent_death_signal(signal.SIGTERM) and os.getppid() != parent:  # gone already
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return before_exec
 
 
 def _summary(report: str, output: str) -> None:

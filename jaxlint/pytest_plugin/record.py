@@ -4,8 +4,9 @@ call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
-``{"output": path, "root": config root, "files": path, "report": path}``, where ``files`` names a
-JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes.
+``{"output": path, "root": config root, "files": path, "report": path, "parent": pid}``, where
+``files`` names a JSON list of the files to scan, discovered by ``jaxlint record`` with the
+configuration's excludes, and ``parent`` is the jaxlint process: the test run ends when it does.
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
@@ -18,8 +19,10 @@ import ast
 import inspect
 import json
 import os
+import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
@@ -41,11 +44,39 @@ def pytest_sessionstart(session: Any) -> None:
     if not settings or _recorder is not None:
         return
     try:
-        _recorder = Recorder.from_settings(json.loads(settings), list(session.config.getini("python_files")))
+        settings = json.loads(settings)
+        if isinstance(settings, dict) and isinstance(settings.get("parent"), int):
+            watch_parent(settings["parent"])
+        _recorder = Recorder.from_settings(settings, list(session.config.getini("python_files")))
     except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
         print(f"jaxlint: not recording, {ENV} is unusable: {error!r}", file=sys.stderr)
         return
     _recorder.start()
+
+
+def watch_parent(parent: int, every: float = 0.25) -> None:
+    """End this test run, with what its tests started, once ``parent`` (the ``jaxlint record``
+    that started it) has ended, however it ended: on every platform, where the parent-death
+    signal jaxlint also asks for is Linux's only."""
+    from jaxlint.processes import descendants, kill_all
+
+    started_by = os.getppid()  # when it is ``parent``: a change means it died (a zombie still answers kill)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if started_by == parent and os.getppid() != parent:
+                break
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                break
+            except OSError:  # alive, another user's: not ours to ask
+                continue
+        kill_all(descendants(os.getpid()))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="jaxlint-record-parent", daemon=True).start()
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
