@@ -4,7 +4,6 @@ module, the worker ends the processes it started and gives the next module its s
 back. Through the real command line and real worker processes."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
