@@ -62,6 +62,9 @@ class Worker:
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), package_parent) if p)
         # A new session: a timeout kills the worker with every process the user's code started.
+        # On Linux the worker also asks for the parent-death signal, which the kernel sends when
+        # the *thread* that started it ends: a worker serves the thread that started it (a lane,
+        # the server's thread pool) and is closed when that thread is done.
         self.process = subprocess.Popen(
             [sys.executable, "-m", "jaxlint.worker", str(job_read), str(result_write), str(lifeline_read),
              str(os.getpid())],
