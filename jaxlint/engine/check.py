@@ -276,10 +276,10 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
 
 
 def _leave_signals_to_the_main_thread() -> None:
-    """Block SIGINT and SIGTERM in this thread. The kernel gives a process's signal to any thread
-    that does not block it; a lane waiting on its worker would take it, retry its wait, and the
-    main thread, where Python raises KeyboardInterrupt, would learn of it only when its own
-    module ended (its time limit, with two busy workers)."""
+    """Block SIGINT and SIGTERM in this thread. POSIX lets the kernel give a process's signal to
+    any thread that does not block it (Linux prefers the main thread, but not always); a lane
+    waiting on its worker would take it and retry its wait, and the main thread, where Python
+    raises KeyboardInterrupt, would learn of it only when its own module ended."""
     if hasattr(signal, "pthread_sigmask"):  # POSIX
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from typing import Any
 
 from jaxlint.config import DEFAULT_TIMEOUT
@@ -65,14 +66,20 @@ class Worker:
         # On Linux the worker also asks for the parent-death signal, which the kernel sends when
         # the *thread* that started it ends: a worker serves the thread that started it (a lane,
         # the server's thread pool) and is closed when that thread is done.
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "jaxlint.worker", str(job_read), str(result_write), str(lifeline_read),
-             str(os.getpid())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
-            pass_fds=(job_read, result_write, lifeline_read), env=env, start_new_session=True)
-        os.close(job_read)
-        os.close(result_write)
-        os.close(lifeline_read)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "jaxlint.worker", str(job_read), str(result_write), str(lifeline_read),
+                 str(os.getpid())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
+                pass_fds=(job_read, result_write, lifeline_read), env=env, start_new_session=True)
+        except BaseException:
+            for fd in (job_write, result_read, self.lifeline):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (job_read, result_write, lifeline_read):
+                os.close(fd)
+        _LIVE.add(self)
         self.jobs = os.fdopen(job_write, "w")
         self.results = os.fdopen(result_read, "rb")
         self.buffer = b""
@@ -179,6 +186,7 @@ class Worker:
             self.process.kill()
         self.process.wait()
         self._cut_lifeline()
+        _LIVE.discard(self)
 
     def _cut_lifeline(self) -> None:
         # Once only: an interrupted run kills from the main thread while a lane may close.
@@ -200,6 +208,16 @@ class Worker:
                 handle.close()
             except OSError:
                 pass
+
+
+_LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()  # started and not yet killed, in any pool
+
+
+def kill_every_worker() -> None:
+    """Kill every worker this process started and has not killed yet, in whatever pool (a lane's,
+    the editor server's, the fix verifier's fresh ones): the process is stopping."""
+    for worker in list(_LIVE):
+        worker.kill()
 
 
 class WorkerPool:

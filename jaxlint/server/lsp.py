@@ -30,7 +30,7 @@ from jaxlint.config import ConfigError, load_config
 from jaxlint.engine.add_noqa import add_noqa
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.check import check
-from jaxlint.engine.pool import WorkerPool
+from jaxlint.engine.pool import WorkerPool, kill_every_worker
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding, Span
 from jaxlint.rules import all_rules, codes_by_name
@@ -63,8 +63,8 @@ class JaxlintServer(LanguageServer):
         """Kill the warm worker now, with what the user's modules started, even in the middle of
         a check (which then ends, its module reported as crashed to an editor that is leaving)."""
         while not self.lock.acquire(blocking=False):
-            if self.pool is not None:  # again while the check ends: it may have started a worker since
-                self.pool.kill()
+            # Again while the check ends: it may have started a worker since (a fix verifier's too).
+            kill_every_worker()
             time.sleep(0.02)
         try:
             if self.pool is not None:

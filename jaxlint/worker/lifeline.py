@@ -46,6 +46,7 @@ def end_worker() -> NoReturn:
 def hold(lifeline_fd: int, parent: int) -> None:
     """End the worker when ``parent`` ends: on the lifeline's end of file, and on Linux on the
     parent-death signal. Called once, at the worker's start."""
+    os.set_inheritable(lifeline_fd, False)  # the processes a module starts need not hold it
     signal.signal(signal.SIGHUP, _on_parent_death)
     set_parent_death_signal(signal.SIGHUP)
     if os.getppid() != parent:  # the parent died before the signal was asked for
