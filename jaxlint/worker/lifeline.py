@@ -2,11 +2,12 @@
 
 The time limit per module is enforced by the parent, so a worker whose parent is gone (``kill -9``,
 a killed editor, a cancelled CI job) would have none, and a module looping at import would spin on.
-Three guards end the worker and every process its modules started:
+Three guards end the worker and every process its modules started. All three run Python code,
+so a module stuck in C code that holds the GIL delays them until it lets go:
 
 - the lifeline: a pipe whose write end only the parent holds; a thread waits for its end of file,
   which comes however the parent ends (SIGKILL included), on every platform;
-- on Linux, the kernel's parent-death signal (SIGHUP), for when that thread cannot run;
+- on Linux, the kernel's parent-death signal (SIGHUP), a second watch independent of the first;
 - the job clock: a job running past twice its time limit plus two seconds (a stuck parent that
   never kills it) ends the worker too.
 """
