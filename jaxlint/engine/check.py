@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import signal
 import threading
 import time
 
@@ -208,6 +209,8 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
     errors: list[BaseException] = []
 
     def lane(pool: WorkerPool) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            _leave_signals_to_the_main_thread()
         while not errors:
             with lock:
                 analysis = next(queue, None)
@@ -215,9 +218,14 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
                 return
             started = time.perf_counter()
             try:
-                analysis.result = run_job(pool, analysis.job, codes)
+                result = run_job(pool, analysis.job, codes)
+                if errors:  # interrupted meanwhile: the "crash" may be the interrupt's kill; not cached
+                    return
+                analysis.result = result
                 if cache is not None:
                     cache.store(analysis.job, analysis.result, analysis.source.digest)
+            except (KeyboardInterrupt, Terminated):  # the main thread's lane: stop every lane now
+                raise
             except BaseException as error:  # an internal error: stop and report it
                 errors.append(error)
             else:
@@ -242,6 +250,15 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
         raise
     if errors:
         raise errors[0]
+
+
+def _leave_signals_to_the_main_thread() -> None:
+    """Block SIGINT and SIGTERM in this thread. POSIX lets the kernel give a process's signal to
+    any thread that does not block it (Linux prefers the main thread, but not always); a lane
+    waiting on its worker would take it and retry its wait, and the main thread, where Python
+    raises KeyboardInterrupt, would learn of it only when its own module ended."""
+    if hasattr(signal, "pthread_sigmask"):  # POSIX
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], codes: list[str],
