@@ -113,7 +113,8 @@ class _Analysis:
         started = time.perf_counter()
         with VmapRecorder({job.path}), CallRecorder({job.path}) as calls:
             try:
-                module = import_module(job.module, job.path, job.root, job.override)
+                module = import_module(job.module, job.path, job.root, job.override, job.sys_path,
+                                       job.sys_path_appended, job.packages_from_files)
             except BaseException as error:  # SystemExit and KeyboardInterrupt included
                 timings["import"] = time.perf_counter() - started
                 self._import_failed(error)
