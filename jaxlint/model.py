@@ -193,7 +193,7 @@ class Job:
 
     path: str  # absolute
     module: str  # its dotted name from ``root``
-    root: str  # the folder put on sys.path
+    root: str  # the project folder: its modules are forgotten after the analysis
     source: str  # the text analyzed (``override`` when set)
     targets: list[Target]
     codes: list[str]  # the selected rules
@@ -208,6 +208,11 @@ class Job:
     run_values: list[str] = field(default_factory=list)
     # ... and these of them once more on wide inputs (a numerics fix is verified there).
     wide_values: list[str] = field(default_factory=list)
+    # How the module is imported (engine/imports.py): None for a file that is neither a test
+    # module nor a conftest, whose ``root`` alone goes in front of sys.path.
+    sys_path: list[str] | None = None  # put in front of sys.path, in this order
+    sys_path_appended: list[str] = field(default_factory=list)
+    packages_from_files: bool = False  # pytest's importlib mode: parents imported by path
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

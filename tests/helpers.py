@@ -32,6 +32,21 @@ def write(folder: Path, name: str, text: str) -> Path:
     return path
 
 
+def gone(pid: int) -> bool:
+    """No such process, or a zombie nobody reaped yet (a container's init may not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # the pid is another user's now
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def expected_markers(module: str) -> set[tuple[str, int]]:
     """(code, line) of every ``# expect JXnnn`` comment: the findings a check must give, exactly."""
     return {(m.group(1), n) for n, line in enumerate(module.splitlines(), 1)

@@ -129,6 +129,7 @@ def test_fix_hoists_out_of_the_loops(tmp_path: Path) -> None:
 MUTATING_LOOPS = '''\
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def predict(w, x):
@@ -184,6 +185,23 @@ def train_constant(w, x):
     for step in range(3):
         w = jax.jit(lambda w: w - lr * jnp.sum(predict(w, x)))(w)  # constant
     return w
+
+
+# jaxlint: args w=f32[3], x=f32[2,3]
+def train_reads(w, x):
+    lr = 0.1
+    for step in range(3):
+        w = jax.jit(lambda w: w - lr * jnp.sum(predict(w, x)))(w)  # reads
+        print(step, len(x), x.sum(), jnp.mean(x), np.shape(x), x.at[0].set(lr))
+    return w
+
+
+def train_copyto(w, x):
+    buf = np.zeros(3, np.float32)
+    for step in range(3):
+        np.copyto(buf, 0.5 ** step)
+        w = jax.jit(lambda w: w - buf.sum() * predict(w, x).sum())(w)  # copyto
+    return w
 '''
 
 
@@ -194,14 +212,34 @@ def test_no_hoist_when_the_loop_changes_what_the_function_reads(tmp_path: Path) 
     path = tmp_path / "mutating.py"
     path.write_text(MUTATING_LOOPS, encoding="utf-8")
     result = check([str(path)], select_rules(["JX203"], None))
-    by_marker = {MUTATING_LOOPS.splitlines()[f.span.start_line - 1].rsplit("# ", 1)[1]: f for f in result.findings}
-    assert sorted(by_marker) == ["attribute", "constant", "item", "method", "passed"]
-    for marker, name in [("item", "hp"), ("attribute", "opt"), ("method", "sched"), ("passed", "hp")]:
+    lines = MUTATING_LOOPS.splitlines()
+    by_marker = {lines[f.span.start_line - 1].rsplit("# ", 1)[1]: f for f in result.findings}
+    assert sorted(by_marker) == ["attribute", "constant", "copyto", "item", "method", "passed", "reads"]
+
+    def line(text: str) -> int:
+        return next(n for n, line in enumerate(lines, 1) if text in line)
+
+    # Changed in place, as the source shows: said so, with the line that does it.
+    for marker, name, how, changing in [("item", "hp", "sets `hp[0]`", "hp[0] = 0.1"),
+                                        ("attribute", "opt", "sets `opt.lr`", "opt.lr = 0.1"),
+                                        ("copyto", "buf", "calls `np.copyto()` on `buf`", "np.copyto(buf")]:
         finding = by_marker[marker]
         assert finding.fix is None, marker
-        assert f"it reads `{name}`, which the loop changes in place: pass the values it needs as arguments" \
-            in finding.message
-    assert by_marker["constant"].fix is not None and by_marker["constant"].fix.applicability == "safe"
+        assert (f"it reads `{name}`, which the loop changes in place (line {line(changing)} {how}): pass the "
+                "values it needs as arguments instead.") in finding.message, finding.message
+    # A call jaxlint cannot see into may change it: said as possible, not as a fact.
+    for marker, name, how, changing in [("method", "sched", "calls `sched.update()`", "sched.update(lr"),
+                                        ("passed", "hp", "passes `hp` to `decay()`", "decay(hp, step)")]:
+        finding = by_marker[marker]
+        assert finding.fix is None, marker
+        assert "changes in place" not in finding.message
+        assert (f"it reads `{name}`, which the loop may change in place (line {line(changing)} {how}): if it "
+                "does, pass the values it needs as arguments instead.") in finding.message, finding.message
+    # Reading them (printing, reducing, JAX and NumPy functions, .at updates) changes nothing: no claim.
+    for marker in ("constant", "reads"):
+        finding = by_marker[marker]
+        assert "in place" not in finding.message and "it reads" not in finding.message, finding.message
+        assert finding.fix is not None and finding.fix.applicability == "safe", marker
     # Why: the same loop with the jitted lambda made once before it gives another result.
     namespace: dict = {}
     exec(compile(MUTATING_LOOPS, str(path), "exec"), namespace)

@@ -107,7 +107,7 @@ def jax_checker_flags(module: ModuleType, name: str) -> bool:
 def test_typed_keys_give_the_same_findings(found: dict[str, dict[str, Finding]]) -> None:
     # The legacy module is the case (test_rule_cases.py checks its lines); the typed one differs in
     # line on JAX before 0.7 (below), not in function.
-    assert sorted(found["legacy"]) == sorted(triggers()) and len(triggers()) == 9
+    assert sorted(found["legacy"]) == sorted(triggers()) and len(triggers()) == 11
     assert sorted(found["typed"]) == sorted(triggers())
 
 
@@ -126,7 +126,14 @@ def second_call_span(name: str) -> tuple[int, int, int]:
     return index + 1, col, end + 1
 
 
-@pytest.mark.parametrize("name", triggers())
+def draws_twice() -> list[str]:
+    """The triggers whose marked line is the second draw (not a call of a helper that draws)."""
+    start = {name: next(i for i, line in enumerate(LINES) if line.startswith(f"def {name}(")) for name in triggers()}
+    return [name for name in triggers()
+            if "jax.random." in next(line for line in LINES[start[name]:] if line.endswith(MARKER))]
+
+
+@pytest.mark.parametrize("name", draws_twice())
 def test_points_at_the_second_consumer(found: dict[str, dict[str, Finding]], name: str) -> None:
     from jaxlint.ir import compat
 
@@ -157,11 +164,34 @@ def test_messages(found: dict[str, dict[str, Finding]]) -> None:
     assert "If the same bits are meant, draw from jax.random.clone(key)" in twice
 
 
+def test_a_loop_passing_one_key_to_a_helper_is_reported_at_its_call(found: dict[str, dict[str, Finding]]) -> None:
+    """The helper draws once per call; the loop around the call repeats it with the same key: the
+    place to change is the call in the loop, and the message names the helper's draw."""
+    call_line = next(i for i, s in enumerate(LINES, 1) if s.endswith("x = noise(key, x)" + MARKER))
+    draw_line = next(i for i, s in enumerate(LINES, 1) if "return x + jax.random.normal(key, x.shape)" in s)
+    for kind in KEYS:
+        finding = found[kind]["helper_in_loop"]
+        column = LINES[call_line - 1].index("noise(")
+        assert (finding.span.start_line, finding.span.start_col) == (call_line, column), kind
+        assert (f"this call passes the same key to noise() on every iteration of the loop; noise draws from it "
+                f"(random_bits) at {Path(finding.path).name}:{draw_line}, so every iteration draws the same") \
+            in finding.message, finding.message
+    for kind in KEYS:
+        own = found[kind]["draw_in_loop"].message
+        assert "consumes the same key on every iteration of the loop around it" in own, own
+        assert "already consumed" not in own  # not "a draw at line N" about its own line
+
+
 def test_reused_keys_give_identical_random_arrays(loaded: dict[str, ModuleType]) -> None:
+    import jax
+
     for module in loaded.values():
         for name in ("twice", "subkey_twice", "row_twice", "cloned"):
             a, b = call(module, name)
             assert np.array_equal(a, b) and np.unique(np.asarray(a)).size == 3
+        for name in ("helper_in_loop", "draw_in_loop"):
+            draws = np.asarray(call(module, name))
+            assert np.allclose(draws, 3 * jax.random.normal(module.KEY, (3,))), name  # three equal draws
         for name in ("scan_const", "fori_const", "while_const", "carry_unchanged"):
             draws = np.asarray(call(module, name))
             assert np.unique(draws).size == 1, (name, draws)  # every iteration, the same number
@@ -187,3 +217,41 @@ def test_compared_with_jax_key_reuse_checker(found: dict[str, dict[str, Finding]
     # JAX's checker misses every legacy-key reuse: each call re-wraps the raw uint32 bits.
     assert jax_legacy == set()
     assert set(found["legacy"]) == set(triggers())
+
+
+NOISE = """\
+import jax
+
+
+def jitter(key, x):
+    return x + jax.random.normal(key, x.shape)
+"""
+
+TRAIN = """\
+import jax
+import jax.numpy as jnp
+
+from noise import jitter
+
+
+@jax.jit
+def run(key, x):
+    for _ in range(3):
+        x = jitter(key, x)
+    return x
+
+
+run.lower(jax.random.PRNGKey(0), jnp.ones(3))
+"""
+
+
+def test_a_helper_in_another_file_is_reported_at_the_callers_loop(tmp_path: Path) -> None:
+    """The user changes the loop in train.py, not the helper in noise.py: one finding, there."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    (tmp_path / "noise.py").write_text(NOISE, encoding="utf-8")
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    result = check_in_process([str(tmp_path)], select_rules(["JX401"], None))
+    [finding] = result.findings
+    assert (Path(finding.path).name, finding.span.start_line, finding.span.start_col) == ("train.py", 10, 12)
+    assert finding.message.startswith("PRNG key reused: this call passes the same key to jitter() on every "
+                                      "iteration of the loop; jitter draws from it (random_bits) at noise.py:5,")

@@ -388,3 +388,76 @@ def test_typed_keys_are_recorded_and_traced(tmp_path):
     assert entry["signatures"] == [{"key": "key<fry>[]", "x": "f32[3]"}]
     result = check([str(root)], all_rules())
     assert result.traced == 1 and "JX401" in {f.code for f in result.findings}
+
+
+# pytest-xdist: each worker writes a part, `jaxlint record` merges them; a run never loses a
+# signature it did not replace, and never rewrites a signatures file it cannot read.
+
+SPLIT_TESTS = """\
+import jax.numpy as jnp
+
+from pkg.model import mapped, safe_log
+
+
+def test_four():
+    mapped(1.0, jnp.ones(4), 3)
+
+
+def test_eight():
+    mapped(1.0, jnp.ones(8), 3)
+
+
+def test_log():
+    safe_log(jnp.ones(5))
+"""
+
+
+def test_record_with_xdist_merges_every_workers_signatures(tmp_path):
+    root = make_project(tmp_path)
+    (root / "tests" / "test_x.py").write_text(SPLIT_TESTS)
+    (root / ".jaxlint").mkdir()
+    (root / ".jaxlint" / "signatures.json").write_text(json.dumps(SEED))
+
+    done = run("-m", "jaxlint", "record", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "-n", "2", "--dist", "load", "tests/", cwd=root)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "jaxlint: recorded 2 functions into .jaxlint/signatures.json" in done.stderr
+    written = json.loads((root / ".jaxlint" / "signatures.json").read_text())["functions"]
+    assert sorted(written) == ["pkg/model.py::mapped", "pkg/model.py::never_called", "pkg/model.py::safe_log"]
+    # The two batch sizes ran in different tests, on either worker: both are kept.
+    assert sorted(s["y"] for s in written["pkg/model.py::mapped"]["signatures"]) == ["f32[4]", "f32[8]"]
+    assert written["pkg/model.py::never_called"] == SEED["functions"]["pkg/model.py::never_called"]
+
+
+def test_a_call_that_records_nothing_keeps_the_signature_recorded_before(tmp_path):
+    root = make_project(tmp_path)
+    (root / "tests" / "test_x.py").write_text(
+        "import jax.numpy as jnp\nimport pytest\nfrom pkg.model import rowwise\n\n\n"
+        "def test_error():\n    with pytest.raises(ValueError):\n        rowwise(jnp.ones(3))\n")
+    seeded = {"version": 1, "functions": {
+        "pkg/model.py::rowwise": {"params": ["x"], "signatures": [{"x": "f32[4,3]"}]}}}
+    (root / ".jaxlint").mkdir()
+    (root / ".jaxlint" / "signatures.json").write_text(json.dumps(seeded))
+
+    done = record(root)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not recorded: pkg/model.py::rowwise: no call returned a value" in done.stderr
+    written = json.loads((root / ".jaxlint" / "signatures.json").read_text())["functions"]
+    assert written == seeded["functions"]
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"version": 7, "functions": {}}'])
+def test_an_unreadable_signatures_file_is_left_untouched_and_exits_2(tmp_path, text):
+    root = make_project(tmp_path)
+    (root / ".jaxlint").mkdir()
+    (root / ".jaxlint" / "signatures.json").write_text(text)
+
+    done = run("-m", "jaxlint", "record", "--", sys.executable, "-c", "open('ran', 'w')", cwd=root)
+
+    assert done.returncode == 2
+    assert ".jaxlint/signatures.json" in done.stderr and "--output" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (root / ".jaxlint" / "signatures.json").read_text() == text
+    assert not (root / "ran").exists()  # refused before running the tests

@@ -12,6 +12,7 @@ from jaxlint.rules import Rule
 from jaxlint.rules.base import ProgramContext
 from jaxlint.rules.runner import internal_error, run_program_rules
 from jaxlint.scan.index import SourceIndex
+from jaxlint.text import read_source
 
 if TYPE_CHECKING:
     from jaxlint.worker.project_sources import ProjectSources
@@ -34,10 +35,12 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
     except Exception as error:
         return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
                               error)
-    context = ProgramContext(path, source, index or SourceIndex(path, source), settings or Settings(),
+    index = index or SourceIndex(path, source)
+    context = ProgramContext(path, source, index, settings or Settings(),
                              target=target, program=program, signature=signature,
                              vmap_records={} if vmap_records is None else vmap_records,
-                             target_path=path, project=others or project, differentiated=differentiated)
+                             target_path=path, project=others or project, differentiated=differentiated,
+                             sources=_sources(path, index, others, project))
     findings = run_program_rules(rules, context, codes)
     if others is None:
         return findings
@@ -47,6 +50,28 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
             helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
             findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
     return findings
+
+
+def _sources(path: str, index: SourceIndex, others: ProjectSources | None,
+             project: Callable[[str], bool] | None) -> Callable[[str], SourceIndex | None]:
+    """The index of each project file, read once: from ``others`` in a check, else (pytest
+    --jaxlint) read here when ``project`` says the file is the project's."""
+    known: dict[str, SourceIndex | None] = {path: index}
+
+    def index_of(other: str) -> SourceIndex | None:
+        if other not in known:
+            known[other] = None
+            if others is not None:
+                loaded = others.get(other)
+                known[other] = loaded[1] if loaded is not None else None
+            elif project is not None and other.endswith(".py") and project(other):
+                try:
+                    known[other] = SourceIndex(other, read_source(other).text)
+                except Exception:  # unreadable, undecodable or deleted: no source to read there
+                    pass
+        return known[other]
+
+    return index_of
 
 
 def _through_helper(finding: Finding) -> Finding:

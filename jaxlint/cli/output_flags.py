@@ -70,6 +70,8 @@ def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) ->
     if args.quiet:
         return
     mode = "fix" if args.fix else "diff" if args.diff else "none"
+    if mode == "diff":
+        report.write_rejections(result, out)
     if args.show_fixes:
         report.write_show_fixes(result, mode, args.unsafe_fixes, out)
     if args.fix_only and not args.diff:

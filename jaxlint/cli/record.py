@@ -1,17 +1,24 @@
 """`jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND...`: run
-COMMAND (normally pytest) with the recording plugin (pytest_plugin/record.py) active; exit with COMMAND's
-exit code. The configuration is found as ``jaxlint check`` finds it; its folder holds the signatures
-file and its exclude/extend-exclude settings choose the files whose functions are recorded."""
+COMMAND (normally pytest) with the recording plugin (pytest_plugin/record.py) active, then merge what
+each test process recorded (one part file per pytest-xdist worker) into the signatures file; exit
+with COMMAND's exit code, or 2 when the signatures file cannot be read or written (it is then left
+as it was). The configuration is found as ``jaxlint check`` finds it; its folder holds the
+signatures file and its exclude/extend-exclude settings choose the files whose functions are
+recorded."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from typing import Any, Callable
 
 from jaxlint.config import Config, ConfigError, load_config
-from jaxlint.pytest_plugin.record import ENV
+from jaxlint.processes import set_parent_death_signal
+from jaxlint.pytest_plugin.record import ENV, MAX_SIGNATURES
 
 MAX_REASONS = 10  # unrecorded functions listed in the summary, each with why
 USAGE = "jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND..."
@@ -32,8 +39,15 @@ def record(paths: list[str], output: str | None, command: list[str],
         return 2
     config = _load(paths, config_options or [], isolated)
     output = os.path.abspath(output) if output else config.signatures
+    from jaxlint.config import signatures
     from jaxlint.scan.discover import discover
 
+    try:  # checked before the tests run: a file jaxlint cannot read is never replaced
+        signatures.load(output)
+    except signatures.SignaturesError as error:
+        print(f"jaxlint: {error}; fix or remove it, or record into another file with --output",
+              file=sys.stderr)
+        return 2
     # Discovered here, with the configuration (exclude, extend-exclude, force-exclude, gitignore),
     # so the plugin scans exactly what `jaxlint check` would; a file, as a long list would not fit
     # in an environment variable.
@@ -41,20 +55,17 @@ def record(paths: list[str], output: str | None, command: list[str],
     handle, files = tempfile.mkstemp(prefix="jaxlint-record-files-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as listing:
         json.dump(scanned, listing)
-    handle, report = tempfile.mkstemp(prefix="jaxlint-record-", suffix=".json")
-    os.close(handle)
-    os.unlink(report)  # the plugin creates it: its absence means the plugin never ran
+    parts = tempfile.mkdtemp(prefix="jaxlint-record-parts-")
     env = dict(os.environ)
-    env[ENV] = json.dumps({"output": output, "root": config.root, "report": report, "files": files})
+    env[ENV] = json.dumps({"root": config.root, "files": files, "parts": parts, "parent": os.getpid()})
     env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.record"]))
     try:
         status = _run(command, env)
-        _summary(report, output)
+        saved = _save(parts, output, config.root)
     finally:
-        for path in (report, files):
-            if os.path.exists(path):
-                os.unlink(path)
-    return status
+        os.unlink(files)
+        shutil.rmtree(parts, ignore_errors=True)
+    return status if saved else 2
 
 
 def _load(paths: list[str], config_options: list[str], isolated: bool) -> Config:
@@ -80,7 +91,9 @@ def _default_path(config: Config) -> str:
 
 def _run(command: list[str], env: dict[str, str]) -> int:
     try:
-        process = subprocess.Popen(command, env=env)
+        # In this process's group, so a terminal's Ctrl-C reaches it as before; it ends with this
+        # process (the parent-death signal here, the plugin's watch of ``parent`` everywhere).
+        process = subprocess.Popen(command, env=env, preexec_fn=_end_with(os.getpid()))
     except OSError as error:
         print(f"jaxlint: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
         return 127  # as a shell reports a command it cannot run
@@ -90,19 +103,56 @@ def _run(command: list[str], env: dict[str, str]) -> int:
         return process.wait()
 
 
-def _summary(report: str, output: str) -> None:
-    try:
-        with open(report, encoding="utf-8") as handle:
-            counts = json.load(handle)
-    except (OSError, ValueError):
+def _end_with(parent: int) -> Callable[[], None]:
+    """For the command's process, before it runs: SIGTERM when ``parent`` (jaxlint) ends (Linux)."""
+
+    def before_exec() -> None:
+        if set_parent_death_signal(signal.SIGTERM) and os.getppid() != parent:  # gone already
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return before_exec
+
+
+def _save(parts: str, output: str, root: str) -> bool:
+    """Merge the test processes' part files (one per pytest-xdist worker, or the one pytest
+    process) into the signatures file and print the summary; False when the file could not be
+    written (it is then left as it was)."""
+    from jaxlint.config import signatures
+
+    found = sorted(name for name in os.listdir(parts) if name.endswith(".json"))
+    if not found:
         print("jaxlint: nothing recorded: the command did not run pytest with the recording plugin "
               "(is it a pytest run in an environment where jaxlint is installed?)", file=sys.stderr)
-        return
+        return True
+    recorded = []
+    for name in found:
+        try:
+            with open(os.path.join(parts, name), encoding="utf-8") as handle:
+                recorded.append(json.load(handle)["functions"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            print(f"jaxlint: a test process's record is unreadable ({error}); its calls are not saved",
+                  file=sys.stderr)
+    called = signatures.combine(recorded, MAX_SIGNATURES)
+    try:
+        signatures.write(output, signatures.merge(signatures.load(output), called, root))
+    except signatures.SignaturesError as error:
+        print(f"jaxlint: {error}; nothing written", file=sys.stderr)
+        return False
+    except OSError as error:
+        print(f"jaxlint: cannot write {output}: {error}", file=sys.stderr)
+        return False
+    _summary(called, output)
+    return True
+
+
+def _summary(called: dict[str, dict[str, Any]], output: str) -> None:
+    recorded = sum(1 for entry in called.values() if entry["signatures"])
+    reasons = sorted((key, entry.get("unrecordable", "no call returned a value"))
+                     for key, entry in called.items() if not entry["signatures"])
     shown = os.path.relpath(output) if not os.path.relpath(output).startswith("..") else output
-    functions = "function" if counts["recorded"] == 1 else "functions"
-    extra = f"; {counts['unrecordable']} called with arguments it cannot record" if counts["unrecordable"] else ""
-    print(f"jaxlint: recorded {counts['recorded']} {functions} into {shown}{extra}", file=sys.stderr)
-    reasons = sorted(counts.get("reasons", {}).items())
+    functions = "function" if recorded == 1 else "functions"
+    extra = f"; {len(reasons)} called with arguments it cannot record" if reasons else ""
+    print(f"jaxlint: recorded {recorded} {functions} into {shown}{extra}", file=sys.stderr)
     for key, reason in reasons[:MAX_REASONS]:
         print(f"  not recorded: {key}: {reason}", file=sys.stderr)
     if len(reasons) > MAX_REASONS:

@@ -92,12 +92,34 @@ def dumps(functions: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def combine(parts: list[dict[str, dict[str, Any]]], limit: int) -> dict[str, dict[str, Any]]:
+    """The entries several test processes recorded (pytest-xdist workers), as one process would
+    have: each function's distinct signatures in part order, at most ``limit``; the first reason
+    a call was not recorded."""
+    combined: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        for key, entry in part.items():
+            into = combined.setdefault(key, {"params": list(entry["params"]), "signatures": []})
+            for signature in entry["signatures"]:
+                if signature not in into["signatures"] and len(into["signatures"]) < limit:
+                    into["signatures"].append(signature)
+            if entry.get("unrecordable") and not into.get("unrecordable"):
+                into["unrecordable"] = entry["unrecordable"]
+    return combined
+
+
 def merge(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]],
           root: str) -> dict[str, dict[str, Any]]:
-    """Entries of ``new`` replace those of ``old``; old entries of deleted files are dropped."""
+    """An entry of ``new`` with signatures replaces the old one; one without (its calls raised,
+    or took arguments a hint cannot write) keeps the old signatures, so a run never loses a
+    signature it did not replace. Old entries of files that no longer exist are dropped."""
     kept = {key: entry for key, entry in old.items()
             if os.path.isfile(os.path.join(root, key.partition("::")[0]))}
-    return {**kept, **new}
+    merged = dict(kept)
+    for key, entry in new.items():
+        if entry["signatures"] or not kept.get(key, {}).get("signatures"):
+            merged[key] = entry
+    return merged
 
 
 def write(path: str, functions: dict[str, dict[str, Any]]) -> None:

@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from jaxlint.about import __version__
@@ -259,7 +259,8 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _function_to_json(function: JaxFunction) -> dict[str, Any]:
-    return {**asdict(function), "own_lines": line_runs(function.own_lines), "params": list(function.params)}
+    # _plain, not asdict: asdict deep-copies every line set, thousands of them in a large module.
+    return {**_plain(function), "own_lines": line_runs(function.own_lines), "params": list(function.params)}
 
 
 def _function_from_json(data: dict[str, Any]) -> JaxFunction:

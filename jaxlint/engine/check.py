@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import logging
 import os
+import signal
 import threading
 import time
 from typing import TYPE_CHECKING, Sequence
@@ -17,10 +17,10 @@ from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
+from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.model import Finding, Result, Skipped, Span
 from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
-from jaxlint.scan.functions import jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
 from jaxlint.text import SourceError, SourceFile, read_source, relative
@@ -36,6 +36,15 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     """Read and scan one file; no job for files that never mention jax (no import, no cost).
     ``recorded``: the signatures file's keys with a signature (their JAX functions are targets).
     With ``cache``, a file whose bytes (and the rest of the scan's key) are unchanged is not scanned."""
+    # One file at a time: its AST, scopes and index make no cycles, and a collection the cyclic
+    # garbage collector would start meanwhile would only rescan them (a third of the scan stage
+    # on a 30,000-line module); between files it runs as usual.
+    with scan.gc_paused():
+        return _prepare(path, codes, config, compile_costs, recorded, cache)
+
+
+def _prepare(path: str, codes: list[str], config: Config, compile_costs: bool, recorded: frozenset[str],
+             cache: ResultCache | None) -> FileAnalysis:
     try:
         source = read_source(path)
     except SourceError as error:
@@ -44,9 +53,11 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         if not scan.mentions_jax(error.data.decode("latin-1")):
             return FileAnalysis(unread, [], None)
         return _syntax_error(unread, f"cannot decode the file: {error.message}", 1, 0, codes)
-    except OSError as error:  # unreadable, or deleted since discovery
-        return _syntax_error(SourceFile(path, "", "utf-8", False),
-                             f"cannot read the file: {error.strerror or error}", 1, 0, codes)
+    except OSError as error:  # unreadable, a broken symlink, or deleted since discovery
+        why = error.strerror or str(error)
+        if os.path.islink(path) and not os.path.exists(path):
+            why = f"it is a broken symlink (to {_link_target(path)})"
+        return _syntax_error(SourceFile(path, "", "utf-8", False), f"cannot read the file: {why}", 1, 0, codes)
     if not scan.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
     if cache is None:
@@ -68,27 +79,24 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     return analysis
 
 
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # replaced meanwhile
+        return "a missing file"
+
+
 def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: bool,
           recorded: frozenset[str]) -> FileAnalysis:
     """What ``prepare`` does after reading a file that mentions jax."""
     path = source.path
     index = SourceIndex(path, source.text)  # one parse for the scan and the source rules
     try:
-        targets = scan.scan_source(path, source.text, index.tree)
+        targets, functions, index = file_targets(path, source.text, config, recorded, index.tree)
     except scan.ScanSyntaxError as error:
         return _syntax_error(source, f"syntax error: {error.message}", error.line, error.column, codes)
     except Exception as error:  # a scanner bug must not lose the other files
         return _syntax_error(source, *_scan_failure(path, source.text, error), codes)
-    index = SourceIndex(path, source.text, targets)
-    functions = jax_functions(index)
-    if recorded:  # a plain JAX function `jaxlint record` saw the tests call
-        firsts = {target.first_line for target in targets}
-        targets = targets + [dataclasses.replace(f.target(), kind="recorded") for f in functions
-                             if f.first_line not in firsts
-                             and signatures.function_key(path, config.root, f.qualname) in recorded]
-    if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
-        firsts = {target.first_line for target in targets}
-        targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
     # A package's __main__.py is its program: importing it would run it (train, write files).
     entry_point = os.path.basename(path) == "__main__.py"
     # With examples files, a module of plain JAX functions is imported too: the examples file
@@ -111,18 +119,6 @@ def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: b
         analysis.result = Result(path, skipped=[Skipped(t.qualname, "not-traceable", why, t.name_span.start_line)
                                                 for t in targets])
     return analysis
-
-
-def _recorded(config: Config) -> frozenset[str]:
-    """Keys of the functions the signatures file holds a signature for (none if it is unusable:
-    the worker's recorded-argument source says why, for the targets it would have served)."""
-    if not config.signatures:
-        return frozenset()
-    try:
-        functions = signatures.load(config.signatures)
-    except signatures.SignaturesError:
-        return frozenset()
-    return frozenset(key for key, entry in functions.items() if entry["signatures"])
 
 
 def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int]:
@@ -175,7 +171,7 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
               timings["discover"] * 1000)
     started = time.perf_counter()
     compile_costs = cost == "compiled"
-    recorded = _recorded(config)
+    recorded = recorded_keys(config)
     analyses = [prepare(path, codes, config, compile_costs, recorded, cache) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config, empty_paths=empty)
@@ -240,6 +236,8 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
     errors: list[BaseException] = []
 
     def lane(pool: WorkerPool) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            _leave_signals_to_the_main_thread()
         while not errors:
             with lock:
                 analysis = next(queue, None)
@@ -247,9 +245,14 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
                 return
             started = time.perf_counter()
             try:
-                analysis.result = run_job(pool, analysis.job, codes)
+                result = run_job(pool, analysis.job, codes)
+                if errors:  # interrupted meanwhile: the "crash" may be the interrupt's kill; not cached
+                    return
+                analysis.result = result
                 if cache is not None:
                     cache.store(analysis.job, analysis.result, analysis.source.digest)
+            except (KeyboardInterrupt, Terminated):  # the main thread's lane: stop every lane now
+                raise
             except BaseException as error:  # an internal error: stop and report it
                 errors.append(error)
             else:
@@ -274,6 +277,15 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
         raise
     if errors:
         raise errors[0]
+
+
+def _leave_signals_to_the_main_thread() -> None:
+    """Block SIGINT and SIGTERM in this thread. POSIX lets the kernel give a process's signal to
+    any thread that does not block it (Linux prefers the main thread, but not always); a lane
+    waiting on its worker would take it and retry its wait, and the main thread, where Python
+    raises KeyboardInterrupt, would learn of it only when its own module ended."""
+    if hasattr(signal, "pthread_sigmask"):  # POSIX
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], codes: list[str],

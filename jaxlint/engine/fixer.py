@@ -6,16 +6,19 @@ Writes are atomic, and never over a file the user changed meanwhile."""
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxlint import scan
+from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
-from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.engine.results import OVERLAPS, CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
-from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span
+from jaxlint.engine.targets import file_targets, recorded_keys
+from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span, Target
 from jaxlint.rules import rule_infos
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
 
@@ -26,12 +29,16 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
     ``unsafe_fixes``; display-only fixes never. Unsafe fixes are verified like safe ones."""
     applicable = ("safe", "unsafe") if unsafe_fixes else ("safe",)
     settings = result.config.settings() if result.config is not None else Settings()
+    # The re-trace takes its targets where check took them: recorded and inferred ones included.
+    config = result.config if result.config is not None else Config(root=os.getcwd())
+    recorded = recorded_keys(config)
     for analysis in result.files:
         candidates = [f for f in analysis.findings if f.fix is not None and f.fix.applicability in applicable
                       and not suppressions.is_comment_fix(f)]
         accepted, new_text, new_result = [], analysis.source.text, None
         if candidates:
-            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout, settings)
+            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout, settings,
+                                                                  config, recorded)
         for finding in candidates:
             if finding not in accepted:
                 # Edits that overlap an accepted fix's are left for the next run, as ruff does.
@@ -42,7 +49,7 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
         # JX800 fixes edit only comments: applied last, on the verified text, without re-tracing.
         new_text, findings, comment_fixed = _after_fixes(
-            analysis, codes, result.config, result.ignore_noqa, new_text, new_result if accepted else None)
+            analysis, codes, config, recorded, result.ignore_noqa, new_text, new_result if accepted else None)
         if accepted:
             edits = [e for f in accepted for e in f.fix.edits]
             findings += _carried(analysis, edits, findings)
@@ -69,8 +76,8 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
             result.fixed.extend(accepted + comment_fixed)
 
 
-def _after_fixes(analysis: FileAnalysis, codes: list[str], config: Any, ignore_noqa: bool, text: str,
-                 new_result: Result | None) -> tuple[str, list[Finding], list[Finding]]:
+def _after_fixes(analysis: FileAnalysis, codes: list[str], config: Config, recorded: frozenset[str],
+                 ignore_noqa: bool, text: str, new_result: Result | None) -> tuple[str, list[Finding], list[Finding]]:
     """A file's last step, once its other fixes are verified (``text`` and the fresh analysis
     ``new_result``; None when there were none): the findings of ``text`` settled as check.py
     settles them (so JX800 sees the fixed code), then the JX800 fixes applied on top. They edit
@@ -78,7 +85,7 @@ def _after_fixes(analysis: FileAnalysis, codes: list[str], config: Any, ignore_n
     findings = analysis.findings
     if new_result is not None:
         path = analysis.source.path
-        ran = None if ignore_noqa else suppressions.analyzed(scan.scan_source(path, text), new_result)
+        ran = None if ignore_noqa else suppressions.analyzed(_targets(path, text, config, recorded), new_result)
         findings = settle(path, text, new_result.findings, codes, config, ran, ignore_noqa)
     if ignore_noqa:
         return text, findings, []
@@ -92,9 +99,6 @@ def _keep_rejections(source: str, edits: list[Edit], rejected: list[Finding], fi
         for found in findings:
             if found.place == (finding.path, line, col, finding.code):
                 found.fix_rejected = finding.fix_rejected
-
-
-OVERLAPS = "its edits overlap another fix's"
 
 
 def _why_not_written(error: Exception) -> str:
@@ -168,8 +172,9 @@ def _number(value: Any) -> str:
     return "unknown" if value is None else f"{value:g}"
 
 
-def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str],
-                     timeout: float, settings: Settings) -> tuple[list[Finding], str, Result | None]:
+def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str], timeout: float,
+                     settings: Settings, config: Config,
+                     recorded: frozenset[str]) -> tuple[list[Finding], str, Result | None]:
     """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
     functions = {id(f): values.function_of(f, analysis) for f in candidates}
     ran = sorted({name for name in functions.values() if name is not None})
@@ -180,7 +185,7 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
                        run_values=ran, wide_values=wide)
         with WorkerPool(timeout) as fresh:
             before = run_job(fresh, job, codes).values
-    checks = _Checks(functions, ran, wide, before)
+    checks = _Checks(functions, ran, wide, before, config, recorded)
     outcome = _verify(analysis, candidates, codes, timeout, settings, checks)
     if outcome[0] is None:
         return candidates, outcome[1], outcome[2]
@@ -204,12 +209,15 @@ def _stabilizing_codes() -> set[str]:
 @dataclass
 class _Checks:
     """What verifying a file's fixes compares values with: each fix's traced function (None: it
-    has none, an unsafe fix whose values cannot be compared), and the original's values."""
+    has none, an unsafe fix whose values cannot be compared), the original's values, and what
+    the fixed file's targets are found with."""
 
     functions: dict[int, str | None]  # id(finding) -> qualname
     ran: list[str]
     wide: list[str]  # of ``ran``: those a stabilizing fix is in, also run on wide inputs
     before: dict[str, Any]
+    config: Config  # with ``recorded``: where check's targets came from (engine/targets.py)
+    recorded: frozenset[str]
 
 
 def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], timeout: float,
@@ -222,7 +230,7 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
     except ValueError as error:
         return f"{OVERLAPS}: run --fix again to apply it ({error})", source, None
     try:
-        targets = scan.scan_source(analysis.source.path, text)
+        targets = _targets(analysis.source.path, text, checks.config, checks.recorded)
     except scan.ScanSyntaxError as error:
         return f"the fixed source does not parse: {error.message}", text, None
     # A file without targets (only source rules found something) is imported here for the first time.
@@ -240,7 +248,7 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
         before = analysis.result.outputs.get(finding.target) if analysis.result is not None else None
         after = new_result.outputs.get(finding.target)
         if before != after:
-            return (f"outputs of {finding.target} change from {before} to {after}", text, new_result)
+            return _outputs_changed(finding.target, analysis.result, new_result), text, new_result
         line, col = shift_position(source, edits, finding.span.start_line, finding.span.start_col)
         if any(f.code == finding.code and (f.span.start_line, f.span.start_col) == (line, col)
                for f in new_findings):
@@ -252,3 +260,50 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
             if changed is not None:
                 return changed, text, new_result
     return None, text, new_result
+
+
+def _targets(path: str, text: str, config: Config, recorded: frozenset[str]) -> list[Target]:
+    """The fixed text's targets, found as check found the original's. Raises scan.ScanSyntaxError."""
+    return file_targets(path, text, config, recorded).targets
+
+
+def _outputs_changed(function: str, before: Result | None, after: Result) -> str:
+    """In words, how the output shapes and dtypes of ``function`` differ after the fix: which
+    signature and output changed from what to what, or why the fixed function was not traced."""
+    old = _outputs_by_signature(function, before)
+    new = _outputs_by_signature(function, after)
+    if not new:
+        skipped = next((s.reason for s in after.skipped if s.target == function), None)
+        return (f"the fixed function `{function}` could not be traced with the same arguments: "
+                f"{skipped or 'it is no longer a target'}")
+    for signature, outputs in old.items():
+        if signature not in new:
+            return (f"the fixed function `{function}` could not be traced with the same arguments "
+                    f"({signature}): it raised where the original traced")
+        changed = new[signature]
+        if len(outputs) != len(changed):
+            return (f"`{function}` returns {len(outputs)} output{'s' * (len(outputs) != 1)} before the fix and "
+                    f"{len(changed)} after ({_shown(outputs)} -> {_shown(changed)}, with {signature})")
+        for index, (was, now) in enumerate(zip(outputs, changed)):
+            if was != now:
+                return f"output {index} of `{function}` changes from {was} to {now} (with {signature})"
+    if not old:
+        return f"`{function}` was not traced before the fix and is after it"
+    added = ", ".join(signature for signature in new if signature not in old)
+    return f"`{function}` is traced after the fix with signatures it was not traced with before: {added}"
+
+
+def _outputs_by_signature(function: str, result: Result | None) -> dict[str, list[str]]:
+    """Signature text -> the output avals ``function`` was traced to (the worker keeps them in
+    the order of Traced.signatures)."""
+    if result is None:
+        return {}
+    traced = next((entry for entry in result.traced if entry.target == function), None)
+    outputs = result.outputs.get(function) or []
+    if traced is None:
+        return {f"signature {number}": avals for number, avals in enumerate(outputs, 1)}
+    return dict(zip(traced.signatures, outputs))
+
+
+def _shown(outputs: list[str]) -> str:
+    return "(" + ", ".join(outputs) + ")"

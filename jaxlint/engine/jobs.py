@@ -1,10 +1,10 @@
 """A file's worker job, and running it: timeouts and crashes become findings."""
 from __future__ import annotations
 
+from jaxlint.engine.imports import import_plan
 from jaxlint.engine.pool import WorkerFailure, WorkerPool
 from jaxlint.model import Job, Result, Settings, Skipped, Span, Target
 from jaxlint.rules.catalog import rule_info
-from jaxlint.scan import discover
 from jaxlint.text import SourceFile, line_code_span, split_lines
 
 
@@ -14,11 +14,13 @@ def make_job(source: SourceFile, targets: list[Target], codes: list[str], settin
     """The worker job of one file; ``compile_costs`` asks the worker to compile each traced
     target and report XLA's cost analysis (``--cost compiled``); ``run_values``, to run those
     targets on generated inputs (fix verification), ``wide_values`` also on wide ones."""
-    root = discover.find_root(source.path)
-    return Job(path=source.path, module=discover.module_name(source.path, root), root=root,
+    plan = import_plan(source.path)
+    return Job(path=source.path, module=plan.module, root=plan.root,
                source=override if override is not None else source.text, targets=list(targets),
                codes=list(codes), settings=settings, override=override, compile_costs=compile_costs,
-               run_values=list(run_values or []), wide_values=list(wide_values or []))
+               run_values=list(run_values or []), wide_values=list(wide_values or []),
+               sys_path=plan.sys_path, sys_path_appended=plan.sys_path_appended,
+               packages_from_files=plan.packages_from_files)
 
 
 def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:

@@ -9,6 +9,16 @@ from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import Tokens
 from jaxlint.text import SourceFile
 
+# A fix whose edits overlap an accepted fix's is left for the next run, not rejected: its
+# Finding.fix_rejected starts with this.
+OVERLAPS = "its edits overlap another fix's"
+
+
+def rejected_by_verification(finding: Finding) -> bool:
+    """The finding's fix was verified and failed: ``--fix`` will not apply it (an overlapping fix,
+    left for the next run, was not judged)."""
+    return finding.fix_rejected is not None and not finding.fix_rejected.startswith(OVERLAPS)
+
 
 @dataclass
 class FileAnalysis:

@@ -14,6 +14,7 @@ meant for another tool) and file-level ``# jaxlint: noqa`` are never reported.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Collection
 
@@ -55,10 +56,10 @@ def analyzed(targets: list[Target], result: Result | None) -> Analyzed:
     untraced may call it with other arguments)."""
     if result is None:
         return Analyzed()
-    names = [t.qualname for t in targets]
+    names = Counter(t.qualname for t in targets)  # not list.count per target: square of the file
     crashed = {f.target for f in result.findings if f.code == "JX906"}
     complete = {t.target: t for t in result.traced
-                if not t.failed_signatures and t.target not in crashed and names.count(t.target) == 1}
+                if not t.failed_signatures and t.target not in crashed and names[t.target] == 1}
     lines = {line for entry in complete.values() for line in entry.lines}
     spans = [(t.first_line, t.span.end_line) for t in targets if t.qualname in complete]
     everywhere = bool(targets) and all(t.qualname in complete for t in targets) and not result.skipped

@@ -108,8 +108,20 @@ def own_findings(result: Result, target: Target) -> list[Finding]:
     """check's findings for this function (analysis failures are errors, reported otherwise)."""
     findings = list(result.findings)
     return [f for f in findings if not f.code.startswith("JX9") and (
-        f.target == target.qualname or (f.target is None and target.span.start_line <= f.span.start_line
-                                        <= target.span.end_line))]
+        f.target == target.qualname or (f.target is None and f.path == result.path
+                                        and target.span.start_line <= f.span.start_line <= target.span.end_line))]
+
+
+def in_explained_file(finding: dict[str, Any], report: dict[str, Any]) -> bool:
+    """The finding is located in the explained function's file (not in a helper's file)."""
+    return finding.get("path") in (None, report["target"]["path"])
+
+
+def finding_place(finding: dict[str, Any], report: dict[str, Any]) -> str:
+    """"line 13" in the explained file, "helpers.py:19" in another one."""
+    if in_explained_file(finding, report):
+        return f"line {finding['line']}"
+    return f"{finding.get('display_path') or finding['path']}:{finding['line']}"
 
 
 def conclude(report: dict[str, Any]) -> None:
@@ -140,7 +152,7 @@ def conclude(report: dict[str, Any]) -> None:
         summary.append("Nothing is computed more than once in the optimized HLO.")
     summary += [note for note in report["cost"]["notes"] if "merged the recomputation" in note
                 or "undercounts" in note]
-    summary += [f"{f['code']} (line {f['line']}): {f['verdict']}" for f in report["findings"]]
+    summary += [f"{f['code']} ({finding_place(f, report)}): {f['verdict']}" for f in report["findings"]]
     report["summary"] = summary
 
 

@@ -11,6 +11,7 @@ import re
 from html import escape
 from typing import Any, Iterable
 
+from jaxlint.explain.build import finding_place, in_explained_file
 from jaxlint.explain.html_assets import CSS, JS
 from jaxlint.text import read_lines, write_text_atomic
 
@@ -33,7 +34,7 @@ def render_html(report: dict[str, Any]) -> str:
              '</div><p class="hint">Hover or focus a line (Tab, then ↑/↓) to light up the lines made '
              "from the same source line; Esc clears.</p>",
              _cost(report.get("cost") or {}, report.get("eager")), _duplicates(report),
-             _findings(report.get("findings") or []), f"<script>{JS}</script></body></html>\n"]
+             _findings(report), f"<script>{JS}</script></body></html>\n"]
     return "\n".join(parts)
 
 
@@ -255,7 +256,8 @@ def _cost_table(before: Any, after: Any) -> str:
             + "</table>")
 
 
-def _findings(findings: list[dict[str, Any]]) -> str:
+def _findings(report: dict[str, Any]) -> str:
+    findings = report.get("findings") or []
     if not findings:
         return '<h2>Findings</h2><p class="empty">No findings for this function.</p>'
     cards = []
@@ -264,9 +266,11 @@ def _findings(findings: list[dict[str, Any]]) -> str:
         compiled = _cost_table(f.get("cost_before"), f.get("cost_after"))
         eager_table = _cost_table(eager.get("before"), eager.get("after"))
         applicability = f' ({_e(f["applicability"])})' if f.get("applicability") else ""
+        # Only a finding in the explained file cross-references the source pane's lines.
+        xref = f' xref" data-line="{_e(f.get("line"))}' if in_explained_file(f, report) else ""
         cards.append(
-            f'<div class="finding xref" data-line="{_e(f.get("line"))}">'
-            f'<p><b>{_e(f.get("code"))}</b> <code>{_e(f.get("name"))}</code> · line {_e(f.get("line"))}</p>'
+            f'<div class="finding{xref}">'
+            f'<p><b>{_e(f.get("code"))}</b> <code>{_e(f.get("name"))}</code> · {_e(finding_place(f, report))}</p>'
             f'<p>{_e(f.get("message"))}</p>'
             + (f"<p>Fix{applicability}: {_e(f['fix'])}</p>" if f.get("fix") else "")
             + '<div class="tables">'

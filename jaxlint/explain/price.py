@@ -7,7 +7,7 @@ from typing import Any
 
 from jaxlint.explain import build, hlo, hlomap
 from jaxlint.explain.classify import times
-from jaxlint.explain.target import ExplainError, find_target
+from jaxlint.explain.target import ExplainError, display, find_target
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.text import SourceFile, apply_edits
 
@@ -21,7 +21,8 @@ def price(pool: Any, source: SourceFile, target: Target, finding: Finding, data:
     fix = finding.fix
     entry: dict[str, Any] = {
         "code": finding.code, "name": finding.name, "message": finding.message,
-        "line": finding.span.start_line, "column": finding.span.start_col,
+        # A finding in a helper's file (the function called it) is located there, not in the explained file.
+        "path": finding.path, "display_path": display(finding.path), "line": finding.span.start_line, "column": finding.span.start_col,
         "fix": fix.message if fix is not None else None,
         "applicability": fix.applicability if fix is not None else None,
         "cost_before": build.compiled_figures(data), "cost_after": None, "eager": None, "verdict": ""}

@@ -5,6 +5,7 @@ import shutil
 import textwrap
 from typing import Any
 
+from jaxlint.explain.build import finding_place
 from jaxlint.explain.target import code
 from jaxlint.text import read_lines
 
@@ -168,7 +169,8 @@ def _findings(report: dict[str, Any], width: int) -> list[str]:
         return ["  no findings"]
     out = []
     for finding in report["findings"]:
-        out += _wrap(f"{finding['code']} line {finding['line']}: {finding['message']}", width, "  ", "    ")
+        out += _wrap(f"{finding['code']} {finding_place(finding, report)}: {finding['message']}", width, "  ",
+                     "    ")
         if finding["fix"]:
             out += _wrap(f"fix ({finding['applicability']}): {finding['fix']}", width, "    ", "      ")
         before, after = finding.get("cost_before"), finding.get("cost_after")

@@ -4,13 +4,17 @@ call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
-``{"output": path, "root": config root, "files": path, "report": path}``, where ``files`` names a
-JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes.
+``{"root": config root, "files": path, "parts": folder, "parent": pid}``, where ``files`` names a
+JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes,
+and ``parent`` is the jaxlint process: the test run ends when it does. Each process
+that runs tests (the pytest process, or each pytest-xdist worker; the xdist controller runs none)
+writes what it saw to a part file of its own in ``parts``; ``jaxlint record`` merges the parts into
+the signatures file once the command has finished, so no two processes write that file.
 Importing this module loads nothing: the scanner at session start and jax at the first recorded call
 (after the user's code imported it, so their JAX configuration applies).
 
-Not supported: pytest-xdist (each worker would replace the others' entries). What the hint syntax
-cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint`` lints such calls.
+What the hint syntax cannot write (``self``, objects, functions) is not recorded: ``pytest --jaxlint``
+lints such calls.
 """
 from __future__ import annotations
 
@@ -18,8 +22,10 @@ import ast
 import inspect
 import json
 import os
+import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
@@ -41,7 +47,12 @@ def pytest_sessionstart(session: Any) -> None:
     if not settings or _recorder is not None:
         return
     try:
-        _recorder = Recorder.from_settings(json.loads(settings), list(session.config.getini("python_files")))
+        parsed = json.loads(settings)
+        if isinstance(parsed, dict) and isinstance(parsed.get("parent"), int):
+            watch_parent(parsed["parent"])  # the xdist controller too: it holds the workers
+        if session.config.pluginmanager.hasplugin("dsession"):
+            return  # the pytest-xdist controller: its workers run the tests
+        _recorder = Recorder.from_settings(parsed, list(session.config.getini("python_files")))
     except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
         print(f"jaxlint: not recording, {ENV} is unusable: {error!r}", file=sys.stderr)
         return
@@ -55,6 +66,31 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     recorder, _recorder = _recorder, None
     recorder.stop()
     recorder.save()
+
+
+def watch_parent(parent: int, every: float = 0.25) -> None:
+    """End this test run, with what its tests started, once ``parent`` (the ``jaxlint record``
+    that started it) has ended, however it ended: on every platform, where the parent-death
+    signal jaxlint also asks for is Linux's only."""
+    from jaxlint.processes import descendants, kill_all
+
+    started_by = os.getppid()  # when it is ``parent``: a change means it died (a zombie still answers kill)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if started_by == parent and os.getppid() != parent:
+                break
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                break
+            except OSError:  # alive, another user's: not ours to ask
+                continue
+        kill_all(descendants(os.getpid()))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="jaxlint-record-parent", daemon=True).start()
 
 
 class Unrecordable(Exception):
@@ -87,9 +123,8 @@ class Recorder:
     """A profile hook matching each Python call to a scanned target by file and first line
     (a ``g = jax.jit(f)`` target by the name of ``f``)."""
 
-    def __init__(self, root: str, output: str, report: str | None,
-                 by_file: dict[str, dict[Any, list[Watched]]]) -> None:
-        self.root, self.output, self.report = root, output, report
+    def __init__(self, root: str, part: str, by_file: dict[str, dict[Any, list[Watched]]]) -> None:
+        self.root, self.part = root, part  # part: the file this process's entries go to
         self.by_file = by_file  # real path -> {first line or def name: targets}
         self._lookup: dict[str, dict[Any, list[Watched]] | None] = {}  # co_filename -> by_file entry
         self._lock = threading.RLock()
@@ -131,7 +166,9 @@ class Recorder:
                 table.setdefault(where, []).append(watched)
             if table:
                 by_file[os.path.realpath(path)] = table
-        return cls(root, settings["output"], settings.get("report"), by_file)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        part = os.path.join(settings["parts"], f"{worker}-{os.getpid()}.json")
+        return cls(root, part, by_file)
 
     def start(self) -> None:
         self._previous = set_profile(self._profile)
@@ -181,23 +218,15 @@ class Recorder:
                 item.signatures.append(signature)
 
     def save(self) -> None:
-        from jaxlint.config import signatures
+        """This process's entries, to its part file (written whole, then renamed into place)."""
+        from jaxlint.text import write_text_atomic
 
         called = {w.key: w.entry() for table in self.by_file.values() for group in table.values()
                   for w in group if w.calls}
         try:
-            old = signatures.load(self.output)
-        except signatures.SignaturesError as error:
-            print(f"jaxlint: {error}; writing a new one", file=sys.stderr)
-            old = {}
-        signatures.write(self.output, signatures.merge(old, called, self.root))
-        if self.report:
-            recorded = sum(1 for entry in called.values() if entry["signatures"])
-            reasons = {key: entry.get("unrecordable", "no call returned a value")
-                       for key, entry in called.items() if not entry["signatures"]}
-            with open(self.report, "w", encoding="utf-8") as handle:
-                json.dump({"recorded": recorded, "unrecordable": len(called) - recorded, "reasons": reasons,
-                           "output": self.output}, handle)
+            write_text_atomic(self.part, json.dumps({"functions": called}), prefix=".part-")
+        except OSError as error:
+            print(f"jaxlint: cannot save the recorded signatures: {error}", file=sys.stderr)
 
 
 def _matches(code: CodeType, target: Any) -> bool:

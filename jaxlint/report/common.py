@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from jaxlint.engine.results import CheckResult
+from jaxlint.engine.results import CheckResult, rejected_by_verification
 from jaxlint.model import Finding
 from jaxlint.rules import RuleInfo, rule_infos
 from jaxlint.text import physical_lines, relative
@@ -59,9 +59,10 @@ def source_line(texts: dict[str, str], path: str, line: int) -> str:
 
 
 def is_fixable(finding: Finding, unsafe_fixes: bool = False) -> bool:
-    """What the ``[*]`` marker and "fixable with --fix" count: the fixes --fix applies."""
-    return finding.fix is not None and (finding.fix.applicability == "safe"
-                                        or (unsafe_fixes and finding.fix.applicability == "unsafe"))
+    """What the ``[*]`` marker and "fixable with --fix" count: the fixes --fix applies (not one
+    its verification rejected in this run: the report says why instead)."""
+    return finding.fix is not None and not rejected_by_verification(finding) and (
+        finding.fix.applicability == "safe" or (unsafe_fixes and finding.fix.applicability == "unsafe"))
 
 
 def project_path(path: str, root_variable: str) -> str:

@@ -37,17 +37,36 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
         if result.not_written:
             parts.append(_not_written(result))
     elif fix_mode == "diff":
-        parts.append(f"{len(result.fixed)} fix{'es' if len(result.fixed) != 1 else ''} shown")
-    if fixable and fix_mode != "fix":
+        parts.append(_shown(result, unsafe_fixes))
+    if fixable and fix_mode == "none":  # with --diff, each fixable one is shown, rejected or deferred
         parts.append(f"{fixable} fixable with --fix")
     if hidden:
         parts.append(hidden_text(hidden))
     if result.fix_rejected:
-        parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
-                     "rejected by verification")
+        parts.append(_rejected(result) + (" (not shown: why is said above)" if fix_mode == "diff" else ""))
     if result.fix_deferred:
         parts.append(_deferred(result))
     return ", ".join(parts) + "."
+
+
+def _shown(result: CheckResult, unsafe_fixes: bool) -> str:
+    """--diff shows the fixes that verified: what --fix (with the same flags) would write."""
+    count = len(result.fixed)
+    flags = "--fix --unsafe-fixes" if unsafe_fixes else "--fix"
+    return (f"{count} fix{'es' if count != 1 else ''} shown"
+            + (f" (verified: {flags} would apply {'it' if count == 1 else 'them'})" if count else ""))
+
+
+def _rejected(result: CheckResult) -> str:
+    count = len(result.fix_rejected)
+    return f"{count} fix{'es' if count != 1 else ''} rejected by verification"
+
+
+def write_rejections(result: CheckResult, out: TextIO) -> None:
+    """--diff prints no findings: each fix it leaves out for failing verification, and why."""
+    for finding in sorted(result.fix_rejected, key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code)):
+        out.write(f"jaxlint: {relative(finding.path)}:{finding.span.start_line}:{finding.span.start_col + 1}: "
+                  f"{finding.code} fix not shown: {finding.fix_rejected}\n")
 
 
 def _deferred(result: CheckResult) -> str:
@@ -83,8 +102,7 @@ def fix_only_summary(result: CheckResult, unsafe_fixes: bool) -> str:
     if result.not_written:
         parts.append(_not_written(result))
     if result.fix_rejected:
-        parts.append(f"{len(result.fix_rejected)} fix{'es' if len(result.fix_rejected) != 1 else ''} "
-                     "rejected by verification")
+        parts.append(_rejected(result))
     if result.fix_deferred:
         parts.append(_deferred(result))
     hidden = hidden_unsafe(result.findings, unsafe_fixes)

@@ -89,6 +89,8 @@ class ProgramContext(SourceContext):
     # The tests called the target under jax.grad, jvp or vjp (pytest --jaxlint sees the tracers);
     # its own trace, made on plain abstract arguments, does not show the derivative.
     differentiated: bool = False
+    # The source index of another project file the program went through (None: not one, unreadable).
+    sources: Callable[[str], SourceIndex | None] | None = None
 
     def ops_here(self, *primitives: str) -> Iterator[Op]:
         """The program's ops of ``primitives`` (every op when none is named) whose location is in
@@ -107,6 +109,13 @@ class ProgramContext(SourceContext):
         if not wanted <= set(found):
             found.update((c.span, c.kind) for c in self.index.transform_calls if c.kind in kinds)
         return found
+
+    def index_of(self, path: str) -> SourceIndex | None:
+        """The source index of ``path``: this context's file, the target's or another project file
+        (a rule that places a finding in a caller's file reads the caller's source through it)."""
+        if path == self.path:
+            return self.index
+        return self.sources(path) if self.sources is not None else None
 
     @property
     def in_target_file(self) -> bool:

@@ -30,10 +30,14 @@ its key-typed operands (the generic fallback). Differences, for precision and fo
   that passed one key to a helper (naming the first), or at the draw itself when one function
   draws twice; a loop-invariant draw, at the loop body's line that leads to it. A helper in
   another project file that draws twice is reported in that file; one in an installed package,
-  at the project's call into it.
+  at the project's call into it. Two draws through the very same frames were repeated by a
+  Python loop (unrolled in the trace): the source of each frame (``ctx.index_of``) shows which
+  call the loop runs, so a helper given the same key on every iteration is reported at the
+  caller's call in the loop, naming the helper's draw.
 """
 from __future__ import annotations
 
+import ast
 import os
 from typing import Any, Callable, Iterable
 
@@ -162,6 +166,25 @@ class _Walker:
     def _report_reuse(self, op: Op, first: Op) -> None:
         ctx = self.ctx
         stack, earlier = _frames(ctx, op), _frames(ctx, first)
+        if stack == earlier and not ctx.program.stale_library_tracebacks:
+            # The same frames twice: a Python loop ran them again; report where it repeats them.
+            depth, call = _looping_frame(ctx, stack)
+            if call is not None and depth == len(stack) - 1:
+                self.findings.setdefault(id(op), (stack[-1].path, stack[-1].span, (
+                    f"PRNG key reused: this draw ({_draw(op)}) consumes the same key on every iteration "
+                    "of the loop around it, without a jax.random.split or fold_in in between, so every "
+                    "iteration draws the same (or correlated) random bits. Split the key in the loop (or "
+                    "fold in the iteration index) and give each draw its own subkey.")))
+                return
+            if call is not None:
+                helper = _callee(call)
+                self.findings.setdefault(id(op), (stack[depth].path, stack[depth].span, (
+                    f"PRNG key reused: this call passes the same key to {helper}() on every iteration of "
+                    f"the loop; {helper} draws from it ({_draw(op)}) at {_at(stack[-1])}, so every iteration "
+                    "draws the same (or correlated) random bits. Split the key in the loop (or fold in "
+                    "the iteration index) and pass each call its own subkey. If the same bits are "
+                    "meant, pass jax.random.clone(key).")))
+                return
         here, there = _place(ctx, earlier, stack)
         if here is None or (ctx.program.stale_library_tracebacks and stack == earlier):
             here = None  # unknown, or likely a stale location (see _frames)
@@ -360,6 +383,23 @@ def _place(ctx: ProgramContext, reference: tuple[Location, ...],
     if depth < 0:
         return None, None
     return stack[depth], reference[depth] if depth < len(reference) else None
+
+
+def _looping_frame(ctx: ProgramContext, stack: tuple[Location, ...]) -> tuple[int, ast.Call | None]:
+    """(depth, call) of the innermost frame of ``stack`` whose call (or, last, draw) a Python loop
+    in a project file runs on every iteration; (-1, None) when no frame's source shows one."""
+    for depth in range(len(stack) - 1, -1, -1):
+        frame = stack[depth]
+        index = ctx.index_of(frame.path) if ctx.reports_in(frame.path) else None
+        node = index.node_at(frame.span, ast.Call) if index is not None else None
+        if node is not None and index.loops_around(node)[0]:
+            return depth, node
+    return -1, None
+
+
+def _callee(call: ast.Call) -> str:
+    text = ast.unparse(call.func)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _same(a: Location, b: Location) -> bool:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import gc
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from jaxlint.model import Span, Target
-from jaxlint.scan import ScanSyntaxError, scan_source
-from jaxlint.scan.names import DIFFERENTIATING, Scope, qualified_names, root_name
+from jaxlint.scan import ScanSyntaxError, gc_paused, scan_source
+from jaxlint.scan.names import DIFFERENTIATING, Scope, qualified_names
 from jaxlint.scan.noqa import tokenized
 from jaxlint.scan.walk import MODULE_TOP, Walker
 from jaxlint.text import char_column, offset_of, split_lines
@@ -62,17 +61,11 @@ class Parsed:
 def parse(source: str) -> Parsed | None:
     """The parsed source, None when it does not parse. Cached per text: rules, fixes and the
     index of one file share one AST."""
-    # As in the scan: nothing in a fresh AST makes reference cycles, so pausing the cyclic GC
-    # (which would only rescan the new nodes) halves the parse time.
-    paused = gc.isenabled()
-    gc.disable()
     try:
-        return Parsed(ast.parse(source), source)
+        with gc_paused():  # as in the scan: a fresh AST makes no reference cycles
+            return Parsed(ast.parse(source), source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    finally:
-        if paused:
-            gc.enable()
 
 
 class SourceIndex:
@@ -430,28 +423,6 @@ def bound_names(loop: ast.AST) -> set[str] | None:
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             return None
     return names
-
-
-def changed_objects(loop: ast.AST, names: set[str], outside: ast.AST, modules: set[str]) -> list[str]:
-    """Those of ``names`` whose object the loop may change in place, outside the node ``outside``:
-    an item or attribute assigned or deleted (``hp[0] = ...``, ``opt.lr = ...``), a method called
-    on it (``sched.update(...)``), or the object passed to a call (the callee may change it).
-    ``modules`` (names imports bind) are not objects the program changes: ``jnp.sum(x)`` is a call
-    of a module's function. A function that reads such an object when it is traced keeps what it
-    read the first time if it is no longer traced again."""
-    skipped = {id(n) for n in ast.walk(outside)}
-    changed: set[str | None] = set()
-    for node in ast.walk(loop):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
-            changed.add(root_name(node))
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and root_name(node.func) not in modules:
-                changed.add(root_name(node.func))
-            for argument in [*node.args, *(k.value for k in node.keywords)]:
-                changed |= {n.id for n in ast.walk(argument) if isinstance(n, ast.Name) and n.id not in modules}
-    return sorted(changed & names)
 
 
 def imported_names(tree: ast.AST) -> set[str]:

@@ -7,6 +7,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import types
 from typing import Any
 
 
@@ -24,12 +25,28 @@ class _SourceLoader(importlib.machinery.SourceFileLoader):
         return compile(source, self.path, "exec", dont_inherit=True)
 
 
-def import_module(name: str, path: str, root: str, override: str | None) -> Any:
-    if root not in sys.path:
+def import_module(name: str, path: str, root: str, override: str | None,
+                  sys_path: list[str] | None = None, sys_path_appended: list[str] | None = None,
+                  packages_from_files: bool = False) -> Any:
+    """Import ``path`` as ``name``. ``sys_path``/``sys_path_appended``: the folders a test file or
+    conftest gets on sys.path, as pytest gives them (engine/imports.py; none at all in importlib
+    mode without ``pythonpath``); when ``sys_path`` is None, ``root`` goes in front. ``packages_from_files``: the parent packages are imported from their
+    ``__init__.py`` (or made up, for folders without one) instead of through sys.path, as
+    pytest's importlib mode does."""
+    if sys_path is not None:
+        sys.path[:0] = sys_path
+        sys.path.extend(folder for folder in sys_path_appended or [] if folder not in sys.path)
+    elif root not in sys.path:
         sys.path.insert(0, root)
     parent = name.rpartition(".")[0]
-    if parent:
+    if parent and packages_from_files:
+        _parents_from_files(parent, os.path.dirname(path))
+    elif parent:
         importlib.import_module(parent)
+    return _load(name, path, override)
+
+
+def _load(name: str, path: str, override: str | None) -> Any:
     is_package = os.path.basename(path) == "__init__.py"
     loader = _SourceLoader(name, path, override)
     spec = importlib.util.spec_from_file_location(
@@ -43,6 +60,26 @@ def import_module(name: str, path: str, root: str, override: str | None) -> Any:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+def _parents_from_files(name: str, folder: str) -> None:
+    """Package ``name`` lives in ``folder``: import it and its parents from their files, outermost
+    first; a folder without ``__init__.py`` becomes an empty package, as pytest makes it."""
+    if name in sys.modules:
+        return
+    parent = name.rpartition(".")[0]
+    if parent:
+        _parents_from_files(parent, os.path.dirname(folder))
+    init = os.path.join(folder, "__init__.py")
+    if os.path.isfile(init):
+        _load(name, init, None)
+    else:
+        package = types.ModuleType(name)
+        package.__path__ = [folder]
+        package.__file__ = None
+        sys.modules[name] = package
+    if parent:
+        setattr(sys.modules[parent], name.rpartition(".")[2], sys.modules[name])
 
 
 def is_project_module(module: Any, root: str) -> bool:

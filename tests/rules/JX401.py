@@ -60,6 +60,27 @@ def carry_unchanged(key, xs):
     return lax.scan(body, key, xs)[1]
 
 
+def noise(key, x):
+    return x + jax.random.normal(key, x.shape)
+
+
+@jax.jit
+def helper_in_loop(key):
+    # The Python loop passes the same key to the helper on every iteration: reported at the call.
+    x = jnp.zeros(3)
+    for _ in range(3):
+        x = noise(key, x)  # expect: JX401
+    return x
+
+
+@jax.jit
+def draw_in_loop(key):
+    x = jnp.zeros(3)
+    for _ in range(3):
+        x = x + jax.random.normal(key, (3,))  # expect: JX401
+    return x
+
+
 # Quiet: a key split, folded in, drawn once, one row each, mapped, in exclusive branches, under
 # remat, per-iteration keys (scanned over, split in the carry, folded in, indexed by the counter), a
 # scan of one step, a clone on purpose.
@@ -155,8 +176,9 @@ def arguments(name, params):
 
 
 FUNCTIONS = (twice, mixed, split_after_draw, subkey_twice, row_twice, scan_const, fori_const, while_const,
-             carry_unchanged, split_first, fold_in, once, rows, vmapped, cond_branches, remat_grad, scan_xs,
-             scan_carry_split, fori_fold_in, keys_indexed, scan_length_one, cloned)
+             carry_unchanged, helper_in_loop, draw_in_loop, split_first, fold_in, once, rows, vmapped,
+             cond_branches, remat_grad, scan_xs, scan_carry_split, fori_fold_in, keys_indexed, scan_length_one,
+             cloned)
 for _f in FUNCTIONS:
     _code = _f.__wrapped__.__code__
     _f.lower(*arguments(_f.__name__, list(_code.co_varnames[:_code.co_argcount])))

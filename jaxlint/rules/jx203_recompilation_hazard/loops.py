@@ -6,7 +6,8 @@ import ast
 
 from jaxlint.model import Finding, Fix
 from jaxlint.rules.base import Rule, SourceContext
-from jaxlint.scan.index import COMPREHENSIONS, DEFS, SourceIndex, bound_names, changed_objects, free_names, walk_scope
+from jaxlint.scan.index import COMPREHENSIONS, DEFS, SourceIndex, bound_names, free_names, walk_scope
+from jaxlint.scan.mutation import InPlaceChange, in_place_changes
 
 
 def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding | None:
@@ -35,9 +36,7 @@ def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding 
                     f"{'it' if len(captured) == 1 else 'them'} as an argument instead")
     # Hoisted, it would be traced once and keep what it read of these at the first iteration.
     changed = _changed(index, call, function, loops)
-    if changed:
-        message += (f"; it reads {', '.join(f'`{n}`' for n in changed)}, which the loop changes in place: "
-                    "pass the values it needs as arguments instead")
+    message += _changed_words(changed)
     fix = None
     if isinstance(function, ast.Lambda) and not in_comprehension and not changed:
         fix = _hoist_fix(index, call, function, loops)
@@ -114,14 +113,39 @@ def _defined_in(name: str, loops: list[ast.AST], index: SourceIndex) -> bool:
     return False
 
 
-def _changed(index: SourceIndex, call: ast.Call, function: ast.AST, loops: list[ast.AST]) -> list[str]:
-    """Names the jitted function reads whose objects a loop around it changes in place."""
+def _changed(index: SourceIndex, call: ast.Call, function: ast.AST, loops: list[ast.AST]) -> list[InPlaceChange]:
+    """The objects the jitted function reads that a loop around it changes, or may change, in place."""
     if not isinstance(function, (ast.Lambda, ast.Call)):
         return []
-    modules = index.module_names
-    reads = free_names(function) - modules
-    return sorted({n for loop in loops if not isinstance(loop, COMPREHENSIONS)
-                   for n in changed_objects(loop, reads, call, modules)})
+    reads = free_names(function) - index.module_names
+    jitted = {t.bound_name or t.name for t in index.targets if t.kind in ("jit-decorated", "jit-bound")}
+    found: dict[str, InPlaceChange] = {}
+    for loop in loops:
+        if isinstance(loop, COMPREHENSIONS):
+            continue
+        for name, change in in_place_changes(index, loop, reads, call, jitted).items():
+            old = found.get(name)
+            if old is None or (change.certain and not old.certain):
+                found[name] = change
+    return sorted(found.values(), key=lambda c: c.name)
+
+
+def _changed_words(changed: list[InPlaceChange]) -> str:
+    """What the message says of them: a change the source shows as one, a possible one as possible."""
+    words = ""
+    for certain in (True, False):
+        these = [c for c in changed if c.certain is certain]
+        if not these:
+            continue
+        names = " and ".join(", ".join(f"`{c.name}`" for c in these).rsplit(", ", 1))
+        hows = "; ".join(f"line {c.line} {c.how}" for c in sorted(these, key=lambda c: c.line))
+        if certain:
+            words += (f"; it reads {names}, which the loop changes in place ({hows}): pass the values it "
+                      "needs as arguments instead")
+        else:
+            words += (f"; it reads {names}, which the loop may change in place ({hows}): if it does, pass "
+                      "the values it needs as arguments instead")
+    return words
 
 
 def _captured(function: ast.AST, loop: ast.AST) -> list[str]:

@@ -1,0 +1,52 @@
+"""Which targets a file has: the scanner's, the JAX functions the signatures file records and,
+with ``infer-arguments``, the module-level JAX functions nothing names. Check's scan step and the
+fixer's re-trace both ask here, so a fix is verified on exactly the targets check traced, with
+arguments from the same sources."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import NamedTuple
+
+from jaxlint import scan
+from jaxlint.config import Config, signatures
+from jaxlint.model import Target
+from jaxlint.scan.functions import JaxFunction, jax_functions
+from jaxlint.scan.index import SourceIndex
+
+
+class FileTargets(NamedTuple):
+    targets: list[Target]
+    functions: list[JaxFunction]  # the file's JAX functions (the coverage denominator)
+    index: SourceIndex  # built with the scanner's targets, for the source rules
+
+
+def recorded_keys(config: Config) -> frozenset[str]:
+    """Keys of the functions the signatures file holds a signature for (none if it is unusable:
+    the worker's recorded-argument source says why, for the targets it would have served)."""
+    if not config.signatures:
+        return frozenset()
+    try:
+        functions = signatures.load(config.signatures)
+    except signatures.SignaturesError:
+        return frozenset()
+    return frozenset(key for key, entry in functions.items() if entry["signatures"])
+
+
+def file_targets(path: str, text: str, config: Config, recorded: frozenset[str],
+                 tree: ast.Module | None = None) -> FileTargets:
+    """The targets of ``text`` (the text of ``path``), in source order for the scanner's, then the
+    recorded and the inferred ones. ``recorded``: ``recorded_keys(config)``; ``tree``: the text
+    already parsed. Raises scan.ScanSyntaxError."""
+    targets = scan.scan_source(path, text, tree)
+    index = SourceIndex(path, text, targets)
+    functions = jax_functions(index)
+    if recorded:  # a plain JAX function `jaxlint record` saw the tests call
+        firsts = {target.first_line for target in targets}
+        targets = targets + [dataclasses.replace(f.target(), kind="recorded") for f in functions
+                             if f.first_line not in firsts
+                             and signatures.function_key(path, config.root, f.qualname) in recorded]
+    if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
+        firsts = {target.first_line for target in targets}
+        targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
+    return FileTargets(targets, functions, index)

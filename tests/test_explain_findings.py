@@ -1,0 +1,80 @@
+"""`jaxlint explain`'s findings carry their file: a helper the explained function calls, in another
+file, is reported there (real CLI runs, one worker each)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from helpers import write
+
+from jaxlint.cli.main import main
+from jaxlint.explain.html import render_html
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "explain-schema.json").read_text())
+
+HELPERS = """\
+import jax.numpy as jnp
+
+
+def log_partition(x):
+    return jnp.log(jnp.sum(jnp.exp(x), axis=-1))
+"""
+
+MAIN = """\
+import jax
+import jax.numpy as jnp
+
+from helpers import log_partition
+
+
+# jaxlint: args x=f32[2,3]
+@jax.jit
+def energy(x):
+    own = jnp.log(jnp.sum(jnp.exp(x), axis=-1))
+    return log_partition(x) + own
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("explain_findings")
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    write(root, "helpers", HELPERS)
+    write(root, "main", MAIN)
+    return root
+
+
+def _explain(capsys: pytest.CaptureFixture, spec: str, *flags: str) -> str:
+    code = main(["explain", spec, *flags])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_json_findings_name_their_file(project: Path, capsys: pytest.CaptureFixture) -> None:
+    report = json.loads(_explain(capsys, f"{project / 'main.py'}::energy", "--format", "json"))
+    jsonschema.validate(report, SCHEMA)
+    places = sorted((Path(f["path"]).name, f["line"], f["code"]) for f in report["findings"])
+    assert places == [("helpers.py", 5, "JX701"), ("main.py", 10, "JX701")]
+    for finding in report["findings"]:
+        assert Path(finding["path"]).is_absolute()
+        assert finding["display_path"].endswith(Path(finding["path"]).name)
+    # The HTML page cross-references only the explained file's lines.
+    cards = render_html(report).split("<h2>Findings</h2>", 1)[1]
+    assert cards.count('class="finding xref" data-line="10"') == 1
+    assert cards.count('<div class="finding">') == 1 and 'data-line="5"' not in cards
+    [helper] = [f for f in report["findings"] if f["path"].endswith("helpers.py")]
+    assert f"· {helper['display_path']}:5</p>" in cards and "· line 10</p>" in cards
+
+
+def test_text_names_the_file_when_it_is_not_the_explained_one(project: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    out = _explain(capsys, f"{project / 'main.py'}::energy")
+    report = json.loads(_explain(capsys, f"{project / 'main.py'}::energy", "--format", "json"))
+    [helper] = [f for f in report["findings"] if f["path"].endswith("helpers.py")]
+    assert f"JX701 {helper['display_path']}:5: " in out
+    assert "JX701 line 10: " in out  # the explained file's own finding keeps the short form
+    assert f"JX701 ({helper['display_path']}:5): " in out  # the summary too
+    assert "JX701 line 5" not in out and "(line 5)" not in out
