@@ -169,7 +169,7 @@ def test_a_file_is_scanned_with_the_cyclic_gc_paused_and_it_runs_again_after(tmp
     import gc
 
     from jaxlint.config import load_config
-    from jaxlint.engine import check
+    from jaxlint.engine import check, targets
     from jaxlint.rules import all_rules
 
     path = tmp_path / "mod.py"
@@ -180,7 +180,7 @@ def test_a_file_is_scanned_with_the_cyclic_gc_paused_and_it_runs_again_after(tmp
         seen.append(gc.isenabled())
         return jax_functions(index)
 
-    monkeypatch.setattr(check, "jax_functions", recording)
+    monkeypatch.setattr(targets, "jax_functions", recording)
     assert gc.isenabled()
     analysis = check.prepare(str(path), [rule.code for rule in all_rules()], load_config([str(path)], isolated=True))
     assert seen == [False] and gc.isenabled()
