@@ -2,6 +2,11 @@
 
 __version__ = "0.1.0"
 
-# Where the rule docs are published (rules/JXnnn.md, README.md#rules): the output formats link
-# to them. A placeholder until the repository is public.
+# Where the rule docs are published (rules/JXnnn.md): the output formats and the editor server
+# link to them. A placeholder until the repository is public.
 DOCS_URL = "https://github.com/jaxlint/jaxlint/blob/main/"
+
+
+def rule_url(code: str) -> str:
+    """The rule's page in the repository; every rule has one (tests/test_rule_cases.py)."""
+    return f"{DOCS_URL}rules/{code}.md"

@@ -162,6 +162,16 @@ class Finding:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class Option:
+    """A rule option users set in ``[tool.jaxlint.rules.<CODE>]``, e.g. ``min-equations = 200``."""
+
+    type: type  # int, float, bool or str; an int is accepted where a float is expected
+    default: Any
+    description: str  # one line, shown by --show-settings and in errors
+    minimum: float | None = None  # numbers only
+
+
 # ---------------------------------------------------------------------------------------------
 # Across the process boundary: one Job per module goes to a worker, one Result comes back.
 

@@ -11,6 +11,7 @@ import re
 import tempfile
 import tokenize
 from dataclasses import dataclass
+from typing import Iterable
 
 from jaxlint.model import Edit, Span
 
@@ -56,6 +57,11 @@ def read_source(path: str) -> SourceFile:
     return SourceFile(path, text, "utf-8" if bom else encoding, bom, hashlib.sha256(data).hexdigest())
 
 
+# Real path -> (sha256 of the bytes this process last wrote there, the name written through): a
+# file found changed to exactly those bytes was changed by jaxlint, through another of its names.
+_OWN_WRITES: dict[str, tuple[str, str]] = {}
+
+
 def write_atomic(source: SourceFile, text: str) -> None:
     """Write through a temporary file in the same folder and rename it over the original.
 
@@ -63,7 +69,8 @@ def write_atomic(source: SourceFile, text: str) -> None:
     newlines (no translation) and is encoded as the file was; a character that the file's
     encoding cannot hold raises UnicodeEncodeError before anything is written. Raises NotWritten,
     writing nothing, when the file no longer holds the bytes read (the user saved it meanwhile:
-    their edit wins) or has no write permission at all. Where a rename would change the file's
+    their edit wins; when the change is jaxlint's own write through another name of the file, the
+    message says so) or has no write permission at all. Where a rename would change the file's
     identity (more hard links, another owner jaxlint cannot give it back to) or the folder cannot
     take a temporary file, the file is rewritten in place instead, which keeps them.
     ``source.digest`` becomes the new bytes'.
@@ -72,7 +79,12 @@ def write_atomic(source: SourceFile, text: str) -> None:
     real = os.path.realpath(source.path)  # replace a symlink's target, not the link
     with open(real, "rb") as handle:
         current = handle.read()
-    if source.digest and hashlib.sha256(current).hexdigest() != source.digest:
+    current_digest = hashlib.sha256(current).hexdigest()
+    if source.digest and current_digest != source.digest:
+        own_digest, written_as = _OWN_WRITES.get(real, ("", ""))
+        if own_digest == current_digest:
+            raise NotWritten(errno.EAGAIN, f"jaxlint fixed this file through {relative(written_as)} in this "
+                             "run; run again to fix it", source.path)
         raise NotWritten(errno.EAGAIN, "it changed since jaxlint read it; your version is kept, run again to fix it",
                          source.path)
     info = os.stat(real)
@@ -91,6 +103,7 @@ def write_atomic(source: SourceFile, text: str) -> None:
         else:
             _replace(handle_number, temp, real, data, info)
     source.digest = hashlib.sha256(data).hexdigest()
+    _OWN_WRITES[real] = (source.digest, source.path)
 
 
 def _replace(handle: int, temp: str, real: str, data: bytes, info: os.stat_result) -> None:
@@ -176,6 +189,18 @@ def read_lines(path: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)  # every edit and span of a file asks about the same text
+def line_runs(lines: Iterable[int]) -> list[tuple[int, int]]:
+    """Line numbers, sorted, as (first, last) runs of consecutive lines: how the caches keep
+    sets of lines."""
+    runs: list[tuple[int, int]] = []
+    for line in sorted(lines):
+        if runs and runs[-1][1] == line - 1:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return runs
+
+
 def line_starts(text: str) -> tuple[int, ...]:
     """Character offset of each line's first character (one more than there are breaks)."""
     return (0, *(match.end() for match in LINE_BREAK.finditer(text)))

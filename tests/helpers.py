@@ -22,7 +22,7 @@ from jaxlint.config import DEFAULT_TIMEOUT
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding, Job, Result
-from jaxlint.rules import Rule
+from jaxlint.rules import Rule, RuleInfo
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -30,6 +30,21 @@ def write(folder: Path, name: str, text: str) -> Path:
     path = folder / f"{name}.py"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie nobody reaped yet (a container's init may not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # the pid is another user's now
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def expected_markers(module: str) -> set[tuple[str, int]]:
@@ -145,7 +160,7 @@ def in_process_workers() -> Iterator[None]:
         yield
 
 
-def check_in_process(paths: list[str], rules: list[type[Rule]], **kwargs: Any) -> CheckResult:
+def check_in_process(paths: list[str], rules: list[type[Rule]] | list[RuleInfo], **kwargs: Any) -> CheckResult:
     """``jaxlint.engine.check.check`` with the analysis (and the fixer's verification) run in the
     test process by InProcessPool: the same findings without a worker's JAX import."""
     with in_process_workers():
@@ -178,7 +193,7 @@ def case_markers(root: Path) -> list[tuple[str, str, int]]:
                   for code in match.group(1).split(", "))
 
 
-def case_rules(folder: Path) -> list[type[Rule]]:
+def case_rules(folder: Path) -> list[RuleInfo]:
     """Every rule, as ``jaxlint check`` runs them, or those the case's pyproject.toml selects: a near
     miss of one rule that another reports is marked, and a near miss that fails to trace (JX601), or
     a rule raising on it (JX906), is reported, not quiet."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from unittest import mock
 
 from helpers import check_in_process
 
+import jaxlint.rules
 from jaxlint.config import load_config
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.cache import ResultCache
@@ -189,32 +191,57 @@ def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess
 
 # What a warm run has no use for, imported lazily (bench/bench_cache.py times the warm run): the
 # installed distributions' metadata (--version's), the writers of other output formats, the rule
-# pages (formats that link or show them), and what only a cache miss or `jaxlint clean` needs.
+# pages (formats that link or show them), and what only a cache miss or `jaxlint clean` needs:
+# the rule modules (the catalog has their metadata) and the IR they read.
+RULE_MODULES = [f"jaxlint.rules.{module.name}" for module in pkgutil.iter_modules(jaxlint.rules.__path__)
+                if module.name not in ("catalog", "registry")] + ["jaxlint.ir"]
 LAZY = ["importlib.metadata", "jaxlint.report.junit", "jaxlint.report.sarif", "jaxlint.report.gitlab",
-        "jaxlint.report.ruledocs", "jaxlint.report.statistics", "xml.etree.ElementTree"]
+        "jaxlint.report.ruledocs", "jaxlint.report.statistics", "xml.etree.ElementTree", *RULE_MODULES]
+
+# A suppression that suppresses nothing: every run settles it (JX800) from the file's comments.
+SUPPRESSED = """\
+import jax
 
 
-def warm_imports(root: Path) -> set[str]:
-    """Which of LAZY a `jaxlint check .` in a fresh interpreter imported."""
+@jax.jit
+def double(x):
+    return x * 2  # noqa: JX101
+
+
+double(1.0)
+"""
+
+
+def warm_imports(root: Path) -> tuple[set[str], int]:
+    """Which of LAZY a `jaxlint check .` in a fresh interpreter imported, and how many texts it
+    tokenized (suppression comments the scan cache did not have)."""
     code = textwrap.dedent(f"""
+        import json
         import sys
+        import jaxlint.scan.noqa as noqa
+        texts = []
+        tokenized = noqa.tokenized
+        noqa.tokenized = lambda text: texts.append(text) or tokenized(text)
         from jaxlint.cli.main import main
         main(["check", "."])
-        print(sorted(set({LAZY!r}) & set(sys.modules)))
+        print(json.dumps([sorted(set({LAZY!r}) & set(sys.modules)), len(texts)]))
     """)
     run = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
-    return set(json.loads(run.stdout.splitlines()[-1].replace("'", '"')))
+    imported, tokenized = json.loads(run.stdout.splitlines()[-1])
+    return set(imported), tokenized
 
 
 def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(tmp_path: Path) -> None:
     root = project(tmp_path)
+    (root / "suppressed.py").write_text(SUPPRESSED)
     first = cli(root, "--timings", ".")
     assert first.returncode == 1 and "JX101" in first.stdout and "worker-start 0.0 ms" not in first.stderr
+    assert "suppressed.py:6:19: JX800" in first.stdout
     second = cli(root, "--timings", ".")
     assert second.stdout == first.stdout and second.returncode == 1
     # No worker started (one imports JAX), and jaxlint's own process never imports it.
     assert "worker-start 0.0 ms" in second.stderr and second.stderr.endswith("jax not imported\n")
-    assert warm_imports(root) == set()
+    assert warm_imports(root) == (set(), 0)
     assert "worker-start 0.0 ms" not in cli(root, "--no-cache", "--timings", ".").stderr
     assert "worker-start 0.0 ms" not in cli(root, "--timings", ".", env={"JAXLINT_NO_CACHE": "1"}).stderr
     clean = subprocess.run([sys.executable, "-m", "jaxlint", "clean"], cwd=root, capture_output=True, text=True)

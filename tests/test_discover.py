@@ -196,3 +196,43 @@ def test_an_unpacked_release_is_not_a_package(tmp_path):
     assert module_name(mod, find_root(mod)) == "pkg.mod"
     result = check_in_process([str(release)], all_rules())
     assert [(f.code, f.span.start_line) for f in result.findings] == [("JX501", 8)]
+
+
+def test_a_file_and_a_symlink_to_it_are_one_file_listed_by_its_real_name(tmp_path):
+    real = touch(tmp_path / "pkg" / "good.py")
+    (tmp_path / "pkg" / "link.py").symlink_to("good.py")
+    assert discover([str(tmp_path)]) == [real]
+    assert discover([str(tmp_path / "pkg" / "link.py"), real]) == [real]
+
+
+def test_a_file_named_only_through_a_symlink_keeps_the_name_given(tmp_path):
+    touch(tmp_path / "good.py")
+    link = tmp_path / "link.py"
+    link.symlink_to("good.py")
+    assert discover([str(link)]) == [str(link)]
+
+
+def test_hard_links_are_one_file(tmp_path):
+    a = touch(tmp_path / "a.py")
+    os.link(a, tmp_path / "b.py")
+    assert discover([str(tmp_path)]) == [a]
+
+
+def test_a_folder_symlink_is_walked_only_when_named(tmp_path):
+    outside = touch(tmp_path / "outside" / "m.py")
+    project = tmp_path / "project"
+    keep = touch(project / "keep.py")
+    (project / "linked").symlink_to(tmp_path / "outside")
+    (project / "loop").symlink_to(project)  # a cycle: never followed while walking
+    assert discover([str(project)]) == [keep]
+    assert discover([str(project / "linked")]) == [str(project / "linked" / "m.py")]
+    # Named beside its target, the folder's files are listed once, under their real names.
+    assert discover([str(project / "linked"), str(tmp_path / "outside")]) == [outside]
+
+
+def test_a_broken_symlink_is_listed_not_an_error(tmp_path):
+    keep = touch(tmp_path / "keep.py")
+    broken = tmp_path / "broken.py"
+    broken.symlink_to("missing.py")
+    assert discover([str(tmp_path)]) == sorted([keep, str(broken)])
+    assert discover([str(broken)]) == [str(broken)]

@@ -134,3 +134,38 @@ def test_another_owners_file_keeps_its_owner(tmp_path: Path) -> None:
     write_atomic(read_source(str(path)), "x = 2\n")
     info = os.stat(path)
     assert (info.st_uid, info.st_gid) == (12345, 12345) and path.read_text() == "x = 2\n"
+
+
+def test_a_symlinked_file_is_checked_and_fixed_once_and_the_link_kept(tmp_path: Path) -> None:
+    # Issue 24 item 7: the link and its target were two files, reported twice, and fixing the
+    # second name found the first fix and called it the user's edit.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "good.py").write_text(FOUNDING)
+    (tmp_path / "pkg" / "link.py").symlink_to("good.py")
+    run = jaxlint("check", ".", cwd=tmp_path)
+    assert run.stdout.count("JX101") == 1 and "pkg/good.py:13:12: JX101" in run.stdout, run.stdout
+    run = jaxlint("check", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "not fixed" not in run.stderr and "changed since" not in run.stderr, run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "pkg" / "link.py").is_symlink()
+    assert FIXED_LINE in (tmp_path / "pkg" / "good.py").read_text()
+
+
+def test_a_broken_symlink_is_a_jx900_finding(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").symlink_to("missing.py")
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    for paths in (["."], ["broken.py"]):
+        run = jaxlint("check", *paths, cwd=tmp_path)
+        assert "broken.py:1:1: JX900 cannot read the file: it is a broken symlink (to missing.py)" in run.stdout
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stdout + run.stderr
+
+
+def test_a_write_through_another_name_is_not_called_a_concurrent_change(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_text("x = 1\n")
+    (tmp_path / "link.py").symlink_to("good.py")
+    through_link, direct = read_source(str(tmp_path / "link.py")), read_source(str(tmp_path / "good.py"))
+    write_atomic(through_link, "x = 2\n")
+    with pytest.raises(NotWritten) as refused:
+        write_atomic(direct, "x = 3\n")  # fixes computed on the old text are not written over the new
+    assert "jaxlint fixed this file through" in str(refused.value) and "changed since" not in str(refused.value)
+    assert (tmp_path / "good.py").read_text() == "x = 2\n" and (tmp_path / "link.py").is_symlink()

@@ -378,12 +378,12 @@ def test_configuration_accepts_exactly_the_format_names() -> None:
     assert tuple(OUTPUT_FORMATS) == FORMAT_NAMES
 
 
-def test_analysis_failures_link_to_the_rule_table(tmp_path: Path) -> None:
-    """JX900 has no page of its own: its url is the README's rule table, in JSON and SARIF."""
+def test_analysis_failures_link_to_their_pages(tmp_path: Path) -> None:
+    """JX900's url is its page, in JSON and SARIF, as every rule's is."""
     (tmp_path / "broken.py").write_text("import jax\n\ndef f(:\n    pass\n")
     [finding] = json.loads(jaxlint("check", "--output-format", "json", ".", cwd=tmp_path).stdout)
     assert finding["code"] == "JX900"
-    assert finding["url"] == "https://github.com/jaxlint/jaxlint/blob/main/README.md#rules"
+    assert finding["url"] == "https://github.com/jaxlint/jaxlint/blob/main/rules/JX900.md"
     log = json.loads(jaxlint("check", "--output-format", "sarif", ".", cwd=tmp_path).stdout)
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
     jsonschema.validators.validator_for(schema)(schema).validate(log)

@@ -2,7 +2,8 @@
 
 The docs list no rule by hand (the registry and the pages in rules/ are the index), so a new rule
 needs only its rule file, its page and its case file. What the docs do list is checked here: the
-families (the first digit of a code) and the analysis failures, which have no page.
+families (the first digit of a code) and the analysis failures' list. The catalog, the rules'
+metadata a warm run reads instead of the rule modules, is checked against the rules themselves.
 """
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from jaxlint.config.selection import select_rules
-from jaxlint.report import ruledocs
-from jaxlint.rules import all_rules
+from jaxlint.rules import all_rules, catalog
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,6 +27,38 @@ def test_every_rule_has_metadata() -> None:
         assert rule.severity in ("error", "warning", "info")
         assert rule.summary.endswith(".")
     assert len({r.name for r in all_rules()}) == len(all_rules())
+
+
+def test_the_catalog_is_generated_from_the_current_rule_sources() -> None:
+    """catalog.json holds the sha256 of the rule sources it was made from: any edit of a rule
+    (or of base.py) must be followed by ``python -m jaxlint.rules.catalog``."""
+    fix = "the rules changed since jaxlint/rules/catalog.json was generated: run python -m jaxlint.rules.catalog"
+    assert catalog.stored_digest() == catalog.sources_digest(), fix
+    assert list(catalog.rule_infos()) == [catalog.info_of(rule) for rule in all_rules()], fix
+
+
+def test_a_source_edit_makes_the_catalog_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digest covers every rule source, so the test above cannot pass on a stale catalog."""
+    copy = tmp_path / "rules"
+    copy.mkdir()
+    for source in Path(catalog.HERE).rglob("*.py"):
+        target = copy / source.relative_to(catalog.HERE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+    monkeypatch.setattr(catalog, "HERE", str(copy))
+    assert catalog.sources_digest() == catalog.stored_digest()
+    edited = copy / "jx203_recompilation_hazard" / "loops.py"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert catalog.sources_digest() != catalog.stored_digest()
+
+
+def test_a_missing_catalog_falls_back_to_the_rule_classes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalog, "CATALOG", str(tmp_path / "absent.json"))
+    catalog._loaded.cache_clear()
+    try:
+        assert list(catalog.rule_infos()) == [catalog.info_of(rule) for rule in all_rules()]
+    finally:
+        catalog._loaded.cache_clear()
 
 
 def section(text: str, heading: str) -> str:
@@ -51,23 +83,22 @@ def test_rules_index_describes_every_family_and_no_other() -> None:
 
 
 def test_analysis_failures_are_listed_as_the_registry_has_them() -> None:
-    """The rules without a page (the JX9xx analysis failures) are listed in docs/rules.md, with
-    their names; the README's #rules anchor, where their findings link, points there."""
+    """docs/rules.md links each analysis failure's page (JX9xx), with its name; the README's Rules
+    section points there."""
     index = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (JX\d{3}) \| `([a-z0-9-]+)` \|", section(index, "## Analysis failures"),
-                      flags=re.MULTILINE)
-    assert rows == [(rule.code, rule.name) for rule in all_rules() if not ruledocs.has_page(rule)]
+    listed = re.findall(r"^- \[(JX\d{3})\]\(\.\./rules/(JX\d{3})\.md\) `([a-z0-9-]+)`",
+                        section(index, "## Analysis failures"), flags=re.MULTILINE)
+    assert listed == [(rule.code, rule.code, rule.name) for rule in all_rules() if rule.code.startswith("JX9")]
     assert "(docs/rules.md#analysis-failures)" in section((REPO / "README.md").read_text(encoding="utf-8"),
                                                           "## Rules")
 
 
 def test_docs_list_no_rule_by_hand() -> None:
-    """No page but the analysis failures' table names a rule with a page in a table row: such a
-    table would need an edit for every new rule."""
-    paged = {rule.code for rule in all_rules() if ruledocs.has_page(rule)}
+    """No page names a rule in a table row: such a table would need an edit for every new rule."""
+    codes = {rule.code for rule in all_rules()}
     for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         rows = re.findall(r"^\|\s*(JX\d{3})\s*\|", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
-        assert not set(rows) & paged, f"{page.name} lists rules in a table: {sorted(set(rows) & paged)}"
+        assert not set(rows) & codes, f"{page.name} lists rules in a table: {sorted(set(rows) & codes)}"
 
 
 def test_selectors_take_codes_prefixes_and_names() -> None:

@@ -8,8 +8,7 @@ them (unless the case's pyproject.toml selects), and every function jaxlint find
 traced unless a marked failure (JX601, JX901, JX905) says why: a near miss that fails to trace
 cannot pass for quiet. tests/rules/README.md has the convention.
 
-Every registered rule has a page (rules/JXnnn.md), but for those in NO_PAGE, and a case, but for the
-few in EXEMPT, which say why no file can produce their finding in this test.
+Every registered rule has a page (rules/JXnnn.md) and a case, but for the few in EXEMPT, which say why no file can produce their finding in this test.
 """
 from __future__ import annotations
 
@@ -32,17 +31,12 @@ EXEMPT = {
     "JX906": "only a bug in jaxlint gives it (a rule or stage raising); test_internal_error.py injects one",
 }
 
-# Rules with no page in rules/ yet: the analysis failures, which `jaxlint rule JX9nn` explains from
-# their docstrings. A page for each (with an Example test_rule_docs.py can check) is still to write.
-NO_PAGE = {"JX900", "JX901", "JX902", "JX903", "JX905", "JX906"}
-
 CODES = [rule.code for rule in all_rules()]
 CASE_CODES = [code for code in CODES if code not in EXEMPT]
 
 
 def test_every_rule_has_a_page_and_a_case() -> None:
-    assert [code for code in CODES if not (PAGES / f"{code}.md").is_file() and code not in NO_PAGE] == []
-    assert [code for code in NO_PAGE if (PAGES / f"{code}.md").is_file()] == [], "a page exists: drop it from NO_PAGE"
+    assert [code for code in CODES if not (PAGES / f"{code}.md").is_file()] == []
     assert [code for code in CASE_CODES if not case_source(code).exists()] == []
     assert set(EXEMPT) <= set(CODES), "an exemption for a rule that does not exist"
     assert [code for code in EXEMPT if case_source(code).exists()] == [], "a case exists: drop the exemption"

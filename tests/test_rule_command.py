@@ -16,9 +16,8 @@ import pytest
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.check import check
-from jaxlint.report.ruledocs import TOML_TYPES, doc_text, option_markdown
-from jaxlint.rules import Rule, all_rules
-from jaxlint.rules.base import Option
+from jaxlint.report.ruledocs import TOML_TYPES
+from jaxlint.rules import all_rules
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = sorted((REPO / "rules").glob("JX*.md"))
@@ -128,26 +127,13 @@ def test_rule_text_shows_the_options_and_their_toml() -> None:
         assert f"\n    [tool.jaxlint.rules.JX202]\n    {name} = {option.default}\n" in options
 
 
-def test_a_pageless_rule_with_options_documents_them() -> None:
-    class Threshold(Rule):
-        code, name, summary, severity = "JX999", "made-up-threshold", "A made-up rule.", "warning"
-        options = {"min-size": Option(int, 3, "elements an array must have", minimum=1)}
-
-    doc = doc_text(Threshold)
-    assert doc.index("\n## Fix safety\n") < doc.index("\n## Options\n")
-    assert option_markdown(Threshold, "min-size") in doc
-    assert "Type: integer. Default: `3`. Minimum: 1. Elements an array must have." in doc
-
-
-def test_rules_without_a_page_get_one_from_their_metadata() -> None:
-    pageless = [r for r in all_rules() if not (REPO / "rules" / f"{r.code}.md").exists()]
-    assert {"JX900", "JX902"} <= {r.code for r in pageless}
+def test_analysis_failures_print_their_pages() -> None:
     run = jaxlint("rule", "analysis-timeout")
     assert run.returncode == 0
     assert run.stdout.startswith("analysis-timeout (JX902)\n")
-    assert "took longer than the time limit" in run.stdout  # the summary
-    assert "--timeout SECONDS" in run.stdout  # the rule's docstring
-    assert "\nFix safety\n----------\n\nThere is no fix.\n" in run.stdout
+    page = (REPO / "rules" / "JX902.md").read_text(encoding="utf-8")
+    assert "\nExample\n-------\n" in run.stdout and "    time.sleep(600)" in run.stdout
+    assert run.stdout.count("\n") > page.count("\n")  # the whole page, headings underlined
 
 
 @pytest.mark.parametrize("query, expected", [
@@ -190,6 +176,8 @@ def test_fix_safety_section_agrees_with_the_declared_fix(page: Path) -> None:
 def test_findings_carry_the_declared_fix(tmp_path: Path) -> None:
     """Every page's Example, checked in one run: a rule's fixes have its declared applicability."""
     for page in PAGES:
+        if page.stem.startswith("JX9"):  # no fix; JX902's and JX903's Examples hang or kill a worker
+            continue
         example = re.search(r"```python\n(.*?)```", section(page.read_text(encoding="utf-8"), "Example"),
                             flags=re.DOTALL).group(1)
         (tmp_path / f"{page.stem.lower()}_example.py").write_text(example, encoding="utf-8")
@@ -227,7 +215,9 @@ def test_wheel_ships_the_pages_and_rule_works_from_it(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("jaxlint-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         shipped = {Path(n).name: archive.read(n) for n in archive.namelist() if n.startswith("jaxlint/docs/")}
+        shipped_catalog = archive.read("jaxlint/rules/catalog.json")
     assert shipped == {page.name: page.read_bytes() for page in PAGES}
+    assert shipped_catalog == (REPO / "jaxlint" / "rules" / "catalog.json").read_bytes()  # what a warm run reads
 
     # A non-editable install of that wheel, run away from this checkout.
     site = tmp_path / "site"

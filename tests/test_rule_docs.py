@@ -7,11 +7,14 @@ its declared options (jaxlint.report.ruledocs.option_markdown), and the TOML it 
 
 The pages are checked in the test process (helpers.check_in_process: the worker's analysis and the
 fixer's verification without worker processes); the rules' tests (test_jx101.py, test_jx203.py,
-test_jx303.py, test_jx304.py) write and verify fixes with real workers. That every rule has a page
-is checked by test_rule_cases.py, with its case.
+test_jx303.py, test_jx304.py) write and verify fixes with real workers. The pages of the failures
+only a worker process gives (WORKER_PAGES: a timeout, a crash) are checked by a real
+`jaxlint check`; NOT_EXECUTABLE says why a page's Example cannot be checked at all. That every
+rule has a page is checked by test_rule_cases.py, with its case.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -48,6 +51,26 @@ def run(path: Path, fix: bool = False) -> CheckResult:
     return check_in_process([str(path)], select_rules(None, None), fix=fix)
 
 
+# Pages whose Example only a worker process can give (the in-process analysis enforces no time
+# limit, and a crash would end the test process): code -> the `jaxlint check` flags to use.
+# The JX902 Example sleeps for 600 s, far past the limit.
+WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": []}
+# Pages whose Example no code can give, and why.
+NOT_EXECUTABLE = {"JX906": "only a bug in jaxlint gives it; test_internal_error.py injects one"}
+IN_PROCESS = [doc for doc in DOCS if doc.stem not in WORKER_PAGES and doc.stem not in NOT_EXECUTABLE]
+
+
+def check_with_workers(path: Path, flags: list[str]) -> tuple[set[str], int]:
+    """The codes `jaxlint check` reports on ``path``, run as a user runs it, and the number of
+    targets its summary says it traced."""
+    ran = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", *flags, path.name],
+                         cwd=path.parent, capture_output=True, text=True, timeout=300)
+    assert ran.returncode in (0, 1), ran.stderr
+    traced = re.search(r"\((\d+) targets? traced", ran.stderr)
+    assert traced is not None, ran.stderr
+    return {finding["code"] for finding in json.loads(ran.stdout)}, int(traced.group(1))
+
+
 def test_rule_pages_exist() -> None:
     assert RULES_DIR / "JX101.md" in DOCS
     codes = {rule.code for rule in all_rules()}
@@ -68,7 +91,7 @@ def test_sections_in_order(doc: Path) -> None:
         assert "Cost" in found
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: doc.stem)
+@pytest.mark.parametrize("doc", IN_PROCESS, ids=lambda doc: doc.stem)
 def test_example_use_instead_and_fix(doc: Path, tmp_path: Path) -> None:
     code = doc.stem
     parts = sections(doc.read_text(encoding="utf-8"))
@@ -95,6 +118,30 @@ def test_example_use_instead_and_fix(doc: Path, tmp_path: Path) -> None:
     assert fixed.fix_rejected == [], [f.fix_rejected for f in fixed.fix_rejected]
     has_safe_fix = any(f.fix is not None and f.fix.applicability == "safe" for f in found.findings)
     assert fixed_path.read_text(encoding="utf-8") == (use_instead if has_safe_fix else example)
+
+
+@pytest.mark.parametrize("code", sorted(WORKER_PAGES))
+def test_worker_page_example_and_use_instead(code: str, tmp_path: Path) -> None:
+    """The Example gives exactly the page's finding in a real check; Use instead is clean and traced.
+    These rules have no fix, so --fix has nothing to try."""
+    [rule] = [r for r in all_rules() if r.code == code]
+    assert rule.fix is None
+    parts = sections((RULES_DIR / f"{code}.md").read_text(encoding="utf-8"))
+    example = tmp_path / "example" / f"{code.lower()}_example.py"
+    use_instead = tmp_path / "use_instead" / f"{code.lower()}_use_instead.py"
+    for path, section in ((example, "Example"), (use_instead, "Use instead")):
+        path.parent.mkdir()
+        path.write_text(first_python_block(parts[section]), encoding="utf-8")
+    assert check_with_workers(example, WORKER_PAGES[code])[0] == {code}
+    codes, traced = check_with_workers(use_instead, WORKER_PAGES[code])
+    assert codes == set() and traced > 0
+
+
+def test_every_page_is_checked_or_says_why_not() -> None:
+    assert set(WORKER_PAGES) | set(NOT_EXECUTABLE) <= {doc.stem for doc in DOCS}
+    for code in NOT_EXECUTABLE:
+        example = sections((RULES_DIR / f"{code}.md").read_text(encoding="utf-8"))["Example"]
+        assert "has no example to check" in " ".join(example.split()), f"{code}'s page says why"
 
 
 def option_problems(rule: type[Rule], page: str) -> list[str]:

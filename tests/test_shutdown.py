@@ -4,7 +4,6 @@ module, the worker ends the processes it started and gives the next module its s
 back. Through the real command line and real worker processes."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import gone
 
 REPO = Path(__file__).resolve().parent.parent
 FOUNDING = (REPO / "examples" / "founding.py").read_text()
@@ -37,19 +37,6 @@ while True:
 def f(x):
     return x + 1
 '''
-
-
-def gone(pid: int) -> bool:
-    """No such process, or a zombie nobody reaped yet (a container's init may not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def wait_for(path: Path, process: subprocess.Popen) -> list[int]:
@@ -86,6 +73,63 @@ def test_a_signal_stops_the_run_and_every_process_it_started(tmp_path: Path, sig
             break
         time.sleep(0.05)
     assert gone(worker) and gone(child)
+
+
+# Loops at import at full CPU once it has written its worker's pid to NAME.txt.
+LOOPS = '''\
+import os
+
+import jax
+
+with open(__name__ + ".txt", "w") as out:
+    out.write(str(os.getpid()))
+while True:
+    pass
+
+
+# jaxlint: args x=f32[3]
+@jax.jit
+def f(x):
+    return x + 1
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+@pytest.mark.parametrize("signum, status, name", [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGINT, 130, "SIGINT")])
+def test_a_signal_stops_every_busy_worker_at_once(tmp_path: Path, signum: int, status: int, name: str) -> None:
+    """Two workers busy (--jobs 2): the signal stops both, not when their modules time out."""
+    for module in ("loop_a", "loop_b"):
+        (tmp_path / f"{module}.py").write_text(LOOPS)
+    process = subprocess.Popen([sys.executable, "-m", "jaxlint", "check", "--jobs", "2", "--timeout", "600",
+                                "loop_a.py", "loop_b.py"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    workers = []
+    for module in ("loop_a", "loop_b"):
+        for _ in range(2400):
+            text = (tmp_path / f"{module}.txt").read_text() if (tmp_path / f"{module}.txt").exists() else ""
+            if text:
+                workers.append(int(text))
+                break
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+    assert len(workers) == 2, "the modules never ran"
+    process.send_signal(signum)
+    try:  # both modules would run until their 600 s limit: far longer than this bound
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()  # a failed run is not left behind
+    assert process.returncode == status, err
+    assert f"jaxlint: interrupted ({name}) after analyzing 0 of 2 modules; no report" in err
+    for _ in range(100):
+        if all(gone(pid) for pid in workers):
+            break
+        time.sleep(0.02)
+    assert all(gone(pid) for pid in workers)
+    cached = [path.read_text(errors="replace") for path in (tmp_path / ".jaxlint_cache").rglob("*")
+              if path.is_file() and "scans" not in path.parts]
+    assert not any("JX903" in text for text in cached)  # the interrupt's kill is no crash to remember
 
 
 STARTS_A_PROCESS = FOUNDING + '''

@@ -12,6 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from jaxlint.rules import codes_by_name
+from jaxlint.scan import noqa
+
 HEADER = '''import jax
 import jax.numpy as jnp
 
@@ -387,3 +392,23 @@ def test_add_noqa_leaves_unreadable_files_alone(tmp_path: Path) -> None:
     run = jaxlint("check", "--add-noqa", ".", cwd=tmp_path)
     assert run.returncode == 0 and "Added 0 noqa directives." in run.stderr, run.stderr
     assert (tmp_path / "bad.py").read_bytes() == data
+
+
+@pytest.mark.parametrize("text", [
+    "x = f(  # noqa: JX101\n    1,\n    2)  # jaxlint: ignore[JX202]\ns = '''\n# noqa: JX303\n'''\n",
+    "# jaxlint: noqa: JX101\n# a note, no directive\ny = 1 + \\\n    2  # type: ignore  # noqa\n",
+    "z = 1  # noqa: JX101\nbroken = 'unterminated\nw = 2  # noqa: JX202\n",
+    "def f(:\n    pass  # noqa: JX101\n",
+])
+def test_the_scan_caches_tokens_read_as_the_tokenizer_does(text: str) -> None:
+    """What the scan cache keeps of a file's comments (JSON) gives the directives, statements and
+    lines the tokenizer gives, so a warm run reads suppressions without tokenizing."""
+    tokens = noqa.tokenized(text)
+    stored = noqa.tokens_from_json(json.loads(json.dumps(noqa.tokens_to_json(tokens))))
+    assert (stored.statements, stored.commentable, stored.complete, stored.comment_lines) == \
+        (tokens.statements, tokens.commentable, tokens.complete, tokens.comment_lines)
+    fresh, cached = noqa.read_comments(text, codes_by_name()), noqa.read_comments(text, codes_by_name(), stored)
+    assert [(d.line, d.start, d.codes, d.file_level) for d in cached.directives] == \
+        [(d.line, d.start, d.codes, d.file_level) for d in fresh.directives]
+    assert (cached.statements, cached.commentable, cached.complete) == \
+        (fresh.statements, fresh.commentable, fresh.complete)

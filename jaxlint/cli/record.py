@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from jaxlint.config import Config, ConfigError, load_config
+from jaxlint.processes import set_parent_death_signal
 from jaxlint.pytest_plugin.record import ENV, MAX_SIGNATURES
 
 MAX_REASONS = 10  # unrecorded functions listed in the summary, each with why
@@ -55,7 +57,7 @@ def record(paths: list[str], output: str | None, command: list[str],
         json.dump(scanned, listing)
     parts = tempfile.mkdtemp(prefix="jaxlint-record-parts-")
     env = dict(os.environ)
-    env[ENV] = json.dumps({"root": config.root, "files": files, "parts": parts})
+    env[ENV] = json.dumps({"root": config.root, "files": files, "parts": parts, "parent": os.getpid()})
     env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.record"]))
     try:
         status = _run(command, env)
@@ -89,7 +91,9 @@ def _default_path(config: Config) -> str:
 
 def _run(command: list[str], env: dict[str, str]) -> int:
     try:
-        process = subprocess.Popen(command, env=env)
+        # In this process's group, so a terminal's Ctrl-C reaches it as before; it ends with this
+        # process (the parent-death signal here, the plugin's watch of ``parent`` everywhere).
+        process = subprocess.Popen(command, env=env, preexec_fn=_end_with(os.getpid()))
     except OSError as error:
         print(f"jaxlint: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
         return 127  # as a shell reports a command it cannot run
@@ -97,6 +101,16 @@ def _run(command: list[str], env: dict[str, str]) -> int:
         return process.wait()
     except KeyboardInterrupt:  # the command got the Ctrl-C too: let pytest save and finish
         return process.wait()
+
+
+def _end_with(parent: int) -> Callable[[], None]:
+    """For the command's process, before it runs: SIGTERM when ``parent`` (jaxlint) ends (Linux)."""
+
+    def before_exec() -> None:
+        if set_parent_death_signal(signal.SIGTERM) and os.getppid() != parent:  # gone already
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return before_exec
 
 
 def _save(parts: str, output: str, root: str) -> bool:

@@ -19,7 +19,7 @@ from jaxlint.config.selection import Selection, codes_matching, option_values, r
 from jaxlint.model import Settings
 
 if TYPE_CHECKING:
-    from jaxlint.rules import Rule
+    from jaxlint.rules import RuleInfo
 
 __all__ = ["Config", "ConfigError", "Layer", "find_config_file", "load_config", "read_config_file"]
 
@@ -58,8 +58,9 @@ class Config:
     cache_dir: str = ""  # the result cache's folder: <root>/.jaxlint_cache unless set
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value set
 
-    def rules(self) -> list[type[Rule]]:
-        """The rules chosen by every layer's select, extend-select and ignore."""
+    def rules(self) -> list[RuleInfo]:
+        """The rules chosen by every layer's select, extend-select and ignore (their metadata:
+        ``jaxlint.rules.rule_classes`` gives the classes that run)."""
         return resolve_rules([Selection(layer.select, layer.extend_select or [], layer.ignore or [])
                               for layer in self.layers])
 

@@ -134,7 +134,7 @@ def resolve(args: argparse.Namespace) -> Config:
 def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
     """Every key with its resolved value, as TOML one could paste into a jaxlint.toml."""
     from jaxlint.config.selection import codes_matching
-    from jaxlint.rules import all_rules
+    from jaxlint.rules import rule_infos
 
     # A layer that sets select replaces the selection of the layers before it (ruff).
     selecting = [i for i, layer in enumerate(config.layers) if layer.select is not None]
@@ -172,7 +172,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
                   f"{', '.join(sorted(codes_matching(entry.selectors)))}\n")
     rules = config.rules()
     out.write(f"# enabled rules ({len(rules)}): {', '.join(r.code for r in rules)}\n")
-    by_code = {r.code: r for r in all_rules()}
+    by_code = {r.code: r for r in rule_infos()}
     for code, options in config.options().items():
         rule = by_code[code]
         out.write(f"\n[rules.{code}]  # {rule.name}\n")

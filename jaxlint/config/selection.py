@@ -5,10 +5,14 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jaxlint.rules import Rule, all_rules
-from jaxlint.rules.base import Option
+from jaxlint.model import Option
+from jaxlint.rules import RuleInfo, rule_classes
+from jaxlint.rules.catalog import rule_infos
+
+if TYPE_CHECKING:
+    from jaxlint.rules import Rule
 
 
 def did_you_mean(word: str, candidates: list[str]) -> str:
@@ -19,22 +23,22 @@ def did_you_mean(word: str, candidates: list[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else "."
 
 
-def matches(rule: type[Rule], selector: str) -> bool:
+def matches(rule: RuleInfo | type[Rule], selector: str) -> bool:
     """Codes, code prefixes (``JX1``), kebab-case names and ``ALL``: whether ``selector`` chooses ``rule``."""
     return selector.upper() == "ALL" or rule.code.startswith(selector.upper()) or rule.name == selector
 
 
 def check_selector(selector: str) -> None:
     """Raise ValueError naming the closest code or name when ``selector`` selects no rule."""
-    rules = all_rules()
+    rules = rule_infos()
     if not isinstance(selector, str) or not selector or not any(matches(r, selector) for r in rules):
         candidates = [r.code for r in rules] + [r.name for r in rules]
         raise ValueError(f"unknown rule selector `{selector}`{did_you_mean(str(selector), candidates)}")
 
 
-def rule_named(key: str) -> type[Rule]:
+def rule_named(key: str) -> RuleInfo:
     """The one rule a code or kebab-case name stands for (rule option tables)."""
-    rules = all_rules()
+    rules = rule_infos()
     for rule in rules:
         if key in (rule.code, rule.name) or key.upper() == rule.code:
             return rule
@@ -47,7 +51,7 @@ def _specificity(selector: str) -> int:
     """ALL < JX < JX1 < JX10 < a whole code or name: the more specific selector wins."""
     if selector.upper() == "ALL":
         return 0
-    if any(selector in (r.code, r.name) or selector.upper() == r.code for r in all_rules()):
+    if any(selector in (r.code, r.name) or selector.upper() == r.code for r in rule_infos()):
         return 100
     return len(selector)
 
@@ -61,11 +65,12 @@ class Selection:
     ignore: list[str] = field(default_factory=list)
 
 
-def resolve_rules(layers: list[Selection]) -> list[type[Rule]]:
+def resolve_rules(layers: list[Selection]) -> list[RuleInfo]:
     """Every rule is on by default; each layer applies its selectors from least to most specific,
     an ignore winning over a select of equal specificity; a layer that sets ``select`` replaces
-    what the layers before it chose (ruff's ``as_rule_table``)."""
-    rules = all_rules()
+    what the layers before it chose (ruff's ``as_rule_table``). The rules' metadata: the rule
+    modules are not imported."""
+    rules = rule_infos()
     enabled = {r.code for r in rules}
     carried_ignores: list[str] = []
     for layer in layers:
@@ -97,11 +102,12 @@ def select_rules(select: list[str] | tuple[str, ...] | None,
     ``select=None``: every rule, ``select=[]``: none). An unknown selector raises ValueError."""
     for selector in [*(select or ()), *(ignore or ())]:
         check_selector(selector)
-    return resolve_rules([Selection(None if select is None else list(select), [], list(ignore or ()))])
+    chosen = resolve_rules([Selection(None if select is None else list(select), [], list(ignore or ()))])
+    return rule_classes(r.code for r in chosen)
 
 
 def codes_matching(selectors: tuple[str, ...] | list[str]) -> set[str]:
-    return {r.code for r in all_rules() for s in selectors if matches(r, s)}
+    return {r.code for r in rule_infos() for s in selectors if matches(r, s)}
 
 
 def _type_name(kind: type) -> str:
@@ -117,7 +123,7 @@ def describe(value: Any) -> str:
     return f"{text if len(text) <= 60 else text[:57] + '...'} ({kind})"
 
 
-def check_option(rule: type[Rule], name: str, value: Any) -> Any:
+def check_option(rule: RuleInfo, name: str, value: Any) -> Any:
     """The value of a rule option as the rule reads it; ValueError for an unknown name or a
     value of the wrong type or range."""
     declared = rule.options
@@ -142,4 +148,4 @@ def option_values(overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, A
     """code -> option -> value for every rule that has options, the defaults filled in."""
     return {rule.code: {name: overrides.get(rule.code, {}).get(name, option.default)
                         for name, option in rule.options.items()}
-            for rule in all_rules() if rule.options}
+            for rule in rule_infos() if rule.options}

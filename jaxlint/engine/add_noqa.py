@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxlint.engine.suppressions import UNUSED_SUPPRESSION
 from jaxlint.model import Edit, Finding, Span
 from jaxlint.rules import codes_by_name
-from jaxlint.rules.jx800_unused_suppression import UnusedSuppression
 from jaxlint.scan.noqa import read_comments
 from jaxlint.text import apply_edits, split_lines
 
@@ -23,7 +23,7 @@ def add_noqa(path: str, text: str, findings: list[Finding]) -> tuple[str, int]:
         return text, 0
     wanted: dict[int, list[str]] = {}
     for finding in findings:
-        if finding.path != path or finding.code == UnusedSuppression.code:
+        if finding.path != path or finding.code == UNUSED_SUPPRESSION:
             continue
         line = next((candidate for candidate in comments.accepting_lines(finding.span.start_line)
                      if candidate in comments.commentable), None)

@@ -29,17 +29,18 @@ import logging
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from jaxlint.about import __version__
 from jaxlint.config import signatures
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
-from jaxlint.text import write_text_atomic
+from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
+from jaxlint.text import line_runs, write_text_atomic
 
 LOG = logging.getLogger(__name__)
-FORMAT = 1  # of an entry; a change makes every older entry a miss
+FORMAT = 3  # of an entry; a change makes every older entry a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
@@ -123,7 +124,8 @@ class ResultCache:
                         continue
         return removed
 
-    # -- the scan of a file: its targets, JAX functions and (no job) source-rule findings -------
+    # -- the scan of a file: its targets, JAX functions, (no job) source-rule findings and the
+    # tokenizer's view of its comments (None: no suppression comment), so a warm run tokenizes nothing
 
     def load_scan(self, key: str) -> dict[str, Any] | None:
         """The stored scan under ``key`` (see ``scan_key``), or None."""
@@ -136,7 +138,8 @@ class ResultCache:
                        "functions": [_function_from_json(f) for f in entry["functions"]],
                        "findings": [Finding.from_json(f) for f in entry["findings"]],
                        "job": bool(entry["job"]),
-                       "result": None if entry["result"] is None else Result.from_json(entry["result"])}
+                       "result": None if entry["result"] is None else Result.from_json(entry["result"]),
+                       "tokens": None if entry["tokens"] is None else tokens_from_json(entry["tokens"])}
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
@@ -146,10 +149,11 @@ class ResultCache:
         return scanned
 
     def store_scan(self, key: str, path: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
-                   job: bool, result: Result | None) -> None:
+                   job: bool, result: Result | None, tokens: Tokens | None = None) -> None:
         entry = {"format": FORMAT, "key": key, "path": path, "targets": [t.to_json() for t in targets],
                  "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
-                 "job": job, "result": None if result is None else result.to_json()}
+                 "job": job, "result": None if result is None else result.to_json(),
+                 "tokens": None if tokens is None else tokens_to_json(tokens)}
         self._write(self._entry(key, "scans"), entry)
 
     def scan_key(self, path: str, digest: str, codes: list[str], settings: Settings, compile_costs: bool,
@@ -230,13 +234,23 @@ def _plain(value: Any) -> Any:
     """What ``dataclasses.asdict`` makes of ``value`` as JSON, without its deep copies: the same
     text under ``json.dumps`` (tuples become lists either way), in less than half the time, which
     a warm re-check spends hashing every job."""
-    if hasattr(type(value), "__dataclass_fields__"):
-        return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
+    kind = type(value)
+    if kind in _SCALARS:  # most of a job's values: tested first, by exact type
+        return value
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if kind is dict:
+        return {key: _plain(item) for key, item in value.items()}
+    if hasattr(kind, "__dataclass_fields__"):
+        return {name: _plain(getattr(value, name)) for name in _field_names(kind)}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if isinstance(value, dict):
         return {key: _plain(item) for key, item in value.items()}
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @functools.lru_cache(maxsize=None)
@@ -245,12 +259,14 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def _function_to_json(function: JaxFunction) -> dict[str, Any]:
-    return {**asdict(function), "own_lines": sorted(function.own_lines), "params": list(function.params)}
+    # _plain, not asdict: asdict deep-copies every line set, thousands of them in a large module.
+    return {**_plain(function), "own_lines": line_runs(function.own_lines), "params": list(function.params)}
 
 
 def _function_from_json(data: dict[str, Any]) -> JaxFunction:
     return JaxFunction(data["qualname"], data["first_line"], data["line"], tuple(data["params"]),
-                       frozenset(data["own_lines"]), Span(**data["span"]), Span(**data["name_span"]))
+                       frozenset(line for first, last in data["own_lines"] for line in range(first, last + 1)),
+                       Span(**data["span"]), Span(**data["name_span"]))
 
 
 def _site_folders() -> list[str]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import signal
 import threading
 import time
+from typing import TYPE_CHECKING, Sequence
 
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
@@ -17,13 +19,14 @@ from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.model import Finding, Result, Skipped, Span
-from jaxlint.rules import Rule, all_rules
-from jaxlint.rules.analysis_failures import SyntaxErrorRule
-from jaxlint.rules.base import SourceContext
-from jaxlint.rules.runner import run_source_rules
+from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
 from jaxlint.scan.index import SourceIndex
+from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
 from jaxlint.text import SourceError, SourceFile, read_source, relative
+
+if TYPE_CHECKING:
+    from jaxlint.rules import Rule, RuleInfo
 
 LOG = logging.getLogger(__name__)  # progress for --verbose
 
@@ -33,6 +36,15 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
     """Read and scan one file; no job for files that never mention jax (no import, no cost).
     ``recorded``: the signatures file's keys with a signature (their JAX functions are targets).
     With ``cache``, a file whose bytes (and the rest of the scan's key) are unchanged is not scanned."""
+    # One file at a time: its AST, scopes and index make no cycles, and a collection the cyclic
+    # garbage collector would start meanwhile would only rescan them (a third of the scan stage
+    # on a 30,000-line module); between files it runs as usual.
+    with scan.gc_paused():
+        return _prepare(path, codes, config, compile_costs, recorded, cache)
+
+
+def _prepare(path: str, codes: list[str], config: Config, compile_costs: bool, recorded: frozenset[str],
+             cache: ResultCache | None) -> FileAnalysis:
     try:
         source = read_source(path)
     except SourceError as error:
@@ -41,9 +53,11 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         if not scan.mentions_jax(error.data.decode("latin-1")):
             return FileAnalysis(unread, [], None)
         return _syntax_error(unread, f"cannot decode the file: {error.message}", 1, 0, codes)
-    except OSError as error:  # unreadable, or deleted since discovery
-        return _syntax_error(SourceFile(path, "", "utf-8", False),
-                             f"cannot read the file: {error.strerror or error}", 1, 0, codes)
+    except OSError as error:  # unreadable, a broken symlink, or deleted since discovery
+        why = error.strerror or str(error)
+        if os.path.islink(path) and not os.path.exists(path):
+            why = f"it is a broken symlink (to {_link_target(path)})"
+        return _syntax_error(SourceFile(path, "", "utf-8", False), f"cannot read the file: {why}", 1, 0, codes)
     if not scan.mentions_jax(source.text):
         return FileAnalysis(source, [], None)
     if cache is None:
@@ -56,11 +70,20 @@ def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = F
         job = make_job(source, stored["targets"], codes, config.settings(), compile_costs=compile_costs) \
             if stored["job"] else None
         return FileAnalysis(source, stored["targets"], job, stored["result"], stored["findings"],
-                            functions=stored["functions"])
+                            functions=stored["functions"], tokens=stored["tokens"])
     analysis = _scan(source, codes, config, compile_costs, recorded)
+    # Suppression comments are read at every settle: the cache keeps the tokenizer's view of them.
+    analysis.tokens = tokenized(source.text) if MAY_HAVE_DIRECTIVES.search(source.text) else None
     cache.store_scan(key, path, analysis.targets, analysis.functions, analysis.findings, analysis.job is not None,
-                     analysis.result)
+                     analysis.result, analysis.tokens)
     return analysis
+
+
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # replaced meanwhile
+        return "a missing file"
 
 
 def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: bool,
@@ -82,6 +105,11 @@ def _scan(source: SourceFile, codes: list[str], config: Config, compile_costs: b
         return FileAnalysis(source, targets, make_job(source, targets, codes, config.settings(),
                                                       compile_costs=compile_costs), functions=functions)
     # Nothing to import: the source rules run here (in the worker, they run after the import).
+    # Imported here: a run whose scans all come from the cache loads no rule module.
+    from jaxlint.rules import all_rules
+    from jaxlint.rules.base import SourceContext
+    from jaxlint.rules.runner import run_source_rules
+
     analysis = FileAnalysis(source, targets, None, functions=functions)
     context = SourceContext(path, source.text, index, config.settings())
     analysis.findings = run_source_rules(all_rules(), context, set(codes))
@@ -107,9 +135,9 @@ def _scan_failure(path: str, text: str, error: Exception) -> tuple[str, int, int
 def _syntax_error(source: SourceFile, message: str, line: int, column: int,
                   codes: list[str]) -> FileAnalysis:
     analysis = FileAnalysis(source, [], None)
-    if SyntaxErrorRule.code in codes:
-        rule = SyntaxErrorRule
-        analysis.findings.append(rule.finding(source.path, Span(line, column, line, column), message))
+    syntax_error = rule_info("JX900")
+    if syntax_error.code in codes:
+        analysis.findings.append(syntax_error.finding(source.path, Span(line, column, line, column), message))
     return analysis
 
 
@@ -118,7 +146,7 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def check(paths: list[str], rules: list[type[Rule]], fix: bool = False, diff: bool = False,
+def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = False, diff: bool = False,
           timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
           unsafe_fixes: bool = False, config: Config | None = None,
           ignore_noqa: bool = False, cache: ResultCache | None = None,
@@ -208,6 +236,8 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
     errors: list[BaseException] = []
 
     def lane(pool: WorkerPool) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            _leave_signals_to_the_main_thread()
         while not errors:
             with lock:
                 analysis = next(queue, None)
@@ -215,9 +245,14 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
                 return
             started = time.perf_counter()
             try:
-                analysis.result = run_job(pool, analysis.job, codes)
+                result = run_job(pool, analysis.job, codes)
+                if errors:  # interrupted meanwhile: the "crash" may be the interrupt's kill; not cached
+                    return
+                analysis.result = result
                 if cache is not None:
                     cache.store(analysis.job, analysis.result, analysis.source.digest)
+            except (KeyboardInterrupt, Terminated):  # the main thread's lane: stop every lane now
+                raise
             except BaseException as error:  # an internal error: stop and report it
                 errors.append(error)
             else:
@@ -242,6 +277,15 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
         raise
     if errors:
         raise errors[0]
+
+
+def _leave_signals_to_the_main_thread() -> None:
+    """Block SIGINT and SIGTERM in this thread. POSIX lets the kernel give a process's signal to
+    any thread that does not block it (Linux prefers the main thread, but not always); a lane
+    waiting on its worker would take it and retry its wait, and the main thread, where Python
+    raises KeyboardInterrupt, would learn of it only when its own module ended."""
+    if hasattr(signal, "pthread_sigmask"):  # POSIX
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnalysis], codes: list[str],

@@ -19,7 +19,7 @@ from jaxlint.engine.results import OVERLAPS, CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span, Target
-from jaxlint.rules import all_rules
+from jaxlint.rules import rule_infos
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
 
 
@@ -203,7 +203,7 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
 
 def _stabilizing_codes() -> set[str]:
     """Rules whose fixes replace an expression that overflows by a stable one (Rule.stabilizing_fix)."""
-    return {rule.code for rule in all_rules() if rule.stabilizing_fix}
+    return {rule.code for rule in rule_infos() if rule.stabilizing_fix}
 
 
 @dataclass

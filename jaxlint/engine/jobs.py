@@ -4,7 +4,7 @@ from __future__ import annotations
 from jaxlint.engine.imports import import_plan
 from jaxlint.engine.pool import WorkerFailure, WorkerPool
 from jaxlint.model import Job, Result, Settings, Skipped, Span, Target
-from jaxlint.rules.analysis_failures import AnalysisTimeoutRule, WorkerCrashedRule
+from jaxlint.rules.catalog import rule_info
 from jaxlint.text import SourceFile, line_code_span, split_lines
 
 
@@ -28,7 +28,7 @@ def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
     try:
         result = pool.run(job)
     except WorkerFailure as failure:
-        rule = AnalysisTimeoutRule if failure.kind == "timeout" else WorkerCrashedRule
+        rule = rule_info("JX902" if failure.kind == "timeout" else "JX903")  # analysis-timeout, worker-crashed
         what = ("importing or tracing the module took too long" if failure.kind == "timeout"
                 else "the worker process analyzing the module died")
         where = "" if failure.line is None else f"; at line {failure.line}"

@@ -13,11 +13,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import weakref
 from typing import Any
 
 from jaxlint.config import DEFAULT_TIMEOUT
 from jaxlint.model import Job, Result
+from jaxlint.processes import descendants, kill_all, kill_group
 
 STARTUP_TIMEOUT = 180.0  # importing JAX on a busy machine
 DUMP_WAIT = 2.0  # how long a hung worker gets to print where it is stuck
@@ -43,11 +46,15 @@ class WorkerFailure(Exception):
 
 class Worker:
     """One worker process. Jobs go in and results come out on pipes of their own: the user's
-    code gets /dev/null as stdin and stdout, and its stderr goes to a file read only on failure."""
+    code gets /dev/null as stdin and stdout, and its stderr goes to a file read only on failure.
+    A third pipe is its lifeline: nothing is written to it, and the worker ends itself when it
+    reads its end of file, that is when this process has closed it or ended, however it ended."""
 
     def __init__(self) -> None:
         job_read, job_write = os.pipe()
         result_read, result_write = os.pipe()
+        lifeline_read, self.lifeline = os.pipe()  # non-inheritable: no other child holds it open
+        self.lifeline_lock = threading.Lock()
         self.stderr = tempfile.TemporaryFile()
         env = dict(os.environ)
         env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator; never grab a GPU
@@ -56,12 +63,23 @@ class Worker:
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), package_parent) if p)
         # A new session: a timeout kills the worker with every process the user's code started.
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "jaxlint.worker", str(job_read), str(result_write)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
-            pass_fds=(job_read, result_write), env=env, start_new_session=True)
-        os.close(job_read)
-        os.close(result_write)
+        # On Linux the worker also asks for the parent-death signal, which the kernel sends when
+        # the *thread* that started it ends: a worker serves the thread that started it (a lane,
+        # the server's thread pool) and is closed when that thread is done.
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "jaxlint.worker", str(job_read), str(result_write), str(lifeline_read),
+                 str(os.getpid())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
+                pass_fds=(job_read, result_write, lifeline_read), env=env, start_new_session=True)
+        except BaseException:
+            for fd in (job_write, result_read, self.lifeline):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (job_read, result_write, lifeline_read):
+                os.close(fd)
+        _LIVE.add(self)
         self.jobs = os.fdopen(job_write, "w")
         self.results = os.fdopen(result_read, "rb")
         self.buffer = b""
@@ -82,7 +100,8 @@ class Worker:
     def run(self, job: Job, timeout: float) -> Result:
         self.stderr_start = os.fstat(self.stderr.fileno()).st_size
         try:
-            self.jobs.write(json.dumps(job.to_json()) + "\n")
+            # The timeout goes along: the worker ends itself well past it if this process never does.
+            self.jobs.write(json.dumps({"job": job.to_json(), "timeout": timeout}) + "\n")
             self.jobs.flush()
         except OSError:  # BrokenPipeError: the worker is gone
             raise WorkerFailure("crash", self._death_reason(), self._stuck_line(job.path)) from None
@@ -159,13 +178,22 @@ class Worker:
 
     def kill(self) -> None:
         """The worker and what its modules started: its process group outlives it when a module
-        started a process that left the worker's own children (a daemon)."""
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            if self.alive():
-                self.process.kill()
+        started a process that left the worker's own children (a daemon); first those that left
+        its group too (setsid), while /proc still shows them below the worker."""
+        if self.alive():
+            kill_all(descendants(self.process.pid))
+        if not kill_group(self.process.pid) and self.alive():
+            self.process.kill()
         self.process.wait()
+        self._cut_lifeline()
+        _LIVE.discard(self)
+
+    def _cut_lifeline(self) -> None:
+        # Once only: an interrupted run kills from the main thread while a lane may close.
+        with self.lifeline_lock:
+            if self.lifeline >= 0:
+                os.close(self.lifeline)
+                self.lifeline = -1
 
     def close(self) -> None:
         if self.alive():
@@ -180,6 +208,16 @@ class Worker:
                 handle.close()
             except OSError:
                 pass
+
+
+_LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()  # started and not yet killed, in any pool
+
+
+def kill_every_worker() -> None:
+    """Kill every worker this process started and has not killed yet, in whatever pool (a lane's,
+    the editor server's, the fix verifier's fresh ones): the process is stopping."""
+    for worker in list(_LIVE):
+        worker.kill()
 
 
 class WorkerPool:

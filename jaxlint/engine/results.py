@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from jaxlint.config import Config
 from jaxlint.model import Finding, Job, Result, Skipped, Target
 from jaxlint.scan.functions import JaxFunction
+from jaxlint.scan.noqa import Tokens
 from jaxlint.text import SourceFile
 
 # A fix whose edits overlap an accepted fix's is left for the next run, not rejected: its
@@ -35,6 +36,8 @@ class FileAnalysis:
     # Findings other files' traces made in its helpers: a re-analysis of the file alone (after
     # fixing it) does not see them again, so the fixer carries them over.
     routed: list[Finding] = field(default_factory=list)
+    # The tokenizer's view of its comments, from the scan cache (None: tokenized when needed).
+    tokens: Tokens | None = None
 
     @property
     def linted(self) -> list[JaxFunction]:

@@ -16,6 +16,7 @@ from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.results import FileAnalysis
 from jaxlint.model import Finding
+from jaxlint.scan.noqa import Tokens
 
 
 def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
@@ -27,15 +28,17 @@ def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[str], config: Config | None,
-           ran: suppressions.Analyzed | None = None, ignore_noqa: bool = False) -> list[Finding]:
+           ran: suppressions.Analyzed | None = None, ignore_noqa: bool = False,
+           tokens: Tokens | None = None) -> list[Finding]:
     """The reported findings of the file ``path`` (whose source is ``text``) from its raw ones:
     ``codes`` are the rules that ran, ``config`` the project's (None: no per-file-ignores),
-    ``ignore_noqa``: suppression comments are not applied (--ignore-noqa)."""
+    ``ignore_noqa``: suppression comments are not applied (--ignore-noqa); ``tokens``: the
+    tokenizer's view of ``text`` when the scan cache has it."""
     ignored = config.ignored_codes(os.path.abspath(path)) if config is not None else set()
     kept = [f for f in one_per_place(findings) if f.code not in ignored]
     if ignore_noqa:
         return kept
-    return suppressions.apply(path, text, kept, set(codes) - ignored, ran or suppressions.Analyzed())
+    return suppressions.apply(path, text, kept, set(codes) - ignored, ran or suppressions.Analyzed(), tokens)
 
 
 def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Config | None,
@@ -44,5 +47,5 @@ def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Config |
     a safe fix whose function jaxlint cannot run becomes unsafe (values.demote_unverifiable)."""
     ran = suppressions.analyzed(analysis.targets, analysis.result)
     analysis.findings = settle(analysis.source.path, analysis.source.text, analysis.findings, codes, config, ran,
-                               ignore_noqa)
+                               ignore_noqa, analysis.tokens)
     values.demote_unverifiable([analysis])

@@ -14,21 +14,23 @@ meant for another tool) and file-level ``# jaxlint: noqa`` are never reported.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Collection
 
 from jaxlint.model import Edit, Finding, Fix, Result, Span, Target
 from jaxlint.rules import codes_by_name
-from jaxlint.rules.jx800_unused_suppression import UnusedSuppression
-from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, Comments, Directive, Item, read_comments
+from jaxlint.rules.catalog import rule_info
+from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, Comments, Directive, Item, Tokens, read_comments
 from jaxlint.text import apply_edits
 
 FIX_MESSAGE = "Remove unused suppression"
+UNUSED_SUPPRESSION = "JX800"  # unused-suppression: reported here, from the catalog's metadata
 
 
 def is_comment_fix(finding: Finding) -> bool:
     """A JX800 fix: it only edits a comment, so it needs no verification by re-tracing."""
-    return finding.code == UnusedSuppression.code and finding.fix is not None
+    return finding.code == UNUSED_SUPPRESSION and finding.fix is not None
 
 
 @dataclass
@@ -54,10 +56,10 @@ def analyzed(targets: list[Target], result: Result | None) -> Analyzed:
     untraced may call it with other arguments)."""
     if result is None:
         return Analyzed()
-    names = [t.qualname for t in targets]
+    names = Counter(t.qualname for t in targets)  # not list.count per target: square of the file
     crashed = {f.target for f in result.findings if f.code == "JX906"}
     complete = {t.target: t for t in result.traced
-                if not t.failed_signatures and t.target not in crashed and names.count(t.target) == 1}
+                if not t.failed_signatures and t.target not in crashed and names[t.target] == 1}
     lines = {line for entry in complete.values() for line in entry.lines}
     spans = [(t.first_line, t.span.end_line) for t in targets if t.qualname in complete]
     everywhere = bool(targets) and all(t.qualname in complete for t in targets) and not result.skipped
@@ -65,14 +67,15 @@ def analyzed(targets: list[Target], result: Result | None) -> Analyzed:
 
 
 def apply(path: str, text: str, findings: list[Finding], codes: Collection[str],
-          ran: Analyzed) -> list[Finding]:
+          ran: Analyzed, tokens: Tokens | None = None) -> list[Finding]:
     """The findings no comment suppresses, and a JX800 finding for each comment naming jaxlint
-    codes that suppressed nothing (``codes``: the codes that ran for this file)."""
+    codes that suppressed nothing (``codes``: the codes that ran for this file; ``tokens``: the
+    tokenizer's view of ``text``, if known)."""
     if not (findings or ran.lines) or not MAY_HAVE_DIRECTIVES.search(text):
         return findings
-    comments = read_comments(text, codes_by_name())
+    comments = read_comments(text, codes_by_name(), tokens)
     kept = [f for f in findings if f.path != path or not _suppress(comments, f)]
-    if UnusedSuppression.code not in codes:
+    if UNUSED_SUPPRESSION not in codes:
         return kept
     unused = _unused(path, comments, set(codes), ran)
     return kept + [f for f in unused if not _suppress(comments, f)]
@@ -104,7 +107,7 @@ def _suppress(comments: Comments, finding: Finding) -> bool:
 
 def _reportable(code: str | None, codes: set[str]) -> bool:
     return code is not None and code in codes and not code.startswith("JX9") \
-        and code != UnusedSuppression.code
+        and code != UNUSED_SUPPRESSION
 
 
 def _unused_items(directive: Directive, codes: set[str], ran: Analyzed,
@@ -143,7 +146,7 @@ def _unused(path: str, comments: Comments, codes: set[str], ran: Analyzed) -> li
         first, last = reported[0], reported[-1]
         span = Span(first.line, first.start, last.line, last.end)
         fix = Fix("safe", FIX_MESSAGE, (_rewrite(directives, unused),))
-        findings.append(UnusedSuppression.finding(path, span, message, fix))
+        findings.append(rule_info(UNUSED_SUPPRESSION).finding(path, span, message, fix))
     return findings
 
 

@@ -4,8 +4,9 @@ call them, saved to the signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
 ``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
-``{"root": config root, "files": path, "parts": folder}``, where ``files`` names a JSON list of
-the files to scan, discovered by ``jaxlint record`` with the configuration's excludes. Each process
+``{"root": config root, "files": path, "parts": folder, "parent": pid}``, where ``files`` names a
+JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes,
+and ``parent`` is the jaxlint process: the test run ends when it does. Each process
 that runs tests (the pytest process, or each pytest-xdist worker; the xdist controller runs none)
 writes what it saw to a part file of its own in ``parts``; ``jaxlint record`` merges the parts into
 the signatures file once the command has finished, so no two processes write that file.
@@ -21,8 +22,10 @@ import ast
 import inspect
 import json
 import os
+import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
@@ -41,10 +44,15 @@ _recorder: Recorder | None = None
 def pytest_sessionstart(session: Any) -> None:
     global _recorder
     settings = os.environ.get(ENV)
-    if not settings or _recorder is not None or session.config.pluginmanager.hasplugin("dsession"):
-        return  # not recording, or the pytest-xdist controller: its workers run the tests
+    if not settings or _recorder is not None:
+        return
     try:
-        _recorder = Recorder.from_settings(json.loads(settings), list(session.config.getini("python_files")))
+        parsed = json.loads(settings)
+        if isinstance(parsed, dict) and isinstance(parsed.get("parent"), int):
+            watch_parent(parsed["parent"])  # the xdist controller too: it holds the workers
+        if session.config.pluginmanager.hasplugin("dsession"):
+            return  # the pytest-xdist controller: its workers run the tests
+        _recorder = Recorder.from_settings(parsed, list(session.config.getini("python_files")))
     except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
         print(f"jaxlint: not recording, {ENV} is unusable: {error!r}", file=sys.stderr)
         return
@@ -58,6 +66,31 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     recorder, _recorder = _recorder, None
     recorder.stop()
     recorder.save()
+
+
+def watch_parent(parent: int, every: float = 0.25) -> None:
+    """End this test run, with what its tests started, once ``parent`` (the ``jaxlint record``
+    that started it) has ended, however it ended: on every platform, where the parent-death
+    signal jaxlint also asks for is Linux's only."""
+    from jaxlint.processes import descendants, kill_all
+
+    started_by = os.getppid()  # when it is ``parent``: a change means it died (a zombie still answers kill)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if started_by == parent and os.getppid() != parent:
+                break
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                break
+            except OSError:  # alive, another user's: not ours to ask
+                continue
+        kill_all(descendants(os.getpid()))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="jaxlint-record-parent", daemon=True).start()
 
 
 class Unrecordable(Exception):

@@ -25,6 +25,7 @@ from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
 from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls
 from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
+from jaxlint.rules import rule_classes
 from jaxlint.text import SourceFile, read_source, relative
 
 WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings
@@ -44,7 +45,7 @@ class JaxlintSession:
         self.output_format = self.config.output_format  # the options are read in pytest_configure
         self.report_path: str | None = None
         self.coverage_path: str | None = None
-        self.rules = self.config.rules()
+        self.rules = rule_classes(r.code for r in self.config.rules())
         if not self.rules:
             raise pytest.UsageError(f"jaxlint: no rule is selected ({self.config.emptied_selection()}), "
                                     "so nothing would be checked")

@@ -6,36 +6,24 @@ import os
 import re
 from pathlib import Path
 
-from jaxlint.about import DOCS_URL
 from jaxlint.engine.results import CheckResult, rejected_by_verification
 from jaxlint.model import Finding
-from jaxlint.rules import Rule, all_rules
+from jaxlint.rules import RuleInfo, rule_infos
 from jaxlint.text import physical_lines, relative
 
 
 @functools.lru_cache(maxsize=None)
-def rules_by_code() -> dict[str, type[Rule]]:
-    return {rule.code: rule for rule in all_rules()}
+def rules_by_code() -> dict[str, RuleInfo]:
+    return {rule.code: rule for rule in rule_infos()}
 
 
 @functools.lru_cache(maxsize=None)
 def rule_doc(code: str) -> str | None:
-    """The rule's page (rules/JXnnn.md, shipped in the package) as Markdown; for a rule without
-    one (the JX9xx analysis failures) the page jaxlint generates from its summary."""
+    """The rule's page (rules/JXnnn.md, shipped in the package) as Markdown."""
     from jaxlint.report import ruledocs  # the rule pages: only the formats that show or link them
 
     rule = rules_by_code().get(code)
     return None if rule is None else ruledocs.doc_text(rule)
-
-
-def rule_url(code: str) -> str:
-    """The rule's doc page; rules without one (analysis failures) link to the README's table."""
-    from jaxlint.report import ruledocs
-
-    rule = rules_by_code().get(code)
-    if rule is not None and ruledocs.has_page(rule):
-        return f"{DOCS_URL}rules/{code}.md"
-    return f"{DOCS_URL}README.md#rules"
 
 
 def doc_section(doc: str, title: str) -> str:

@@ -5,9 +5,9 @@ import dataclasses
 import json
 from typing import Any, TextIO
 
+from jaxlint.about import rule_url
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
-from jaxlint.report.common import rule_url
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:

@@ -3,20 +3,22 @@ jaxlint/cli/rule.py, prints).
 
 The pages are edited in rules/JXnnn.md; jaxlint/docs is a symlink to that folder, and the build
 copies the pages into the package, so they are read from the installed package wherever jaxlint
-runs. A rule without a page (the JX9xx analysis failures) gets one generated from its summary
-and docstring. No document lists the rules by hand: ``jaxlint rules`` prints them from the registry.
+runs. Every rule has a page, the analysis failures (JX9xx) too; tests/test_rule_cases.py checks
+it. No document lists the rules by hand: ``jaxlint rules`` prints them from the registry.
 """
 from __future__ import annotations
 
 import difflib
-import inspect
 import json
 import os
 import re
 from importlib import resources
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from jaxlint.rules import Rule, all_rules
+from jaxlint.rules import RuleInfo, rule_infos
+
+if TYPE_CHECKING:
+    from jaxlint.rules import Rule
 
 FIX_WORDS = {"safe": "safe (`--fix` applies it)",
              "unsafe": "unsafe (`--fix --unsafe-fixes` applies it)",
@@ -28,40 +30,15 @@ class UnknownRule(ValueError):
     """A rule query that names no rule; the message suggests the closest ones."""
 
 
-def _page(rule: type[Rule]) -> Any:
-    return resources.files("jaxlint").joinpath("docs", f"{rule.code}.md")
+def doc_text(rule: RuleInfo | type[Rule]) -> str:
+    """The rule's page (Markdown), as shipped in the package."""
+    page = resources.files("jaxlint").joinpath("docs", f"{rule.code}.md")
+    return page.read_text(encoding="utf-8")
 
 
-def has_page(rule: type[Rule]) -> bool:
-    return _page(rule).is_file()
-
-
-def doc_text(rule: type[Rule]) -> str:
-    """The rule's page (Markdown), or one generated from its metadata when it has none."""
-    page = _page(rule)
-    if page.is_file():
-        return page.read_text(encoding="utf-8")
-    details = inspect.cleandoc(rule.__dict__.get("__doc__") or "")
-    reported = "Reported by jaxlint's pipeline itself, not by a check over the jaxpr." if rule.by_pipeline else ""
-    parts = [f"# {rule.name} ({rule.code})", "## What it does",
-             " ".join(p for p in (rule.summary, reported) if p)]
-    if details:
-        parts.append(details)
-    parts += ["## Fix safety", _fix_sentence(rule)]
-    if rule.options:
-        parts += ["## Options", options_intro(rule)] + [option_markdown(rule, n) for n in rule.options]
-    return "\n\n".join(parts) + "\n"
-
-
-def _fix_sentence(rule: type[Rule]) -> str:
-    if rule.fix is None:
-        return "There is no fix."
-    return f"The fix is {FIX_WORDS[rule.fix]}."
-
-
-def find_rule(query: str) -> type[Rule]:
+def find_rule(query: str) -> RuleInfo | type[Rule]:
     """A rule by code (any case) or kebab-case name; UnknownRule says what is close."""
-    rules = all_rules()
+    rules = rule_infos()
     for rule in rules:
         if query.upper() == rule.code or query.lower() == rule.name:
             return rule
@@ -75,7 +52,7 @@ def find_rule(query: str) -> type[Rule]:
     raise UnknownRule(f"unknown rule {query!r}{hint}")
 
 
-def rule_json(rule: type[Rule]) -> dict[str, Any]:
+def rule_json(rule: RuleInfo | type[Rule]) -> dict[str, Any]:
     return {"code": rule.code, "name": rule.name, "summary": rule.summary, "severity": rule.severity,
             "fix": rule.fix, "options": options_json(rule), "doc": doc_text(rule)}
 
@@ -86,7 +63,7 @@ def rule_json(rule: type[Rule]) -> dict[str, Any]:
 TOML_TYPES = {int: "integer", float: "float", bool: "boolean", str: "string"}
 
 
-def options_json(rule: type[Rule]) -> list[dict[str, Any]]:
+def options_json(rule: RuleInfo | type[Rule]) -> list[dict[str, Any]]:
     """The rule's options in declaration order (``minimum``: null when unbounded)."""
     return [{"name": name, "type": TOML_TYPES[option.type], "default": option.default,
              "description": option.description, "minimum": option.minimum}
@@ -100,13 +77,13 @@ def toml_value(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def options_intro(rule: type[Rule]) -> str:
+def options_intro(rule: RuleInfo | type[Rule]) -> str:
     return (f"Set in `pyproject.toml` under `[tool.jaxlint.rules.{rule.code}]` (or "
             f"`[tool.jaxlint.rules.{rule.name}]`), in a `jaxlint.toml` or `.jaxlint.toml` under "
             f"`[rules.{rule.code}]`. `jaxlint check --show-settings` prints the values in effect.")
 
 
-def option_markdown(rule: type[Rule], name: str) -> str:
+def option_markdown(rule: RuleInfo | type[Rule], name: str) -> str:
     """One option's entry on the rule's page: a heading, its facts and the TOML that sets it to
     its default. tests/test_rule_docs.py checks every page holds its rule's entries verbatim."""
     option = rule.options[name]
@@ -169,7 +146,7 @@ def _inline(line: str, color: bool) -> str:
     return "".join(pieces)
 
 
-def rule_text(rule: type[Rule], color: bool) -> str:
+def rule_text(rule: RuleInfo | type[Rule], color: bool) -> str:
     """The rendered page, with severity and fix availability under the title."""
     title, _, rest = doc_text(rule).partition("\n")
     facts = f"Severity: {rule.severity}. Fix: {FIX_WORDS[rule.fix]}."

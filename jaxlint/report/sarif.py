@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from jaxlint.about import DOCS_URL, __version__
+from jaxlint.about import DOCS_URL, __version__, rule_url
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Edit, Finding, Fix, Span
-from jaxlint.report.common import doc_section, rule_doc, rule_url, severity, summary
+from jaxlint.report.common import doc_section, rule_doc, severity, summary
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}

@@ -1,39 +1,46 @@
-"""The rule registry: every module in this package defining Rule subclasses contributes them.
+"""The rules: their classes (``all_rules``, from the registry walking this package) and their
+metadata (``rule_infos``, from the catalog, which imports no rule module).
 
-Adding a rule is adding a file here; no other stage changes.
+Adding a rule is adding a file here and regenerating the catalog (``python -m
+jaxlint.rules.catalog``); no other stage changes. What only needs the rules' metadata (codes and
+names for selection and suppression comments) reads the catalog.
 """
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
+from typing import TYPE_CHECKING, Any
 
-from jaxlint.rules.base import ProgramContext, Rule, SourceContext
+from jaxlint.rules.registry import all_rules, rule_classes
 
-__all__ = ["ProgramContext", "Rule", "SourceContext", "all_rules", "codes_by_name"]
+if TYPE_CHECKING:
+    from jaxlint.rules.base import ProgramContext, Rule, SourceContext
+    from jaxlint.rules.catalog import RuleInfo, rule_infos
+
+__all__ = ["ProgramContext", "Rule", "RuleInfo", "SourceContext", "all_rules", "codes_by_name", "rule_classes",
+           "rule_infos"]
+
+_FROM_BASE = ("ProgramContext", "Rule", "SourceContext")
+_FROM_CATALOG = ("RuleInfo", "rule_infos")
 
 
-def all_rules() -> list[type[Rule]]:
-    """Every rule, sorted by code. Importing rule modules must not import JAX."""
-    return list(_registry())
+def __getattr__(name: str) -> Any:
+    # The classes live in base, which imports the IR: only what runs rules pays for it. The
+    # catalog is not imported with the package either, so that `python -m jaxlint.rules.catalog`
+    # runs it once.
+    if name in _FROM_BASE:
+        from jaxlint.rules import base
 
+        return getattr(base, name)
+    if name in _FROM_CATALOG:
+        from jaxlint.rules import catalog
 
-@functools.lru_cache(maxsize=None)
-def _registry() -> tuple[type[Rule], ...]:
-    # Walking the package costs ~1 ms; per-file callers (suppressions, per-file-ignores) add up.
-    found: dict[str, type[Rule]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name == "base":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value is not Rule \
-                    and value.__module__ == module.__name__:
-                found[value.code] = value
-    return tuple(found[code] for code in sorted(found))
+        return getattr(catalog, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.lru_cache(maxsize=None)
 def codes_by_name() -> dict[str, str]:
     """Code and kebab-case name -> code, for every rule (what suppression comments may name)."""
-    return {key: rule.code for rule in _registry() for key in (rule.code, rule.name)}
+    from jaxlint.rules.catalog import rule_infos
+
+    return {key: rule.code for rule in rule_infos() for key in (rule.code, rule.name)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from jaxlint.ir import Op, Program, VmapRecord
-from jaxlint.model import Applicability, Finding, Fix, Settings, Severity, Span, Target
+from jaxlint.model import Applicability, Finding, Fix, Option, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
 
 # ``Retracer.trace`` override that makes a parameter a traced weakly typed f32[] input.
@@ -132,16 +132,6 @@ class ProgramContext(SourceContext):
 
     def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
         return rule.finding(self.path, span, message, fix, self.target.qualname)
-
-
-@dataclass(frozen=True)
-class Option:
-    """A rule option users set in ``[tool.jaxlint.rules.<CODE>]``, e.g. ``min-equations = 200``."""
-
-    type: type  # int, float, bool or str; an int is accepted where a float is expected
-    default: Any
-    description: str  # one line, shown by --show-settings and in errors
-    minimum: float | None = None  # numbers only
 
 
 class Rule:

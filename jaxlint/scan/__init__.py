@@ -6,10 +6,12 @@ Names resolve through imports and scopes as jaxlint.scan.names describes. Spans 
 from __future__ import annotations
 
 import ast
+import contextlib
 import gc
 import re
 import tokenize
 from functools import cached_property
+from typing import Iterator
 
 from jaxlint.model import Span, Target, TransformCall
 from jaxlint.scan.names import JIT, TRANSFORMS, Resolver
@@ -288,18 +290,27 @@ def _parse(path: str, source: str) -> ast.Module:
         raise ScanSyntaxError("too large to parse", 1, 0) from None
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for the block (and enabled again after it, if it was).
+
+    Parsing and scanning allocate an object per AST node, scope and binding, and make no
+    reference cycles: every collection the allocations trigger only rescans live objects, the
+    trees already parsed included, so on a large module it costs more than the scan itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def scan_source(path: str, source: str, tree: ast.Module | None = None) -> list[Target]:
     """The targets in ``source`` (the text of ``path``), in source order. ``tree``: the source
     already parsed (the source index's), else it is parsed here."""
-    # The parse allocates an object per AST node and nothing here makes reference cycles, so
-    # the cyclic GC would only rescan live objects: pausing it halves the parse time.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _scan(path, source, tree)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _scan(path: str, source: str, tree: ast.Module | None) -> list[Target]:

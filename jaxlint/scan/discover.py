@@ -22,6 +22,13 @@ def discover(paths: list[str], config: Config | None = None, empty: list[str] | 
     named explicitly are kept wherever they live (the user asked for them), unless
     ``force-exclude`` is on and they or a folder above them, up to the project root, is
     excluded (pre-commit names every file). Raises FileNotFoundError for a missing path.
+
+    A file reached under several names (symlinks, hard links, a linked folder named beside its
+    target) is listed once, under the name with the fewest symlinks in it, then the first
+    sorted: fixing it twice would make jaxlint's first write look like a concurrent edit.
+    A folder symlink is walked only when named here (links found while walking are not
+    followed: no cycles, no trees outside the project); a broken symlink named here or found
+    is listed, and reading it is a JX900 finding.
     """
     if config is None:
         from jaxlint.config import resolve
@@ -30,18 +37,50 @@ def discover(paths: list[str], config: Config | None = None, empty: list[str] | 
     found: set[str] = set()
     for given in paths:
         path = os.path.abspath(given)
-        if not os.path.exists(path):
+        if not os.path.exists(path) and not os.path.islink(path):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), given)
         if config.force_exclude and _excluded_explicitly(path, config):
             continue
-        if os.path.isfile(path):
+        if os.path.isfile(path) or os.path.islink(path) and not os.path.exists(path):
             found.add(path)
         elif os.path.isdir(path):
             walked = _walk(path, config)
             found.update(walked)
             if not walked and empty is not None:
                 empty.append(given)
-    return sorted(found)
+    return _one_name_per_file(sorted(found))
+
+
+def _one_name_per_file(paths: list[str]) -> list[str]:
+    """``paths`` (sorted) without the second and later names of one file."""
+    chosen: dict[object, str] = {}
+    for path in paths:
+        identity = _identity(path)
+        kept = chosen.get(identity)
+        if kept is None or _symlinks_in(path) < _symlinks_in(kept):
+            chosen[identity] = path
+    return sorted(chosen.values())
+
+
+def _identity(path: str) -> object:
+    """What names one file: its device and inode (hard links too); a broken link is its own."""
+    try:
+        info = os.stat(path)
+    except OSError:  # a broken link: listed under its own name
+        return ("path", path)
+    return ("inode", info.st_dev, info.st_ino)
+
+
+def _symlinks_in(path: str) -> int:
+    """How many of the path's components are symlinks."""
+    count = 0
+    while True:
+        if os.path.islink(path):
+            count += 1
+        parent = os.path.dirname(path)
+        if parent == path:
+            return count
+        path = parent
 
 
 def _walk(top: str, config: Config) -> list[str]:

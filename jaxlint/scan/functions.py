@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxlint.model import Span, Target
 from jaxlint.scan.index import DEFS, SourceIndex, first_line
@@ -43,22 +43,23 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
     tree = index.tree
     if tree is None:
         return []
+    defs, calls = _defs_and_calls(tree)
     calling: set[int] = set()  # id of each def whose own body calls into jax
-    for call in index.calls:
-        if any(name == "jax" or name.startswith("jax.") for name in index.call_names(call)):
-            defs = index.enclosing_defs(call)
-            if defs:
-                calling.add(id(defs[0]))
+    for call, around in calls:
+        if around is not None and id(around.node) not in calling and any(
+                name == "jax" or name.startswith("jax.") for name in index.call_names(call)):
+            calling.add(id(around.node))
     targets = {target.first_line for target in index.targets}
     tests = _is_test_file(index.path)
     found = []
-    for node in sorted(index.functions, key=lambda n: n.lineno):
+    for record in sorted(defs, key=lambda d: d.node.lineno):
+        node = record.node
         first = first_line(node)
         if tests and first not in targets and _is_test(index, node):
             continue  # pytest runs it; `pytest --jaxlint` lints what it calls, not the test itself
         if id(node) in calling or first in targets:
-            found.append(JaxFunction(_qualname(index, node), first, node.lineno,
-                                     tuple(p.arg for p in _parameters(node.args)), _own_lines(node),
+            found.append(JaxFunction(record.qualname, first, node.lineno,
+                                     tuple(p.arg for p in _parameters(node.args)), _own_lines(node, record.nested),
                                      index.span(node), _name_span(index, node)))
     return found
 
@@ -79,12 +80,63 @@ def _is_test(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -
     return isinstance(parent, ast.Module)
 
 
+@dataclass
+class _Def:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    qualname: str  # Python's __qualname__
+    nested: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)  # the defs right inside
+
+
+def _defs_and_calls(tree: ast.Module) -> tuple[list[_Def], list[tuple[ast.Call, _Def | None]]]:
+    """Every def and every call (with the innermost def around it) in one walk of the tree: on a
+    module of thousands of functions, walking it once per question was most of the scan."""
+    defs: list[_Def] = []
+    calls: list[tuple[ast.Call, _Def | None]] = []
+    bodies: list[tuple[ast.AST, _Def | None, str]] = [(tree, None, "")]  # a def's or class's own nodes
+    while bodies:
+        root, around, prefix = bodies.pop()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for name in node._fields:
+                value = getattr(node, name, None)
+                for child in value if type(value) is list else (value,):
+                    kind = type(child)
+                    if kind in _DEF_TYPES:
+                        record = _Def(child, prefix + child.name)
+                        if around is not None:
+                            around.nested.append(child)
+                        defs.append(record)
+                        bodies.append((child, record, record.qualname + ".<locals>."))
+                    elif kind is ast.ClassDef:
+                        bodies.append((child, around, prefix + child.name + "."))
+                    elif isinstance(child, ast.AST) and kind not in _LEAF_TYPES:
+                        if kind is ast.Call:
+                            calls.append((child, around))
+                        stack.append(child)
+    return defs, calls
+
+
+_DEF_TYPES = frozenset(DEFS)
+# Nodes that hold no def and no call (a third of a tree's nodes: every name's Load or Store).
+_LEAF_TYPES = frozenset(kind for base in (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+                        for kind in base.__subclasses__())
+
+
+# Where a def's name starts: the name is found after the keyword without compiling a pattern per
+# name (thousands of names overflow re's cache and each compile costs more than the search).
+_DEF_KEYWORD = re.compile(r"\bdef\s+")
+_WORD_BOUNDARY = re.compile(r"\b")
+
+
 def _name_span(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Span:
     line = index.parsed.lines[node.lineno - 1]  # split once per file, not once per function
-    match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", line)
-    if match is None:  # a name spelled otherwise than Python binds it (NFKC): the def keyword
-        return Span(node.lineno, 0, node.lineno, 0)
-    return Span(node.lineno, match.start(1), node.lineno, match.end(1))
+    for keyword in _DEF_KEYWORD.finditer(line):
+        start, end = keyword.end(), keyword.end() + len(node.name)
+        if line.startswith(node.name, start) and _WORD_BOUNDARY.match(line, end):
+            return Span(node.lineno, start, node.lineno, end)
+    # A name spelled otherwise than Python binds it (NFKC): the def keyword.
+    return Span(node.lineno, 0, node.lineno, 0)
 
 
 def _parameters(args: ast.arguments) -> list[ast.arg]:
@@ -92,25 +144,12 @@ def _parameters(args: ast.arguments) -> list[ast.arg]:
             *([args.kwarg] if args.kwarg else [])]
 
 
-def _qualname(index: SourceIndex, node: ast.AST) -> str:
-    """Python's ``__qualname__`` for the def ``node``."""
-    parts = [node.name]  # type: ignore[attr-defined]
-    current = index.parent(node)
-    while current is not None and not isinstance(current, ast.Module):
-        if isinstance(current, DEFS):
-            parts.append(f"{current.name}.<locals>")
-        elif isinstance(current, ast.ClassDef):
-            parts.append(current.name)
-        current = index.parent(current)
-    return ".".join(reversed(parts))
-
-
-def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef,
+               nested: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> frozenset[int]:
+    """``node``'s body lines without those of ``nested``, the defs right inside it (a def deeper
+    down lies within one of them)."""
     lines = {n for statement in node.body
              for n in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)}
-    nested = [child for statement in node.body for child in ast.walk(statement) if isinstance(child, DEFS)]
     for inner in nested:
-        start = first_line(inner)
-        lines.difference_update(range(start, (inner.end_lineno or inner.lineno) + 1))
+        lines.difference_update(range(first_line(inner), (inner.end_lineno or inner.lineno) + 1))
     return frozenset(lines)
-

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import ast
 import functools
-import gc
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from jaxlint.model import Span, Target
-from jaxlint.scan import ScanSyntaxError, scan_source
+from jaxlint.scan import ScanSyntaxError, gc_paused, scan_source
 from jaxlint.scan.names import DIFFERENTIATING, Scope, qualified_names
 from jaxlint.scan.noqa import tokenized
 from jaxlint.scan.walk import MODULE_TOP, Walker
@@ -62,17 +61,11 @@ class Parsed:
 def parse(source: str) -> Parsed | None:
     """The parsed source, None when it does not parse. Cached per text: rules, fixes and the
     index of one file share one AST."""
-    # As in the scan: nothing in a fresh AST makes reference cycles, so pausing the cyclic GC
-    # (which would only rescan the new nodes) halves the parse time.
-    paused = gc.isenabled()
-    gc.disable()
     try:
-        return Parsed(ast.parse(source), source)
+        with gc_paused():  # as in the scan: a fresh AST makes no reference cycles
+            return Parsed(ast.parse(source), source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    finally:
-        if paused:
-            gc.enable()
 
 
 class SourceIndex:

@@ -9,14 +9,15 @@ or ``# jaxlint: noqa: JX101`` (those codes in the whole file).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import AbstractSet, Any, Iterable, Iterator, Mapping
 
-from jaxlint.text import split_lines
+from jaxlint.text import line_runs, split_lines
 
 _DIRECTIVE = re.compile(
     r"#\s*(?:(?P<noqa>noqa)|jaxlint\s*:\s*(?:(?P<file>noqa)|(?P<ignore>ignore)))(?![\w-])",
@@ -71,7 +72,7 @@ class Comments:
     directives: list[Directive]
     # line -> (first, last) line of the multi-line statement (logical line) it belongs to
     statements: Mapping[int, tuple[int, int]]
-    commentable: set[int]  # lines whose end can take a comment (not in a string, no backslash)
+    commentable: AbstractSet[int]  # lines whose end can take a comment (not in a string, no backslash)
     complete: bool  # False: tokenizing stopped at an error; lines after it are unknown
 
     def line_directives(self, line: int) -> list[Directive]:
@@ -84,16 +85,17 @@ class Comments:
         return list(dict.fromkeys([line, first, last]))
 
 
-def read_comments(text: str, known: Mapping[str, str]) -> Comments:
+def read_comments(text: str, known: Mapping[str, str], tokens: Tokens | None = None) -> Comments:
     """The suppression directives of ``text`` (a file with a syntax error keeps the directives
     found before the error) and its statements. ``known``: code and kebab-case rule name -> code,
     for every jaxlint rule (``jaxlint.rules.codes_by_name()``). The text is tokenized once
-    (``tokens``); each call parses the directives afresh, since a run marks them ``used``."""
-    tokens = tokenized(text)
+    (``tokenized``), unless ``tokens`` (the scan cache's) are given; each call parses the
+    directives afresh, since a run marks them ``used``."""
+    tokens = tokens if tokens is not None else tokenized(text)
     physical_lines = split_lines(text)  # token.line is not one physical line on 3.12+
     directives = [directive for comment, line, column in tokens.comments
                   for directive in parse_comment(comment, line, column, physical_lines[line - 1], known)]
-    return Comments(directives, tokens.statements, set(tokens.commentable), tokens.complete)
+    return Comments(directives, tokens.statements, tokens.commentable, tokens.complete)
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class Tokens:
 
     comments: tuple[tuple[str, int, int], ...]  # (text, line, column) of the comments before any error
     statements: Mapping[int, tuple[int, int]]  # as Comments.statements (read-only: shared)
-    commentable: frozenset[int]
+    commentable: AbstractSet[int]
     complete: bool  # False: an error token or a tokenizer error; lines after it are unknown
     # Lines of every comment token when the tokenizer read the whole text (error tokens included,
     # which it steps over), None when it raised: JX905's view, a hint quoted in a string is none.
@@ -148,6 +150,60 @@ def tokenized(text: str) -> Tokens:
         every_comment = None
     return Tokens(tuple(comments), statements, frozenset(commentable - inside_tokens), complete,
                   tuple(every_comment) if every_comment is not None else None)
+
+
+def tokens_to_json(tokens: Tokens) -> dict[str, Any]:
+    """What ``read_comments`` needs of ``tokens``, as the scan cache keeps it: the comments that
+    hold a directive (the others give it nothing), line sets as runs of lines, each statement once."""
+    return {"comments": [list(c) for c in tokens.comments if _DIRECTIVE.search(c[0])],
+            "statements": sorted(set(tokens.statements.values())),
+            "commentable": line_runs(tokens.commentable), "complete": tokens.complete,
+            "comment_lines": None if tokens.comment_lines is None else list(tokens.comment_lines)}
+
+
+def tokens_from_json(data: dict[str, Any]) -> Tokens:
+    comment_lines = data["comment_lines"]
+    return Tokens(tuple((str(text), int(line), int(column)) for text, line, column in data["comments"]),
+                  LineRanges(data["statements"]), LineRuns(data["commentable"]), bool(data["complete"]),
+                  None if comment_lines is None else tuple(comment_lines))
+
+
+class LineRanges(Mapping[int, tuple[int, int]]):
+    """Each line of sorted, disjoint (first, last) ranges -> its range: a file's multi-line
+    statements as the scan cache keeps them, looked up without listing every line (a warm run
+    decodes every cached file's tokens, and settles few)."""
+
+    def __init__(self, ranges: Iterable[Iterable[int]]) -> None:
+        self._ranges = [(int(first), int(last)) for first, last in ranges]
+        self._firsts = [first for first, _ in self._ranges]
+
+    def __getitem__(self, line: int) -> tuple[int, int]:
+        index = bisect.bisect_right(self._firsts, line) - 1
+        if index >= 0 and line <= self._ranges[index][1]:
+            return self._ranges[index]
+        raise KeyError(line)
+
+    def __iter__(self) -> Iterator[int]:
+        return (line for first, last in self._ranges for line in range(first, last + 1))
+
+    def __len__(self) -> int:
+        return sum(last - first + 1 for first, last in self._ranges)
+
+
+class LineRuns(AbstractSet[int]):
+    """The lines of sorted, disjoint (first, last) runs, as a set (see LineRanges)."""
+
+    def __init__(self, runs: Iterable[Iterable[int]]) -> None:
+        self._ranges = LineRanges(runs)
+
+    def __contains__(self, line: object) -> bool:
+        return isinstance(line, int) and line in self._ranges
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ranges)
+
+    def __len__(self) -> int:
+        return len(self._ranges)
 
 
 def parse_comment(comment: str, line: int, column: int, line_text: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from jaxlint.about import DOCS_URL
+from jaxlint.about import rule_url
 from jaxlint.model import Edit, Finding, Span
 from jaxlint.text import split_lines
 
@@ -28,9 +28,7 @@ def diagnostic(finding: Finding, lines: list[str], codec: object) -> types.Diagn
     return types.Diagnostic(
         range=to_range(finding.span, lines, codec), message=message, source="jaxlint", code=finding.code,
         severity=SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
-        code_description=types.CodeDescription(href=f"{DOCS_URL}rules/{finding.code}.md"
-                                               if not finding.code.startswith("JX9")
-                                               else f"{DOCS_URL}README.md#rules"))
+        code_description=types.CodeDescription(href=rule_url(finding.code)))
 
 
 def text_edits(edits: tuple[Edit, ...] | list[Edit], lines: list[str], codec: object) -> list[types.TextEdit]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -29,7 +30,7 @@ from jaxlint.config import ConfigError, load_config
 from jaxlint.engine.add_noqa import add_noqa
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.check import check
-from jaxlint.engine.pool import WorkerPool
+from jaxlint.engine.pool import WorkerPool, kill_every_worker
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding, Span
 from jaxlint.rules import all_rules, codes_by_name
@@ -57,6 +58,26 @@ class JaxlintServer(LanguageServer):
                 self.pool.warm()
             except Exception as error:  # a worker that cannot start: checks report it later
                 LOG.warning("jaxlint worker did not start: %s", error)
+
+    def stop_worker(self) -> None:
+        """Kill the warm worker now, with what the user's modules started, even in the middle of
+        a check (which then ends, its module reported as crashed to an editor that is leaving)."""
+        while not self.lock.acquire(blocking=False):
+            # Again while the check ends: it may have started a worker since (a fix verifier's too).
+            kill_every_worker()
+            time.sleep(0.02)
+        try:
+            if self.pool is not None:
+                self.pool.close()
+                self.pool = None
+        finally:
+            self.lock.release()
+
+    def shutdown(self) -> None:
+        """The connection ends (the editor's exit, its stdin closed, the editor killed), with or
+        without the shutdown request: the worker first, then pygls waits for the running handlers."""
+        self.stop_worker()
+        super().shutdown()
 
     def check_file(self, path: str, **options: Any) -> CheckResult | None:
         """``jaxlint check PATH`` with the file's configuration, the cache and the warm worker;
@@ -109,10 +130,7 @@ def initialize(ls: JaxlintServer, params: types.InitializeParams) -> None:
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: JaxlintServer, params: None) -> None:
     """Stop the worker (and what the user's modules started) before the editor's exit."""
-    with ls.lock:
-        if ls.pool is not None:
-            ls.pool.close()
-            ls.pool = None
+    ls.stop_worker()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -33,7 +33,7 @@ from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
-from jaxlint.worker.traced_lines import equation_lines, reached_in_files, suppression_lines
+from jaxlint.worker.traced_lines import LineOwners, equation_lines, reached_in_files, suppression_lines
 
 # (qualname, the object traced, its arguments) for each traced signature: what a job kind's
 # hook and --cost compiled compile.
@@ -95,7 +95,8 @@ class _Analysis:
         # The project's other files the traces go through: their helpers' findings land there.
         self.others = ProjectSources(lambda path: is_project_file(path, job.root),
                                      {job.path: (job.source, self.index)})
-        self.other_functions: dict[str, list[JaxFunction]] = {}
+        self.line_owners: dict[str, LineOwners] = {}  # path -> its JAX functions by line, built once
+        self.linted: set[int] = set()  # result.linted as a set
         self.examples_files: set[str] = set()  # those that registered a function of the module
 
     @cached_property
@@ -160,16 +161,20 @@ class _Analysis:
 
     def _count_linted(self, closed: Any, target: Target) -> None:
         """Record the JAX functions (of this file and the helpers' files) the trace reached."""
-        linted, elsewhere = set(self.result.linted), self.result.linted_elsewhere
-        files = {self.job.path: (self.jax_functions, linted)}
+        linted, elsewhere = self.linted, self.result.linted_elsewhere
+        if self.job.path not in self.line_owners:
+            self.line_owners[self.job.path] = LineOwners(self.jax_functions)
+        files = {self.job.path: (self.line_owners[self.job.path], linted)}
         for path, loaded in self.others.loaded.items():
             if loaded is not None and path != self.job.path:
-                if path not in self.other_functions:
-                    self.other_functions[path] = jax_functions(loaded[1])
-                files[path] = (self.other_functions[path], set(elsewhere.get(path, ())))
+                if path not in self.line_owners:
+                    self.line_owners[path] = LineOwners(jax_functions(loaded[1]))
+                files[path] = (self.line_owners[path], set(elsewhere.get(path, ())))
         for path, reached in reached_in_files(closed, files).items():
             if path == self.job.path:
-                self.result.linted += sorted(reached | ({target.first_line} - linted))
+                new = sorted(reached | ({target.first_line} - linted))
+                self.result.linted += new
+                linted.update(new)
             elif reached:
                 elsewhere[path] = sorted(set(elsewhere.get(path, ())) | reached)
 

@@ -1,9 +1,11 @@
 """The worker process: imports user modules, traces their targets, runs the rules.
 
 User code only ever runs here, never in the jaxlint process: it can crash, hang or print
-without harming the report. Protocol: one JSON job per line on the file descriptor given as argv[1],
-one JSON result per line on the one given as argv[2]; stdin and stdout are /dev/null, so code
-that reads or prints cannot touch either stream. The JAX import happens once per worker; the
+without harming the report. Protocol: one JSON line per job, ``{"job": Job, "timeout": seconds}``,
+on the file descriptor given as argv[1], one JSON result per line on the one given as argv[2];
+stdin and stdout are /dev/null, so code that reads or prints cannot touch either stream. argv[3]
+is the lifeline (a pipe the parent never writes to) and argv[4] the parent's pid: the worker
+ends when its parent does, or when a job runs far past its timeout (lifeline.py). The JAX import happens once per worker; the
 JAX configuration a module changes is put back after its job.
 """
 from __future__ import annotations
@@ -20,10 +22,14 @@ import time
 import traceback
 
 from jaxlint.model import Job, Result
+from jaxlint.processes import descendants, kill_all
+from jaxlint.worker import lifeline
 
 
 def main() -> None:
     job_fd, result_fd = int(sys.argv[1]), int(sys.argv[2])
+    lifeline.hold(int(sys.argv[3]), int(sys.argv[4]))  # before the slow JAX import
+    clock = lifeline.JobClock()
     if sys.path and sys.path[0] == os.getcwd():
         del sys.path[0]  # put there by -m; user modules resolve from their project root only
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -44,13 +50,16 @@ def main() -> None:
         results.write(json.dumps({"ready": True, "jax_import": jax_import}) + "\n")
         results.flush()
         for line in jobs:
-            job = Job.from_json(json.loads(line))
+            message = json.loads(line)
+            job = Job.from_json(message["job"])
+            clock.start(message.get("timeout"))
             result = analyze_module(job)
             # The worker's process only (analyze_module also runs in tests' own process).
             _kill_children()
             _restore_streams()
             results.write(json.dumps(result.to_json()) + "\n")
             results.flush()
+            clock.stop()
     # Done: skip the user's atexit handlers and never wait for threads their modules started.
     _real_exit(0)
 
@@ -113,34 +122,10 @@ def _restore_streams() -> None:
 def _kill_children() -> None:
     """Processes a module started (and theirs) end with its job, not after jaxlint: found in
     /proc (Linux); elsewhere they end with the worker's process group."""
-    pids = _descendants(os.getpid())
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    pids = descendants(os.getpid())
+    kill_all(pids)
     for pid in pids:
         try:
             os.waitpid(pid, 0)
         except OSError:  # not our child (a grandchild): init reaps it
             pass
-
-
-def _descendants(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as handle:
-                children = [int(child) for child in handle.read().split()]
-        except (OSError, ValueError):
-            continue
-        for child in children:
-            found.append(child)
-            found.extend(_descendants(child))
-    return found
-
-

@@ -1,0 +1,68 @@
+"""Process helpers the jaxlint process and its workers share: finding a process's descendants,
+killing a process group, and the kernel's parent-death signal.
+
+No process jaxlint starts may outlive it (a killed editor, a cancelled CI job, ``kill -9``): the
+worker watches a pipe from its parent (worker/lifeline.py) and, on Linux, also asks the kernel
+for a signal when its parent dies. Everything here is best effort and never raises for a process
+that is already gone.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def set_parent_death_signal(signum: int) -> bool:
+    """Ask the kernel to send ``signum`` to this process when the thread that started it ends
+    (Linux: prctl PR_SET_PDEATHSIG). False where that does not exist or fails."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc to load, or no prctl in it
+        return False
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children first, then theirs), read from /proc on Linux;
+    empty elsewhere, where a process group is all there is to kill."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                children = [int(child) for child in handle.read().split()]
+        except (OSError, ValueError):
+            continue
+        for child in children:
+            found.append(child)
+            found.extend(descendants(child))
+    return found
+
+
+def kill_all(pids: list[int]) -> None:
+    """SIGKILL each of ``pids``; those already gone are skipped."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def kill_group(leader: int) -> bool:
+    """SIGKILL the process group led by ``leader`` (a process started with a session of its
+    own); False if there is no such group left or it is not ours to kill."""
+    try:
+        os.killpg(leader, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
