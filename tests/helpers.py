@@ -171,7 +171,9 @@ def check_in_process(paths: list[str], rules: list[type[Rule]] | list[RuleInfo],
 # Rule cases: tests/rules/JXnnn.py, or the folder tests/rules/JXnnn/ (see tests/rules/README.md).
 
 CASES = Path(__file__).resolve().parent / "rules"
-_EXPECT = re.compile(r"#.*\bexpect: (JX\d+(?:, JX\d+)*)")
+# ``# expect: JX401``, or ``# expect(jax>=0.7): JX401`` / ``# expect(jax<0.7): JX401`` where the
+# finding's place depends on the JAX version (tests/rules/README.md).
+_EXPECT = re.compile(r"#.*\bexpect(?:\(jax(>=|<)(\d+)\.(\d+)\))?: (JX\d+(?:, JX\d+)*)")
 # Why a function was not traced, when no finding says it: a case must have none.
 SILENT_SKIPS = ("no-arguments", "not-traceable", "not-found")
 
@@ -189,8 +191,18 @@ def case_markers(root: Path) -> list[tuple[str, str, int]]:
     return sorted((path.relative_to(root).as_posix() if root.is_dir() else path.name, code, number)
                   for path in files
                   for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                  for match in [_EXPECT.search(line)] if match
-                  for code in match.group(1).split(", "))
+                  for match in [_EXPECT.search(line)] if match and _for_this_jax(match)
+                  for code in match.group(4).split(", "))
+
+
+def _for_this_jax(marker: re.Match[str]) -> bool:
+    """Whether an ``expect`` marker applies to the installed JAX (a marker without a version does)."""
+    if marker.group(1) is None:
+        return True
+    from jaxlint.ir import compat
+
+    at_least = compat.JAX_VERSION[:2] >= (int(marker.group(2)), int(marker.group(3)))
+    return at_least if marker.group(1) == ">=" else not at_least
 
 
 def case_rules(folder: Path) -> list[RuleInfo]:

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from helpers import check_in_process
 
 import jaxlint.rules
@@ -231,6 +232,7 @@ def warm_imports(root: Path) -> tuple[set[str], int]:
     return set(imported), tokenized
 
 
+@pytest.mark.slow
 def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "suppressed.py").write_text(SUPPRESSED)
@@ -249,6 +251,7 @@ def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(
     assert not (root / ".jaxlint_cache").exists()
 
 
+@pytest.mark.slow
 def test_the_cache_folder_from_the_flag_the_environment_or_the_configuration(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "jaxlint.toml").write_text('cache-dir = "build/lint-cache"\n')  # relative to its file
@@ -274,6 +277,7 @@ def test_two_concurrent_runs_agree_and_leave_whole_entries(tmp_path: Path) -> No
     assert run(root).cached == 2
 
 
+@pytest.mark.slow
 def test_fix_works_from_cached_results_and_the_fixed_file_is_analyzed_again(tmp_path: Path) -> None:
     root = project(tmp_path)
     assert "JX101" in cli(root, ".").stdout
@@ -301,6 +305,7 @@ def test_an_unchanged_file_is_not_scanned_again(tmp_path: Path) -> None:
             raise AssertionError("a changed file was not scanned")
 
 
+@pytest.mark.slow
 def test_diff_reads_the_cache_and_writes_nothing(tmp_path: Path) -> None:
     root = project(tmp_path)
     diff = cli(root, "--diff", ".")

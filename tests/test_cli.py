@@ -58,6 +58,7 @@ def test_json_report_is_ruff_shaped(project: Path) -> None:
     assert {e["content"] for e in fix["edits"]} == {", out_axes=(None, 0)", "x"}
 
 
+@pytest.mark.slow
 def test_diff_shows_the_fix_and_writes_nothing(project: Path) -> None:
     before = (project / "founding.py").read_bytes()
     run = jaxlint("check", "--diff", "founding.py", cwd=project)
@@ -67,6 +68,7 @@ def test_diff_shows_the_fix_and_writes_nothing(project: Path) -> None:
     assert (project / "founding.py").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_fix_then_recheck_is_clean(project: Path) -> None:
     run = jaxlint("check", "--fix", "founding.py", cwd=project)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -87,6 +89,7 @@ def test_bundled_examples_folder(tmp_path: Path) -> None:
     assert "JX101" in run.stdout
 
 
+@pytest.mark.slow
 def test_select_ignore_and_usage_errors(project: Path) -> None:
     assert jaxlint("check", "--ignore", "JX1", "founding.py", cwd=project).returncode == 0
     assert jaxlint("check", "--ignore", "vmap-unbatched-output", "founding.py", cwd=project).returncode == 0

@@ -135,6 +135,7 @@ def run_batch(batch: list[Program], folder: Path) -> None:
 @pytest.mark.slow
 @settings(max_examples=EXAMPLES or FUZZ_EXAMPLES, derandomize=not EXAMPLES, deadline=None,
           suppress_health_check=list(HealthCheck), print_blob=True)
+@pytest.mark.slow
 @given(batch=st.lists(programs(), min_size=1, max_size=3))
 def test_fixes_of_generated_programs_keep_values_text_and_are_idempotent(batch: list[Program]) -> None:
     with tempfile.TemporaryDirectory() as folder:

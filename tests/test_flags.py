@@ -69,6 +69,7 @@ def test_unsafe_fix_is_verified_like_a_safe_one(tmp_path: Path) -> None:
     assert "AssertionError" in run.stdout and "1 fix rejected by verification" in run.stderr
 
 
+@pytest.mark.slow
 def test_diff_shows_unsafe_fixes_only_with_the_flag(founding: Path) -> None:
     (founding / "safe_log.py").write_text(doc_block("JX501", "Example"), encoding="utf-8")
     before = {p.name: p.read_bytes() for p in founding.iterdir()}
@@ -111,6 +112,7 @@ def test_fix_only_applies_fixes_and_reports_nothing_else(founding: Path) -> None
     assert jaxlint("check", "--fix-only", "--output-format", "json", ".", cwd=founding).stdout == ""
 
 
+@pytest.mark.slow
 def test_exit_non_zero_on_fix(founding: Path) -> None:
     run = jaxlint("check", "--fix", "--exit-non-zero-on-fix", ".", cwd=founding)
     assert run.returncode == 1 and "0 findings, 1 fixed" in run.stderr  # nothing remains, yet 1

@@ -294,6 +294,7 @@ def test_reported_without_fix() -> None:
     assert "(10 copies)" in found["in_loop"].message
 
 
+@pytest.mark.slow
 def test_fix_rejected_by_verification_leaves_file_identical(tmp_path: Path) -> None:
     path = write(tmp_path, "jx101_rejected", REJECTED)
     before = path.read_bytes()

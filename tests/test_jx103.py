@@ -2,6 +2,7 @@
 (tests/rules/JX103.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
+import pytest
 from helpers import case_source, checked_case, position
 
 from jaxlint.model import Finding
@@ -13,6 +14,7 @@ def found() -> dict[str, Finding]:
     return {finding.target: finding for finding in checked_case("JX103")[1].findings}
 
 
+@pytest.mark.slow
 def test_batched_while_and_fori() -> None:
     assert set(found()) == {"batched_while", "batched_fori"}
     assert all(f.fix is None and f.severity == "warning" and f.cost is not None and f.cost.basis == "shapes"

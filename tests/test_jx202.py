@@ -2,6 +2,7 @@
 (tests/rules/JX202.py, whose marked lines test_rule_cases.py checks)."""
 from __future__ import annotations
 
+import pytest
 from helpers import case_line, checked_case
 
 from jaxlint.model import Finding
@@ -14,6 +15,7 @@ def at(text: str) -> Finding:
     return finding
 
 
+@pytest.mark.slow
 def test_message_and_cost() -> None:
     finding = at("x = x * 2.0 + 1.0  # expect")
     assert "600 equations" in finding.message and "repeated 300 times" in finding.message

@@ -117,6 +117,7 @@ def bad(x):
 '''
 
 
+@pytest.mark.slow
 def test_fix_hoists_out_of_the_loops(tmp_path: Path) -> None:
     path = tmp_path / "fixme.py"
     path.write_text(FIX_MODULE, encoding="utf-8")
@@ -292,6 +293,7 @@ def train(x):
 '''.replace("\n", "\r\n")
 
 
+@pytest.mark.slow
 def test_fix_keeps_crlf_line_endings(tmp_path: Path) -> None:
     """`jaxlint check --fix` on a CRLF file: the hoisted line ends in \\r\\n like the others."""
     import jax.numpy as jnp
@@ -587,6 +589,7 @@ def test_scale():
 """
 
 
+@pytest.mark.slow
 def test_static_floats_recorded_from_the_tests(tmp_path: Path) -> None:
     """Several float values `jaxlint record` saw for a static parameter: direct evidence."""
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
@@ -613,6 +616,7 @@ def test_static_floats_recorded_from_the_tests(tmp_path: Path) -> None:
     assert "(compared at lr=0.1, 0.05, 0.025)" in finding.message
 
 
+@pytest.mark.slow
 def test_recorded_static_floats_found_through_a_config_elsewhere(tmp_path: Path) -> None:
     """`--config other/jaxlint.toml`: the signatures recorded next to that file are the run's, as
     they are for tracing, not those next to the nearest configuration file or in the cwd."""

@@ -130,6 +130,7 @@ def test_log_message_and_edit(found) -> None:
     assert [e.content for e in found["arcsin_abs"].fix.edits] == ["jnp.where(jnp.abs(x) < 1, x, 0.0)"]
 
 
+@pytest.mark.slow
 def test_flagged_gradient_is_nan_and_the_rewrite_fixes_it(triggers, found, tmp_path: Path) -> None:
     path, _ = triggers
     edits = [e for f in found.values() for e in f.fix.edits]

@@ -265,6 +265,7 @@ def test_a_crashing_rule_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     assert "running rule JX501" in (root / "report.json").read_text()
 
 
+@pytest.mark.slow
 def test_under_xdist_the_controller_merges_the_workers_findings(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     root = project(tmp_path)
@@ -275,6 +276,7 @@ def test_under_xdist_the_controller_merges_the_workers_findings(tmp_path: Path) 
     assert "linted 4 of 4 JAX functions the tests ran, traced 5 of 6" in run.stdout
 
 
+@pytest.mark.slow
 def test_calls_are_watched_without_a_profile_hook_unless_the_project_was_imported_first(tmp_path: Path) -> None:
     """The project's modules are compiled with the watching call (watched_imports.py), which costs
     only the project's calls; one imported before jaxlint started (here by ``-p``) makes no call,
@@ -401,6 +403,7 @@ def test_the_coverage_report_names_each_jax_function_the_tests_ran(tmp_path: Pat
     assert eager["signatures"] == 0 and eager["errors"][0].startswith("ConcretizationTypeError")
 
 
+@pytest.mark.slow
 def test_a_parametrized_test_stops_being_watched_once_it_shows_nothing_new(tmp_path: Path) -> None:
     tests = TESTS + textwrap.dedent('''\
 

@@ -111,6 +111,7 @@ def test_undecodable_file_raises_source_error(tmp_path, data, message):
     assert info.value.data == data
 
 
+@pytest.mark.slow
 def test_fix_keeps_line_endings_encoding_and_bom(tmp_path):
     (tmp_path / "crlf.py").write_bytes(FOUNDING.replace("\n", "\r\n").encode())
     latin1_header = "# -*- coding: latin-1 -*-\n# café\n"

@@ -65,19 +65,19 @@ def noise(key, x):
 
 
 @jax.jit
-def helper_in_loop(key):
+def helper_in_loop(key):  # expect(jax<0.7): JX401 (old tracebacks: the place is unknown)
     # The Python loop passes the same key to the helper on every iteration: reported at the call.
     x = jnp.zeros(3)
     for _ in range(3):
-        x = noise(key, x)  # expect: JX401
+        x = noise(key, x)  # expect(jax>=0.7): JX401
     return x
 
 
 @jax.jit
-def draw_in_loop(key):
+def draw_in_loop(key):  # expect(jax<0.7): JX401 (old tracebacks: the place is unknown)
     x = jnp.zeros(3)
     for _ in range(3):
-        x = x + jax.random.normal(key, (3,))  # expect: JX401
+        x = x + jax.random.normal(key, (3,))  # expect(jax>=0.7): JX401
     return x
 
 
