@@ -66,6 +66,8 @@ if __name__ == "__main__":
 """
 
 TESTS = """\
+import unittest
+
 import jax.numpy as jnp
 
 from model import predict
@@ -83,6 +85,11 @@ class TestModel:
 
 def helper(x):
     return jnp.sin(x)
+
+
+class ModelCase(unittest.TestCase):  # pytest collects a TestCase whatever its name
+    def test_zeros(self):
+        self.assertEqual(jnp.zeros(2).shape, (2,))
 """
 
 # Unlinted functions beside the founding example (one JX101 finding, its one JAX function linted).
@@ -170,7 +177,7 @@ def test_show_untraced_counts_what_the_summary_counts(untraced: subprocess.Compl
     # fast_predict stands for predict, which it wraps: one entry, not two; tests are no JAX functions.
     assert [line.split(" [")[0].strip() for line in entries] == [
         "model.py:5: init", "model.py:13: loss", "model.py:18: step", "model.py:25: pad", "model.py:29: relay",
-        "model.py:33: other", "model.py:37: fast_predict", "model.py:41: main", "tests/test_model.py:16: helper"]
+        "model.py:33: other", "model.py:37: fast_predict", "model.py:41: main", "tests/test_model.py:18: helper"]
     assert "model.py:41: main [not-imported]" in untraced.stderr
 
 

@@ -71,11 +71,14 @@ def _is_test_file(path: str) -> bool:
 
 
 def _is_test(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A test pytest collects: ``test*`` at module level or in a ``Test*`` class at module level."""
+    """A test pytest collects: ``test*`` at module level, or in a class at module level that is a
+    ``Test*`` class or a unittest ``TestCase`` (any name; by its bases' names, as absltest's and
+    chex's ``TestCase`` are, so ``class AdamTest(chex.TestCase)`` counts)."""
     if not node.name.startswith("test"):
         return False
     parent = index.parent(node)
-    if isinstance(parent, ast.ClassDef) and parent.name.startswith("Test"):
+    if isinstance(parent, ast.ClassDef) and (parent.name.startswith("Test") or any(
+            ast.unparse(base).endswith("TestCase") for base in parent.bases)):
         parent = index.parent(parent)
     return isinstance(parent, ast.Module)
 
