@@ -9,6 +9,7 @@ from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.report.full import write_findings
 from jaxlint.report.json_array import finding_json
+from jaxlint.scan.functions import is_test_file
 from jaxlint.text import relative
 
 # finding_json and write_findings moved to jaxlint.report; importers of report keep working.
@@ -86,18 +87,13 @@ def next_step(result: CheckResult) -> str:
         return "give the targets arguments: a hint comment above each or an examples file (docs/arguments.md)"
     config = result.config
     if config is not None and not os.path.exists(config.signatures) and any(
-            _is_test_file(analysis.source.path) for analysis in result.files):
+            is_test_file(analysis.source.path) for analysis in result.files):
         return ("run `jaxlint record -- pytest` to record the arguments the tests pass: the next check "
                 "traces the functions they call")
     if config is None or not config.infer_arguments:
         return "`--infer-arguments` traces the functions nothing names with guessed arguments"
     return ("give them arguments: a hint comment above each or an examples file (docs/arguments.md); "
             "`pytest --jaxlint` lints what the tests call")
-
-
-def _is_test_file(path: str) -> bool:
-    name = os.path.basename(path)
-    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
 def _shown(result: CheckResult, unsafe_fixes: bool) -> str:

@@ -50,7 +50,7 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
                 name == "jax" or name.startswith("jax.") for name in index.call_names(call)):
             calling.add(id(around.node))
     targets = {target.first_line for target in index.targets}
-    tests = _is_test_file(index.path)
+    tests = is_test_file(index.path)
     found = []
     for record in sorted(defs, key=lambda d: d.node.lineno):
         node = record.node
@@ -64,7 +64,7 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
     return found
 
 
-def _is_test_file(path: str) -> bool:
+def is_test_file(path: str) -> bool:
     """A file pytest collects by default: ``test_*.py`` or ``*_test.py``."""
     name = os.path.basename(path)
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
