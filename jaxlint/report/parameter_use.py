@@ -145,7 +145,7 @@ def _passed_on(index: SourceIndex, call: ast.Call, name: ast.Name, depth: int) -
         func = func.args[0]  # the function a transform was applied to
     if not isinstance(func, ast.Name):
         return None
-    callee = _module_defs(index).get(func.id)
+    callee = module_defs(index).get(func.id)
     if callee is None:
         return None
     position = call.args.index(name)
@@ -157,7 +157,8 @@ def _passed_on(index: SourceIndex, call: ast.Call, name: ast.Name, depth: int) -
     return parameter_uses(index, callee, depth + 1).get(positional[position].arg)
 
 
-def _module_defs(index: SourceIndex) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+def module_defs(index: SourceIndex) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module-level defs by name (the last def of a name, as Python binds it)."""
     tree = index.tree
     return index.memo("module-defs", lambda: {} if tree is None else {
         n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))})

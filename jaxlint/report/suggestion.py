@@ -9,7 +9,7 @@ import ast
 import functools
 
 from jaxlint.model import Target
-from jaxlint.report.parameter_use import ParameterUse, parameter_uses
+from jaxlint.report.parameter_use import ParameterUse, module_defs, parameter_uses
 from jaxlint.scan import hints
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import SourceIndex, first_line
@@ -156,10 +156,7 @@ def _definition(index: SourceIndex, target: Target) -> ast.FunctionDef | ast.Asy
     """The target's def: at its first line, or for ``g = jax.jit(f)`` the module-level ``f``."""
     defs = index.memo("suggestion-defs", lambda: {(first_line(n), n.name): n for n in index.functions})
     if target.kind == "jit-bound":
-        tree = index.tree
-        found = [n for n in (tree.body if tree is not None else [])
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == target.name]
-        return found[-1] if found else None
+        return module_defs(index).get(target.name)
     return defs.get((target.first_line, target.name))
 
 
