@@ -13,6 +13,8 @@ import ctypes.util
 import os
 import signal
 import sys
+import threading
+import time
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -66,3 +68,26 @@ def kill_group(leader: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def watch_parent(parent: int, every: float = 0.25) -> None:
+    """End this process, with what it started, once ``parent`` (the jaxlint that started it:
+    ``jaxlint record``'s test run, ``jaxlint run``'s program) has ended, however it ended: on
+    every platform, where the parent-death signal jaxlint also asks for is Linux's only."""
+    started_by = os.getppid()  # when it is ``parent``: a change means it died (a zombie still answers kill)
+
+    def watch() -> None:
+        while True:
+            time.sleep(every)
+            if started_by == parent and os.getppid() != parent:
+                break
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                break
+            except OSError:  # alive, another user's: not ours to ask
+                continue
+        kill_all(descendants(os.getpid()))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="jaxlint-parent-watch", daemon=True).start()

@@ -15,7 +15,7 @@ import io
 import os
 import sys
 import types
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 import jax
@@ -24,6 +24,7 @@ from jaxlint.analysis.program import program_findings
 from jaxlint.ir import compat
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
+from jaxlint.pytest_plugin.results import Linted, Ran
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import describe_error, internal_error, run_source_rules
@@ -37,34 +38,6 @@ from jaxlint.worker.instrument import VMAP_RECORDS
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
 from jaxlint.worker.traced_lines import reached_functions
-
-
-@dataclass
-class Linted:
-    """One function the tests called with arrays: how many of its signatures were linted, and
-    why the others were not."""
-
-    path: str
-    qualname: str
-    line: int
-    signatures: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class Ran:
-    """A JAX function (scan/functions.py) the tests ran, and whether the rules read its operations."""
-
-    path: str
-    function: str
-    line: int
-    linted: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -22,14 +22,13 @@ import ast
 import inspect
 import json
 import os
-import signal
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
+from jaxlint.processes import watch_parent
 from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
 
 ENV = "JAXLINT_RECORD"
@@ -66,31 +65,6 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     recorder, _recorder = _recorder, None
     recorder.stop()
     recorder.save()
-
-
-def watch_parent(parent: int, every: float = 0.25) -> None:
-    """End this test run, with what its tests started, once ``parent`` (the ``jaxlint record``
-    that started it) has ended, however it ended: on every platform, where the parent-death
-    signal jaxlint also asks for is Linux's only."""
-    from jaxlint.processes import descendants, kill_all
-
-    started_by = os.getppid()  # when it is ``parent``: a change means it died (a zombie still answers kill)
-
-    def watch() -> None:
-        while True:
-            time.sleep(every)
-            if started_by == parent and os.getppid() != parent:
-                break
-            try:
-                os.kill(parent, 0)
-            except ProcessLookupError:
-                break
-            except OSError:  # alive, another user's: not ours to ask
-                continue
-        kill_all(descendants(os.getpid()))
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, name="jaxlint-record-parent", daemon=True).start()
 
 
 class Unrecordable(Exception):

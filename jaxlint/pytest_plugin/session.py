@@ -18,15 +18,16 @@ import pytest
 
 import jaxlint
 from jaxlint.config import Config, ConfigError, load_config
-from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.engine.settle import settle
+from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
+from jaxlint.pytest_plugin import results
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
-from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls
+from jaxlint.pytest_plugin.lint import lint_calls
+from jaxlint.pytest_plugin.results import Linted, Ran
 from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.rules import rule_classes
-from jaxlint.text import SourceFile, read_source, relative
+from jaxlint.text import relative
 
 WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings
 PATIENCE = 3  # runs of a parametrized test in a row that show nothing new before it is no longer watched
@@ -150,14 +151,15 @@ class JaxlintSession:
                 "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
                 "other_loaders": self.other_loaders})
             return
-        self.result = self._settle()
+        self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config)
         try:
             if self.report_path:
                 out = io.StringIO()
                 json_array.write(self.result, out)
                 write_file(self.report_path, out.getvalue())
             if self.coverage_path:
-                write_file(self.coverage_path, json.dumps(self._coverage(), indent=2) + "\n")
+                write_file(self.coverage_path,
+                           json.dumps(results.coverage_report(self.ran, self.functions), indent=2) + "\n")
         except OutputError as error:  # the folder went away during the run: say so, keep the session
             self.write_error = str(error)
         exit_zero = self.pytest_config.getoption("jaxlint_exit_zero")
@@ -189,11 +191,9 @@ class JaxlintSession:
         if out.getvalue().strip():
             terminalreporter.write(out.getvalue())
         terminalreporter.write_line(self._summary())
-        failed = [f for f in _merged(self.functions) if not f.signatures]
-        if failed and terminalreporter.config.getoption("verbose") > 0:
-            for function in sorted(failed, key=lambda f: (f.path, f.line)):
-                terminalreporter.write_line(f"  not linted: {relative(function.path)}:{function.line} "
-                                            f"{function.qualname}: {function.errors[0]}")
+        if terminalreporter.config.getoption("verbose") > 0:
+            for line in results.not_linted_lines(self.functions, relative):
+                terminalreporter.write_line(line)
         if self.write_error:
             terminalreporter.write_line(f"jaxlint: {self.write_error}")
         if self.exit_status_changed:
@@ -201,89 +201,14 @@ class JaxlintSession:
                                         "(--jaxlint-exit-zero reports them without failing the run)")
 
     def _summary(self) -> str:
-        ran = _merged_ran(self.ran)
-        functions = _merged(self.functions)
-        traced = [f for f in functions if f.signatures]
-        signatures = sum(f.signatures for f in traced)
         count = len(self.result.findings) if self.result is not None else 0
-        parts = [f"jaxlint: linted {sum(r.linted for r in ran)} of {len(ran)} JAX functions the tests ran",
-                 f"traced {len(traced)} of {len(functions)} project functions they called with arrays "
-                 f"({signatures} signature{'s' * (signatures != 1)})"]
-        failed = len(functions) - len(traced)
-        if failed:
-            parts.append(f"{failed} could not be traced again{'' if self._verbose() else ' (-v lists them)'}")
-        parts.append(f"{count} finding{'s' * (count != 1)}")
-        text = ", ".join(parts) + f" ({self.seconds:.1f} s tracing after the tests)."
-        if self.other_loaders:
-            names = sorted(set(self.other_loaders))
-            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-            text += (f"\njaxlint: {len(names)} project module{'s' * (len(names) != 1)} ({shown}) "
-                     f"{'were' if len(names) != 1 else 'was'} loaded by an import hook that does not compile "
-                     "Python source as the standard loader does: calls of their functions were not watched")
-        if self.imported_before:
-            names = sorted(set(self.imported_before))
-            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-            text += (f"\njaxlint: {len(names)} project module{'s' * (len(names) != 1)} ({shown}) had been "
-                     "imported before jaxlint started, so calls were watched with a profile hook, which slows "
-                     "the tests more")
+        text = results.summary_line(self.ran, self.functions, count, self.seconds, "the tests", self._verbose())
+        text += results.unwatched_modules_note(self.other_loaders, self.imported_before)
         if self.unwatched:
             text += (f"\njaxlint: watched {self.watched} of {self.watched + self.unwatched} tests: the others repeat a "
                      f"parametrized test that showed no new call {PATIENCE} times in a row (--jaxlint-watch-all "
                      "watches every test)")
         return text
 
-    def _coverage(self) -> dict[str, Any]:
-        """--jaxlint-coverage-report: per JAX function the tests ran, linted or not; per function
-        called with arrays, the signatures traced and the errors of those that were not."""
-        ran = sorted(_merged_ran(self.ran), key=lambda r: (r.path, r.line, r.function))
-        functions = sorted(_merged(self.functions), key=lambda f: (f.path, f.line, f.qualname))
-        return {"functions": [r.to_json() for r in ran],
-                "called_with_arrays": [f.to_json() for f in functions],
-                "summary": {"jax_functions_ran": len(ran), "linted": sum(r.linted for r in ran),
-                            "called_with_arrays": len(functions),
-                            "traced": sum(1 for f in functions if f.signatures)}}
-
     def _verbose(self) -> bool:
         return self.pytest_config.getoption("verbose") > 0
-
-    def _settle(self) -> CheckResult:
-        """The findings as ``jaxlint check`` reports them: per-file-ignores and suppression
-        comments applied. JX800 stays quiet (which lines the rules saw is only partly known)."""
-        codes = [rule.code for rule in self.rules]
-        by_path: dict[str, list[Finding]] = {}
-        for finding in self.findings:  # xdist workers may lint the same function: settle keeps one
-            by_path.setdefault(finding.path, []).append(finding)
-        analyses = []
-        for path, findings in sorted(by_path.items()):
-            try:
-                source = read_source(path)
-            except Exception:  # deleted since: report without excerpts
-                source = SourceFile(path, "", "utf-8", False)
-            analyses.append(FileAnalysis(source, [], None, findings=settle(path, source.text, findings, codes,
-                                                                           self.config)))
-        return CheckResult(analyses, {}, config=self.config)
-
-
-def _merged_ran(ran: list[Ran]) -> list[Ran]:
-    """One entry per JAX function, linted if any xdist worker linted it."""
-    merged: dict[tuple[str, int], Ran] = {}
-    for entry in ran:
-        known = merged.get((entry.path, entry.line))
-        if known is None or (entry.linted and not known.linted):
-            merged[(entry.path, entry.line)] = entry
-    return list(merged.values())
-
-
-def _merged(functions: list[Linted]) -> list[Linted]:
-    """One entry per function (xdist workers report the functions their tests called)."""
-    merged: dict[tuple[str, int, str], Linted] = {}
-    for function in functions:
-        key = (function.path, function.line, function.qualname)
-        known = merged.get(key)
-        if known is None:
-            merged[key] = Linted(function.path, function.qualname, function.line, function.signatures,
-                                 list(function.errors))
-        else:
-            known.signatures += function.signatures
-            known.errors += function.errors
-    return list(merged.values())

@@ -1,0 +1,145 @@
+"""What linting the watched calls gives a driver to report, whatever ran them (``pytest --jaxlint``
+in the test process, ``jaxlint run`` in the parent of the program): the linted functions, merged
+across processes, the findings settled as ``jaxlint check`` settles them, the coverage report and
+the summary line.
+
+Imports neither pytest nor JAX: ``jaxlint run``'s parent reports from here without either.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from jaxlint.config import Config
+from jaxlint.engine.results import CheckResult, FileAnalysis
+from jaxlint.engine.settle import settle
+from jaxlint.model import Finding
+from jaxlint.text import SourceFile, read_source
+
+
+@dataclass
+class Linted:
+    """One function called with arrays: how many of its signatures were linted, and why the
+    others were not."""
+
+    path: str
+    qualname: str
+    line: int
+    signatures: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Ran:
+    """A JAX function (scan/functions.py) that ran, and whether the rules read its operations."""
+
+    path: str
+    function: str
+    line: int
+    linted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def merged_ran(ran: Iterable[Ran]) -> list[Ran]:
+    """One entry per JAX function, linted if any process (an xdist worker) linted it."""
+    merged: dict[tuple[str, int], Ran] = {}
+    for entry in ran:
+        known = merged.get((entry.path, entry.line))
+        if known is None or (entry.linted and not known.linted):
+            merged[(entry.path, entry.line)] = entry
+    return list(merged.values())
+
+
+def merged(functions: Iterable[Linted]) -> list[Linted]:
+    """One entry per function (xdist workers report the functions their tests called)."""
+    found: dict[tuple[str, int, str], Linted] = {}
+    for function in functions:
+        key = (function.path, function.line, function.qualname)
+        known = found.get(key)
+        if known is None:
+            found[key] = Linted(function.path, function.qualname, function.line, function.signatures,
+                                list(function.errors))
+        else:
+            known.signatures += function.signatures
+            known.errors += function.errors
+    return list(found.values())
+
+
+def settled(findings: Iterable[Finding], codes: list[str], config: Config) -> CheckResult:
+    """The findings as ``jaxlint check`` reports them: one per place, per-file-ignores and
+    suppression comments applied. JX800 stays quiet (which lines the rules saw is only partly
+    known)."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:  # several processes may lint the same function: settle keeps one
+        by_path.setdefault(finding.path, []).append(finding)
+    analyses = []
+    for path, found in sorted(by_path.items()):
+        try:
+            source = read_source(path)
+        except Exception:  # deleted since: report without excerpts
+            source = SourceFile(path, "", "utf-8", False)
+        analyses.append(FileAnalysis(source, [], None, findings=settle(path, source.text, found, codes, config)))
+    return CheckResult(analyses, {}, config=config)
+
+
+def coverage_report(ran: Iterable[Ran], functions: Iterable[Linted]) -> dict[str, Any]:
+    """Per JAX function that ran, linted or not; per function called with arrays, the signatures
+    traced and the errors of those that were not."""
+    ran = sorted(merged_ran(ran), key=lambda r: (r.path, r.line, r.function))
+    functions = sorted(merged(functions), key=lambda f: (f.path, f.line, f.qualname))
+    return {"functions": [r.to_json() for r in ran],
+            "called_with_arrays": [f.to_json() for f in functions],
+            "summary": {"jax_functions_ran": len(ran), "linted": sum(r.linted for r in ran),
+                        "called_with_arrays": len(functions),
+                        "traced": sum(1 for f in functions if f.signatures)}}
+
+
+def summary_line(ran: Iterable[Ran], functions: Iterable[Linted], findings: int, seconds: float, runner: str,
+                 verbose: bool) -> str:
+    """``jaxlint: linted 3 of 4 JAX functions the tests ran, ...``; ``runner`` names what ran them
+    ("the tests", "the program"), the pronoun that follows is "they"/"it" accordingly."""
+    ran = merged_ran(ran)
+    functions = merged(functions)
+    traced = [f for f in functions if f.signatures]
+    signatures = sum(f.signatures for f in traced)
+    pronoun = "they" if runner.endswith("s") else "it"
+    parts = [f"jaxlint: linted {sum(r.linted for r in ran)} of {len(ran)} JAX functions {runner} ran",
+             f"traced {len(traced)} of {len(functions)} project functions {pronoun} called with arrays "
+             f"({signatures} signature{'s' * (signatures != 1)})"]
+    failed = len(functions) - len(traced)
+    if failed:
+        parts.append(f"{failed} could not be traced again{'' if verbose else ' (-v lists them)'}")
+    parts.append(f"{findings} finding{'s' * (findings != 1)}")
+    after = runner.split()[-1]
+    return ", ".join(parts) + f" ({seconds:.1f} s tracing after the {after})."
+
+
+def not_linted_lines(functions: Iterable[Linted], relative: Any) -> list[str]:
+    """``-v``: each function called with arrays that did not trace again, with the first error."""
+    failed = [f for f in merged(functions) if not f.signatures]
+    return [f"  not linted: {relative(f.path)}:{f.line} {f.qualname}: {f.errors[0]}"
+            for f in sorted(failed, key=lambda f: (f.path, f.line))]
+
+
+def unwatched_modules_note(other_loaders: Iterable[str], imported_before: Iterable[str]) -> str:
+    """Lines (each starting with a newline) for the project modules whose calls were not watched
+    the cheap way: loaded by another kind of import hook, or imported before jaxlint started."""
+    text = ""
+    names = sorted(set(other_loaders))
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        text += (f"\njaxlint: {len(names)} project module{'s' * (len(names) != 1)} ({shown}) "
+                 f"{'were' if len(names) != 1 else 'was'} loaded by an import hook that does not compile "
+                 "Python source as the standard loader does: calls of their functions were not watched")
+    names = sorted(set(imported_before))
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        text += (f"\njaxlint: {len(names)} project module{'s' * (len(names) != 1)} ({shown}) had been "
+                 "imported before jaxlint started, so calls were watched with a profile hook, which slows "
+                 "the tests more")
+    return text
