@@ -1,5 +1,5 @@
 """The ``jaxlint`` command line: the parser of every subcommand (each defined in its own module:
-check.py, rule.py, explain.py, clean.py; record's here) and the dispatch to them. Exit codes:
+check.py, rule.py, run.py, explain.py, clean.py; record's here) and the dispatch to them. Exit codes:
 0 clean, 1 findings remain, 2 usage or internal errors, 130/143 interrupted."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from jaxlint.cli.output_flags import VersionAction
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jaxlint.cli import check, clean, explain, rule
+    from jaxlint.cli import check, clean, explain, rule, run
 
     parser = argparse.ArgumentParser(prog="jaxlint", description="A linter that reads JAX programs as XLA sees them.")
     parser.add_argument("--version", action=VersionAction)
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "or a `KEY = VALUE` TOML line overriding one setting, as for check")
     record.add_argument("--isolated", action="store_true",
                         help="ignore all configuration files (the root is the current directory)")
+    run.add_parser(commands)
     explain.add_parser(commands)
     clean.add_parser(commands)
     commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: jaxlint[server])")
@@ -40,9 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run its command."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    recorded_command: list[str] = []
-    if argv[:1] == ["record"] and "--" in argv:  # `record ... -- COMMAND`: COMMAND is not ours to parse
-        argv, recorded_command = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    command: list[str] = []
+    if argv[:1] in (["record"], ["run"]) and "--" in argv:  # `record ... -- COMMAND`: COMMAND is not ours to parse
+        argv, command = argv[:argv.index("--")], argv[argv.index("--") + 1:]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -52,7 +53,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return check(args)
     if args.command == "record":
-        return _record(args, recorded_command)
+        return _record(args, command)
+    if args.command == "run":
+        from jaxlint.cli.run import run as run_program
+
+        return run_program(args, command)
     if args.command == "explain":
         from jaxlint.cli.explain import run as explain
 

@@ -37,7 +37,7 @@ def record(paths: list[str], output: str | None, command: list[str],
     if missing:
         print(f"jaxlint: no such file or folder: {missing[0]}", file=sys.stderr)
         return 2
-    config = _load(paths, config_options or [], isolated)
+    config = load_options(paths, config_options or [], isolated)
     output = os.path.abspath(output) if output else config.signatures
     from jaxlint.config import signatures
     from jaxlint.scan.discover import discover
@@ -60,7 +60,7 @@ def record(paths: list[str], output: str | None, command: list[str],
     env[ENV] = json.dumps({"root": config.root, "files": files, "parts": parts, "parent": os.getpid()})
     env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.record"]))
     try:
-        status = _run(command, env)
+        status = run_command(command, env)
         saved = _save(parts, output, config.root)
     finally:
         os.unlink(files)
@@ -68,8 +68,9 @@ def record(paths: list[str], output: str | None, command: list[str],
     return status if saved else 2
 
 
-def _load(paths: list[str], config_options: list[str], isolated: bool) -> Config:
-    """``--config`` and ``--isolated`` as ``jaxlint check`` reads them (config_cli.resolve)."""
+def load_options(paths: list[str], config_options: list[str], isolated: bool) -> Config:
+    """``--config`` and ``--isolated`` as ``jaxlint check`` reads them (config_cli.resolve), for
+    record and run. Raises ConfigError."""
     from jaxlint.config.keys import parse_snippet
 
     files = [value for value in config_options if os.path.isfile(value) or "=" not in value]
@@ -89,7 +90,9 @@ def _default_path(config: Config) -> str:
     return config.root if inside == os.path.realpath(config.root) else cwd
 
 
-def _run(command: list[str], env: dict[str, str]) -> int:
+def run_command(command: list[str], env: dict[str, str]) -> int:
+    """Run ``command`` to its end, tied to this process (record's test run, run's program); its exit
+    status, 127 when it cannot be started, 128 + N when signal N ended it."""
     try:
         # In this process's group, so a terminal's Ctrl-C reaches it as before; it ends with this
         # process (the parent-death signal here, the plugin's watch of ``parent`` everywhere).
@@ -98,9 +101,10 @@ def _run(command: list[str], env: dict[str, str]) -> int:
         print(f"jaxlint: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
         return 127  # as a shell reports a command it cannot run
     try:
-        return process.wait()
-    except KeyboardInterrupt:  # the command got the Ctrl-C too: let pytest save and finish
-        return process.wait()
+        status = process.wait()
+    except KeyboardInterrupt:  # the command got the Ctrl-C too: let it save and finish
+        status = process.wait()
+    return 128 - status if status < 0 else status  # as a shell reports a command a signal ended
 
 
 def _end_with(parent: int) -> Callable[[], None]:

@@ -142,6 +142,17 @@ def _compile_adds_call(path: str) -> Iterator[None]:
         builtins.compile = original
 
 
+def compile_with_call(source: bytes, path: str) -> CodeType:
+    """A script's code with the call added, as ``python SCRIPT`` would compile it (``jaxlint run``
+    runs the script itself, which no import hook sees). Raises SyntaxError as ``compile`` does."""
+    tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    try:
+        tree = ast.fix_missing_locations(AddNotify().visit(tree))
+    except RecursionError:  # too deep to rewrite: compiled as it is, not watched
+        return compile(source, path, "exec", dont_inherit=True)
+    return compile(tree, path, "exec", dont_inherit=True)
+
+
 class AddNotify(ast.NodeTransformer):
     """``def f(...): body`` -> ``def f(...): @jaxlint_called(); body`` (after a docstring);
     ``lambda ...: value`` -> ``lambda ...: @jaxlint_called() or value`` (the call returns None)."""
