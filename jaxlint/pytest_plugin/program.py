@@ -168,10 +168,13 @@ def _exit_status(code: Any) -> int:
 
 
 def _print_traceback() -> None:
-    """The traceback as Python prints it, without this module's frames."""
+    """The traceback as Python prints it, without jaxlint's frames above the program's."""
     kind, error, tb = sys.exc_info()
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(own):
         tb = tb.tb_next
+    if error is not None:
+        error.__traceback__ = tb  # what the default hook prints
     try:
         sys.excepthook(kind, error, tb)
     except Exception:

@@ -1,0 +1,216 @@
+"""``jaxlint run -- COMMAND``: a Python program run under pytest --jaxlint's watcher, in real
+subprocesses on small generated projects; findings are compared by (code, line)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxlint.cli.run import CommandError, program_command
+
+# The founding example, run by its __main__ block with the script's own arguments.
+TRAIN = '''\
+import sys
+
+import jax
+import jax.numpy as jnp
+
+from pkg.model import safe_log
+
+
+def blackbox_function(x, y):
+    x = x + 1
+    y = x * y
+    return x, y
+
+
+@jax.jit
+def my_mapped_function(x, y):
+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)  # expect JX101
+    return x[0], y
+
+
+def main(steps):
+    y = jnp.arange(10.0)
+    for _ in range(steps):
+        x, y = my_mapped_function(1.0, y)
+    print("trained", float(safe_log(y).sum()))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[sys.argv.index("--steps") + 1]))
+'''
+
+MODEL = '''\
+import jax.numpy as jnp
+
+
+def safe_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)  # expect JX501
+
+
+def plain_numbers(n):
+    return sum(range(n))
+'''
+
+# `python -m pkg.cli`: a package module with a __main__ block.
+CLI = '''\
+import sys
+
+import jax
+import jax.numpy as jnp
+
+from pkg.model import safe_log
+
+if __name__ == "__main__":
+    print(sys.argv[1:], float(jax.grad(lambda x: safe_log(x).sum())(jnp.ones(3)).sum()))
+'''
+
+
+def expected(text: str, code: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if f"# expect {code}" in line)
+
+
+def project(tmp_path: Path, train: str = TRAIN, config: str = "") -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(MODEL)
+    (tmp_path / "pkg" / "cli.py").write_text(CLI)
+    (tmp_path / "train.py").write_text(train)
+    if config:
+        (tmp_path / "pyproject.toml").write_text(textwrap.dedent(config))
+    return tmp_path
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_RUN")}
+    env["JAX_PLATFORMS"] = "cpu"
+    return subprocess.run([sys.executable, "-m", "jaxlint", "run", *args], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def reported(root: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[tuple[str, str, int]]]:
+    """The run, and (file, code, line) of each finding, read from the JSON report."""
+    done = run(root, "--output-format", "json", "-o", "report.json", *args)
+    report = root / "report.json"
+    found = json.loads(report.read_text()) if report.exists() else []
+    return done, {(os.path.relpath(f["filename"], root), f["code"], f["location"]["row"]) for f in found}
+
+
+def test_a_script_s_main_block_is_linted_with_its_own_arguments(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    done = run(root, "--", "python", "train.py", "--steps", "2")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("trained ")  # the program's own output, then the findings
+    assert f"train.py:{expected(TRAIN, 'JX101')}:12: JX101" in done.stdout
+    assert f"pkg/model.py:{expected(MODEL, 'JX501')}:" in done.stdout
+    # main() ran jnp but was called with an int: counted, not linted; never green by omission
+    assert "jaxlint: linted 2 of 3 JAX functions the program ran, traced 3 of 3 project functions it called " \
+           "with arrays (3 signatures), 2 findings" in done.stderr
+
+
+def test_json_output_names_each_finding_s_place(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 1, done.stderr
+    assert found == {("train.py", "JX101", expected(TRAIN, "JX101")), ("pkg/model.py", "JX501", expected(MODEL, "JX501"))}
+
+
+@pytest.mark.parametrize("command", [["python", "-m", "pkg.cli", "a", "b"], ["-m", "pkg.cli", "a", "b"]])
+def test_a_module_runs_as_python_m_runs_it(tmp_path: Path, command: list[str]) -> None:
+    root = project(tmp_path)
+    done, found = reported(root, "--", *command)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("['a', 'b'] 3.0")  # its __main__ block ran with its arguments
+    assert found == {("pkg/model.py", "JX501", expected(MODEL, "JX501"))}
+
+
+def test_the_program_s_failure_status_wins_and_its_calls_are_still_linted(tmp_path: Path) -> None:
+    root = project(tmp_path, TRAIN.replace('    print("trained"', '    sys.exit(3)\n    print("trained"'))
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 3, done.stderr
+    assert ("train.py", "JX101", expected(TRAIN, "JX101")) in found
+
+
+def test_a_program_that_raises_still_has_its_calls_linted(tmp_path: Path) -> None:
+    root = project(tmp_path, TRAIN.replace('    print("trained"', '    raise RuntimeError("diverged")\n    print("trained"'))
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 1, done.stderr
+    assert "RuntimeError: diverged" in done.stderr and 'train.py", line' in done.stderr  # Python's traceback
+    assert "jaxlint/pytest_plugin" not in done.stderr  # without jaxlint's own frames
+    assert ("train.py", "JX101", expected(TRAIN, "JX101")) in found
+
+
+def test_exit_zero_reports_without_failing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    done = run(root, "--exit-zero", "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 0, done.stderr
+    assert ": JX101" in done.stdout and "2 findings" in done.stderr
+
+
+def test_configuration_selection_per_file_ignores_and_noqa_apply(tmp_path: Path) -> None:
+    config = """\
+        [tool.jaxlint.per-file-ignores]
+        "pkg/*" = ["JX501"]
+    """
+    root = project(tmp_path, TRAIN.replace("# expect JX101", "# noqa: JX101"), config)
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 0, done.stderr
+    assert found == set() and "0 findings" in done.stderr
+    (root / "pyproject.toml").write_text('[tool.jaxlint]\nselect = ["JX1"]\n')
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 0 and found == set()  # JX501 not selected, JX101 suppressed
+    (root / "train.py").write_text(TRAIN)
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 1 and found == {("train.py", "JX101", expected(TRAIN, "JX101"))}
+
+
+def test_a_program_that_calls_nothing_of_jax_says_it_linted_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path, "from pkg.model import plain_numbers\n\nprint(plain_numbers(4))\n")
+    done = run(root, "--", "python", "train.py")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "6\n"
+    assert "jaxlint: linted 0 of 0 JAX functions the program ran, traced 0 of 0 project functions" in done.stderr
+    assert "called no function of the project" in done.stderr and "nothing was linted" in done.stderr
+
+
+def test_the_script_sees_python_s_main_environment(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "helper.py").write_text("NAME = 'helper'\n")
+    (tmp_path / "tools" / "show.py").write_text(
+        "import os, sys\nimport helper\n"  # found through sys.path[0], the script's folder
+        "print(__name__, sys.argv, helper.NAME, os.path.basename(__file__), sys.modules['__main__'].__file__ == __file__)\n")
+    done = run(tmp_path, "--", "python", "tools/show.py", "-x", "--y=1")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "__main__ ['tools/show.py', '-x', '--y=1'] helper show.py True\n"
+
+
+@pytest.mark.parametrize("command, message", [
+    ([], "run needs a command after '--'"),
+    (["pytest", "tests"], "is not a Python program"),
+    (["python", "-c", "print(1)"], "python -c is not supported"),
+    (["missing.py"], "no such file: missing.py"),
+])
+def test_commands_it_cannot_run_are_usage_errors(tmp_path: Path, command: list[str], message: str) -> None:
+    done = run(tmp_path, "--", *command)
+    assert done.returncode == 2 and message in done.stderr and done.stdout == ""
+
+
+def test_the_command_is_read_as_python_reads_its_own() -> None:
+    python = sys.executable
+    assert program_command(["python", "-u", "-W", "ignore", "-X", "dev", "train.py", "-m", "x"]) == \
+        ([python, "-u", "-W", "ignore", "-X", "dev"], "path", "train.py", ["-m", "x"])
+    assert program_command(["python3", "-m", "pkg.cli", "a"]) == ([python], "module", "pkg.cli", ["a"])
+    assert program_command(["python", "-mpkg.cli", "a"]) == ([python], "module", "pkg.cli", ["a"])
+    assert program_command(["-m", "pkg.cli"]) == ([python], "module", "pkg.cli", [])
+    assert program_command(["train.py", "--steps", "2"]) == ([python], "path", "train.py", ["--steps", "2"])
+    assert program_command(["/opt/py/bin/python3.11", "t.py"]) == (["/opt/py/bin/python3.11"], "path", "t.py", [])
+    with pytest.raises(CommandError):
+        program_command(["python", "-m"])
+    with pytest.raises(CommandError):
+        program_command(["python", "-"])
