@@ -214,3 +214,17 @@ def test_the_command_is_read_as_python_reads_its_own() -> None:
         program_command(["python", "-m"])
     with pytest.raises(CommandError):
         program_command(["python", "-"])
+
+
+def test_neither_process_of_jaxlint_imports_pytest_and_jaxlint_imports_no_jax(tmp_path: Path) -> None:
+    """The program's process loads no pytest, even while linting (an atexit handler of the program
+    runs after it); jaxlint's own process settles and reports without JAX or pytest."""
+    root = project(tmp_path, TRAIN.replace("import sys\n", "import atexit\nimport sys\n\n"
+                                           "atexit.register(lambda: print('pytest' in sys.modules, flush=True))\n"))
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_RUN")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom jaxlint.cli.main import main\n"
+         "status = main(['run', '-q', '-o', 'report.json', '--', 'python', 'train.py', '--steps', '1'])\n"
+         "print(status, 'jax' in sys.modules, 'pytest' in sys.modules)"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.stdout.splitlines()[-2:] == ["False", "1 False False"], done.stderr

@@ -195,3 +195,20 @@ def test_a_worker_ends_itself_far_past_its_time_limit(tmp_path: Path) -> None:
     finally:
         worker.kill()
         worker.close()
+
+
+@pytest.mark.slow
+def test_the_program_of_jaxlint_run_ends_with_jaxlint(tmp_path: Path) -> None:
+    (tmp_path / "sleeps.py").write_text(
+        "import os\nimport subprocess\nimport sys\nimport time\n\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        "with open('pids.txt', 'w') as out:\n    out.write(f'{os.getpid()} {child.pid}')\n"
+        "time.sleep(600)\n")
+    run = subprocess.Popen([sys.executable, "-m", "jaxlint", "run", "--isolated", "--", "python", "sleeps.py"],
+                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        below = descendants_with(run, module_pids(tmp_path, 2, run))
+    finally:
+        run.kill()
+        run.wait()
+    assert_all_gone(below)

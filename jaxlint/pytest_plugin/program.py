@@ -16,6 +16,7 @@ import builtins
 import importlib.util
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -28,9 +29,7 @@ BOOTSTRAP = "from jaxlint.pytest_plugin.program import main; main()"
 
 def main() -> NoReturn:
     settings = json.loads(os.environ.pop(ENV))  # not inherited by what the program starts
-    from jaxlint.processes import watch_parent
-
-    watch_parent(settings["parent"])
+    _end_with(settings["parent"])
     mode, target, *args = sys.argv[1:]
     watching = _Watching(settings, target if mode == "path" else None)
     status, interrupted = 0, False
@@ -110,6 +109,21 @@ class _Watching:
         with open(path + ".part", "w", encoding="utf-8") as handle:
             json.dump(data, handle)
         os.replace(path + ".part", path)
+
+
+def _end_with(parent: int) -> None:
+    """End the program, and every process it started (even those that left its session), when
+    jaxlint ends: on the parent-death signal (Linux; SIGHUP, whose default ends the program too),
+    and on every platform when a thread sees the parent gone."""
+    from jaxlint.processes import descendants, kill_all, set_parent_death_signal, watch_parent
+
+    def on_parent_death(signum: int, frame: Any) -> None:
+        kill_all(descendants(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    signal.signal(signal.SIGHUP, on_parent_death)
+    set_parent_death_signal(signal.SIGHUP)
+    watch_parent(parent)
 
 
 def _run_path(script: str, args: list[str], watching: _Watching) -> None:
