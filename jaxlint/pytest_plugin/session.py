@@ -8,6 +8,7 @@ outcomes are never changed: only the session's exit status, from 0 to 1, when fi
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -20,9 +21,10 @@ import jaxlint
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
+from jaxlint.engine.store import cache_for, write_store
 from jaxlint.model import Finding
-from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
-from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls
+from jaxlint.pytest_plugin.calls import MAX_TESTS, CallWatcher, ProjectFiles
+from jaxlint.pytest_plugin.lint import Linted, Ran, lint_calls, stored_functions
 from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.rules import rule_classes
@@ -64,6 +66,8 @@ class JaxlintSession:
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
         self.ran: list[Ran] = []
+        self.depends: dict[str, set[str]] = {}  # module -> the project files its traces ran (lint.Outcome)
+        self.stored = 0  # test-run store entries written (engine/store.py)
         self.result: CheckResult | None = None
         self.exit_status_changed = False
         self.write_error: str | None = None
@@ -117,12 +121,14 @@ class JaxlintSession:
         watch = self.watch_all or self.unrevealing.get(test, 0) < PATIENCE
         if watch:
             before = self.watcher.news
+            self.watcher.test = item.nodeid  # the store names the tests that reached each function
             self.watcher.start()
         try:
             yield
         finally:
             if watch:
                 self.watcher.stop()
+                self.watcher.test = None
                 self.watched += 1
                 self.unrevealing[test] = 0 if self.watcher.news > before else self.unrevealing.get(test, 0) + 1
             else:
@@ -135,21 +141,26 @@ class JaxlintSession:
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
         started = time.perf_counter()
-        outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
-                             self.watcher.files.__contains__)
+        with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
+            outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
+                                 self.watcher.files.__contains__, self.watcher.executed_files)
         self.seconds += time.perf_counter() - started
         self.findings += outcome.findings
         self.functions += outcome.functions
         self.ran += outcome.ran
+        for path, files in outcome.depends.items():
+            self.depends.setdefault(path, set()).update(files)
         self.watcher.functions.clear()  # they hold the calls' objects
         if self.is_worker:
             self.pytest_config.workeroutput[WORKER_OUTPUT] = json.dumps({
                 "findings": [f.to_json() for f in self.findings],
                 "functions": [f.to_json() for f in self.functions],
+                "depends": {path: sorted(files) for path, files in self.depends.items()},
                 "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
                 "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
                 "other_loaders": self.other_loaders})
             return
+        self._store()
         self.result = self._settle()
         try:
             if self.report_path:
@@ -174,6 +185,8 @@ class JaxlintSession:
             self.findings += [Finding.from_json(f) for f in received["findings"]]
             self.functions += [Linted(**f) for f in received["functions"]]
             self.ran += [Ran(**r) for r in received["ran"]]
+            for path, files in received.get("depends", {}).items():
+                self.depends.setdefault(path, set()).update(files)
             self.seconds += received.get("seconds", 0.0)
             self.watched += received.get("watched", 0)
             self.unwatched += received.get("unwatched", 0)
@@ -232,6 +245,16 @@ class JaxlintSession:
                      "watches every test)")
         return text
 
+    def _store(self) -> None:
+        """Write what was linted into the result cache, for ``jaxlint check`` to report (the
+        controller does under xdist, from what the workers handed over)."""
+        cache = cache_for(self.config, bool(self.pytest_config.getoption("jaxlint_no_cache")),
+                          self.pytest_config.getoption("jaxlint_cache_dir"))
+        if cache is not None:
+            self.stored = write_store(self.config, [rule.code for rule in self.rules], self.findings,
+                                      stored_functions(_merged_ran(self.ran), _merged(self.functions)), self.depends,
+                                      cache=cache)
+
     def _coverage(self) -> dict[str, Any]:
         """--jaxlint-coverage-report: per JAX function the tests ran, linted or not; per function
         called with arrays, the signatures traced and the errors of those that were not."""
@@ -270,7 +293,11 @@ def _merged_ran(ran: list[Ran]) -> list[Ran]:
     for entry in ran:
         known = merged.get((entry.path, entry.line))
         if known is None or (entry.linted and not known.linted):
-            merged[(entry.path, entry.line)] = entry
+            tests = known.tests + entry.tests if known is not None else entry.tests
+            merged[(entry.path, entry.line)] = Ran(entry.path, entry.function, entry.line, entry.linted,
+                                                   entry.first_line, list(dict.fromkeys(tests))[:MAX_TESTS])
+        else:
+            known.tests = list(dict.fromkeys(known.tests + entry.tests))[:MAX_TESTS]
     return list(merged.values())
 
 
@@ -282,8 +309,10 @@ def _merged(functions: list[Linted]) -> list[Linted]:
         known = merged.get(key)
         if known is None:
             merged[key] = Linted(function.path, function.qualname, function.line, function.signatures,
-                                 list(function.errors))
+                                 list(function.errors), list(function.signature_texts), list(function.tests))
         else:
             known.signatures += function.signatures
             known.errors += function.errors
+            known.signature_texts = list(dict.fromkeys(known.signature_texts + function.signature_texts))
+            known.tests = list(dict.fromkeys(known.tests + function.tests))[:MAX_TESTS]
     return list(merged.values())
