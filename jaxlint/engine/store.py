@@ -28,6 +28,7 @@ from jaxlint.text import write_text_atomic
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
+    from jaxlint.engine.results import FileAnalysis
 
 LOG = logging.getLogger(__name__)
 FORMAT = 1  # of an entry; a change makes every older entry a miss
@@ -112,26 +113,31 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         inputs = {file: cache.digest(file) for file in sorted(entry["depends"])}
         if inputs[path] is None:
             continue  # deleted during the session
-        data = {"format": FORMAT, "slot": _slot(cache, path, codes, config), "path": path, "time": when,
+        data = {"format": FORMAT, "slot": _slot(cache, path, config), "codes": sorted(codes), "path": path,
+                "time": when,
                 "origin": origin, "inputs": inputs,
                 "functions": [asdict(f) for f in sorted(entry["functions"].values(), key=lambda f: f.first_line)],
                 "findings": [f.to_json() for f in entry["findings"]]}
-        previous = _read(cache, path, codes, config)
-        if previous is not None and previous.get("inputs") and _current(cache, previous["inputs"]):
+        previous = _read(cache, path, config)
+        if previous is not None and previous.get("codes") == data["codes"] and _current(cache, previous["inputs"]):
             data = _joined(previous, data)  # another session over the same code: keep what both linted
         written += _write(cache, _entry_path(cache, data["slot"]), data)
     return written
 
 
 def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str) -> StoredModule | None:
-    """The entry of the module ``path``, if one was written with these rules, options and
-    environment; None when there is none or it is damaged or foreign."""
-    data = _read(cache, path, codes, config)
+    """The entry of the module ``path``, if one was written with these rule options and
+    environment and (at least) these rules, its findings those of ``codes``; None when there is
+    none or it is damaged or foreign."""
+    data = _read(cache, path, config)
     if data is None:
         return None
     try:
+        if not set(codes) <= set(data["codes"]):
+            return None  # a rule selected now did not run in the session
         functions = [StoredFunction(**f) for f in data["functions"]]
-        findings = [Finding.from_json(f) for f in data["findings"]]
+        selected = set(codes)
+        findings = [finding for finding in map(Finding.from_json, data["findings"]) if finding.code in selected]
         changed = [file for file, digest in data["inputs"].items() if cache.digest(file) != digest]
         stored = StoredModule(os.path.abspath(path), float(data["time"]), str(data["origin"]), functions,
                               findings, not changed, changed)
@@ -144,9 +150,10 @@ def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: s
     return stored
 
 
-def _slot(cache: ResultCache, path: str, codes: Sequence[str], config: Config) -> str:
-    material = {"format": FORMAT, "path": os.path.abspath(path), "codes": sorted(codes),
-                "options": config.options(), "environment": cache.environment(), "version": __version__}
+def _slot(cache: ResultCache, path: str, config: Config) -> str:
+    # The selected rules are not in the name: an entry of a wider selection serves a narrower one.
+    material = {"format": FORMAT, "path": os.path.abspath(path), "options": config.options(),
+                "environment": cache.environment(), "version": __version__}
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -154,8 +161,8 @@ def _entry_path(cache: ResultCache, slot: str) -> str:
     return os.path.join(cache.folder, FOLDER, slot[:2], slot + ".json")
 
 
-def _read(cache: ResultCache, path: str, codes: Sequence[str], config: Config) -> dict | None:
-    slot = _slot(cache, path, codes, config)
+def _read(cache: ResultCache, path: str, config: Config) -> dict | None:
+    slot = _slot(cache, path, config)
     try:
         with open(_entry_path(cache, slot), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -210,3 +217,19 @@ def _write(cache: ResultCache, path: str, data: dict) -> int:
         LOG.debug("test-run entry not written (%s: %s)", type(error).__name__, error)
         return 0
     return 1
+
+
+def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
+    """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
+    entry's findings follow the file's own, for the settle step (its own win at a place)."""
+    for analysis in analyses:
+        if not analysis.functions and not analysis.targets:
+            continue  # no JAX function: nothing a session could have linted
+        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path))
+        if stored is None:
+            continue
+        analysis.stored = stored
+        if stored.fresh:
+            for finding in stored.findings:
+                finding.path = analysis.source.path
+            analysis.findings += stored.findings
