@@ -136,6 +136,10 @@ class Finding:
     fix_rejected: str | None = None
     cost: Cost | None = None  # performance findings: the waste, per call
     arguments: str | None = None  # "inferred": seen only with arguments jaxlint guessed
+    # Found by a watched session (engine/store.py), not this run: "test run", and the first test
+    # that reached the traced function.
+    origin: str | None = None
+    test: str | None = None
 
     @property
     def place(self) -> tuple[str, int, int, str]:

@@ -5,7 +5,8 @@ watched as ``pytest --jaxlint`` watches them, then report what linting them foun
 The program runs in a child process (pytest_plugin/program.py) that ends with jaxlint; it lints
 the kept calls once the program is done and hands the raw findings back in a JSON file. This
 process imports neither JAX nor pytest: it settles the findings (configuration from the current
-folder, selection, per-file-ignores, ``# noqa``) and reports them in any of check's formats.
+folder, selection, per-file-ignores, ``# noqa``), reports them in any of check's formats and
+writes them to the result store ``jaxlint check`` reads, as the test run does (engine/store.py).
 Exit status: the program's own when it failed, else 1 when findings remain (0 with --exit-zero),
 2 for jaxlint's usage errors.
 """
@@ -23,6 +24,7 @@ from typing import Any
 USAGE = "jaxlint run [OPTIONS] -- COMMAND..."
 EXAMPLE = "jaxlint run -- python train.py --steps 2"
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?$")
+ORIGIN = "jaxlint run"  # how check's summary names where the stored results came from
 _OPTIONS_WITH_VALUE = frozenset({"-W", "-X", "-Q"})  # python's own options that take the next word
 
 
@@ -53,6 +55,12 @@ def add_parser(commands: Any) -> None:
                           "or a `KEY = VALUE` TOML line overriding one setting, as for check")
     run.add_argument("--isolated", action="store_true",
                      help="ignore all configuration files (the root is the current directory)")
+    run.add_argument("--no-cache", action="store_true",
+                     help="do not write what was linted to the result cache for `jaxlint check` to report "
+                          "(JAXLINT_NO_CACHE=1)")
+    run.add_argument("--cache-dir", metavar="DIR", default=None,
+                     help="the result cache folder to write to (as check's --cache-dir; default: JAXLINT_CACHE_DIR, "
+                          "else the configuration's cache-dir, else .jaxlint_cache)")
 
 
 def program_command(command: list[str]) -> tuple[list[str], str, str, list[str]]:
@@ -195,7 +203,7 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
     except formats.OutputError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         failed = True
-    save_to_store(config, result, functions, ran)
+    _store(args, config, codes, findings, functions, ran, data.get("depends", {}))
     if not args.quiet:
         print(results.summary_line(ran, functions, len(result.findings), data.get("seconds", 0.0), "the program",
                                    args.verbose)
@@ -216,6 +224,14 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
     return 1 if result.findings and not args.exit_zero else 0
 
 
-def save_to_store(config: Any, result: Any, functions: list[Any], ran: list[Any]) -> None:
-    """Where the run's results join the result store ``jaxlint check`` reads (written by the test
-    run too): not written yet; the store's writer is called here once it exists."""
+def _store(args: argparse.Namespace, config: Any, codes: list[str], findings: list[Any], functions: list[Any],
+           ran: list[Any], depends: dict[str, list[str]]) -> None:
+    """The store ``pytest --jaxlint`` writes too (engine/store.py), for ``jaxlint check`` to report
+    what the program's run linted while the modules stay as they were."""
+    from jaxlint.engine.store import cache_for, write_store
+    from jaxlint.pytest_plugin import results
+
+    cache = cache_for(config, args.no_cache, args.cache_dir)
+    if cache is not None:
+        write_store(config, codes, findings, results.stored_functions(ran, functions), depends, origin=ORIGIN,
+                    cache=cache)

@@ -17,6 +17,7 @@ from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
+from jaxlint.engine.store import join_stored
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.model import Finding, Result, Skipped, Span
 from jaxlint.rules.catalog import rule_info
@@ -199,6 +200,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
         result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
+        if cache is not None:  # what `pytest --jaxlint` linted, where still current (engine/store.py)
+            join_stored(analyses, codes, config, cache)
         result.ignore_noqa = ignore_noqa
         for analysis in analyses:  # before fixing: ignored and suppressed findings are not fixed
             settle_file(analysis, codes, config, ignore_noqa)

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jaxlint.config import Config
 from jaxlint.model import Finding, Job, Result, Skipped, Target
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import Tokens
 from jaxlint.text import SourceFile
+
+if TYPE_CHECKING:
+    from jaxlint.engine.store import StoredModule
 
 # A fix whose edits overlap an accepted fix's is left for the next run, not rejected: its
 # Finding.fix_rejected starts with this.
@@ -38,13 +42,32 @@ class FileAnalysis:
     routed: list[Finding] = field(default_factory=list)
     # The tokenizer's view of its comments, from the scan cache (None: tokenized when needed).
     tokens: Tokens | None = None
+    # What a watched test run linted in it (engine/store.py); used when ``stored.fresh``.
+    stored: StoredModule | None = None
 
     @property
     def linted(self) -> list[JaxFunction]:
-        """The JAX functions whose operations the rules read."""
-        reached = set(self.result.linted) if self.result is not None else set()
-        reached |= self.linted_through_callers
+        """The JAX functions whose operations the rules read, here or in a test run."""
+        reached = self._reached_here() | (self.stored.linted_lines if self.stored and self.stored.fresh else set())
         return [f for f in self.functions if f.first_line in reached]
+
+    @property
+    def linted_here(self) -> list[JaxFunction]:
+        """Those this run traced (a function linted here and in the test run counts here)."""
+        reached = self._reached_here()
+        return [f for f in self.functions if f.first_line in reached]
+
+    @property
+    def changed_since_test_run(self) -> list[JaxFunction]:
+        """The JAX functions a test run linted whose entry is stale, not linted here."""
+        if self.stored is None or self.stored.fresh:
+            return []
+        reached, stale = self._reached_here(), self.stored.linted_lines
+        return [f for f in self.functions if f.first_line in stale and f.first_line not in reached]
+
+    def _reached_here(self) -> set[int]:
+        reached = set(self.result.linted) if self.result is not None else set()
+        return reached | self.linted_through_callers
 
 
 @dataclass
@@ -81,6 +104,21 @@ class CheckResult:
     @property
     def linted(self) -> int:
         return sum(len(fa.linted) for fa in self.files)
+
+    @property
+    def linted_here(self) -> int:
+        return sum(len(fa.linted_here) for fa in self.files)
+
+    @property
+    def changed_since_test_run(self) -> int:
+        return sum(len(fa.changed_since_test_run) for fa in self.files)
+
+    @property
+    def test_runs(self) -> list[str]:
+        """When and by what the test-run entries this run used or found stale were written:
+        "test run of 2026-12-02 14:03", the latest first."""
+        stored = sorted((fa.stored for fa in self.files if fa.stored is not None), key=lambda s: -s.time)
+        return list(dict.fromkeys(f"{s.origin} of {s.when}" for s in stored))
 
     @property
     def skipped(self) -> list[tuple[str, Skipped]]:

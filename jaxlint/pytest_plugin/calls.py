@@ -13,6 +13,7 @@ object itself (``self``, functions, modules, Python values).
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import inspect
 import os
@@ -20,12 +21,13 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
 
 MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
 MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
+MAX_TESTS = 3  # node ids kept per function (the test-run store names them to re-run)
 # Code objects that are not functions a user names: module and class bodies (not CO_OPTIMIZED),
 # comprehensions (functions of their own on Python 3.11), generator expressions. Generators and
 # coroutines are skipped by their flags: calling one runs nothing.
@@ -55,6 +57,7 @@ class Function:
     calls: list[Call] = field(default_factory=list)
     keys: dict[Any, Call] = field(default_factory=dict)  # signature key -> the call kept for it
     examined: int = 0
+    tests: list[str] = field(default_factory=list)  # node ids of the first tests that called it
 
     @property
     def done(self) -> bool:
@@ -118,6 +121,22 @@ class CallWatcher:
         self._on = False
         self._inside = threading.local()  # keeping a call runs code (pytree flattening) that may call back
         self.news = 0  # functions seen and calls kept so far: what a test adds shows it was worth watching
+        self.test: str | None = None  # node id of the test running (None: collection)
+        self._executed: set[str] | None = None  # executed_files() is recording
+
+    @contextlib.contextmanager
+    def executed_files(self) -> Iterator[set[str]]:
+        """The files of the project functions that run inside the block (the re-traces after the
+        tests: which project code a trace depends on), told by the same call or profile hook."""
+        executed: set[str] = set()
+        self._executed = executed
+        previous = set_profile(self._profile) if self.profile and not self._on else None
+        try:
+            yield executed
+        finally:
+            if previous is not None:
+                restore_profile(previous)
+            self._executed = None
 
     def start(self) -> None:
         if self.profile and not self._on:
@@ -133,6 +152,9 @@ class CallWatcher:
         """The call added at the top of each project function: keep the caller's call. Not again
         while keeping one: flattening the arguments calls the project's own pytree functions (a
         profile hook is not called from inside itself either)."""
+        if self._executed is not None:
+            self._executed.add(sys._getframe(1).f_code.co_filename)
+            return
         if self._on and not getattr(self._inside, "active", False):
             self._inside.active = True
             try:
@@ -150,7 +172,10 @@ class CallWatcher:
         if project is None:
             project = self._project[code.co_filename] = code.co_filename in self.files
         if project:
-            self._called(frame, code)
+            if self._executed is not None:
+                self._executed.add(code.co_filename)
+            else:
+                self._called(frame, code)
 
     def _called(self, frame: FrameType, code: CodeType) -> None:
         function = self.functions.get(id(code))
@@ -160,6 +185,8 @@ class CallWatcher:
                 return
             function = self.functions[id(code)] = Function(code)
             self.news += 1
+        if self.test is not None and len(function.tests) < MAX_TESTS and self.test not in function.tests:
+            function.tests.append(self.test)
         if function.done or "jax" not in sys.modules:  # without JAX no argument is a JAX array
             return
         with self._lock:

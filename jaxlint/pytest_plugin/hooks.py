@@ -25,6 +25,12 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--jaxlint-watch-all", action="store_true", default=False,
                     help="watch every test, also a parametrized test's later runs after three in a row called "
                          "nothing new (slower)")
+    group.addoption("--jaxlint-no-cache", action="store_true", default=False,
+                    help="do not write what was linted to the result cache for `jaxlint check` to report "
+                         "(as JAXLINT_NO_CACHE=1)")
+    group.addoption("--jaxlint-cache-dir", metavar="PATH", default=None,
+                    help="the result cache folder to write to (as `jaxlint check --cache-dir`; default: "
+                         "JAXLINT_CACHE_DIR, else the configuration's cache-dir, else .jaxlint_cache)")
     group.addoption("--jaxlint-exit-zero", action="store_true", default=False,
                     help="report the findings without changing the exit status")
 

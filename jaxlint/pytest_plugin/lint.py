@@ -16,7 +16,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 import jax
 
@@ -37,7 +37,7 @@ from jaxlint.worker.inprocess import recording_vmaps, target_for
 from jaxlint.worker.instrument import VMAP_RECORDS
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import format_signature
-from jaxlint.worker.traced_lines import reached_functions
+from jaxlint.worker.traced_lines import equation_files, reached_functions
 
 
 @dataclass
@@ -45,6 +45,9 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     functions: list[Linted] = field(default_factory=list)  # those called with arrays
     ran: list[Ran] = field(default_factory=list)
+    # Module -> the project files its linted functions' traces ran, and whose lines made the
+    # equations of the traces that put findings in it: what its result depends on (engine/store.py).
+    depends: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,28 +60,35 @@ class _File:
 
 
 def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings: Settings,
-               is_project: Callable[[str], bool] | None = None) -> Outcome:
+               is_project: Callable[[str], bool] | None = None,
+               executed: Callable[[], ContextManager[set[str]]] | None = None) -> Outcome:
     """Lint the kept calls of ``functions`` (every project function the tests called). The helpers
     they call are among them, each traced on its own; ``is_project`` tells which files a finding
-    may be placed in (JX401 at the calls that passed a key twice to a helper)."""
+    may be placed in (JX401 at the calls that passed a key twice to a helper); ``executed``: a
+    block that records the project files whose functions run in it (the watcher's)."""
     codes = {rule.code for rule in rules}
     outcome = Outcome()
     seen: set[tuple] = set()
     files: dict[str, _File | None] = {}
     called: dict[str, set[int]] = {}  # path -> first lines of the functions the tests called
+    tests: dict[tuple[str, int], list[str]] = {}  # (path, first line) -> the tests that called it
 
-    def report(found: list[Finding]) -> None:
+    def report(found: list[Finding], depends: Iterable[str] = (), test: str | None = None) -> None:
         # Several signatures and nested functions see the same operation: one finding per place
         # (settled again with the other xdist workers' findings), so the list stays short.
+        depends = {os.path.abspath(file) for file in depends}
         for finding in found:
+            outcome.depends.setdefault(os.path.abspath(finding.path), set()).update(depends)
             if finding.place not in seen:
                 seen.add(finding.place)
+                finding.test = finding.test or test
                 outcome.findings.append(finding)
 
     for function in functions:
         code = function.code
         path = os.path.abspath(code.co_filename)
         called.setdefault(path, set()).add(code.co_firstlineno)
+        tests.setdefault((path, code.co_firstlineno), function.tests)
         if not function.calls:
             continue
         source = files[path] if path in files else files.setdefault(path, _read(path, function))
@@ -87,7 +97,8 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         try:
             # What the traced code prints would land in the middle of pytest's summary.
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                _lint_function(function, path, source, rules, codes, settings, outcome, report, is_project)
+                _lint_function(function, path, source, rules, codes, settings, outcome, report, is_project,
+                               executed or _nothing_recorded)
         except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
             outcome.findings += internal_error(codes, path, Span(code.co_firstlineno, 0, code.co_firstlineno, 0),
                                                None, f"linting {getattr(code, 'co_qualname', code.co_name)}",
@@ -96,12 +107,22 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         source = files[path] if path in files else files.setdefault(path, _read(path, None))
         if source is None:
             continue
-        outcome.ran += [Ran(path, f.qualname, f.line, f.first_line in source.reached)
+        outcome.ran += [Ran(path, f.qualname, f.line, f.first_line in source.reached, f.first_line,
+                            list(tests.get((path, f.first_line), [])))
                         for f in source.functions if f.first_line in lines]
         if source.reached or any(f.path == path and f.signatures for f in outcome.functions):
             retrace = ModuleRetracer(source.module, path, settings) if source.module is not None else None
-            report(run_source_rules(rules, SourceContext(path, source.text, source.index, settings, retrace), codes))
+            with (executed or _nothing_recorded)() as ran_files:
+                found = run_source_rules(rules, SourceContext(path, source.text, source.index, settings, retrace),
+                                         codes)
+            # The source rules' findings depend on the file's traces too (ctx.retrace).
+            report(found, ran_files | outcome.depends.get(path, set()) | {path})
     return outcome
+
+
+@contextlib.contextmanager
+def _nothing_recorded() -> Iterator[set[str]]:
+    yield set()
 
 
 def _read(path: str, function: Function | None) -> _File | None:
@@ -115,26 +136,36 @@ def _read(path: str, function: Function | None) -> _File | None:
 
 
 def _lint_function(function: Function, path: str, source: _File, rules: list[type[Rule]], codes: set[str],
-                   settings: Settings, outcome: Outcome, report: Callable[[list[Finding]], None],
-                   is_project: Callable[[str], bool] | None) -> None:
+                   settings: Settings, outcome: Outcome, report: Callable[..., None],
+                   is_project: Callable[[str], bool] | None,
+                   executed: Callable[[], ContextManager[set[str]]]) -> None:
     """Trace each kept call of ``function`` and run the program rules."""
     code = function.code
     qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
     target = target_for(path, source.text, code.co_name, qualname, code.co_firstlineno,
                         list(parameter_names(code)), source.index.targets)
-    linted = Linted(path, qualname, code.co_firstlineno)
+    linted = Linted(path, qualname, code.co_firstlineno, tests=list(function.tests))
+    test = function.tests[0] if function.tests else None
+    depends = outcome.depends.setdefault(path, {path})
     for call in function.calls:
+        ran_files: set[str] = set()
         try:
-            with traced(call, path) as (closed, signature):
+            with executed() as ran_files, traced(call, path) as (closed, signature):
+                # The files the trace ran, and those whose lines made its equations (a jitted
+                # helper whose trace JAX had cached ran no code this time).
+                ran_files |= equation_files(closed, is_project)
                 # Inside the block: the rules read the vmap records made while tracing.
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
                                         settings, project=is_project, differentiated=call.differentiated,
-                                        vmap_records=VMAP_RECORDS))
+                                        vmap_records=VMAP_RECORDS), ran_files | {path}, test)
                 source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except Exception as error:
             linted.errors.append(describe_error(error))
             continue
+        finally:
+            depends.update(os.path.abspath(f) for f in ran_files)
         linted.signatures += 1
+        linted.signature_texts.append(signature)
         source.reached.add(code.co_firstlineno)
     outcome.functions.append(linted)
 

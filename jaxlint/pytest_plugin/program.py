@@ -2,8 +2,8 @@
 ``python -m MODULE`` would run it (``__main__``, ``sys.argv``, ``sys.path[0]``), with the calls of
 the project's functions watched as ``pytest --jaxlint`` watches them; once the program is done
 (returned, raised, or called ``sys.exit``), the kept calls are linted here, where their objects
-live, and the raw findings and linted functions handed to jaxlint (a JSON file), which settles
-and reports them. The process then exits with the program's own status.
+live, and the raw findings, linted functions and the files each module's traces ran handed to
+jaxlint (a JSON file), which settles and reports them and writes the result store. The process then exits with the program's own status.
 
 Started as ``python [OPTIONS] -c BOOTSTRAP path SCRIPT ARGS...`` or ``... module NAME ARGS...``
 with ``JAXLINT_RUN`` in its environment: ``{"results": path, "parent": pid, "config": file or
@@ -13,6 +13,7 @@ the user asked to stop.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib.util
 import json
 import os
@@ -97,11 +98,15 @@ class _Watching:
 
         started = time.perf_counter()
         rules = rule_classes(r.code for r in self.config.rules())
-        outcome = lint_calls(list(self.watcher.functions.values()), rules, self.config.settings(),
-                             self.files.__contains__)
+        # The call the watched modules make tells which project files each trace runs: what the
+        # store's entries depend on.
+        with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
+            outcome = lint_calls(list(self.watcher.functions.values()), rules, self.config.settings(),
+                                 self.files.__contains__, self.watcher.executed_files)
         data = {"findings": [f.to_json() for f in outcome.findings],
                 "functions": [f.to_json() for f in outcome.functions],
                 "ran": [r.to_json() for r in outcome.ran], "seconds": time.perf_counter() - started,
+                "depends": {path: sorted(files) for path, files in outcome.depends.items()},
                 "imported_before": self.imported_before,
                 "other_loaders": self.imports.other_loaders if self.imports is not None else [],
                 "notes": self.notes, "status": status}

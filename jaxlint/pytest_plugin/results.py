@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from jaxlint.config import Config
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
+from jaxlint.engine.store import MAX_TESTS, StoredFunction
 from jaxlint.model import Finding
 from jaxlint.text import SourceFile, read_source
 
@@ -27,6 +28,8 @@ class Linted:
     line: int
     signatures: int = 0
     errors: list[str] = field(default_factory=list)
+    signature_texts: list[str] = field(default_factory=list)  # of those linted, readable
+    tests: list[str] = field(default_factory=list)  # node ids of the first tests that called it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -40,6 +43,8 @@ class Ran:
     function: str
     line: int
     linted: bool
+    first_line: int = 0  # of the def, decorators included: how check's coverage names it
+    tests: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,7 +56,11 @@ def merged_ran(ran: Iterable[Ran]) -> list[Ran]:
     for entry in ran:
         known = merged.get((entry.path, entry.line))
         if known is None or (entry.linted and not known.linted):
-            merged[(entry.path, entry.line)] = entry
+            tests = known.tests + entry.tests if known is not None else entry.tests
+            merged[(entry.path, entry.line)] = Ran(entry.path, entry.function, entry.line, entry.linted,
+                                                   entry.first_line, list(dict.fromkeys(tests))[:MAX_TESTS])
+        else:
+            known.tests = list(dict.fromkeys(known.tests + entry.tests))[:MAX_TESTS]
     return list(merged.values())
 
 
@@ -63,11 +72,22 @@ def merged(functions: Iterable[Linted]) -> list[Linted]:
         known = found.get(key)
         if known is None:
             found[key] = Linted(function.path, function.qualname, function.line, function.signatures,
-                                list(function.errors))
+                                list(function.errors), list(function.signature_texts), list(function.tests))
         else:
             known.signatures += function.signatures
             known.errors += function.errors
+            known.signature_texts = list(dict.fromkeys(known.signature_texts + function.signature_texts))
+            known.tests = list(dict.fromkeys(known.tests + function.tests))[:MAX_TESTS]
     return list(found.values())
+
+
+def stored_functions(ran: Iterable[Ran], functions: Iterable[Linted]) -> list[StoredFunction]:
+    """What the test-run store keeps of a session's JAX functions (``ran``, merged over xdist
+    workers): linted or not, the signatures ``functions`` (those called with arrays) were traced
+    with, the tests that called them."""
+    signatures = {(f.path, f.line): f.signature_texts for f in merged(functions)}
+    return [StoredFunction(r.path, r.function, r.first_line, r.linted, list(signatures.get((r.path, r.first_line), [])),
+                           list(r.tests)) for r in merged_ran(ran) if r.first_line]
 
 
 def settled(findings: Iterable[Finding], codes: list[str], config: Config) -> CheckResult:

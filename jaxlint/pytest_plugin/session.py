@@ -8,6 +8,7 @@ outcomes are never changed: only the session's exit status, from 0 to 1, when fi
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -19,6 +20,7 @@ import pytest
 import jaxlint
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.engine.results import CheckResult
+from jaxlint.engine.store import cache_for, write_store
 from jaxlint.model import Finding
 from jaxlint.pytest_plugin import results
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
@@ -65,6 +67,8 @@ class JaxlintSession:
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
         self.ran: list[Ran] = []
+        self.depends: dict[str, set[str]] = {}  # module -> the project files its traces ran (lint.Outcome)
+        self.stored = 0  # test-run store entries written (engine/store.py)
         self.result: CheckResult | None = None
         self.exit_status_changed = False
         self.write_error: str | None = None
@@ -118,12 +122,14 @@ class JaxlintSession:
         watch = self.watch_all or self.unrevealing.get(test, 0) < PATIENCE
         if watch:
             before = self.watcher.news
+            self.watcher.test = item.nodeid  # the store names the tests that reached each function
             self.watcher.start()
         try:
             yield
         finally:
             if watch:
                 self.watcher.stop()
+                self.watcher.test = None
                 self.watched += 1
                 self.unrevealing[test] = 0 if self.watcher.news > before else self.unrevealing.get(test, 0) + 1
             else:
@@ -136,21 +142,26 @@ class JaxlintSession:
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             return  # the user asked to stop, or pytest itself failed: no tracing now
         started = time.perf_counter()
-        outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
-                             self.watcher.files.__contains__)
+        with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
+            outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
+                                 self.watcher.files.__contains__, self.watcher.executed_files)
         self.seconds += time.perf_counter() - started
         self.findings += outcome.findings
         self.functions += outcome.functions
         self.ran += outcome.ran
+        for path, files in outcome.depends.items():
+            self.depends.setdefault(path, set()).update(files)
         self.watcher.functions.clear()  # they hold the calls' objects
         if self.is_worker:
             self.pytest_config.workeroutput[WORKER_OUTPUT] = json.dumps({
                 "findings": [f.to_json() for f in self.findings],
                 "functions": [f.to_json() for f in self.functions],
+                "depends": {path: sorted(files) for path, files in self.depends.items()},
                 "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
                 "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
                 "other_loaders": self.other_loaders})
             return
+        self._store()
         self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config)
         try:
             if self.report_path:
@@ -176,6 +187,8 @@ class JaxlintSession:
             self.findings += [Finding.from_json(f) for f in received["findings"]]
             self.functions += [Linted(**f) for f in received["functions"]]
             self.ran += [Ran(**r) for r in received["ran"]]
+            for path, files in received.get("depends", {}).items():
+                self.depends.setdefault(path, set()).update(files)
             self.seconds += received.get("seconds", 0.0)
             self.watched += received.get("watched", 0)
             self.unwatched += received.get("unwatched", 0)
@@ -209,6 +222,15 @@ class JaxlintSession:
                      f"parametrized test that showed no new call {PATIENCE} times in a row (--jaxlint-watch-all "
                      "watches every test)")
         return text
+
+    def _store(self) -> None:
+        """Write what was linted into the result cache, for ``jaxlint check`` to report (the
+        controller does under xdist, from what the workers handed over)."""
+        cache = cache_for(self.config, bool(self.pytest_config.getoption("jaxlint_no_cache")),
+                          self.pytest_config.getoption("jaxlint_cache_dir"))
+        if cache is not None:
+            self.stored = write_store(self.config, [rule.code for rule in self.rules], self.findings,
+                                      results.stored_functions(self.ran, self.functions), self.depends, cache=cache)
 
     def _verbose(self) -> bool:
         return self.pytest_config.getoption("verbose") > 0

@@ -60,6 +60,16 @@ class WatchedImports(importlib.abc.MetaPathFinder):
         if self in sys.meta_path:
             sys.meta_path.remove(self)
 
+    @contextlib.contextmanager
+    def calling(self, notify: Callable[[], None]) -> Iterator[None]:
+        """The compiled functions' call goes to ``notify`` inside the block, quiet again after
+        (the re-traces after the tests: which project files a trace ran)."""
+        setattr(builtins, NOTIFY, notify)
+        try:
+            yield
+        finally:
+            setattr(builtins, NOTIFY, _quiet)
+
     def uninstall(self) -> None:
         """No more modules are compiled with the call; those that were keep it, made quiet."""
         self.uninstall_finder()

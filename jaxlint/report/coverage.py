@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -48,6 +49,7 @@ class Function:
     function: str
     line: int
     linted: bool
+    linted_in: str | None = None  # "here", or the test run's "test run of 2026-12-02 14:03"
 
 
 @dataclass
@@ -78,6 +80,14 @@ def coverage(result: CheckResult) -> Coverage:
     for analysis in result.files:
         path, text = analysis.source.path, analysis.source.text
         linted = {f.first_line for f in analysis.linted}
+        here = {f.first_line for f in analysis.linted_here}
+        stored = analysis.stored
+        changed = {f.first_line for f in analysis.changed_since_test_run}
+        stored_functions = {f.first_line: f for f in stored.functions} if stored is not None else {}
+        if stored is not None and stored.fresh:
+            for entry in stored.functions:
+                if entry.linted and entry.first_line not in here and entry.signatures:
+                    traced.append(Traced(path, entry.qualname, entry.first_line, stored.origin, list(entry.signatures)))
         function_of = _function_of(analysis.functions)
         targets += len(analysis.targets)
         described: set[int] = set()  # first lines of the functions an entry stands for
@@ -106,8 +116,17 @@ def coverage(result: CheckResult) -> Coverage:
             traced.append(Traced(path, traced_entry.target, line, traced_entry.source,
                                  list(traced_entry.signatures or [traced_entry.signature])))
         for function in analysis.functions:
-            functions.append(Function(path, function.qualname, function.line, function.first_line in linted))
+            origin = None if function.first_line not in linted else "here" if function.first_line in here \
+                else f"{stored.origin} of {stored.when}"
+            functions.append(Function(path, function.qualname, function.line, function.first_line in linted, origin))
             if function.first_line in linted or function.first_line in described:
+                continue
+            if function.first_line in changed:
+                tests = stored_functions[function.first_line].tests
+                untraced.append(Untraced(path, function.qualname, function.line, "changed-since-test-run",
+                                         f"linted in the {stored.origin} of {stored.when}; changed since: "
+                                         + ", ".join(sorted(relative_to(stored.changed, result))), None,
+                                         "the tests that reached it: " + " ".join(tests) if tests else None))
                 continue
             if function.line in main_block:
                 untraced.append(Untraced(path, function.qualname, function.line, "not-imported",
@@ -124,6 +143,12 @@ def coverage(result: CheckResult) -> Coverage:
     key = lambda item: (item.path, item.line, item.target)  # noqa: E731
     return Coverage(sorted(traced, key=key), sorted(untraced, key=key),
                     sorted(functions, key=lambda f: (f.path, f.line, f.function)), sorted(outside, key=key), targets)
+
+
+def relative_to(paths: list[str], result: CheckResult) -> list[str]:
+    """Paths relative to the configuration's root, for the listing."""
+    root = result.config.root if result.config is not None else None
+    return [os.path.relpath(path, root) if root else path for path in paths]
 
 
 def _function_of(functions: list[JaxFunction]) -> Callable[[Target | None], JaxFunction | None]:
@@ -194,6 +219,10 @@ def _entries(items: list[Untraced], relative: Callable[[str], str]) -> list[str]
     lines = []
     for item in items:
         lines.append(f"  {relative(item.path)}:{item.line}: {item.target} [{item.kind}] {item.reason}")
+        if item.kind == "changed-since-test-run":  # no hint: running the tests again lints it
+            lines.append(f"      ({item.note}; `jaxlint check --rerun-tests` or `pytest --jaxlint` runs them)"
+                         if item.note else "      (`pytest --jaxlint` lints it again)")
+            continue
         if item.hint is not None:
             lines.append(f"      {item.hint}")
         if item.note is not None:

@@ -30,6 +30,9 @@ def finding_json(finding: Finding) -> dict[str, Any]:
            "cost": None if finding.cost is None else dataclasses.asdict(finding.cost)}
     if finding.arguments is not None:  # "inferred": jaxlint guessed the arguments this needed
         row["arguments"] = finding.arguments
+    if finding.origin is not None:  # from the test-run store (engine/store.py), not traced by this run
+        row["origin"] = finding.origin
+        row["test"] = finding.test
     return row
 
 

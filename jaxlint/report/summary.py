@@ -31,8 +31,11 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     # function nothing names is code the rules never read.
     traced = f"{result.traced} target{'s' if result.traced != 1 else ''} traced"
     parts = [f"{checked} file{'s' if checked != 1 else ''} checked",
-             f"linted {result.linted} of {result.jax_functions} JAX functions ({traced}"
+             f"linted {result.linted} of {result.jax_functions} JAX functions{_origins(result)} ({traced}"
              + (f", {skipped} skipped: no abstract arguments or errors)" if skipped else ")")]
+    if result.changed_since_test_run:
+        parts.append(f"{result.changed_since_test_run} changed since the {_test_run(result)} "
+                     "(--show-untraced names the tests that reached them)")
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
     if result.unchecked_findings:
         parts.append(f"{result.unchecked_findings} more in helpers in files not checked (check those files "
@@ -54,6 +57,20 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     return ", ".join(parts) + "."
 
 
+def _origins(result: CheckResult) -> str:
+    """": 3 traced here, 809 in the test run of 2026-12-02 14:03" when a test run's entries
+    (engine/store.py) were used or found stale; nothing otherwise."""
+    if not result.test_runs:
+        return ""
+    here = result.linted_here
+    return f": {here} traced here, {result.linted - here} in the {_test_run(result)}"
+
+
+def _test_run(result: CheckResult) -> str:
+    runs = result.test_runs
+    return runs[0] + (f" (and {len(runs) - 1} earlier)" if len(runs) > 1 else "")
+
+
 def coverage_warning(result: CheckResult) -> str | None:
     """A run that linted less than half of the JAX functions it found says so, with the one step
     that reaches the rest: the tool never looks green when it checked nothing. None otherwise."""
@@ -70,6 +87,8 @@ def coverage_warning(result: CheckResult) -> str | None:
 
 def next_step(result: CheckResult) -> str:
     """The one step that reaches most of the JAX functions the run did not lint."""
+    if 2 * result.changed_since_test_run >= result.jax_functions - result.linted:
+        return "run the tests again with `pytest --jaxlint`: what they linted changed since"
     failed = described = plain = 0
     for analysis in result.files:
         reached = {f.first_line for f in analysis.linted}
@@ -86,7 +105,7 @@ def next_step(result: CheckResult) -> str:
     if described >= plain:
         return "give the targets arguments: a hint comment above each or an examples file (docs/arguments.md)"
     config = result.config
-    if config is not None and not os.path.exists(config.signatures) and any(
+    if config is not None and not os.path.exists(config.signatures) and not result.test_runs and any(
             is_test_file(analysis.source.path) for analysis in result.files):
         return ("run `jaxlint record -- pytest` to record the arguments the tests pass: the next check "
                 "traces the functions they call")

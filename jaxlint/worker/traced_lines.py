@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from jaxlint.ir import compat
 from jaxlint.rules import codes_by_name
@@ -92,3 +92,23 @@ def reached_in_files(closed_jaxpr: Any, files: dict[str, tuple[LineOwners, set[i
                     del remaining[path]
             pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
     return found
+
+
+def equation_files(closed_jaxpr: Any, wanted: Callable[[str], bool] | None = None) -> set[str]:
+    """The files (``wanted`` ones; default: every user file) on the user call stacks of the
+    equations of ``closed_jaxpr``, sub-jaxprs included: the code its operations came from."""
+    found: set[str] = set()
+    seen: set[int] = set()
+    pending = [compat.open_jaxpr(closed_jaxpr)[0]]
+    while pending:
+        jaxpr = pending.pop()
+        if id(jaxpr) in seen:
+            continue
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            try:
+                found.update(file for file, _, _ in compat.user_frames(eqn.source_info))
+            except Exception:  # a malformed traceback must not stop the analysis
+                pass
+            pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
+    return {file for file in found if wanted is None or wanted(file)}

@@ -1,0 +1,235 @@
+"""The test-run store: what ``pytest --jaxlint`` (or ``jaxlint run``) linted, kept in the result
+cache folder (``tests/``) for ``jaxlint check`` to report as its own.
+
+One entry per module, named by what its result depends on outside the project (the module's
+path, the selected rules and their options, jaxlint, Python, the installed distributions and the
+JAX environment variables: ``ResultCache.environment``) and holding what it depends on inside:
+the sha256 of the module's bytes and of every project file the traces that linted it ran (the
+files whose functions executed while tracing, and those whose lines made its equations). An entry
+whose digests all still match is used; one with any other digest is stale, and check reports its
+functions as changed since the test run, naming the tests that reached them. The findings are
+raw (before per-file-ignores and suppression comments): check settles them with its own
+configuration. Never imports JAX.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+from jaxlint.about import __version__
+from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache
+from jaxlint.model import Finding
+from jaxlint.text import write_text_atomic
+
+if TYPE_CHECKING:
+    from jaxlint.config import Config
+    from jaxlint.engine.results import FileAnalysis
+
+LOG = logging.getLogger(__name__)
+FORMAT = 1  # of an entry; a change makes every older entry a miss
+FOLDER = "tests"  # inside the cache folder
+MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
+ORIGIN = "test run"
+
+
+@dataclass
+class StoredFunction:
+    """A JAX function (scan/functions.py, by the first line of its def, decorators included) that
+    the session ran: whether the rules read its operations, the abstract signatures it was traced
+    with (display form), the first tests that reached it."""
+
+    path: str  # absolute
+    qualname: str
+    first_line: int
+    linted: bool
+    signatures: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StoredModule:
+    """One module's entry as check reads it; ``fresh``: every digest still matches."""
+
+    path: str
+    time: float  # when the session that wrote it ended
+    origin: str  # "test run", or what else wrote it
+    functions: list[StoredFunction]
+    findings: list[Finding]
+    fresh: bool
+    changed: list[str] = field(default_factory=list)  # the files whose digests no longer match
+
+    @property
+    def when(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(self.time))
+
+    @property
+    def linted_lines(self) -> set[int]:
+        return {f.first_line for f in self.functions if f.linted}
+
+
+def cache_for(config: Config, no_cache: bool = False, cache_dir: str | None = None) -> ResultCache | None:
+    """The result cache ``jaxlint check`` would use with this configuration: ``cache_dir`` (its
+    --cache-dir), else JAXLINT_CACHE_DIR, else the configuration's cache-dir, else
+    ``<root>/.jaxlint_cache``; None with ``no_cache`` (its --no-cache) or JAXLINT_NO_CACHE."""
+    if no_cache or (os.environ.get("JAXLINT_NO_CACHE") or "").strip().lower() in ("1", "true", "yes", "on"):
+        return None
+    folder = cache_dir or os.environ.get("JAXLINT_CACHE_DIR") or config.cache_dir
+    return ResultCache(os.path.abspath(folder), config.root)
+
+
+def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding],
+                functions: Iterable[StoredFunction], depends: Mapping[str, Iterable[str]],
+                origin: str = ORIGIN, cache: ResultCache | None = None, when: float | None = None) -> int:
+    """Write one entry per module a watched-and-linted session touched: ``findings`` raw (before
+    per-file-ignores and suppressions), ``functions`` the JAX functions it ran, ``depends`` for
+    each module the project files its traces ran (the module itself is always included).
+    ``cache``: the result cache to write in (default: ``cache_for(config)``; None there: nothing
+    is written). Returns how many entries were written."""
+    cache = cache if cache is not None else cache_for(config)
+    if cache is None:
+        return 0
+    when = time.time() if when is None else when
+    modules: dict[str, dict] = {}
+
+    def module(path: str) -> dict:
+        path = os.path.abspath(path)
+        return modules.setdefault(path, {"functions": {}, "findings": [], "depends": {path}})
+
+    for function in functions:
+        entry = module(function.path)
+        known = entry["functions"].get(function.first_line)
+        entry["functions"][function.first_line] = function if known is None else _merged(known, function)
+    for finding in findings:
+        module(finding.path)["findings"].append(finding)
+    for path, files in depends.items():
+        module(path)["depends"].update(os.path.abspath(f) for f in files)
+    written = 0
+    for path, entry in modules.items():
+        inputs = {file: cache.digest(file) for file in sorted(entry["depends"])}
+        if inputs[path] is None:
+            continue  # deleted during the session
+        data = {"format": FORMAT, "slot": _slot(cache, path, config), "codes": sorted(codes), "path": path,
+                "time": when,
+                "origin": origin, "inputs": inputs,
+                "functions": [asdict(f) for f in sorted(entry["functions"].values(), key=lambda f: f.first_line)],
+                "findings": [f.to_json() for f in entry["findings"]]}
+        previous = _read(cache, path, config)
+        if previous is not None and previous.get("codes") == data["codes"] and _current(cache, previous["inputs"]):
+            data = _joined(previous, data)  # another session over the same code: keep what both linted
+        written += _write(cache, _entry_path(cache, data["slot"]), data)
+    return written
+
+
+def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str) -> StoredModule | None:
+    """The entry of the module ``path``, if one was written with these rule options and
+    environment and (at least) these rules, its findings those of ``codes``; None when there is
+    none or it is damaged or foreign."""
+    data = _read(cache, path, config)
+    if data is None:
+        return None
+    try:
+        if not set(codes) <= set(data["codes"]):
+            return None  # a rule selected now did not run in the session
+        functions = [StoredFunction(**f) for f in data["functions"]]
+        selected = set(codes)
+        findings = [finding for finding in map(Finding.from_json, data["findings"]) if finding.code in selected]
+        changed = [file for file, digest in data["inputs"].items() if cache.digest(file) != digest]
+        stored = StoredModule(os.path.abspath(path), float(data["time"]), str(data["origin"]), functions,
+                              findings, not changed, changed)
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        LOG.debug("%s: test-run entry ignored (%s: %s)", path, type(error).__name__, error)
+        return None
+    for finding in stored.findings:
+        finding.path = stored.path if os.path.abspath(finding.path) == stored.path else finding.path
+        finding.origin = stored.origin
+    return stored
+
+
+def _slot(cache: ResultCache, path: str, config: Config) -> str:
+    # The selected rules are not in the name: an entry of a wider selection serves a narrower one.
+    material = {"format": FORMAT, "path": os.path.abspath(path), "options": config.options(),
+                "environment": cache.environment(), "version": __version__}
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _entry_path(cache: ResultCache, slot: str) -> str:
+    return os.path.join(cache.folder, FOLDER, slot[:2], slot + ".json")
+
+
+def _read(cache: ResultCache, path: str, config: Config) -> dict | None:
+    slot = _slot(cache, path, config)
+    try:
+        with open(_entry_path(cache, slot), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:  # damaged
+        LOG.debug("%s: test-run entry ignored (%s: %s)", path, type(error).__name__, error)
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("slot") != slot \
+            or not isinstance(data.get("inputs"), dict):
+        return None
+    return data
+
+
+def _current(cache: ResultCache, inputs: Mapping[str, str]) -> bool:
+    return all(cache.digest(file) == digest for file, digest in inputs.items())
+
+
+def _joined(previous: dict, data: dict) -> dict:
+    """Two sessions' entries for the same code (every digest of both current): the functions
+    either linted, the findings of both (settle keeps one per place), the inputs of both."""
+    try:
+        functions = {f["first_line"]: StoredFunction(**f) for f in previous["functions"]}
+        for f in data["functions"]:
+            new = StoredFunction(**f)
+            functions[new.first_line] = new if new.first_line not in functions \
+                else _merged(new, functions[new.first_line])
+        places = {Finding.from_json(f).place for f in data["findings"]}
+        findings = data["findings"] + [f for f in previous["findings"] if Finding.from_json(f).place not in places]
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return data
+    return {**data, "inputs": {**previous["inputs"], **data["inputs"]},
+            "functions": [asdict(f) for f in sorted(functions.values(), key=lambda f: f.first_line)],
+            "findings": findings}
+
+
+def _merged(first: StoredFunction, other: StoredFunction) -> StoredFunction:
+    return StoredFunction(first.path, first.qualname, first.first_line, first.linted or other.linted,
+                          list(dict.fromkeys(first.signatures + other.signatures)),
+                          list(dict.fromkeys(first.tests + other.tests))[:MAX_TESTS])
+
+
+def _write(cache: ResultCache, path: str, data: dict) -> int:
+    try:
+        if not os.path.isdir(cache.folder):  # ruff's markers: git ignores it, backup tools may skip it
+            os.makedirs(cache.folder, exist_ok=True)
+            for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+                write_text_atomic(os.path.join(cache.folder, name), text)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_text_atomic(path, json.dumps(data))
+    except (OSError, TypeError, ValueError) as error:  # a read-only cache folder is no store
+        LOG.debug("test-run entry not written (%s: %s)", type(error).__name__, error)
+        return 0
+    return 1
+
+
+def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
+    """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
+    entry's findings follow the file's own, for the settle step (its own win at a place)."""
+    for analysis in analyses:
+        if not analysis.functions and not analysis.targets:
+            continue  # no JAX function: nothing a session could have linted
+        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path))
+        if stored is None:
+            continue
+        analysis.stored = stored
+        if stored.fresh:
+            for finding in stored.findings:
+                finding.path = analysis.source.path
+            analysis.findings += stored.findings

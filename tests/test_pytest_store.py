@@ -1,0 +1,234 @@
+"""The test-run store (engine/store.py): a real ``pytest --jaxlint`` run in one process writes it,
+a real ``jaxlint check`` in another reads it. Projects are generated in tmp_path; findings are
+compared by (code, file, line)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HELPERS = '''\
+import jax.numpy as jnp
+
+
+def guarded_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)
+'''
+
+MODEL = '''\
+import jax
+import jax.numpy as jnp
+
+from pkg.helpers import guarded_log
+
+
+def loss(x):
+    return jnp.sum(guarded_log(x))
+
+
+def noisy(key, x):
+    a = jax.random.normal(key, x.shape)
+    b = jax.random.normal(key, x.shape)
+    return x + a + b
+'''
+
+OTHER = '''\
+import jax.numpy as jnp
+
+
+def unrelated(x):
+    return jnp.sin(x)
+'''
+
+TESTS = '''\
+import jax
+import jax.numpy as jnp
+
+from pkg.model import loss, noisy
+from pkg.other import unrelated
+
+
+def test_loss():
+    assert loss(jnp.ones(3)) == 0.0
+
+
+def test_noisy():
+    assert noisy(jax.random.PRNGKey(0), jnp.ones(3)).shape == (3,)
+
+
+def test_other():
+    assert unrelated(jnp.zeros(2)).shape == (2,)
+'''
+
+# (code, file, line) the tests' calls show: JX501 in the helper, JX401 at the second draw.
+EXPECTED = {("JX501", "pkg/helpers.py", 5), ("JX401", "pkg/model.py", 13)}
+
+
+def project(tmp_path: Path, tests: str = TESTS, model: str = MODEL, config: str = "") -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n" + textwrap.dedent(config))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text(HELPERS)
+    (tmp_path / "pkg" / "model.py").write_text(model)
+    (tmp_path / "pkg" / "other.py").write_text(OTHER)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_model.py").write_text(tests)
+    return tmp_path
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER",
+                        "JAXLINT_NO_CACHE", "JAXLINT_CACHE_DIR")}
+    env["JAX_PLATFORMS"] = "cpu"
+    env.update(extra)
+    return env
+
+
+def pytest_run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint",
+                           "--jaxlint-report", "report.json", *args],
+                          cwd=root, env=environment(**env), capture_output=True, text=True, timeout=600)
+
+
+def check(root: Path, *args: str, **env: str) -> tuple[list[dict], str]:
+    """The JSON findings and the summary (stderr) of ``jaxlint check`` on the project's package."""
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", *args, "pkg"],
+                         cwd=root, env=environment(**env), capture_output=True, text=True, timeout=600)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    return json.loads(run.stdout), run.stderr
+
+
+def places(findings: list[dict], root: Path) -> set[tuple[str, str, int]]:
+    return {(f["code"], os.path.relpath(f["filename"], root), f["location"]["row"]) for f in findings}
+
+
+def stored_entries(root: Path) -> list[Path]:
+    return sorted((root / ".jaxlint_cache" / "tests").rglob("*.json"))
+
+
+def test_check_reports_what_the_test_run_linted(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run = pytest_run(root)
+    assert run.returncode == 1 and "3 passed" in run.stdout, run.stdout + run.stderr
+    from_pytest = json.loads((root / "report.json").read_text())
+    assert places(from_pytest, root) == EXPECTED
+    assert len(stored_entries(root)) == 3  # one per module the tests reached
+    findings, summary = check(root)
+    # The same findings as the plugin reported, each saying where it came from.
+    assert places(findings, root) == EXPECTED
+    by_code = {f["code"]: f for f in findings}
+    assert by_code["JX401"]["origin"] == "test run"
+    assert by_code["JX401"]["test"] == "tests/test_model.py::test_noisy"
+    assert by_code["JX501"]["test"] == "tests/test_model.py::test_loss"
+    # The four JAX functions, all linted, by the tests.
+    assert "linted 4 of 4 JAX functions: 0 traced here, 4 in the test run of " in summary, summary
+    # Without the cache, check reads no store.
+    findings, summary = check(root, "--no-cache")
+    assert findings == [] and "linted 0 of 4 JAX functions (" in summary
+
+
+def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    pytest_run(root)
+    helpers = root / "pkg" / "helpers.py"
+    # A helper module the traced code calls: its own entry and the caller's are stale.
+    helpers.write_text(HELPERS + "\n\nSCALE = 2\n")
+    findings, summary = check(root, "--show-untraced")
+    assert places(findings, root) == set()
+    assert "linted 1 of 4 JAX functions: 0 traced here, 1 in the test run of " in summary, summary
+    assert "3 changed since the test run of " in summary
+    assert "pkg/model.py:11: noisy [changed-since-test-run]" in summary
+    assert "changed since: pkg/helpers.py" in summary
+    assert "tests/test_model.py::test_noisy" in summary and "tests/test_model.py::test_loss" in summary
+    # Back as it was: the entries serve again.
+    helpers.write_text(HELPERS)
+    findings, summary = check(root)
+    assert places(findings, root) == EXPECTED and "4 in the test run" in summary
+    # A module none of their traces ran: only its own entry is stale.
+    (root / "pkg" / "other.py").write_text(OTHER + "# edited\n")
+    findings, summary = check(root)
+    assert places(findings, root) == EXPECTED
+    assert "linted 3 of 4 JAX functions" in summary and "1 changed since the test run" in summary
+    # The module itself.
+    (root / "pkg" / "model.py").write_text(MODEL + "# edited\n")
+    findings, summary = check(root)
+    assert places(findings, root) == {("JX501", "pkg/helpers.py", 5)}
+
+
+@pytest.mark.slow
+def test_a_failing_session_stores_and_the_cache_switches_turn_the_store_off(tmp_path: Path) -> None:
+    root = project(tmp_path, tests=TESTS + "\n\ndef test_fails():\n    assert loss(jnp.ones(2)) == 1.0\n")
+    run = pytest_run(root, "--jaxlint-no-cache")
+    assert "1 failed, 3 passed" in run.stdout and not (root / ".jaxlint_cache").exists()
+    run = pytest_run(root, JAXLINT_NO_CACHE="1")
+    assert "1 failed, 3 passed" in run.stdout and not (root / ".jaxlint_cache").exists()
+    run = pytest_run(root, JAXLINT_CACHE_DIR=str(root / "elsewhere"))
+    assert "1 failed, 3 passed" in run.stdout and not (root / ".jaxlint_cache").exists()
+    findings, _ = check(root, JAXLINT_CACHE_DIR=str(root / "elsewhere"))
+    assert places(findings, root) == EXPECTED
+    findings, _ = check(root, "--cache-dir", "elsewhere")
+    assert places(findings, root) == EXPECTED
+    findings, _ = check(root)  # the default folder holds none
+    assert findings == []
+
+
+@pytest.mark.slow
+def test_check_settles_stored_findings_with_its_own_configuration(tmp_path: Path) -> None:
+    # The suppression is in the file during the test run: the store keeps the raw finding and
+    # check applies the comment (--ignore-noqa shows it was stored).
+    model = MODEL.replace("b = jax.random.normal(key, x.shape)", "b = jax.random.normal(key, x.shape)  # noqa: JX401")
+    root = project(tmp_path, model=model)
+    pytest_run(root)
+    assert places(json.loads((root / "report.json").read_text()), root) == {("JX501", "pkg/helpers.py", 5)}
+    findings, _ = check(root)
+    assert places(findings, root) == {("JX501", "pkg/helpers.py", 5)}
+    findings, _ = check(root, "--ignore-noqa")
+    assert places(findings, root) == EXPECTED
+    # per-file-ignores configured after the test run apply too; the entries stay current.
+    (root / "pyproject.toml").write_text('[tool.jaxlint]\nper-file-ignores = {"pkg/helpers.py" = ["JX501"]}\n')
+    findings, summary = check(root)
+    assert findings == [] and "4 in the test run" in summary
+    # A narrower selection is served by the entries of the wider one.
+    findings, _ = check(root, "--select", "JX501", "--isolated")
+    assert places(findings, root) == {("JX501", "pkg/helpers.py", 5)}
+
+
+@pytest.mark.slow
+def test_a_function_linted_here_and_in_the_test_run_counts_once(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "pkg" / "other.py").write_text(OTHER.replace("def unrelated", "# jaxlint: args x=f32[2]\ndef unrelated"))
+    pytest_run(root)
+    findings, summary = check(root)  # unrelated is a hinted target: traced here too
+    assert places(findings, root) == EXPECTED
+    assert "linted 4 of 4 JAX functions: 1 traced here, 3 in the test run of " in summary, summary
+
+
+@pytest.mark.slow
+def test_a_damaged_entry_is_ignored(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    pytest_run(root)
+    for entry in stored_entries(root):
+        entry.write_text(entry.read_text()[:40])
+    findings, summary = check(root)
+    assert findings == [] and "test run" not in summary
+    pytest_run(root)  # rewritten whole
+    findings, _ = check(root)
+    assert places(findings, root) == EXPECTED
+
+
+@pytest.mark.slow
+def test_under_xdist_the_controller_writes_the_store(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    root = project(tmp_path)
+    run = pytest_run(root, "-n", "2")
+    assert "3 passed" in run.stdout, run.stdout + run.stderr
+    findings, summary = check(root)
+    assert places(findings, root) == EXPECTED
+    assert "4 in the test run" in summary
+    assert {f["test"] for f in findings} == {"tests/test_model.py::test_noisy", "tests/test_model.py::test_loss"}
