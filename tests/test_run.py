@@ -228,3 +228,24 @@ def test_neither_process_of_jaxlint_imports_pytest_and_jaxlint_imports_no_jax(tm
          "print(status, 'jax' in sys.modules, 'pytest' in sys.modules)"],
         cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.stdout.splitlines()[-2:] == ["False", "1 False False"], done.stderr
+
+
+def test_the_run_writes_the_store_check_reads(tmp_path: Path) -> None:
+    """What the program's run linted joins `jaxlint check` in another process, as a test run's does;
+    an edit of the module makes its entry stale; --no-cache writes nothing."""
+    root = project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_NO_CACHE")}
+    env["JAX_PLATFORMS"] = "cpu"  # as run() sets it: the store's entries are keyed by JAX's variables
+    check = [sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg/model.py"]
+    assert run(root, "--no-cache", "--", "python", "train.py", "--steps", "1").returncode == 1
+    assert not (root / ".jaxlint_cache" / "tests").exists()
+    assert run(root, "--", "python", "train.py", "--steps", "1").returncode == 1
+    done = subprocess.run(check, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    found = json.loads(done.stdout)
+    assert [(f["code"], f["location"]["row"], f["origin"]) for f in found] == \
+        [("JX501", expected(MODEL, "JX501"), "jaxlint run")], done.stderr
+    assert "1 in the jaxlint run of " in done.stderr
+    (root / "pkg" / "model.py").write_text(MODEL + "\n\nSCALE = 2.0\n")
+    done = subprocess.run(check, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert json.loads(done.stdout) == [] and "1 changed since the jaxlint run of " in done.stderr, done.stderr
+    assert "run the program again with `jaxlint run`" in done.stderr

@@ -24,7 +24,6 @@ from typing import Any
 USAGE = "jaxlint run [OPTIONS] -- COMMAND..."
 EXAMPLE = "jaxlint run -- python train.py --steps 2"
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?$")
-ORIGIN = "jaxlint run"  # how check's summary names where the stored results came from
 _OPTIONS_WITH_VALUE = frozenset({"-W", "-X", "-Q"})  # python's own options that take the next word
 
 
@@ -228,10 +227,10 @@ def _store(args: argparse.Namespace, config: Any, codes: list[str], findings: li
            ran: list[Any], depends: dict[str, list[str]]) -> None:
     """The store ``pytest --jaxlint`` writes too (engine/store.py), for ``jaxlint check`` to report
     what the program's run linted while the modules stay as they were."""
-    from jaxlint.engine.store import cache_for, write_store
+    from jaxlint.engine.store import RUN_ORIGIN, cache_for, write_store
     from jaxlint.pytest_plugin import results
 
     cache = cache_for(config, args.no_cache, args.cache_dir)
     if cache is not None:
-        write_store(config, codes, findings, results.stored_functions(ran, functions), depends, origin=ORIGIN,
+        write_store(config, codes, findings, results.stored_functions(ran, functions), depends, origin=RUN_ORIGIN,
                     cache=cache)

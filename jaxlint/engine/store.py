@@ -35,6 +35,7 @@ FORMAT = 1  # of an entry; a change makes every older entry a miss
 FOLDER = "tests"  # inside the cache folder
 MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
 ORIGIN = "test run"
+RUN_ORIGIN = "jaxlint run"  # entries a program's run wrote (cli/run.py)
 
 
 @dataclass

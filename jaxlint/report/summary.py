@@ -88,6 +88,10 @@ def coverage_warning(result: CheckResult) -> str | None:
 def next_step(result: CheckResult) -> str:
     """The one step that reaches most of the JAX functions the run did not lint."""
     if 2 * result.changed_since_test_run >= result.jax_functions - result.linted:
+        from jaxlint.engine.store import RUN_ORIGIN
+
+        if all(run.startswith(RUN_ORIGIN) for run in result.test_runs):
+            return f"run the program again with `{RUN_ORIGIN}`: what it linted changed since"
         return "run the tests again with `pytest --jaxlint`: what they linted changed since"
     failed = described = plain = 0
     for analysis in result.files:
