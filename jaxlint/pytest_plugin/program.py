@@ -31,6 +31,7 @@ BOOTSTRAP = "from jaxlint.pytest_plugin.program import main; main()"
 def main() -> NoReturn:
     settings = json.loads(os.environ.pop(ENV))  # not inherited by what the program starts
     _end_with(settings["parent"])
+    started_as = os.getpid()
     mode, target, *args = sys.argv[1:]
     watching = _Watching(settings, target if mode == "path" else None)
     status, interrupted = 0, False
@@ -49,7 +50,7 @@ def main() -> NoReturn:
         status = 1
     finally:
         watching.stop()
-    if not interrupted:
+    if not interrupted and os.getpid() == started_as:  # not a fork of the program that returned
         for stream in (sys.stdout, sys.stderr):  # the program's output comes before jaxlint's report
             try:
                 stream.flush()
