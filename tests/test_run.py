@@ -146,6 +146,14 @@ def test_a_program_that_raises_still_has_its_calls_linted(tmp_path: Path) -> Non
     assert ("train.py", "JX101", expected(TRAIN, "JX101")) in found
 
 
+def test_an_interrupted_program_is_not_linted(tmp_path: Path) -> None:
+    root = project(tmp_path, TRAIN.replace('    print("trained"', '    os.kill(os.getpid(), signal.SIGINT)\n    print("trained"')
+                   .replace("import sys\n", "import os\nimport signal\nimport sys\n"))
+    done, found = reported(root, "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 130 and "KeyboardInterrupt" in done.stderr
+    assert "the program was interrupted: nothing was linted" in done.stderr and found == set()
+
+
 def test_exit_zero_reports_without_failing(tmp_path: Path) -> None:
     root = project(tmp_path)
     done = run(root, "--exit-zero", "--", "python", "train.py", "--steps", "1")
@@ -172,9 +180,11 @@ def test_configuration_selection_per_file_ignores_and_noqa_apply(tmp_path: Path)
 
 def test_a_program_that_calls_nothing_of_jax_says_it_linted_nothing(tmp_path: Path) -> None:
     root = project(tmp_path, "from pkg.model import plain_numbers\n\nprint(plain_numbers(4))\n")
-    done = run(root, "--", "python", "train.py")
+    done = run(root, "-q", "--", "python", "train.py")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "6\n"
+    assert done.stdout == "6\n" and "jaxlint: linted" not in done.stderr  # -q: no summary, but the warning
+    assert "called no function of the project" in done.stderr and "nothing was linted" in done.stderr
+    done = run(root, "--", "python", "train.py")
     assert "jaxlint: linted 0 of 0 JAX functions the program ran, traced 0 of 0 project functions" in done.stderr
     assert "called no function of the project" in done.stderr and "nothing was linted" in done.stderr
 

@@ -124,7 +124,9 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
     from jaxlint.pytest_plugin.program import BOOTSTRAP, ENV
 
     try:
-        interpreter, mode, target, program_args = program_command(command or args.program)
+        # `jaxlint run python train.py -- --x`: the first `--` was the program's
+        interpreter, mode, target, program_args = program_command(
+            [*args.program, "--", *command] if args.program else command)
     except CommandError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2
@@ -162,6 +164,9 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
         data = _read(handed_over)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    if data is not None and data.get("interrupted"):
+        print("jaxlint: the program was interrupted: nothing was linted", file=sys.stderr)
+        return status
     if data is None:
         print(f"jaxlint: the program ended (status {status}) without handing jaxlint its calls: it called "
               "os._exit, was killed, or its Python has no jaxlint installed; nothing was linted", file=sys.stderr)
@@ -210,12 +215,12 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
               file=sys.stderr)
         for note in data.get("notes", []):
             print(f"jaxlint: {note}", file=sys.stderr)
-        if not functions:
-            print(f"jaxlint: the program called no function of the project ({relative(config.root)}) with "
-                  "arrays: nothing was linted", file=sys.stderr)
         if args.verbose:
             for line in results.not_linted_lines(functions, relative):
                 print(line, file=sys.stderr)
+    if not functions:  # even with --quiet: a run that linted nothing must not look clean
+        print(f"jaxlint: the program called no function of the project ({relative(config.root)}) with "
+              "arrays: nothing was linted", file=sys.stderr)
     if status:
         return status
     if failed:

@@ -50,14 +50,24 @@ def main() -> NoReturn:
         status = 1
     finally:
         watching.stop()
-    if not interrupted and os.getpid() == started_as:  # not a fork of the program that returned
+    if os.getpid() == started_as:  # not a fork of the program that returned
         for stream in (sys.stdout, sys.stderr):  # the program's output comes before jaxlint's report
             try:
                 stream.flush()
             except Exception:
                 pass
-        watching.hand_over(settings["results"], status)
+        if interrupted:
+            _write(settings["results"], {"interrupted": True, "status": status})
+        else:
+            watching.hand_over(settings["results"], status)
     sys.exit(status)
+
+
+def _write(path: str, data: dict[str, Any]) -> None:
+    """``data`` as JSON at ``path``, whole or not at all."""
+    with open(path + ".part", "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(path + ".part", path)
 
 
 class _Watching:
@@ -112,9 +122,7 @@ class _Watching:
                 "other_loaders": self.imports.other_loaders if self.imports is not None else [],
                 "notes": self.notes, "status": status}
         self.watcher.functions.clear()  # they hold the calls' objects
-        with open(path + ".part", "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(path + ".part", path)
+        _write(path, data)
 
 
 def _end_with(parent: int) -> None:
