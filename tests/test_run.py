@@ -176,6 +176,8 @@ def test_configuration_selection_per_file_ignores_and_noqa_apply(tmp_path: Path)
     (root / "train.py").write_text(TRAIN)
     done, found = reported(root, "--", "python", "train.py", "--steps", "1")
     assert done.returncode == 1 and found == {("train.py", "JX101", expected(TRAIN, "JX101"))}
+    done, found = reported(root, "--config", "select = ['JX5']", "--", "python", "train.py", "--steps", "1")
+    assert done.returncode == 1 and found == {("pkg/model.py", "JX501", expected(MODEL, "JX501"))}
 
 
 def test_a_program_that_calls_nothing_of_jax_says_it_linted_nothing(tmp_path: Path) -> None:

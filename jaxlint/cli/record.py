@@ -73,13 +73,18 @@ def load_options(paths: list[str], config_options: list[str], isolated: bool) ->
     record and run. Raises ConfigError."""
     from jaxlint.config.keys import parse_snippet
 
-    files = [value for value in config_options if os.path.isfile(value) or "=" not in value]
+    files = config_files(config_options)
     if len(files) > 1:
         raise ConfigError(f"--config: one configuration file at most, got {', '.join(files)}")
     if files and isolated:
         raise ConfigError("--config FILE and --isolated are exclusive (--isolated ignores all files)")
     snippets = [parse_snippet(value, os.getcwd()) for value in config_options if value not in files]
     return load_config(paths, files[0] if files else None, isolated, snippets)
+
+
+def config_files(config_options: list[str]) -> list[str]:
+    """The ``--config`` values that name a file (the others are ``KEY = VALUE`` lines)."""
+    return [value for value in config_options if os.path.isfile(value) or "=" not in value]
 
 
 def _default_path(config: Config) -> str:

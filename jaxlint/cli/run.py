@@ -119,7 +119,7 @@ def _is_python_script(path: str) -> bool:
 
 def run(args: argparse.Namespace, command: list[str]) -> int:
     from jaxlint import report as formats
-    from jaxlint.cli.record import load_options, run_command
+    from jaxlint.cli.record import config_files, load_options, run_command
     from jaxlint.config import ConfigError
     from jaxlint.pytest_plugin.program import BOOTSTRAP, ENV
 
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
         return 2
     folder = tempfile.mkdtemp(prefix="jaxlint-run-")
     handed_over = os.path.join(folder, "results.json")
-    files = [value for value in args.config if os.path.isfile(value) or "=" not in value]
+    files = config_files(args.config)
     env = dict(os.environ)
     env[ENV] = json.dumps({"results": handed_over, "parent": os.getpid(), "config": files[0] if files else None,
                            "isolated": args.isolated,
@@ -167,6 +167,9 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
     if data is not None and data.get("interrupted"):
         print("jaxlint: the program was interrupted: nothing was linted", file=sys.stderr)
         return status
+    if data is not None and data.get("error"):
+        print(f"jaxlint: internal error while linting the program's calls: {data['error']}", file=sys.stderr)
+        return status or 2
     if data is None:
         print(f"jaxlint: the program ended (status {status}) without handing jaxlint its calls: it called "
               "os._exit, was killed, or its Python has no jaxlint installed; nothing was linted", file=sys.stderr)

@@ -3,7 +3,8 @@
 the project's functions watched as ``pytest --jaxlint`` watches them; once the program is done
 (returned, raised, or called ``sys.exit``), the kept calls are linted here, where their objects
 live, and the raw findings, linted functions and the files each module's traces ran handed to
-jaxlint (a JSON file), which settles and reports them and writes the result store. The process then exits with the program's own status.
+jaxlint (a JSON file), which settles and reports them and writes the result store. The process
+then exits with the program's own status.
 
 Started as ``python [OPTIONS] -c BOOTSTRAP path SCRIPT ARGS...`` or ``... module NAME ARGS...``
 with ``JAXLINT_RUN`` in its environment: ``{"results": path, "parent": pid, "config": file or
@@ -59,7 +60,11 @@ def main() -> NoReturn:
         if interrupted:
             _write(settings["results"], {"interrupted": True, "status": status})
         else:
-            watching.hand_over(settings["results"], status)
+            try:
+                watching.hand_over(settings["results"], status)
+            except Exception as error:  # jaxlint's own bug: said, and the program's status kept
+                traceback.print_exc()
+                _write(settings["results"], {"error": f"{type(error).__name__}: {error}", "status": status})
     sys.exit(status)
 
 
