@@ -232,3 +232,41 @@ def test_under_xdist_the_controller_writes_the_store(tmp_path: Path) -> None:
     assert places(findings, root) == EXPECTED
     assert "4 in the test run" in summary
     assert {f["test"] for f in findings} == {"tests/test_model.py::test_noisy", "tests/test_model.py::test_loss"}
+
+
+LOGGED_TESTS = TESTS + '''
+
+import os
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def log_the_test(request):
+    with open(os.path.join(os.path.dirname(__file__), "..", "ran.log"), "a") as log:
+        log.write(request.node.nodeid + "\\n")
+'''
+
+
+@pytest.mark.slow
+def test_rerun_tests_runs_exactly_the_recorded_tests_of_the_stale_modules(tmp_path: Path) -> None:
+    root = project(tmp_path, tests=LOGGED_TESTS)
+    pytest_run(root)
+    log = root / "ran.log"
+    assert len(log.read_text().split()) == 3
+    log.unlink()
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    # helpers.py and model.py are stale: the tests that reached them, not test_other.
+    assert sorted(log.read_text().split()) == ["tests/test_model.py::test_loss", "tests/test_model.py::test_noisy"]
+    assert "2 modules changed since the test run (pkg/helpers.py, pkg/model.py)" in run.stderr, run.stderr
+    assert places(json.loads(run.stdout), root) == EXPECTED
+    assert "linted 4 of 4 JAX functions: 0 traced here, 4 in the test run" in run.stderr
+    assert "changed since" not in run.stderr.splitlines()[-1]
+    # The same in the configuration; a time limit that runs out is said, and nothing is lost.
+    log.unlink()
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 3\n")
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\nrerun-tests = true\ntimeout = 0.5\n")
+    findings, summary = check(root)
+    assert "did not finish within the time limit (0.5 s per module, --timeout, 1 s in all)" in summary, summary
+    assert "3 changed since the test run" in summary and findings == []

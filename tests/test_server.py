@@ -135,3 +135,24 @@ async def test_untraced_functions_are_information_only_when_asked(client: Langua
     [shown] = await diagnostics_for(client, uri_of(path))
     assert shown.severity == types.DiagnosticSeverity.Information and shown.range.start.line == 3
     assert shown.message.startswith("norm not linted (not-a-target)") and "# jaxlint: args x=f32[...]" in shown.message
+
+
+@pytest.mark.asyncio
+async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClient, tmp_path: Path) -> None:
+    """A function no target names, linted by `pytest --jaxlint`: its finding is a diagnostic."""
+    import os
+    import subprocess
+
+    (tmp_path / "jaxlint.toml").write_text("")
+    path = tmp_path / "noisy.py"
+    path.write_text("import jax\n\n\ndef noisy(key, x):\n    a = jax.random.normal(key, x.shape)\n"
+                    "    return a + jax.random.normal(key, x.shape)\n")
+    (tmp_path / "test_noisy.py").write_text("import jax\nimport jax.numpy as jnp\nfrom noisy import noisy\n\n\n"
+                                            "def test_noisy():\n    noisy(jax.random.PRNGKey(0), jnp.ones(3))\n")
+    # The server's environment (the JAX_* variables are part of the store's key).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "--jaxlint", "-q"], cwd=tmp_path, env=env,
+                   capture_output=True, timeout=600)
+    open_file(client, path)
+    [reused] = await diagnostics_for(client, uri_of(path))
+    assert reused.code == "JX401" and reused.range.start.line == 5

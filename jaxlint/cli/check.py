@@ -119,10 +119,22 @@ def run(args: argparse.Namespace) -> int:
 
     cache = None if args.no_cache or _true(os.environ.get("JAXLINT_NO_CACHE")) \
         else ResultCache(settings.cache_dir, settings.root, writes=not args.diff)  # --diff writes nothing
+    def run_check(fixing: bool = True) -> CheckResult:
+        return check(args.paths, rules, fix=args.fix and fixing, diff=args.diff and fixing, timeout=settings.timeout,
+                     jobs=settings.jobs, cost=args.cost, unsafe_fixes=args.unsafe_fixes, config=settings,
+                     ignore_noqa=args.ignore_noqa, cache=cache)
+
     try:
-        result = check(args.paths, rules, fix=args.fix, diff=args.diff, timeout=settings.timeout, jobs=settings.jobs,
-                       cost=args.cost, unsafe_fixes=args.unsafe_fixes, config=settings,
-                       ignore_noqa=args.ignore_noqa, cache=cache)
+        if settings.rerun_tests and cache is not None and cache.writes:
+            from jaxlint.engine.rerun import rerun_stale
+
+            # Fixes wait for the fresh results: a first pass only finds the stale modules.
+            result = run_check(fixing=False)
+            rerun = rerun_stale(result, cache, settings.timeout, sys.stderr)
+            if (rerun is not None and rerun.outcome == "ran") or args.fix or args.diff:
+                result = run_check()  # what did not change comes from the cache
+        else:
+            result = run_check()
     except FileNotFoundError as error:
         print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
         return 2

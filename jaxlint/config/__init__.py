@@ -52,6 +52,7 @@ class Config:
     force_exclude: bool = False
     respect_gitignore: bool = True
     infer_arguments: bool = False  # see worker/argsources/inferred.py
+    rerun_tests: bool = False  # check re-runs the tests that reached a module changed since the test run
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4
     output_format: str | None = None  # None: not configured (the writer's default applies)
@@ -174,7 +175,7 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
         if layer.per_file_ignores is not None:
             config.per_file_ignores = list(layer.per_file_ignores)
         config.per_file_ignores += layer.extend_per_file_ignores or []
-        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "timeout", "jobs", "output_format",
+        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "timeout", "jobs", "output_format",
                     "cache_dir"):
             if getattr(layer, key) is not None:
                 setattr(config, key, getattr(layer, key))

@@ -42,6 +42,10 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     group.add_argument("--infer-arguments", dest="infer_arguments", action="store_true", default=None,
                        help="trace JAX functions no hint, example or record describes with guessed arguments")
     group.add_argument("--no-infer-arguments", dest="infer_arguments", action="store_false")
+    group.add_argument("--rerun-tests", dest="rerun_tests", action="store_true", default=None,
+                       help="for each module changed since `pytest --jaxlint` stored what it linted, run the tests "
+                            "that reached it again (with the plugin) and report the fresh results")
+    group.add_argument("--no-rerun-tests", dest="rerun_tests", action="store_false")
     group.add_argument("--cache-dir", default=None, metavar="DIR",
                        help="the result cache's folder (default: .jaxlint_cache in the project root; "
                             "JAXLINT_CACHE_DIR)")
@@ -105,6 +109,7 @@ def _flag_layer(args: argparse.Namespace) -> Layer:
            "exclude": args.exclude, "extend-exclude": args.extend_exclude,
            "force-exclude": args.force_exclude, "respect-gitignore": args.respect_gitignore,
            "infer-arguments": args.infer_arguments,
+           "rerun-tests": getattr(args, "rerun_tests", None),
            "timeout": args.timeout, "jobs": args.jobs,
            # ruff's order: the flag, else the environment variable, else the configuration
            "cache-dir": getattr(args, "cache_dir", None) or os.environ.get("JAXLINT_CACHE_DIR") or None}
@@ -151,6 +156,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
         "force-exclude": config.force_exclude,
         "respect-gitignore": config.respect_gitignore,
         "infer-arguments": config.infer_arguments,
+        "rerun-tests": config.rerun_tests,
         "timeout": config.timeout,
         "jobs": config.jobs,
         "output-format": config.output_format,

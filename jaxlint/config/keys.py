@@ -39,6 +39,7 @@ class Layer:
     force_exclude: bool | None = None
     respect_gitignore: bool | None = None
     infer_arguments: bool | None = None
+    rerun_tests: bool | None = None
     timeout: float | None = None
     jobs: int | None = None
     output_format: str | None = None
@@ -174,6 +175,7 @@ KEYS: dict[str, Callable[[Any, _Key], Any]] = {
     "force-exclude": _boolean,
     "respect-gitignore": _boolean,
     "infer-arguments": _boolean,
+    "rerun-tests": _boolean,
     "timeout": _timeout,
     "jobs": _jobs,
     "output-format": _output_format,
