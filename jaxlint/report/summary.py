@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import TextIO
 
+from jaxlint.config.keys import read_toml
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.report.full import write_findings
@@ -54,11 +56,13 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     return ", ".join(parts) + "."
 
 
-def coverage_warning(result: CheckResult) -> str | None:
+def coverage_warning(result: CheckResult, test_store: bool = False) -> str | None:
     """A run that linted less than half of the JAX functions it found says so, with the one step
-    that reaches the rest: the tool never looks green when it checked nothing. None otherwise."""
+    that reaches the rest: the tool never looks green when it checked nothing. None otherwise, and
+    None when ``test_store`` (a store of a test run's results exists: its results are the rest;
+    the caller says whether one does)."""
     total, linted = result.jax_functions, result.linted
-    if total == 0 or 2 * linted >= total:
+    if total == 0 or 2 * linted >= total or test_store:
         return None
     if linted == 0:
         head = f"checked nothing: none of the {total} JAX function{'s' if total != 1 else ''} found was linted"
@@ -69,7 +73,9 @@ def coverage_warning(result: CheckResult) -> str | None:
 
 
 def next_step(result: CheckResult) -> str:
-    """The one step that reaches most of the JAX functions the run did not lint."""
+    """The one step that reaches most of the JAX functions the run did not lint: fixing the
+    imports when failed imports stopped most, else what runs the code with real arguments (the
+    tests under ``pytest --jaxlint``, a script under ``jaxlint run``), else guessed arguments."""
     failed = described = plain = 0
     for analysis in result.files:
         reached = {f.first_line for f in analysis.linted}
@@ -83,17 +89,48 @@ def next_step(result: CheckResult) -> str:
                 described += 1
     if failed >= max(described, plain):
         return "fix what stops the modules importing first (the JX901, JX902 and JX903 findings)"
-    if described >= plain:
-        return "give the targets arguments: a hint comment above each or an examples file (docs/arguments.md)"
     config = result.config
-    if config is not None and not os.path.exists(config.signatures) and any(
-            is_test_file(analysis.source.path) for analysis in result.files):
-        return ("run `jaxlint record -- pytest` to record the arguments the tests pass: the next check "
-                "traces the functions they call")
+    root = config.root if config is not None else os.getcwd()
+    if has_tests(result, root):
+        return "run `pytest --jaxlint`: it lints the JAX functions the tests run, with the tests' arguments"
+    script = entry_script(result, root)
+    if script is not None:
+        return (f"run the program under `jaxlint run -- {script}`: it lints the JAX functions the run calls, "
+                "with its arguments")
     if config is None or not config.infer_arguments:
         return "`--infer-arguments` traces the functions nothing names with guessed arguments"
-    return ("give them arguments: a hint comment above each or an examples file (docs/arguments.md); "
-            "`pytest --jaxlint` lints what the tests call")
+    return "give them arguments: a hint comment above each or an examples file (docs/arguments.md)"
+
+
+# Where pytest projects keep their tests, under the project root.
+_TEST_FOLDERS = ("tests", "test", "testing")
+_MAIN_BLOCK = re.compile(r"""^if\s+(__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:""",
+                         re.MULTILINE)
+
+
+def has_tests(result: CheckResult, root: str) -> bool:
+    """A checked file is a test file, or a test folder of the project root holds one."""
+    if any(is_test_file(analysis.source.path) for analysis in result.files):
+        return True
+    for name in _TEST_FOLDERS:
+        for folder, folders, files in os.walk(os.path.join(root, name)):
+            folders[:] = [f for f in folders if not f.startswith(".") and f != "__pycache__"]
+            if any(is_test_file(file) for file in files):
+                return True
+    return False
+
+
+def entry_script(result: CheckResult, root: str) -> str | None:
+    """How to start the project's program: ``python FILE`` for a checked file with a ``__main__``
+    block, else a console entry point of pyproject.toml's [project.scripts]; None without either."""
+    for analysis in result.files:
+        if _MAIN_BLOCK.search(analysis.source.text):
+            return f"python {relative(analysis.source.path)}"
+    try:
+        scripts = read_toml(os.path.join(root, "pyproject.toml")).get("project", {}).get("scripts", {})
+    except Exception:  # no pyproject.toml, or one that does not parse: no console entry known
+        return None
+    return next(iter(sorted(scripts)), None) if isinstance(scripts, dict) else None
 
 
 def _shown(result: CheckResult, unsafe_fixes: bool) -> str:
