@@ -36,6 +36,11 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
              f"linted {result.linted} of {result.jax_functions} JAX functions ({traced}"
              + (f", {skipped} skipped: no abstract arguments or errors)" if skipped else ")")]
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    missing = missing_dependencies(result)
+    if missing:
+        count = sum(missing.values())
+        parts.append(f"{count} module{'s' if count != 1 else ''} not imported: "
+                     + "; ".join(sorted(missing)[:3]) + ("; ..." if len(missing) > 3 else ""))
     if result.unchecked_findings:
         parts.append(f"{result.unchecked_findings} more in helpers in files not checked (check those files "
                      "to see them)")
@@ -54,6 +59,16 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
     if result.fix_deferred:
         parts.append(_deferred(result))
     return ", ".join(parts) + "."
+
+
+def missing_dependencies(result: CheckResult) -> dict[str, int]:
+    """Why modules were not imported for lack of a package outside the project -> how many."""
+    reasons: dict[str, int] = {}
+    for analysis in result.files:
+        reason = analysis.result.missing_dependency if analysis.result is not None else None
+        if reason:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    return reasons
 
 
 def coverage_warning(result: CheckResult, test_store: bool = False) -> str | None:
@@ -76,8 +91,11 @@ def next_step(result: CheckResult) -> str:
     """The one step that reaches most of the JAX functions the run did not lint: fixing the
     imports when failed imports stopped most, else what runs the code with real arguments (the
     tests under ``pytest --jaxlint``, a script under ``jaxlint run``), else guessed arguments."""
-    failed = described = plain = 0
+    failed = described = plain = lacking = 0
     for analysis in result.files:
+        if analysis.result is not None and analysis.result.missing_dependency:
+            lacking += len(analysis.functions)
+            continue
         reached = {f.first_line for f in analysis.linted}
         named = {t.first_line for t in analysis.targets} | {t.name for t in analysis.targets if t.kind == "jit-bound"}
         plain += sum(1 for f in analysis.functions
@@ -87,6 +105,11 @@ def next_step(result: CheckResult) -> str:
                 failed += 1
             else:
                 described += 1
+    if lacking > max(failed, described, plain):
+        names = sorted({reason.rpartition(": ")[2] for reason in missing_dependencies(result)
+                        if reason.startswith("optional dependency missing: ")})
+        return (f"install the packages the modules import where jaxlint runs ({', '.join(names[:3]) or 'see above'}"
+                f"{', ...' if len(names) > 3 else ''}): {lacking} of the JAX functions are in modules that need them")
     if failed >= max(described, plain):
         return "fix what stops the modules importing first (the JX901, JX902 and JX903 findings)"
     config = result.config
