@@ -89,8 +89,9 @@ def coverage_warning(result: CheckResult, test_store: bool = False) -> str | Non
 
 def next_step(result: CheckResult) -> str:
     """The one step that reaches most of the JAX functions the run did not lint: fixing the
-    imports when failed imports stopped most, else what runs the code with real arguments (the
-    tests under ``pytest --jaxlint``, a script under ``jaxlint run``), else guessed arguments."""
+    imports when failed imports (or missing packages) stopped most, else what runs the code with
+    real arguments (the tests under ``pytest --jaxlint``, a program under ``jaxlint run``), else
+    hints for targets the scan found without arguments, else guessed arguments."""
     failed = described = plain = lacking = 0
     for analysis in result.files:
         if analysis.result is not None and analysis.result.missing_dependency:
@@ -120,6 +121,8 @@ def next_step(result: CheckResult) -> str:
     if script is not None:
         return (f"run the program under `jaxlint run -- {script}`: it lints the JAX functions the run calls, "
                 "with its arguments")
+    if described >= plain:
+        return "give the targets arguments: a hint comment above each or an examples file (docs/arguments.md)"
     if config is None or not config.infer_arguments:
         return "`--infer-arguments` traces the functions nothing names with guessed arguments"
     return "give them arguments: a hint comment above each or an examples file (docs/arguments.md)"
