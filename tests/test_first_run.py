@@ -248,3 +248,16 @@ def test_parameter_use_reads_sizes_flags_keys_and_trees() -> None:
         {"x": "array", "n": "int"}
     assert uses(head + "def f(*args, **kwargs):\n    return jnp.sum(args[0])\n") == {}
     assert uses(head + "def f(x):\n    return f(x)\n") == {}  # recursion stops
+
+
+def test_a_test_store_drops_the_line(tmp_path: Path) -> None:
+    """Once a test run's store exists its results are the rest: the caller passes test_store."""
+    from helpers import check_in_process
+
+    from jaxlint.report.summary import coverage_warning
+    from jaxlint.rules import all_rules
+
+    (tmp_path / "model.py").write_text(MODEL)
+    result = check_in_process([str(tmp_path / "model.py")], all_rules())
+    assert "checked nothing" in coverage_warning(result)
+    assert coverage_warning(result, test_store=True) is None
