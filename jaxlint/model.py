@@ -231,7 +231,7 @@ class Job:
 
 # Why a target was not traced.
 SkipKind = Literal["no-arguments", "invalid-hint", "trace-error", "not-traceable", "not-found",
-                   "import-failed", "timeout", "crash"]
+                   "import-failed", "dependency-missing", "timeout", "crash"]
 
 
 @dataclass
@@ -278,6 +278,9 @@ class Result:
     # Files besides the module the analysis read (the project's modules it imported, the examples
     # files that registered its functions): path -> sha256, for the result cache (engine/cache.py).
     inputs: dict[str, str] = field(default_factory=dict)
+    # Why the module was not imported when a package outside the project is missing where jaxlint
+    # runs ("optional dependency missing: sklearn"): a coverage entry, not a JX901 finding.
+    missing_dependency: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

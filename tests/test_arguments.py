@@ -124,6 +124,85 @@ Model.static(x)
 Model.klass(x)
 """
 
+# Wrapper stacks the module calls with the batch: each is traced with what the module passed to
+# the outermost wrapper (the batch), through the same stack; a function the module wraps in an
+# expression of its own (jax.vmap(row)(x)) is traced alone, with what it received (one row).
+# Bodies use lax.map (which makes them targets), not jax.vmap: jaxlint's vmap output markers do not
+# survive an outer vmap on JAX 0.4.35 (optimization_barrier has no batching rule there).
+STACKS = """\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+@jax.vmap
+def jit_of_vmap(i):
+    return jnp.nonzero(jnp.arange(8) > i, size=4, fill_value=-1)[0]
+
+
+@jax.vmap
+@jax.jit
+def vmap_of_jit(x):
+    return jax.lax.map(jnp.sin, x)
+
+
+@partial(jax.jit, static_argnums=1)
+@partial(jax.vmap, in_axes=(0, None))
+def static_of_vmap(x, n):
+    return jnp.where(x > n, x, 0.0)
+
+
+@jax.custom_jvp
+@jax.jit
+def custom_of_jit(x):
+    return jax.lax.map(jnp.sin, x)
+
+
+@custom_of_jit.defjvp
+def _custom_of_jit_jvp(primals, tangents):
+    return custom_of_jit(primals[0]), tangents[0]
+
+
+@jax.checkpoint
+@jax.vmap
+def checkpoint_of_vmap(x):
+    return jax.lax.map(jnp.sin, x)
+
+
+@jax.jit
+@jax.vmap
+def lowered_rows(x):
+    return x + 1
+
+
+def row(x):
+    return jax.vmap(jnp.cos)(x)
+
+
+class Table:
+    def __init__(self, k):
+        self.k = k
+
+    @partial(jax.jit, static_argnums=0)
+    @partial(jax.vmap, in_axes=(None, 0))
+    def rows(self, x):
+        return x * self.k
+
+
+x = jnp.ones((6, 3))
+jit_of_vmap(jnp.arange(81))
+vmap_of_jit(x)
+static_of_vmap(jnp.ones(5), 2)  # a partial's static argument: the call's n=2, rows of f32[5]
+custom_of_jit(x)
+checkpoint_of_vmap(jnp.ones((7, 2)))
+lowered_rows.lower(jnp.ones((9, 2)))
+jax.vmap(row)(x)
+table = Table(3.0)
+table.rows(jnp.ones(4))
+"""
+
 HINTS = """\
 import jax
 import jax.numpy as jnp
@@ -153,6 +232,7 @@ def traced(tmp_path_factory):
     root = tmp_path_factory.mktemp("arguments")
     (root / "calls.py").write_text(CALLS)
     (root / "hints.py").write_text(HINTS)
+    (root / "stacks.py").write_text(STACKS)
     result = check_in_process([str(root)], all_rules())
     traced = {(fa.source.path.rsplit("/", 1)[1], t["target"]): t
               for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
@@ -173,7 +253,7 @@ def has_jax_export() -> bool:
 
 def test_import_calls_give_no_analysis_failures(traced):
     _, _, failures = traced
-    assert {key: message for key, message in failures.items() if key[0] == "calls.py"} == {}
+    assert {key: message for key, message in failures.items() if key[0] in ("calls.py", "stacks.py")} == {}
 
 
 @pytest.mark.parametrize("target, signature", [
@@ -197,6 +277,23 @@ def test_first_import_call_gives_the_arguments(traced, target, signature):
     found, _, _ = traced
     assert found[("calls.py", target)]["source"] == "import-call"
     assert found[("calls.py", target)]["signature"] == signature
+
+
+@pytest.mark.parametrize("target, signature", [
+    ("jit_of_vmap", "i32[81]"),  # pgx's shogi.py: not the row (i32[]) vmap gave the function
+    ("vmap_of_jit", "f32[6,3]"),
+    ("static_of_vmap", "f32[5], 2"),
+    ("custom_of_jit", "f32[6,3]"),
+    ("checkpoint_of_vmap", "f32[7,2]"),
+    ("lowered_rows", "f32[9,2]"),
+    ("row", "f32[3]"),  # jax.vmap(row)(x): row itself is traced, with the row it received
+    ("Table.rows", "<Table object>, f32[4]"),
+])
+def test_a_wrapper_stack_is_traced_with_what_the_module_passed(traced, target, signature):
+    found, _, failures = traced
+    assert ("stacks.py", target) not in failures, failures[("stacks.py", target)]
+    assert found[("stacks.py", target)]["source"] == "import-call"
+    assert found[("stacks.py", target)]["signature"] == signature
 
 
 def test_target_never_called_is_skipped(traced):

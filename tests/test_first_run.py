@@ -134,17 +134,39 @@ def test_a_run_that_linted_nothing_says_so_even_with_quiet(project: Path) -> Non
     assert run.returncode == 0 and run.stdout == ""  # no finding: ruff's exit status
     # 8 in model.py (main included) and the test file's helper; the tests themselves are not counted.
     assert run.stderr.startswith("jaxlint: warning: checked nothing: none of the 9 JAX functions found was "
-                                 "linted; run `jaxlint record -- pytest`"), run.stderr
+                                 "linted; run `pytest --jaxlint`: it lints the JAX functions the tests run"), \
+        run.stderr
     assert "files checked" not in run.stderr  # --quiet still drops the summary line
 
 
-def test_without_tests_the_step_is_infer_arguments(project: Path, tmp_path: Path) -> None:
-    (tmp_path / "model.py").write_text(MODEL)
+def test_without_tests_a_script_is_run_under_jaxlint_run(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(MODEL)  # its `if __name__ == "__main__":` block
     run = jaxlint("check", "model.py", cwd=tmp_path)
     assert run.returncode == 0
     last = run.stderr.splitlines()[-1]
     assert last.startswith("jaxlint: warning: checked nothing: none of the 8 JAX functions found was linted; "
+                           "run the program under `jaxlint run -- python model.py`"), run.stderr
+
+
+def test_a_console_entry_is_a_program_too(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(MODEL.split("\n\nif __name__")[0] + "\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "m"\n[project.scripts]\ntrain = "model:main"\n'
+                                             "[tool.jaxlint]\n")
+    run = jaxlint("check", ".", cwd=tmp_path)
+    assert "functions found was linted; run the program under `jaxlint run -- train`" in run.stderr, run.stderr
+
+
+def test_without_tests_or_a_program_the_step_is_infer_arguments(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(MODEL.split("\n\nif __name__")[0] + "\n")
+    run = jaxlint("check", "model.py", cwd=tmp_path)
+    last = run.stderr.splitlines()[-1]
+    assert last.startswith("jaxlint: warning: checked nothing: none of the 7 JAX functions found was linted; "
                            "`--infer-arguments` traces"), run.stderr
+
+
+def test_tests_outside_the_checked_paths_count(project: Path) -> None:
+    run = jaxlint("check", "model.py", cwd=project)  # tests/test_model.py is not checked
+    assert "was linted; run `pytest --jaxlint`" in run.stderr, run.stderr
 
 
 def test_less_than_half_warns_and_the_exit_status_stays_rufs(tmp_path: Path) -> None:

@@ -131,6 +131,7 @@ def test_check_reports_what_the_test_run_linted(tmp_path: Path) -> None:
     # Without the cache, check reads no store.
     findings, summary = check(root, "--no-cache")
     assert findings == [] and "linted 0 of 4 JAX functions (" in summary
+    assert "checked nothing" in summary and "run `pytest --jaxlint`" in summary  # the first-run line
 
 
 def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> None:
@@ -143,6 +144,8 @@ def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> No
     assert places(findings, root) == set()
     assert "linted 1 of 4 JAX functions: 0 traced here, 1 in the test run of " in summary, summary
     assert "3 changed since the test run of " in summary
+    # Most of what is not linted changed since the tests ran: the one step is running them again.
+    assert "linted only 1 of 4 JAX functions; run the tests again with `pytest --jaxlint`" in summary
     assert "pkg/model.py:11: noisy [changed-since-test-run]" in summary
     assert "changed since: pkg/helpers.py" in summary
     assert "tests/test_model.py::test_noisy" in summary and "tests/test_model.py::test_loss" in summary

@@ -44,6 +44,8 @@ def _not_traced(result: Result, target: Target, name: str) -> str:
     if kind == "import-failed":
         failure = next((f for f in result.findings if f.code in ("JX901", "JX601")), None)
         return f"cannot import {display(result.path)}: {failure.message if failure else reason}"
+    if kind == "dependency-missing":
+        return f"cannot import {display(result.path)}: {reason}"
     if kind == "no-arguments":
         hint, note = suggestion(target, kind, reason)
         given = hint.replace("# jaxlint: args", "").strip() if hint else ""

@@ -34,7 +34,8 @@ class Untraced:
     target: str
     line: int
     # not-a-target, not-imported, no-operations, or why its target was skipped: no-arguments,
-    # invalid-hint, trace-error, not-traceable, not-found, import-failed, timeout, crash
+    # invalid-hint, trace-error, not-traceable, not-found, import-failed, dependency-missing,
+    # timeout, crash
     kind: str
     reason: str
     hint: str | None  # the comment to put above the function; None when no hint can help
@@ -132,6 +133,10 @@ def coverage(result: CheckResult) -> Coverage:
                 untraced.append(Untraced(path, function.qualname, function.line, "not-imported",
                                          'defined under `if __name__ == "__main__":`, which an import does not run',
                                          None, "move it to the module's top level to lint it"))
+            elif analysis.result is not None and analysis.result.missing_dependency:
+                untraced.append(Untraced(path, function.qualname, function.line, "dependency-missing",
+                                         analysis.result.missing_dependency, None,
+                                         suggestion(None, "dependency-missing", "")[1]))
             elif function.first_line in ran:
                 untraced.append(Untraced(path, function.qualname, function.line, "no-operations",
                                          "traced, but none of its own lines made an operation", None, None))

@@ -29,6 +29,9 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
     with a default; no hint at all when one takes a function)."""
     if kind == "import-failed":
         return None, "the module failed to import (see the JX901 finding); fix that first"
+    if kind == "dependency-missing":
+        return None, ("the module imports a package not installed where jaxlint runs: install it there "
+                      "(the environment the tests run in) to lint these functions")
     if kind in ("timeout", "crash"):
         return None, "the module did not finish importing (see the JX902/JX903 finding)"
     if kind == "not-found":

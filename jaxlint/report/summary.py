@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import TextIO
 
+from jaxlint.config.keys import read_toml
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
 from jaxlint.report.full import write_findings
@@ -37,6 +39,11 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
         parts.append(f"{result.changed_since_test_run} changed since the {_test_run(result)} "
                      "(--show-untraced names the tests that reached them)")
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    missing = missing_dependencies(result)
+    if missing:
+        count = sum(missing.values())
+        parts.append(f"{count} module{'s' if count != 1 else ''} not imported: "
+                     + "; ".join(sorted(missing)[:3]) + ("; ..." if len(missing) > 3 else ""))
     if result.unchecked_findings:
         parts.append(f"{result.unchecked_findings} more in helpers in files not checked (check those files "
                      "to see them)")
@@ -71,11 +78,25 @@ def _test_run(result: CheckResult) -> str:
     return runs[0] + (f" (and {len(runs) - 1} earlier)" if len(runs) > 1 else "")
 
 
+def missing_dependencies(result: CheckResult) -> dict[str, int]:
+    """Why modules were not imported for lack of a package outside the project -> how many."""
+    reasons: dict[str, int] = {}
+    for analysis in result.files:
+        reason = analysis.result.missing_dependency if analysis.result is not None else None
+        if reason:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    return reasons
+
+
 def coverage_warning(result: CheckResult) -> str | None:
     """A run that linted less than half of the JAX functions it found says so, with the one step
-    that reaches the rest: the tool never looks green when it checked nothing. None otherwise."""
+    that reaches the rest: the tool never looks green when it checked nothing. None otherwise, and
+    None when a test run's store was read and is mostly current: the summary says what that run
+    linted, and running the same tests again would reach nothing more."""
     total, linted = result.jax_functions, result.linted
     if total == 0 or 2 * linted >= total:
+        return None
+    if result.test_runs and not _mostly_changed(result):
         return None
     if linted == 0:
         head = f"checked nothing: none of the {total} JAX function{'s' if total != 1 else ''} found was linted"
@@ -85,16 +106,29 @@ def coverage_warning(result: CheckResult) -> str | None:
             "(`--show-untraced` lists each function not linted, why, and the hint that would trace it)")
 
 
+def _mostly_changed(result: CheckResult) -> bool:
+    """Most functions not linted here were linted by a test run (or program) and changed since."""
+    changed = result.changed_since_test_run
+    return bool(changed) and 2 * changed >= result.jax_functions - result.linted
+
+
 def next_step(result: CheckResult) -> str:
-    """The one step that reaches most of the JAX functions the run did not lint."""
-    if 2 * result.changed_since_test_run >= result.jax_functions - result.linted:
+    """The one step that reaches most of the JAX functions the run did not lint: running the
+    tests (or the program) again when what they linted changed since, fixing the imports when
+    failed imports (or missing packages) stopped most, else what runs the code with real arguments
+    (the tests under ``pytest --jaxlint``, a program under ``jaxlint run``), else hints for
+    targets the scan found without arguments, else guessed arguments."""
+    if _mostly_changed(result):
         from jaxlint.engine.store import RUN_ORIGIN
 
         if all(run.startswith(RUN_ORIGIN) for run in result.test_runs):
             return f"run the program again with `{RUN_ORIGIN}`: what it linted changed since"
         return "run the tests again with `pytest --jaxlint`: what they linted changed since"
-    failed = described = plain = 0
+    failed = described = plain = lacking = 0
     for analysis in result.files:
+        if analysis.result is not None and analysis.result.missing_dependency:
+            lacking += len(analysis.functions)
+            continue
         reached = {f.first_line for f in analysis.linted}
         named = {t.first_line for t in analysis.targets} | {t.name for t in analysis.targets if t.kind == "jit-bound"}
         plain += sum(1 for f in analysis.functions
@@ -104,19 +138,57 @@ def next_step(result: CheckResult) -> str:
                 failed += 1
             else:
                 described += 1
+    if lacking > max(failed, described, plain):
+        names = sorted({reason.rpartition(": ")[2] for reason in missing_dependencies(result)
+                        if reason.startswith("optional dependency missing: ")})
+        return (f"install the packages the modules import where jaxlint runs ({', '.join(names[:3]) or 'see above'}"
+                f"{', ...' if len(names) > 3 else ''}): {lacking} of the JAX functions are in modules that need them")
     if failed >= max(described, plain):
         return "fix what stops the modules importing first (the JX901, JX902 and JX903 findings)"
+    config = result.config
+    root = config.root if config is not None else os.getcwd()
+    if has_tests(result, root):
+        return "run `pytest --jaxlint`: it lints the JAX functions the tests run, with the tests' arguments"
+    script = entry_script(result, root)
+    if script is not None:
+        return (f"run the program under `jaxlint run -- {script}`: it lints the JAX functions the run calls, "
+                "with its arguments")
     if described >= plain:
         return "give the targets arguments: a hint comment above each or an examples file (docs/arguments.md)"
-    config = result.config
-    if config is not None and not os.path.exists(config.signatures) and not result.test_runs and any(
-            is_test_file(analysis.source.path) for analysis in result.files):
-        return ("run `jaxlint record -- pytest` to record the arguments the tests pass: the next check "
-                "traces the functions they call")
     if config is None or not config.infer_arguments:
         return "`--infer-arguments` traces the functions nothing names with guessed arguments"
-    return ("give them arguments: a hint comment above each or an examples file (docs/arguments.md); "
-            "`pytest --jaxlint` lints what the tests call")
+    return "give them arguments: a hint comment above each or an examples file (docs/arguments.md)"
+
+
+# Where pytest projects keep their tests, under the project root.
+_TEST_FOLDERS = ("tests", "test", "testing")
+_MAIN_BLOCK = re.compile(r"""^if\s+(__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:""",
+                         re.MULTILINE)
+
+
+def has_tests(result: CheckResult, root: str) -> bool:
+    """A checked file is a test file, or a test folder of the project root holds one."""
+    if any(is_test_file(analysis.source.path) for analysis in result.files):
+        return True
+    for name in _TEST_FOLDERS:
+        for folder, folders, files in os.walk(os.path.join(root, name)):
+            folders[:] = [f for f in folders if not f.startswith(".") and f != "__pycache__"]
+            if any(is_test_file(file) for file in files):
+                return True
+    return False
+
+
+def entry_script(result: CheckResult, root: str) -> str | None:
+    """How to start the project's program: ``python FILE`` for a checked file with a ``__main__``
+    block, else a console entry point of pyproject.toml's [project.scripts]; None without either."""
+    for analysis in result.files:
+        if _MAIN_BLOCK.search(analysis.source.text):
+            return f"python {relative(analysis.source.path)}"
+    try:
+        scripts = read_toml(os.path.join(root, "pyproject.toml")).get("project", {}).get("scripts", {})
+    except Exception:  # no pyproject.toml, or one that does not parse: no console entry known
+        return None
+    return next(iter(sorted(scripts)), None) if isinstance(scripts, dict) else None
 
 
 def _shown(result: CheckResult, unsafe_fixes: bool) -> str:

@@ -25,6 +25,7 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
+from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.frames import parameter_names
 from jaxlint.worker.importer import import_module, is_project_file, is_project_module
@@ -180,10 +181,16 @@ class _Analysis:
 
     def _import_failed(self, error: BaseException) -> None:
         job = self.job
-        finding = failures.import_error(error, job.path)
         # The source rules still run: what they find needs no import (no retrace service).
         context = SourceContext(job.path, job.source, self.index, job.settings)
         self.findings.extend(run_source_rules(self.rules, context, self.codes))
+        missing = missing_dependency(error, [job.root, job.settings.root])
+        if missing is not None:  # not the user's error: where jaxlint runs lacks a package
+            self.result.missing_dependency = missing
+            for target in job.targets:
+                self._skip(target, "dependency-missing", missing)
+            return
+        finding = failures.import_error(error, job.path)
         explained = self._explained(None, error, finding.span)
         self.findings.extend(explained or ([finding] if finding.code in self.codes else []))
         for target in job.targets:

@@ -3,7 +3,8 @@
 Two hooks, both installed before the user's module is imported:
 - a profile hook records the arguments of the first call of every function defined in the
   module's file, as abstract values, whether the call is direct, through a jit wrapper or
-  through ``.lower(...)`` / ``.trace(...)`` (a jit wrapper calls the Python function with tracers);
+  through ``.lower(...)`` / ``.trace(...)`` (a jit wrapper calls the Python function with tracers),
+  and, for a call through wrappers, what the module passed to the outermost one (callsite.py);
 - ``jax.vmap`` is wrapped so each vmap application inside a trace leaves a record (call site,
   output tree, which outputs JAX itself confirms unbatched) and an identity marker on each output
   leaf (a named scope, ``VmapRecord.marker``), which ir.build turns back into the plain value and
@@ -24,6 +25,7 @@ import numpy as np
 
 from jaxlint.ir import MARKER_PREFIX, VmapRecord, compat
 from jaxlint.model import Span
+from jaxlint.worker.callsite import OuterCall, outer_call
 from jaxlint.worker.frames import parameter_names, split_arguments
 
 _real_vmap = jax.vmap
@@ -73,6 +75,9 @@ def frame_span(frame: FrameType) -> Span | None:
 class RecordedCall:
     args: tuple
     kwargs: dict
+    # When the module called the function through wrappers (a jit of a vmap): the object its
+    # expression called and the arguments it passed, abstract; None for a direct call.
+    outer: OuterCall | None = None
 
 
 class CallRecorder:
@@ -91,6 +96,14 @@ class CallRecorder:
         try:
             self.calls[code] = _arguments_of(frame)
         except Exception:  # an argument jaxlint cannot abstract: leave the function unrecorded
+            return
+        try:
+            outer = outer_call(frame, self.files)
+            if outer is not None:
+                outer.args = [abstractify(a) for a in outer.args]
+                outer.kwargs = {k: abstractify(v) for k, v in outer.kwargs.items()}
+            self.calls[code].outer = outer
+        except Exception:  # the wrapper's arguments cannot be read: the function's own stay
             pass
 
     def __enter__(self) -> CallRecorder:

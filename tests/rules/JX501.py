@@ -190,7 +190,15 @@ def not_shown_in_the_call(x):
     return jnp.where(positive, jnp.log(x), 0.0) + jnp.where(x > 0, log_of(x), 0.0)
 
 
+@jax.jit
+@jax.vmap
+def rows_log(row):
+    # A jit of a vmap, called with the batch at import: traced with the batch, reported inside.
+    return jnp.where(row > 0, jnp.log(row), 0.0)  # expect: JX501
+
+
 x = jnp.arange(3.0)
+rows_log(x)
 for fn in (log_gt, swapped_compare, div_ne, sqrt_false_branch, arcsin_abs, arccos_lt, arctanh_lt,
            log1p_gt, rsqrt_and, pow_half, power_call, inverse, reciprocal, cbrt_ne, chained,
            two_unsafe, vmapped, in_scan, grad_inside):

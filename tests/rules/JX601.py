@@ -39,7 +39,25 @@ def static_list(x, sizes):  # expect: JX601
     return x * len(sizes)
 
 
+# A jit of a vmap whose body fails on the rows the module passed: the module caught the error at
+# import, the trace with the same batch raises it again.
+@jax.jit
+@jax.vmap
+def rows_mismatch(row):
+    return row @ jnp.ones(5)  # expect: JX601
+
+
 # Quiet: traceable.
+
+
+# A jit of a vmap the module calls with the batch: traced with i32[8], not with one row (i32[]).
+@jax.jit
+@jax.vmap
+def row_indices(i):
+    return jnp.nonzero(jnp.arange(8) > i, size=4, fill_value=-1)[0]
+
+
+ROW_INDICES = row_indices(jnp.arange(8))
 
 
 @jax.jit
@@ -56,4 +74,8 @@ for f in (branches, to_int, to_numpy, boolean_index, fine):
 try:
     traced_shape.trace(x, 3)
 except Exception:
+    pass
+try:
+    rows_mismatch(jnp.ones((4, 3)))
+except TypeError:
     pass
