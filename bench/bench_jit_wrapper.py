@@ -1,0 +1,102 @@
+"""What a jit wrapper rebuilt on every loop step costs (JX203): per call, with JAX's trace and
+compile counts, against the wrapper created once before the loop.
+
+    python bench/bench_jit_wrapper.py [--steps 200] [--size 100]
+
+Cases: ``jax.jit(f)(x)`` in the loop against ``g = jax.jit(f)`` hoisted; ``jax.vmap(g)(xs)`` of a
+jitted ``g`` in the loop against ``jax.vmap(g)`` hoisted and ``jax.jit(jax.vmap(g))`` hoisted.
+Each case runs once untimed (compiles) and is then timed over ``--steps`` calls, best of 5.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+
+events: list[str] = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, seconds, **_: events.append(event)
+    if event in ("/jax/core/compile/backend_compile_duration", "/jax/core/compile/jaxpr_trace_duration")
+    else None)
+
+
+def update(state, _):
+    w, m = state
+    m = 0.9 * m + 0.1 * jnp.tanh(w)
+    return (w - 0.01 * m, m), jnp.sum(m * m)
+
+
+g = jax.jit(lambda w: jnp.tanh(w) * 2.0)
+
+
+def per_step_jit(state, steps):
+    for _ in range(steps):
+        state, loss = jax.jit(update)(state, None)
+    return state, loss
+
+
+def hoisted_jit(state, steps):
+    update_jit = jax.jit(update)
+    for _ in range(steps):
+        state, loss = update_jit(state, None)
+    return state, loss
+
+
+def per_step_vmap(xs, steps):
+    for _ in range(steps):
+        xs = jax.vmap(g)(xs)
+    return xs
+
+
+def hoisted_vmap(xs, steps):
+    batched = jax.vmap(g)
+    for _ in range(steps):
+        xs = batched(xs)
+    return xs
+
+
+batched_once = jax.jit(jax.vmap(g))  # at module level: jax.vmap(g) is a new function on every call
+
+
+def hoisted_jit_vmap(xs, steps):
+    for _ in range(steps):
+        xs = batched_once(xs)
+    return xs
+
+
+def timed(run, value, steps: int) -> tuple[float, int, int]:
+    jax.block_until_ready(run(value, 1))  # the compile, outside the timing
+    best = float("inf")
+    events.clear()
+    for _ in range(5):
+        started = time.perf_counter()
+        jax.block_until_ready(run(value, steps))
+        best = min(best, time.perf_counter() - started)
+    traces = sum(e.endswith("jaxpr_trace_duration") for e in events)
+    compiles = sum(e.endswith("backend_compile_duration") for e in events)
+    return best, traces, compiles
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--size", type=int, default=100)
+    options = parser.parse_args()
+    steps, size = options.steps, options.size
+    state = (jnp.ones(size), jnp.zeros(size))
+    xs = jnp.ones((8, size))
+    print(f"JAX {jax.__version__}, {steps} steps, {size} elements, best of 5")
+    for name, run, value in [("jax.jit(f)(...) in the loop", per_step_jit, state),
+                             ("jax.jit(f) hoisted", hoisted_jit, state),
+                             ("jax.vmap(jitted)(...) in the loop", per_step_vmap, xs),
+                             ("jax.vmap(jitted) hoisted", hoisted_vmap, xs),
+                             ("jax.jit(jax.vmap(jitted)) hoisted", hoisted_jit_vmap, xs)]:
+        seconds, traces, compiles = timed(run, value, steps)
+        print(f"{name:36s} {seconds * 1e3:8.2f} ms, {seconds / steps * 1e3:.4f} ms per call, "
+              f"{traces} traces, {compiles} compiles in the timed runs")
+
+
+if __name__ == "__main__":
+    main()
