@@ -36,7 +36,8 @@ def check_jit_wrapper(rule: type[Rule], ctx: SourceContext, call: ast.Call, loop
     if not isinstance(function, ast.Name) or _depends_on(call, loops[0], index):
         return None  # f or static_argnums=... set by the loop: a different wrapper each step
     name = function.id
-    message = (f"`{index.text(call.func)}({name})` is evaluated inside a {loop_kind(loops[0])}: `{name}` is "
+    more = ", ..." if len(call.args) + len(call.keywords) > 1 else ""
+    message = (f"`{index.text(call.func)}({name}{more})` is evaluated inside a {loop_kind(loops[0])}: `{name}` is "
                "defined outside it, so jit's caches still hit and nothing is traced or compiled again, "
                "but the jitted wrapper is a new object on every iteration and its call misses jit's C++ "
                f"fast path ({JIT_COST}). Create the jitted function once, before the loop")
@@ -65,7 +66,8 @@ def check_vmap_of_jitted(rule: type[Rule], ctx: SourceContext, call: ast.Call,
     if _depends_on(call, loops[0], index):
         return None
     name = function.id
-    message = (f"`{index.text(call.func)}({name})` of the jitted `{name}` is evaluated inside a "
+    more = ", ..." if len(call.args) + len(call.keywords) > 1 else ""
+    message = (f"`{index.text(call.func)}({name}{more})` of the jitted `{name}` is evaluated inside a "
                f"{loop_kind(loops[0])}: vmap keeps no cache, so every call batches `{name}` again in "
                f"Python and dispatches the result outside jit's C++ fast path ({VMAP_COST}). Create "
                f"`jax.jit(jax.vmap({name}, ...))` once, before the loop")
