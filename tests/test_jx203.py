@@ -811,3 +811,65 @@ def test_wrapper_fix_is_verified_and_keeps_the_values(tmp_path: Path, compile_ev
     for before, after in zip(*results):
         np.testing.assert_array_equal(before, after)
     assert counts == [0, 0]
+
+
+SVI_MODULE = '''\
+import jax.numpy as jnp
+from jax import jit
+
+
+class SVI:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, state):
+        return state - self.lr * jnp.tanh(state), jnp.sum(state ** 2)
+
+    def run(self, state, num_steps):
+        def body_fn(state, _):
+            return self.update(state)
+
+        losses = []
+        for i in range(num_steps):
+            state, loss = jit(body_fn)(state, None)
+            losses.append(loss)
+        return state, jnp.stack(losses)
+'''
+
+SVI_TESTS = '''\
+import jax.numpy as jnp
+
+from pkg.svi import SVI
+
+
+def test_run():
+    state, losses = SVI(0.1).run(jnp.ones(3), 4)
+    assert losses.shape == (4,)
+'''
+
+
+@pytest.mark.slow
+def test_wrapper_reported_by_the_test_run_and_by_check(tmp_path: Path) -> None:
+    """numpyro 0.21.0's SVI.run in small: `pytest --jaxlint` (which lints body_fn, reached by the
+    test) and `jaxlint check` with no configuration both report the rebuilt wrapper."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "svi.py").write_text(SVI_MODULE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_svi.py").write_text(SVI_TESTS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER")}
+    env["JAX_PLATFORMS"] = "cpu"
+    line = SVI_MODULE.splitlines().index("            state, loss = jit(body_fn)(state, None)") + 1
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint",
+                          "--jaxlint-report", "report.json"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert "1 passed" in run.stdout, run.stdout + run.stderr
+    found = [(f["code"], f["location"]["row"]) for f in json.loads((tmp_path / "report.json").read_text())]
+    assert found == [("JX203", line)], run.stdout
+    checked = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    findings = json.loads(checked.stdout)
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [("JX203", line)]
+    assert "`jit(body_fn)` is evaluated inside a `for` loop" in findings[0]["message"]
