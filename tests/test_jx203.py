@@ -873,3 +873,16 @@ def test_wrapper_reported_by_the_test_run_and_by_check(tmp_path: Path) -> None:
     findings = json.loads(checked.stdout)
     assert [(f["code"], f["location"]["row"]) for f in findings] == [("JX203", line)]
     assert "`jit(body_fn)` is evaluated inside a `for` loop" in findings[0]["message"]
+
+
+def test_wrapper_doc_example_is_reported_and_fixed_into_use_instead(tmp_path: Path) -> None:
+    """The page's third Example gives the wrapper finding with a safe fix whose edits give its
+    third Use instead (what --fix writes; its verification is test_wrapper_fix_is_verified...)."""
+    from jaxlint.text import apply_edits
+
+    example, use_instead = doc_blocks("Example")[2], doc_blocks("Use instead")[2]
+    [finding] = check([str(write(tmp_path, "example", example))], select_rules(["JX203"], None)).findings
+    assert "`jax.jit(update)` is evaluated inside a `for` loop" in finding.message
+    assert finding.fix is not None and finding.fix.applicability == "safe"
+    assert apply_edits(example, list(finding.fix.edits)) == use_instead
+    assert check([str(write(tmp_path, "use_instead", use_instead))], select_rules(["JX203"], None)).findings == []
