@@ -6,6 +6,10 @@ compile counts, against the wrapper created once before the loop.
 Cases: ``jax.jit(f)(x)`` in the loop against ``g = jax.jit(f)`` hoisted; ``jax.vmap(g)(xs)`` of a
 jitted ``g`` in the loop against ``jax.vmap(g)`` hoisted and ``jax.jit(jax.vmap(g))`` hoisted.
 Each case runs once untimed (compiles) and is then timed over ``--steps`` calls, best of 5.
+
+``--numpyro`` times numpyro 0.21.0's own call instead, ``jit(body_fn)(svi_state, None)`` of
+``numpyro/infer/svi.py:409``, against the hoisted wrapper, with the SVI state of a 100-dimensional
+model (numpyro, tqdm and multipledispatch importable, e.g. an unpacked wheel on PYTHONPATH).
 """
 from __future__ import annotations
 
@@ -79,12 +83,53 @@ def timed(run, value, steps: int) -> tuple[float, int, int]:
     return best, traces, compiles
 
 
+def numpyro_svi(steps: int) -> None:
+    """svi.py:409's call with a real SVI state: a 100-dimensional AutoNormal guide, Adam."""
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import SVI, Trace_ELBO
+    from numpyro.infer.autoguide import AutoNormal
+    from numpyro.optim import Adam
+
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(jnp.zeros(100), 1.0).to_event(1))
+        numpyro.sample("y", dist.Normal(mu, 1.0).to_event(1), obs=y)
+
+    y = jnp.ones(100)
+    svi = SVI(model, AutoNormal(model), Adam(0.01), Trace_ELBO())
+
+    def body_fn(svi_state, _):
+        return svi.update(svi_state, y)
+
+    def per_step(state, n):
+        for _ in range(n):
+            state, _ = jax.jit(body_fn)(state, None)
+        return state
+
+    def hoisted(state, n):
+        body_fn_jit = jax.jit(body_fn)
+        for _ in range(n):
+            state, _ = body_fn_jit(state, None)
+        return state
+
+    state = svi.init(jax.random.PRNGKey(0), y)
+    print(f"numpyro {numpyro.__version__}, JAX {jax.__version__}, {steps} steps, best of 5")
+    for name, run in (("jit(body_fn)(...) in the loop", per_step), ("jit(body_fn) hoisted", hoisted)):
+        seconds, traces, compiles = timed(run, state, steps)
+        print(f"{name:36s} {seconds * 1e3:8.2f} ms, {seconds / steps * 1e3:.4f} ms per call, "
+              f"{traces} traces, {compiles} compiles in the timed runs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--numpyro", action="store_true", help="time numpyro 0.21.0's SVI step instead")
     options = parser.parse_args()
     steps, size = options.steps, options.size
+    if options.numpyro:
+        numpyro_svi(steps)
+        return
     state = (jnp.ones(size), jnp.zeros(size))
     xs = jnp.ones((8, size))
     print(f"JAX {jax.__version__}, {steps} steps, {size} elements, best of 5")

@@ -20,10 +20,11 @@ from jaxlint.rules.base import Rule, SourceContext
 from jaxlint.scan.index import COMPREHENSIONS, SourceIndex, bound_names, free_names
 from jaxlint.scan.mutation import in_place_changes
 
-# Measured with bench/bench_jit_wrapper.py (2 shared cores, CPU, JAX 0.10.2): rules/JX203.md#cost.
-JIT_COST = "about 0.1-0.2 ms per call against 0.015-0.02 ms with the wrapper made once"
-VMAP_COST = ("about 0.3-0.5 ms per call, the same with `jax.vmap(...)` made once, against 0.02 ms "
-             "with `jax.jit(jax.vmap(...))` made once")
+# Measured with bench/bench_jit_wrapper.py (2 shared cores, CPU, JAX 0.4.35 and 0.10.2, a busy
+# machine: the ranges are wide): rules/JX203.md#cost.
+JIT_COST = "measured on a 2-core CPU: 0.05-0.3 ms per call against 0.008-0.04 ms with the wrapper made once"
+VMAP_COST = ("measured on a 2-core CPU: 0.3-2 ms per call, about the same with `jax.vmap(...)` made once, "
+             "against under 0.03 ms with `jax.jit(jax.vmap(...))` made once")
 
 
 def check_jit_wrapper(rule: type[Rule], ctx: SourceContext, call: ast.Call, loops: list[ast.AST]) -> Finding | None:
