@@ -36,6 +36,8 @@ def check_jit_wrapper(rule: type[Rule], ctx: SourceContext, call: ast.Call, loop
     function = _function_argument(call)
     if not isinstance(function, ast.Name) or _depends_on(call, loops[0], index):
         return None  # f or static_argnums=... set by the loop: a different wrapper each step
+    if isinstance(index.parent(call), ast.Attribute):
+        return None  # jax.jit(f).lower(...), .trace(...): ahead-of-time use, no call to speed up
     name = function.id
     more = ", ..." if len(call.args) + len(call.keywords) > 1 else ""
     message = (f"`{index.text(call.func)}({name}{more})` is evaluated inside a {loop_kind(loops[0])}: `{name}` is "
@@ -78,7 +80,7 @@ def check_vmap_of_jitted(rule: type[Rule], ctx: SourceContext, call: ast.Call,
 def _function_argument(call: ast.Call) -> ast.expr | None:
     if call.args:
         return call.args[0]
-    return next((k.value for k in call.keywords if k.arg in ("fun", "f")), None)
+    return next((k.value for k in call.keywords if k.arg == "fun"), None)
 
 
 def _depends_on(call: ast.Call, loop: ast.AST, index: SourceIndex) -> bool:
