@@ -651,3 +651,238 @@ def test_recorded_static_floats_found_through_a_config_elsewhere(tmp_path: Path)
         "(0.1, 0.05, 0.025)" in finding["message"]
     # Without --config no configuration is found: the root is the cwd, where nothing was recorded.
     assert jx203() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# A jit wrapper rebuilt every step: compiled once, but off jit's fast path (tests/rules/JX203/wrappers.py)
+
+WRAPPERS = (CASE / "wrappers.py").read_text(encoding="utf-8").splitlines()
+
+
+def test_wrapper_messages() -> None:
+    rebuilt = at("wrappers.py", "jit(update)(x, 0.5)")
+    assert rebuilt.message.startswith(
+        "`jit(update)` is evaluated inside a `for` loop: `update` is defined outside it, so jit's caches "
+        "still hit and nothing is traced or compiled again, but the jitted wrapper is a new object on "
+        "every iteration and its call misses jit's C++ fast path (measured on a 2-core CPU: ")
+    assert rebuilt.message.endswith("Create the jitted function once, before the loop.")
+    line = WRAPPERS[rebuilt.span.start_line - 1]
+    assert line[rebuilt.span.start_col:rebuilt.span.end_col] == "jit(update)"  # the wrapper, not its call
+    assert "`jax.jit(update, ...)` is evaluated" in at("wrappers.py", "static_argnums=1").message
+    assert "inside a `while` loop" in at("wrappers.py", "step = jax.jit(shift)").message
+    assert "inside a comprehension" in at("wrappers.py", "for k in range(3)").message
+    batched = at("wrappers.py", "jax.vmap(double)")
+    assert batched.message.startswith("`jax.vmap(double)` of the jitted `double` is evaluated inside a `for` "
+                                      "loop: vmap keeps no cache")
+    assert "Create `jax.jit(jax.vmap(double, ...))` once, before the loop." in batched.message
+    assert batched.fix is None  # jit around vmap is a change of the code, not a move
+    grad = at("wrappers.py", "jax.grad(")
+    assert grad.message.startswith("jax.jit is applied to the result of `jax.grad(lambda v: jnp.sum(v * v))` "
+                                   "inside a `for` loop: a new function object on every iteration")
+    assert grad.fix is None
+
+
+def test_wrapper_fixes_hoist_the_jit_call() -> None:
+    def edits(text: str) -> tuple[str, list[tuple[list[int], str]]]:
+        fix = at("wrappers.py", text).fix
+        assert fix is not None, text
+        return fix.applicability, [(e.span.to_json(), e.content) for e in fix.edits]
+
+    line = case_line("JX203", "jit(update)(x, 0.5)", "wrappers.py")
+    # train is traced (its hint): the fix is verified by running it before and after, hence safe.
+    assert edits("jit(update)(x, 0.5)") == ("safe", [
+        ([line - 1, 0, line - 1, 0], f"    update_jit_{line} = jit(update)\n"),
+        ([line, 12, line, 23], f"update_jit_{line}")])
+    line = case_line("JX203", "static_argnums=1", "wrappers.py")
+    assert edits("static_argnums=1")[1][0][1] == f"    update_jit_{line} = jax.jit(update, static_argnums=1)\n"
+    line = case_line("JX203", "step = jax.jit(shift)", "wrappers.py")
+    moved = "    " + WRAPPERS[line - 1].strip() + "\n"  # the statement moves, to the loop's indentation
+    assert edits("step = jax.jit(shift)") == ("safe", [([line - 1, 0, line - 1, 0], moved),
+                                                       ([line, 0, line + 1, 0], "")])
+    # `scaled` is set by the outer loop: the wrapper moves before the inner loop only.
+    line = case_line("JX203", "jax.jit(scaled)", "wrappers.py")
+    hoisted = f"        scaled_jit_{line} = jax.jit(scaled)\n"
+    assert edits("jax.jit(scaled)")[1][0] == ([line - 1, 0, line - 1, 0], hoisted)
+    assert at("wrappers.py", "for k in range(3)").fix is None  # a comprehension has no place to move it to
+
+
+CHANGED_FUNCTION = '''\
+import jax
+import jax.numpy as jnp
+
+
+def shift(x):
+    return x + 1.0
+
+
+def register(f):
+    return f
+
+
+# jaxlint: args x=f32[3]
+def changed(x):
+    for i in range(2):
+        shift.calls = i
+        x = jax.jit(shift)(x)  # changed
+    return x
+
+
+# jaxlint: args x=f32[3]
+def passed(x):
+    for i in range(2):
+        register(shift)
+        x = jax.jit(shift)(x)  # passed
+    return x
+
+
+# jaxlint: args x=f32[3]
+def reads(x):
+    for i in range(2):
+        print(shift.__name__, len(x), jnp.sum(x))
+        x = jax.jit(shift)(x)  # reads
+    return x
+'''
+
+
+def test_wrapper_fix_is_unsafe_when_the_loop_may_change_the_function(tmp_path: Path) -> None:
+    """jit keys its cache on the function object: one the loop changes in place (or hands to a
+    call jaxlint cannot see into) is not proven the same wrapper each step."""
+    path = write(tmp_path, "changed", CHANGED_FUNCTION)
+    result = check([str(path)], select_rules(["JX203"], None))
+    lines = CHANGED_FUNCTION.splitlines()
+    by_marker = {lines[f.span.start_line - 1].rsplit("# ", 1)[1]: f for f in result.findings}
+    assert sorted(by_marker) == ["changed", "passed", "reads"]
+    changed, passed = by_marker["changed"].fix, by_marker["passed"].fix
+    assert changed is not None and changed.applicability == "unsafe"
+    assert changed.message.endswith("(unsafe: the loop changes `shift` in place (line 16 sets `shift.calls`))")
+    assert passed is not None and passed.applicability == "unsafe"
+    assert passed.message.endswith("(unsafe: the loop may change `shift` in place (line 24 passes `shift` to "
+                                   "`register()`))")
+    reads = by_marker["reads"].fix
+    assert reads is not None and reads.applicability == "safe", reads
+
+
+WRAPPER_MODULE = '''\
+import jax
+import jax.numpy as jnp
+from jax import jit
+
+
+def update(state, _):
+    w, m = state
+    m = 0.9 * m + 0.1 * jnp.tanh(w)
+    return (w - 0.1 * m, m), jnp.sum(m * m)
+
+
+# jaxlint: args w=f32[4]
+def train(w):
+    state = (w, jnp.zeros_like(w))
+    losses = []
+    for i in range(3):
+        state, loss = jit(update)(state, None)
+        losses.append(loss)
+    return state[0], jnp.stack(losses)
+'''
+
+WRAPPER_FIXED = WRAPPER_MODULE.replace(
+    "    for i in range(3):\n        state, loss = jit(update)(state, None)",
+    "    update_jit = jit(update)\n    for i in range(3):\n        state, loss = update_jit(state, None)")
+
+
+@pytest.mark.slow
+def test_wrapper_fix_is_verified_and_keeps_the_values(tmp_path: Path, compile_events: list[str]) -> None:
+    """`--fix` writes the hoisted wrapper, verified by running train before and after (fixer.py);
+    the fixed module returns the same values, and neither compiles again on a second run: the
+    cost the finding names is the dispatch, not a trace."""
+    import numpy as np
+
+    path = write(tmp_path, "wrapper", WRAPPER_MODULE)
+    fixed = check([str(path)], select_rules(["JX203"], None), fix=True)
+    assert fixed.fix_rejected == [] and fixed.findings == []
+    assert path.read_text(encoding="utf-8") == WRAPPER_FIXED != WRAPPER_MODULE
+    original = write(tmp_path, "original", WRAPPER_MODULE)
+    w = np.linspace(-1.0, 1.0, 4, dtype=np.float32)
+    counts, results = [], []
+    for module in (load(original), load(path)):
+        results.append([np.asarray(a) for a in module.train(w)])
+        compile_events.clear()
+        module.train(w + 1.0)
+        counts.append(len(compile_events))
+    for before, after in zip(*results):
+        np.testing.assert_array_equal(before, after)
+    assert counts == [0, 0]
+
+
+SVI_MODULE = '''\
+import jax.numpy as jnp
+from jax import jit
+
+
+class SVI:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, state):
+        return state - self.lr * jnp.tanh(state), jnp.sum(state ** 2)
+
+    def run(self, state, num_steps):
+        def body_fn(state, _):
+            return self.update(state)
+
+        losses = []
+        for i in range(num_steps):
+            state, loss = jit(body_fn)(state, None)
+            losses.append(loss)
+        return state, jnp.stack(losses)
+'''
+
+SVI_TESTS = '''\
+import jax.numpy as jnp
+
+from pkg.svi import SVI
+
+
+def test_run():
+    state, losses = SVI(0.1).run(jnp.ones(3), 4)
+    assert losses.shape == (4,)
+'''
+
+
+@pytest.mark.slow
+def test_wrapper_reported_by_the_test_run_and_by_check(tmp_path: Path) -> None:
+    """numpyro 0.21.0's SVI.run in small: `pytest --jaxlint` (which lints body_fn, reached by the
+    test) and `jaxlint check` with no configuration both report the rebuilt wrapper."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "svi.py").write_text(SVI_MODULE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_svi.py").write_text(SVI_TESTS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER")}
+    env["JAX_PLATFORMS"] = "cpu"
+    line = SVI_MODULE.splitlines().index("            state, loss = jit(body_fn)(state, None)") + 1
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint",
+                          "--jaxlint-report", "report.json"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert "1 passed" in run.stdout, run.stdout + run.stderr
+    found = [(f["code"], f["location"]["row"]) for f in json.loads((tmp_path / "report.json").read_text())]
+    assert found == [("JX203", line)], run.stdout
+    checked = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    findings = json.loads(checked.stdout)
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [("JX203", line)]
+    assert "`jit(body_fn)` is evaluated inside a `for` loop" in findings[0]["message"]
+
+
+def test_wrapper_doc_example_is_reported_and_fixed_into_use_instead(tmp_path: Path) -> None:
+    """The page's third Example gives the wrapper finding with a safe fix whose edits give its
+    third Use instead (what --fix writes; its verification is test_wrapper_fix_is_verified...)."""
+    from jaxlint.text import apply_edits
+
+    example, use_instead = doc_blocks("Example")[2], doc_blocks("Use instead")[2]
+    [finding] = check([str(write(tmp_path, "example", example))], select_rules(["JX203"], None)).findings
+    assert "`jax.jit(update)` is evaluated inside a `for` loop" in finding.message
+    assert finding.fix is not None and finding.fix.applicability == "safe"
+    assert apply_edits(example, list(finding.fix.edits)) == use_instead
+    assert check([str(write(tmp_path, "use_instead", use_instead))], select_rules(["JX203"], None)).findings == []

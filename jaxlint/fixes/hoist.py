@@ -1,4 +1,5 @@
-"""The JX203 fix: evaluate ``jax.jit(lambda ...)`` once, before the outermost loop it does not depend on.
+"""The JX203 fix: evaluate ``jax.jit(lambda ...)`` or ``jax.jit(f)`` once, before the outermost loop it
+does not depend on.
 
 When the fix is offered is decided on the ``ast`` (free and bound names, literal arguments, no
 defaults). The edit is computed with libcst on the affected statement only, never the module: the
@@ -30,13 +31,17 @@ from jaxlint.scan.index import SourceIndex, bound_names, free_names
 from jaxlint.text import apply_edits, newline_of, physical_lines
 
 
-def hoist_fix(index: SourceIndex, call: ast.Call, function: ast.Lambda, loops: list[ast.AST]) -> Fix | None:
+def hoist_fix(index: SourceIndex, call: ast.Call, function: ast.Lambda | ast.Name, loops: list[ast.AST],
+              preferred: str = "jitted") -> Fix | None:
     """The fix for ``jax.jit(function, ...)`` (``call``) in the file ``index`` describes, run in
-    ``loops`` (innermost first), or None when moving it could change what the program does."""
+    ``loops`` (innermost first), or None when moving it could change what the program does.
+    ``function`` is a lambda written in the call or the name of a function; a new name for the
+    jitted function is ``preferred`` (suffixed when taken or when the file has several such calls)."""
     source, parents = index.source, index.parents
-    a = function.args
-    if a.defaults or any(d is not None for d in a.kw_defaults):
-        return None  # defaults are evaluated when the lambda is created
+    if isinstance(function, ast.Lambda):
+        a = function.args
+        if a.defaults or any(d is not None for d in a.kw_defaults):
+            return None  # defaults are evaluated when the lambda is created
     others = [*call.args[1:], *call.keywords]
     if any(k.arg is None for k in call.keywords) or not all(_literal(n) for n in others):
         return None  # static_argnums=..., donate_argnums=...: literals only, no calls moved
@@ -59,7 +64,7 @@ def hoist_fix(index: SourceIndex, call: ast.Call, function: ast.Lambda, loops: l
         statement, name = moved
         message = f"Move `{name} = jax.jit(...)` before the loop"
     else:
-        statement, name = None, _fresh_name(index, call)
+        statement, name = None, _fresh_name(index, call, preferred)
         message = f"Create the jitted function once before the loop, as `{name}`"
     edits = _hoist_edits(source, lines, target, parents, indent, call, statement, name)
     return None if edits is None else Fix("safe", message, edits)
@@ -101,11 +106,11 @@ def _movable_assignment(source: str, call: ast.Call, loop: ast.AST, parents: dic
     return statement, name
 
 
-def _fresh_name(index: SourceIndex, call: ast.Call) -> str:
-    """``jitted``; with several jit calls in loops in the file, ``jitted_<line>`` so that two
-    fixes never bind the same name."""
+def _fresh_name(index: SourceIndex, call: ast.Call, preferred: str) -> str:
+    """``preferred`` (``jitted``); with several jit calls in loops in the file, ``jitted_<line>``
+    so that two fixes never bind the same name."""
     used, in_loops = _names_and_jits_in_loops(index)
-    name = "jitted" if in_loops == 1 else f"jitted_{call.lineno}"
+    name = preferred if in_loops == 1 else f"{preferred}_{call.lineno}"
     while name in used:
         name += "_"
     return name
@@ -217,21 +222,24 @@ def _first_leading_comment(lines: list[str], loop: ast.AST, parents: dict, inden
 
 class _ReplaceCall(cst.CSTTransformer):
     """Replaces the CST node of ``call`` by ``name``, found in one pass: among the calls in the
-    loop with a lambda first and as many arguments, the one at ``call``'s rank in source order
-    (outer calls before the calls they contain)."""
+    loop whose first argument is of the same kind (a lambda, or the same name) and with as many
+    arguments, the one at ``call``'s rank in source order (outer calls before the calls they
+    contain)."""
 
     def __init__(self, loop: ast.AST, call: ast.Call, name: str) -> None:
         super().__init__()
         self.arity = len(call.args) + len(call.keywords)
+        self.kind = _first_argument_kind(call.args[0])
         ranked = sorted((n for n in ast.walk(loop) if isinstance(n, ast.Call) and n.args
-                         and isinstance(n.args[0], ast.Lambda) and len(n.args) + len(n.keywords) == self.arity),
+                         and _first_argument_kind(n.args[0]) == self.kind
+                         and len(n.args) + len(n.keywords) == self.arity),
                         key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
         self.expected, self.rank = len(ranked), next(i for i, n in enumerate(ranked) if n is call)
         self.name, self.seen, self.found = name, 0, None
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if node.args and isinstance(node.args[0].value, cst.Lambda) and node.args[0].keyword is None \
-                and not node.args[0].star and len(node.args) == self.arity:
+        if node.args and _first_argument_kind(node.args[0].value) == self.kind \
+                and node.args[0].keyword is None and not node.args[0].star and len(node.args) == self.arity:
             if self.seen == self.rank:
                 self.found = node
             self.seen += 1
@@ -241,6 +249,17 @@ class _ReplaceCall(cst.CSTTransformer):
         if original_node is self.found:
             return cst.Name(self.name, lpar=original_node.lpar, rpar=original_node.rpar)
         return updated_node
+
+
+def _first_argument_kind(node: ast.AST | cst.CSTNode) -> str | None:
+    """"lambda", "name:<id>" or None, for an ``ast`` or a libcst expression alike."""
+    if isinstance(node, (ast.Lambda, cst.Lambda)):
+        return "lambda"
+    if isinstance(node, ast.Name):
+        return f"name:{node.id}"
+    if isinstance(node, cst.Name):
+        return f"name:{node.value}"
+    return None
 
 
 def _line_index(body: list[ast.stmt], statement: ast.stmt) -> int:

@@ -9,6 +9,12 @@ from jaxlint.rules.base import Rule, SourceContext
 from jaxlint.scan.index import COMPREHENSIONS, DEFS, SourceIndex, bound_names, free_names, walk_scope
 from jaxlint.scan.mutation import InPlaceChange, in_place_changes
 
+# JAX transforms that return a new function object on every call (measured: ``jax.jit(jax.grad(f))``
+# and ``jax.jit(jax.vmap(f))`` in a 3-step loop compile each step, JAX 0.4.35 and 0.10.2).
+NEW_FUNCTION_TRANSFORMS = frozenset({
+    "jax.vmap", "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian",
+    "jax.checkpoint", "jax.remat"})
+
 
 def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding | None:
     index = ctx.index
@@ -22,6 +28,8 @@ def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding 
         what = "a lambda"
     elif isinstance(function, ast.Call) and "functools.partial" in index.call_names(function):
         what = "a functools.partial object"
+    elif isinstance(function, ast.Call) and index.call_names(function) & NEW_FUNCTION_TRANSFORMS:
+        what = f"the result of `{_short(index.text(function))}`"
     elif isinstance(function, ast.Name) and _defined_in(function.id, loops, index):
         what = f"`{function.id}`, a function defined in the loop body,"
     else:
@@ -146,6 +154,10 @@ def _changed_words(changed: list[InPlaceChange]) -> str:
             words += (f"; it reads {names}, which the loop may change in place ({hows}): if it does, pass "
                       "the values it needs as arguments instead")
     return words
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _captured(function: ast.AST, loop: ast.AST) -> list[str]:
