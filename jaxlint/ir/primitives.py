@@ -90,7 +90,7 @@ _set(["copy", "copy_p"], layout="copy")
 _set(["add", "sub", "mul", "div", "max", "min", "pow", "rem", "atan2", "nextafter"], elementwise="binary")
 _set(["gt", "lt", "ge", "le", "eq", "ne"], elementwise="compare")
 _set(["gt", "lt", "ge", "le", "eq", "ne", "is_finite", "stop_gradient", "floor", "ceil", "round", "sign",
-      "iota"], gradient_free=True)
+      "iota", "argmax", "argmin"], gradient_free=True)
 _set(["sin", "cos", "tanh", "logistic", "erf"], bounded=True)
 
 _set(["add_any", "add", "sub", "neg", "concatenate", "transpose", "reshape", "squeeze", "expand_dims",
