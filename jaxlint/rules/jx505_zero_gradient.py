@@ -67,22 +67,27 @@ def _cut_inputs(program: Program) -> dict[int, list[Value]]:
     if not zeros:
         return {}
     outputs = _region_outputs(program)
-    cut_by: dict[Value, list[Op]] = {}
+    cut_by: dict[Value, tuple[tuple, list[Op]]] = {}
     for value in _inputs_of(forward):
-        key = (value.shape, str(value.dtype))
-        if key not in zeros:
+        # The input as the forward part reads it, or before a broadcast outside it (vmap's
+        # in_axes=None broadcasts an unbatched input before the batched forward part).
+        key = next((k for k in (_key(value), _key(patterns.strip(value))) if k in zeros), None)
+        if key is None:
             continue
         cuts = _cuts(value, outputs)
         if cuts and all(op.primitive != "stop_gradient" for op in cuts):
-            cut_by[value] = cuts
+            cut_by[value] = (key, cuts)
     found: dict[int, list[Value]] = {}
-    for value, cuts in cut_by.items():
-        key = (value.shape, str(value.dtype))
-        if sum((v.shape, str(v.dtype)) == key for v in cut_by) > zeros[key]:
+    for value, (key, cuts) in cut_by.items():
+        if sum(other == key for other, _ in cut_by.values()) > zeros[key]:
             continue  # more cut inputs than zero gradients of that shape: which is which is not proven
         for op in cuts:
             found.setdefault(id(op), []).append(value)
     return found
+
+
+def _key(value: Value) -> tuple:
+    return value.shape, str(value.dtype)
 
 
 def _zero_gradients(program: Program) -> dict[tuple, int]:
@@ -91,14 +96,14 @@ def _zero_gradients(program: Program) -> dict[tuple, int]:
     found: dict[tuple, int] = {}
 
     def add(value: Value) -> None:
-        key = (value.shape, str(value.dtype))
-        found[key] = found.get(key, 0) + 1
+        found[_key(value)] = found.get(_key(value), 0) + 1
 
     for op in program.walk():
         if op.under("jvp") or op.under("transpose"):
             continue
         if op.primitive == "broadcast_in_dim" and _literal_zero(op.inputs[0]) and patterns.inexact(op.outputs[0]):
             add(op.outputs[0])
+            continue
         for value in op.inputs:
             if value.shape == () and _literal_zero(value) and patterns.inexact(value):
                 add(value)
@@ -268,6 +273,9 @@ def _name(ctx: ProgramContext, value: Value) -> str:
             if use.primitive in patterns.TRANSPARENT or use.primitive == "convert_element_type":
                 stack.extend(use.outputs)
                 continue
+            if use.regions:  # a loop or branch: where its body reads the operand
+                stack.extend(_into_regions(use, current, gradient=True))
+                continue
             if use.location is None or use.location.path != ctx.path:
                 continue
             position = next(i for i, v in enumerate(use.inputs) if v is current)
@@ -281,8 +289,11 @@ def _operand(ctx: ProgramContext, op: Op, position: int) -> str | None:
     span = op.location.span  # type: ignore[union-attr]
     binop = ctx.index.node_at(span, ast.BinOp)
     node: ast.expr | None = None
+    compare = ctx.index.node_at(span, ast.Compare)
     if binop is not None and len(op.inputs) == 2:
         node = binop.left if position == 0 else binop.right
+    elif compare is not None and len(compare.comparators) == 1 and len(op.inputs) == 2:
+        node = compare.left if position == 0 else compare.comparators[0]
     else:
         call = ctx.index.node_at(span, ast.Call)
         if call is not None and position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args):
