@@ -26,9 +26,9 @@ from __future__ import annotations
 import ast
 from typing import Iterable, Iterator
 
-from jaxlint.ir import Op, Program, Region, Value, patterns, region_links
+from jaxlint.ir import Location, Op, Program, Region, Value, patterns, region_links
 from jaxlint.ir.primitives import traits
-from jaxlint.model import Finding
+from jaxlint.model import Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 
 
@@ -45,9 +45,37 @@ class ZeroGradient(Rule):
         cuts = _last[1]
         if not cuts:
             return
-        for op in ctx.ops_here():
-            for value in cuts.get(id(op), ()):
-                yield ctx.finding(cls, _message(ctx, op, value), op.location.span)  # type: ignore[union-attr]
+        stale = ctx.program.stale_library_tracebacks
+        for op in ctx.program.walk() if stale else ctx.ops_here():
+            if id(op) not in cuts:
+                continue
+            place = _place(ctx, op) if stale else op.location
+            if place is None or place.path != ctx.path:
+                continue
+            for value in cuts[id(op)]:
+                yield ctx.finding(cls, _message(ctx, op, value, place.span), place.span)
+
+
+def _place(ctx: ProgramContext, op: Op) -> Location | None:
+    """Where the cut op is on JAX < 0.7, whose cached library jits (``jnp.round``) keep the
+    traceback of the first call that traced them, maybe in another file: the op's own location
+    when it holds the op computing its input, else the innermost call around that op's source."""
+    neighbours = [v.producer.location for v in op.inputs if v.producer is not None and v.producer.location]
+    if op.location is not None and (not neighbours or any(
+            n.path == op.location.path and op.location.span.contains(n.span) for n in neighbours)):
+        return op.location
+    if not neighbours:
+        return None
+    inner = neighbours[0]
+    index = ctx.index_of(inner.path)
+    if index is None:
+        return None
+    around = [index.span(call) for call in index.calls]
+    around = [span for span in around if span.contains(inner.span) and span != inner.span]
+    if not around:
+        return None
+    return Location(inner.path, min(around, key=lambda span: (span.end_line - span.start_line,
+                                                              span.end_col - span.start_col)))
 
 
 _last: list = [None, {}]  # the last program analyzed and its cuts (held, so its id is not reused)
@@ -243,9 +271,9 @@ def _cuts(value: Value, outputs: dict[int, list[tuple[Region, int]]]) -> list[Op
     return [op for op in stops if _flow(list(op.outputs), outputs, gradient=False)]
 
 
-def _message(ctx: ProgramContext, op: Op, value: Value) -> str:
+def _message(ctx: ProgramContext, op: Op, value: Value, span: Span) -> str:
     name = _name(ctx, value)
-    what = ctx.index.text(node) if (node := _node_at(ctx, op)) is not None else op.primitive
+    what = ctx.index.text(node) if (node := _node_at(ctx, span)) is not None else op.primitive
     kind = "a comparison" if traits(op.primitive).elementwise == "compare" else (
         "an integer result" if not any(patterns.inexact(out) for out in op.outputs) else f"{op.primitive}")
     return (f"{name} is differentiated, but every path from it to the output goes through {what} ({kind}, "
@@ -254,11 +282,9 @@ def _message(ctx: ProgramContext, op: Op, value: Value) -> str:
             f"jnp.round(x) - x)), or stop_gradient it on purpose.")
 
 
-def _node_at(ctx: ProgramContext, op: Op) -> ast.expr | None:
-    if op.location is None:
-        return None
-    return ctx.index.node_at(op.location.span, ast.Call) or ctx.index.node_at(op.location.span, ast.Compare) \
-        or ctx.index.node_at(op.location.span, ast.BinOp)
+def _node_at(ctx: ProgramContext, span: Span) -> ast.expr | None:
+    return ctx.index.node_at(span, ast.Call) or ctx.index.node_at(span, ast.Compare) \
+        or ctx.index.node_at(span, ast.BinOp)
 
 
 def _name(ctx: ProgramContext, value: Value) -> str:
