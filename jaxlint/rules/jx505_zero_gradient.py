@@ -35,7 +35,8 @@ from jaxlint.rules.base import ProgramContext, Rule
 class ZeroGradient(Rule):
     code = "JX505"
     name = "zero-gradient"
-    summary = "Every path from a differentiated input to the output runs through an op with no gradient: its gradient is always zero."
+    summary = ("Every path from a differentiated input to the output runs through an op with no gradient "
+               "(round, argmax, a comparison): its gradient is always zero.")
     severity = "error"
 
     @classmethod

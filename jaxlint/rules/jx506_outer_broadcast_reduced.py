@@ -24,7 +24,8 @@ from jaxlint.rules.base import ProgramContext, Rule
 class OuterBroadcastReduced(Rule):
     code = "JX506"
     name = "outer-broadcast-reduced"
-    summary = "An (n, 1) and an (n,) operand broadcast to an (n, n) table that is then reduced: a sum over all pairs, not over the n elements."
+    summary = ("An (n, 1) and an (n,) operand broadcast to an (n, n) table that is then reduced: "
+               "a value over all pairs, not over the n elements.")
     severity = "error"
 
     @classmethod
@@ -140,7 +141,8 @@ def _message(ctx: ProgramContext, op: Op, axes: tuple[int, int, int]) -> str:
                 f"`{row_text}` of shape {_shape(promoted)}")
         fix = f" Index the column: `{col_text}[..., 0]` (or make the row a column: `{row_text}[..., None]`)."
     else:
-        head = f"this {op.primitive} broadcasts an operand of shape {_shape(col.shape)} against one of shape {_shape(promoted)}"
+        head = (f"this {op.primitive} broadcasts an operand of shape {_shape(col.shape)} against one of shape "
+                f"{_shape(promoted)}")
         fix = " Index the column with [..., 0] (or make the other a column with [..., None])."
     return (f"{head} to {_shape(op.outputs[0].shape)}: every element against every other ({n} x {n} pairs), and "
             f"the result is then reduced over both axes, so the value is taken over all pairs, not over the "
