@@ -62,6 +62,8 @@ class Op:
     regions: list[Region] = field(default_factory=list)  # bodies of control flow ops
     # JAX's source info behind ``location`` (opaque here): Program.call_stack reads it on demand.
     source_info: Any = field(default=None, repr=False)
+    # Inlined from the body of a custom_jvp/custom_vjp function: its gradient is the user's rule.
+    custom_derivative: bool = False
 
     def under(self, transform: str) -> bool:
         """Whether ``transform`` (``"vmap"``, ``"jvp"``, ...) applies to this op."""

@@ -19,7 +19,9 @@ outside) when
 A straight-through estimator ``x + stop_gradient(round(x) - x)`` and any input with one ordinary
 path keep a gradient path, so they are quiet; integer inputs have no gradient by design. A function
 traced on its own that is only differentiated elsewhere (by the tests, or another file's ``grad``)
-is not judged: which of its arguments are differentiated is not in its jaxpr.
+is not judged: which of its arguments are differentiated is not in its jaxpr. Nor is the body of a
+``custom_jvp``/``custom_vjp`` function (its gradient is the user's rule, a straight-through
+estimator often): a gradient is taken to pass through it.
 """
 from __future__ import annotations
 
@@ -237,7 +239,7 @@ def _flow(start: list[Value], outputs: dict[int, list[tuple[Region, int]]], grad
             if use.regions:
                 stack.extend(_into_regions(use, value, gradient))
                 continue
-            if gradient and (traits(use.primitive).gradient_free
+            if gradient and not use.custom_derivative and (traits(use.primitive).gradient_free
                              or not any(patterns.inexact(out) for out in use.outputs)):
                 if cuts is not None and all(c is not use for c in cuts):
                     cuts.append(use)

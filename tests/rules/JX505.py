@@ -84,6 +84,23 @@ def straight_through_loss(w, x):
 straight_through_grad = jax.jit(jax.grad(straight_through_loss))
 
 
+@jax.custom_jvp
+def round_ste(v):
+    return jnp.round(v)  # its gradient is the custom rule's, not round's
+
+
+@round_ste.defjvp
+def _round_ste_jvp(primals, tangents):
+    return round_ste(primals[0]), tangents[0]
+
+
+def custom_ste_loss(w, b, x):
+    return jnp.sum(round_ste(w) * x)  # b is unused: its zero gradient is of w's shape
+
+
+custom_ste_grad = jax.jit(jax.grad(custom_ste_loss, argnums=(0, 1)))
+
+
 def both_paths_loss(w, x):
     return jnp.sum(x @ w + jnp.round(x @ w))
 
@@ -131,6 +148,7 @@ batched_grad(v, x)
 scanned_grad(jnp.float32(0.5), v)
 stopped_grad(v, v)
 straight_through_grad(v, v)
+custom_ste_grad(v, v, v)
 both_paths_grad(w, x)
 rounded_data_grad(w, x)
 integer_input_grad(v, jnp.arange(3))
