@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.rules import all_rules
+
 SYNTAX_ERROR = "import jax\ndef f(:\n"  # JX900 from the jaxlint process: no worker, no JAX
 UNROLLED = """\
 import jax
@@ -89,7 +91,8 @@ def test_jaxlint_toml_wins_over_pyproject_and_pyproject_without_table_is_skipped
 def test_config_file_flag_inline_overrides_and_isolated(tmp_path):
     files(tmp_path, {"pyproject.toml": '[tool.jaxlint]\nselect = ["JX1"]\ntimeout = 5\n',
                      "other/custom.toml": 'select = ["JX5"]\n'})
-    assert enabled(tmp_path, "--config", "other/custom.toml") == ["JX501", "JX502", "JX503", "JX504"]
+    family = sorted(rule.code for rule in all_rules() if rule.code.startswith("JX5"))  # JX501, JX502, ...
+    assert "JX501" in family and enabled(tmp_path, "--config", "other/custom.toml") == family
     shown = settings(tmp_path, "--config", "other/custom.toml")
     assert f"# Settings file: {tmp_path / 'other' / 'custom.toml'}" in shown
     assert "timeout = 60.0" in shown  # the found pyproject.toml is not read at all

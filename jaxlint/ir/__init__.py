@@ -62,6 +62,8 @@ class Op:
     regions: list[Region] = field(default_factory=list)  # bodies of control flow ops
     # JAX's source info behind ``location`` (opaque here): Program.call_stack reads it on demand.
     source_info: Any = field(default=None, repr=False)
+    # Inlined from the body of a custom_jvp/custom_vjp function: its gradient is the user's rule.
+    custom_derivative: bool = False
 
     def under(self, transform: str) -> bool:
         """Whether ``transform`` (``"vmap"``, ``"jvp"``, ...) applies to this op."""
@@ -88,6 +90,40 @@ def loop_body(loop: Op) -> tuple[Region, int, int] | None:
         return names["jaxpr"], int(loop.params["num_consts"]), 0
     if loop.primitive == "while" and "body_jaxpr" in names:
         return names["body_jaxpr"], int(loop.params["body_nconsts"]), int(loop.params["cond_nconsts"])
+    return None
+
+
+@dataclass(frozen=True)
+class RegionLinks:
+    """How values cross into and out of one region of a control-flow op: the operand feeding each
+    region input (None: none does), and, for each region output, the op outputs and region inputs
+    it becomes (a loop's carry comes back as the next step's input). ``decides``: the region's
+    outputs decide which values flow (a while's predicate) rather than being values themselves."""
+
+    operands: list[int | None]
+    results: list[tuple[list[int], list[int]]]
+    decides: bool = False
+
+
+def region_links(op: Op, region: Region) -> RegionLinks | None:
+    """The links of ``region`` (a body of ``op``): scan, while and cond by their params, any other
+    op whose region has the op's arity one to one; None when they are not known."""
+    n_in, n_out = len(region.inputs), len(region.outputs)
+    if op.primitive == "scan":
+        consts, carry = int(op.params["num_consts"]), int(op.params["num_carry"])
+        return RegionLinks(list(range(n_in)), [([k], [consts + k] if k < carry else []) for k in range(n_out)])
+    if op.primitive == "while":
+        cond_n, body_n = int(op.params["cond_nconsts"]), int(op.params["body_nconsts"])
+        carry = len(op.inputs) - cond_n - body_n
+        if region.name == "cond_jaxpr":
+            operands = list(range(cond_n)) + list(range(cond_n + body_n, len(op.inputs)))
+            return RegionLinks(operands, [([], []) for _ in range(n_out)], decides=True)
+        return RegionLinks(list(range(cond_n, len(op.inputs))),
+                           [([k], [body_n + k] if k < carry else []) for k in range(n_out)])
+    if op.primitive == "cond":
+        return RegionLinks(list(range(1, len(op.inputs))), [([k], []) for k in range(n_out)])
+    if n_in == len(op.inputs) and n_out == len(op.outputs):
+        return RegionLinks(list(range(n_in)), [([k], []) for k in range(n_out)])
     return None
 
 

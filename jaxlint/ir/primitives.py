@@ -62,6 +62,9 @@ class Traits:
     # What its nested jaxpr is: a "jit" or other "call" (inlined by ir.build), a "remat" (inlined
     # by ir.build, kept as a block by explain's listing), a "loop" body or a "branch".
     nested: Literal["jit", "call", "remat", "loop", "branch"] | None = None
+    # Its gradient is the user's own rule (custom_jvp, custom_vjp), not its body's: ir.build marks
+    # the inlined body's ops (Op.custom_derivative).
+    custom_derivative: bool = False
     key: KeyUse = field(default_factory=KeyUse)
 
 
@@ -90,7 +93,7 @@ _set(["copy", "copy_p"], layout="copy")
 _set(["add", "sub", "mul", "div", "max", "min", "pow", "rem", "atan2", "nextafter"], elementwise="binary")
 _set(["gt", "lt", "ge", "le", "eq", "ne"], elementwise="compare")
 _set(["gt", "lt", "ge", "le", "eq", "ne", "is_finite", "stop_gradient", "floor", "ceil", "round", "sign",
-      "iota"], gradient_free=True)
+      "iota", "argmax", "argmin"], gradient_free=True)
 _set(["sin", "cos", "tanh", "logistic", "erf"], bounded=True)
 
 _set(["add_any", "add", "sub", "neg", "concatenate", "transpose", "reshape", "squeeze", "expand_dims",
@@ -111,6 +114,7 @@ _set(["iota", "add", "sub", "mul", "neg", "lt", "le", "gt", "ge", "eq", "ne", "s
 _set(["jit", "pjit"], nested="jit")
 _set(["closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"],
      nested="call")
+_set(["custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"], custom_derivative=True)
 _set(["remat", "remat2", "checkpoint"], nested="remat")
 _set(["scan", "while"], nested="loop")
 _set(["cond"], nested="branch")
@@ -185,3 +189,4 @@ CALLS = named(lambda t: t.nested in ("jit", "call", "remat"))  # inlined by ir.b
 JITS = named(lambda t: t.nested == "jit")
 REMATS = named(lambda t: t.nested == "remat")
 LOOPS = named(lambda t: t.nested == "loop")
+CUSTOM_DERIVATIVES = named(lambda t: t.custom_derivative)
