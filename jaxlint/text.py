@@ -8,7 +8,6 @@ import hashlib
 import io
 import os
 import re
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from typing import Iterable
@@ -95,6 +94,8 @@ def write_atomic(source: SourceFile, text: str) -> None:
     if info.st_nlink > 1 or not owner_kept:
         _write_in_place(real, data)
     else:
+        import tempfile  # only writers need it (with random and shutil, a few ms of a warm run)
+
         try:
             # Not .py: a temporary file left by a killed process is never linted.
             handle_number, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".tmp", dir=os.path.dirname(real))
@@ -136,6 +137,8 @@ def write_text_atomic(path: str, text: str, prefix: str = ".jaxlint-") -> None:
     """Write a jaxlint-made UTF-8 file (report, page, signatures) through a temporary file and a
     rename: a reader sees the old file or the whole new one. The permissions are the replaced
     file's, else what a plain open() gives (mkstemp's are 0600). Raises OSError."""
+    import tempfile
+
     folder = os.path.dirname(os.path.abspath(path))
     handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
     try:

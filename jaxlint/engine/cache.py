@@ -25,7 +25,6 @@ import ast
 import functools
 import hashlib
 import json
-import logging
 import os
 import sys
 import time
@@ -37,9 +36,10 @@ from jaxlint.config import signatures
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
+from jaxlint.lazylog import LazyLogger
 from jaxlint.text import line_runs, write_text_atomic
 
-LOG = logging.getLogger(__name__)
+LOG = LazyLogger(__name__)
 FORMAT = 3  # of an entry; a change makes every older entry a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"

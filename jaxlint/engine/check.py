@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import logging
 import os
 import signal
 import threading
@@ -14,7 +13,6 @@ from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
-from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
 from jaxlint.engine.targets import file_targets, recorded_keys
@@ -23,12 +21,14 @@ from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
+from jaxlint.lazylog import LazyLogger
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
 if TYPE_CHECKING:
+    from jaxlint.engine.pool import WorkerPool
     from jaxlint.rules import Rule, RuleInfo
 
-LOG = logging.getLogger(__name__)  # progress for --verbose
+LOG = LazyLogger(__name__)  # progress for --verbose
 
 
 def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False,
@@ -188,9 +188,17 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
                   len(pending), (time.perf_counter() - started) * 1000)
     lanes = max(1, min(jobs or default_jobs(), len(to_run)))
-    pools = [pool] if pool is not None else [WorkerPool(timeout) for _ in range(lanes)]
+    if pool is not None:
+        pools = [pool]
+    elif to_run or fix or diff or compile_costs:
+        from jaxlint.engine.pool import WorkerPool  # subprocess, threads: not for a run the cache answers
+
+        pools = [WorkerPool(timeout) for _ in range(lanes)]
+    else:
+        pools = []
     try:
-        _run_all(to_run, pools, codes, cache)
+        if to_run:
+            _run_all(to_run, pools, codes, cache)
         for analysis in pending:
             for finding in analysis.result.findings:
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -116,6 +115,8 @@ def _excluded_explicitly(path: str, config: Config) -> bool:
 def git_ignored(top: str) -> set[str]:
     """Paths under ``top`` that git ignores, relative to it with ``/`` separators (folders end
     with ``/``); empty outside a git work tree or without git."""
+    import subprocess  # imported here: a run that asks git nothing never loads it
+
     try:
         listed = subprocess.run(
             ["git", "-C", top, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
