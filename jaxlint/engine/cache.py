@@ -22,6 +22,7 @@ a registration for the module's function through a third module's re-export.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
 import json
@@ -40,7 +41,7 @@ from jaxlint.lazylog import LazyLogger
 from jaxlint.text import line_runs, write_text_atomic
 
 LOG = LazyLogger(__name__)
-FORMAT = 3  # of an entry; a change makes every older entry a miss
+FORMAT = 4  # of an entry; a change makes every older entry a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
@@ -60,6 +61,9 @@ class ResultCache:
     _digests: dict[str, str | None] = field(default_factory=dict)
     _imports: dict[str, frozenset[str]] = field(default_factory=dict)
     _environment: str | None = None
+    # The last (codes, settings, compile_costs) hashed for scan keys, and its hash: a run asks
+    # with equal ones for every file, and dumping the settings each time was a tenth of a warm run.
+    _run_material: tuple[Any, ...] = ()
 
     def load(self, job: Job) -> Result | None:
         """The stored result of ``job``, if its entry exists, is whole and what it read is unchanged."""
@@ -161,15 +165,27 @@ class ResultCache:
         """What a file's scan depends on: its bytes, the rules, the settings, the signatures
         file's keys for it, jaxlint."""
         self._digests.setdefault(path, digest)  # the file was just read: ``load`` checks inputs by it
-        material = {"format": FORMAT, "path": path, "digest": digest, "codes": codes, "settings": _plain(settings),
-                    "compile_costs": compile_costs, "recorded": recorded, "environment": self.environment()}
-        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+        common = self._common_material(codes, settings, compile_costs)
+        material = json.dumps([path, digest, recorded])
+        return hashlib.sha256(f"{common}\0{material}".encode()).hexdigest()
+
+    def _common_material(self, codes: list[str], settings: Settings, compile_costs: bool) -> str:
+        """The hash of what every scan key of a run shares: the format, the rules, the settings, jaxlint."""
+        if self._run_material[:3] != (codes, settings, compile_costs):  # compared, not hashed again
+            material = {"format": FORMAT, "codes": codes, "settings": _plain(settings), "compile_costs": compile_costs,
+                        "environment": self.environment()}
+            digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+            self._run_material = (list(codes), copy.deepcopy(settings), compile_costs, digest)
+        return self._run_material[3]
 
     def key(self, job: Job) -> str:
         """The hash naming ``job``'s entry."""
+        plain = _plain(job)  # job.to_json()'s text under json.dumps
+        # The source by its hash: dumping the text of every module was half of the key's time.
+        plain["source"] = hashlib.sha256(job.source.encode("utf-8", "surrogatepass")).hexdigest()
         material = {
             "format": FORMAT,
-            "job": _plain(job),  # job.to_json()'s text under json.dumps
+            "job": plain,
             "environment": self.environment(),
             "signatures": self._signature_entries(job),
             "examples": {file: self.digest(file) for file in job.settings.examples if self._names(file, job.module)},
@@ -307,14 +323,23 @@ def clean(folder: str) -> bool:
 def _package_stamp() -> str:
     """jaxlint's own files, by size and modification time: an edited checkout is another jaxlint."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    stamp = []
-    for folder, dirs, files in os.walk(here):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".md")):
-                info = os.stat(os.path.join(folder, name))
-                stamp.append(f"{os.path.relpath(os.path.join(folder, name), here)}:{info.st_size}:{info.st_mtime_ns}")
+    stamp: list[str] = []
+    _stamp_folder(here, "", stamp)
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()
+
+
+def _stamp_folder(folder: str, relative: str, stamp: list[str]) -> None:
+    """``relative/name:size:mtime_ns`` of each .py and .md file under ``folder``, sorted by name
+    in each folder, a folder's files before its subfolders (as os.walk gave them before)."""
+    with os.scandir(folder) as entries:
+        listed = sorted(entries, key=lambda entry: entry.name)
+    for entry in listed:
+        if entry.name.endswith((".py", ".md")) and not entry.is_dir():
+            info = entry.stat()
+            stamp.append(f"{relative}{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+    for entry in listed:
+        if entry.is_dir() and not entry.is_symlink() and entry.name != "__pycache__":  # os.walk's way
+            _stamp_folder(entry.path, f"{relative}{entry.name}{os.sep}", stamp)
 
 
 def imported_names(text: bytes) -> frozenset[str]:

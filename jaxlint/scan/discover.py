@@ -87,10 +87,10 @@ def _walk(top: str, config: Config) -> list[str]:
     found = []
     for folder, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if not config.excluded(os.path.join(folder, d))
-                             and _relative(top, os.path.join(folder, d)) + "/" not in ignored)
+                             and not (ignored and _relative(top, os.path.join(folder, d)) + "/" in ignored))
         found.extend(os.path.join(folder, f) for f in filenames
                      if f.endswith(".py") and not config.excluded(os.path.join(folder, f))
-                     and _relative(top, os.path.join(folder, f)) not in ignored)
+                     and not (ignored and _relative(top, os.path.join(folder, f)) in ignored))
     return found
 
 
