@@ -64,14 +64,65 @@ class ResultCache:
     # The last (codes, settings, compile_costs) hashed for scan keys, and its hash: a run asks
     # with equal ones for every file, and dumping the settings each time was a tenth of a warm run.
     _run_material: tuple[Any, ...] = ()
+    # The run's index (``open_index``): "kind/key" -> entry, as read, and as this run used or wrote them.
+    _index_path: str | None = None
+    _indexed: dict[str, Any] = field(default_factory=dict)
+    _used: dict[str, Any] = field(default_factory=dict)
+
+    def open_index(self, paths: list[str], codes: list[str], settings: Settings, compile_costs: bool) -> None:
+        """Read the index of a run with these paths, rules and settings: the entries the last
+        such run used, in one file, so an unchanged tree opens one file instead of one per entry
+        (the opens and the touches were a third of a warm run's check). Each entry is checked as
+        a file entry is; a damaged or foreign index is ignored. ``save_index`` writes it."""
+        material = [self._common_material(codes, settings, compile_costs), sorted(os.path.abspath(p) for p in paths)]
+        name = hashlib.sha256(json.dumps(material).encode()).hexdigest()
+        self._index_path = os.path.join(self.folder, "index", name[:2], name + ".json")
+        self._indexed, self._used = {}, {}
+        try:
+            with open(self._index_path, encoding="utf-8") as handle:
+                index = json.load(handle)
+            if index.get("format") == FORMAT and index.get("key") == name and isinstance(index["entries"], dict):
+                self._indexed = index["entries"]
+                _touch(self._index_path)
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:  # corrupt or foreign
+            LOG.debug("cache index ignored (%s: %s)", type(error).__name__, error)
+
+    def save_index(self) -> None:
+        """Write the run's index (through a rename: a concurrent run reads the old one or this
+        one) if the entries it used differ from those it read."""
+        if self._index_path is None or not self.writes or self._used.keys() == self._indexed.keys():
+            return
+        try:
+            self._prepare()
+            os.makedirs(os.path.dirname(self._index_path), exist_ok=True)
+            write_text_atomic(self._index_path, json.dumps({"format": FORMAT, "key": os.path.basename(
+                self._index_path)[:-5], "entries": self._used}))
+        except (OSError, TypeError, ValueError) as error:
+            LOG.debug("cache index not written (%s: %s)", type(error).__name__, error)
+
+    def _read(self, key: str, kind: str) -> tuple[dict[str, Any], str | None]:
+        """An entry from the index, else from its file (whose path is returned, to be touched
+        when it serves). Raises what reading and parsing raise."""
+        entry = self._indexed.get(f"{kind}/{key}")
+        if entry is not None:
+            return entry, None
+        path = self._entry(key, kind)
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle), path
+
+    def _served(self, key: str, kind: str, entry: dict[str, Any], path: str | None) -> None:
+        self._used[f"{kind}/{key}"] = entry
+        if path is not None:
+            _touch(path)
 
     def load(self, job: Job) -> Result | None:
         """The stored result of ``job``, if its entry exists, is whole and what it read is unchanged."""
-        path = self._entry(self.key(job))
+        key = self.key(job)
         try:
-            with open(path, encoding="utf-8") as handle:
-                entry = json.load(handle)
-            if entry.get("format") != FORMAT or entry.get("key") != os.path.basename(path)[:-5]:
+            entry, path = self._read(key, "results")
+            if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
             if any(self.digest(file) != digest for file, digest in entry["inputs"].items()):
                 LOG.debug("%s: cache entry out of date (an imported file changed)", job.path)
@@ -83,7 +134,7 @@ class ResultCache:
             LOG.debug("%s: cache entry ignored (%s: %s)", job.path, type(error).__name__, error)
             return None
         result.timings = {}  # nothing was spent on it this run
-        _touch(path)
+        self._served(key, "results", entry, path)
         return result
 
     def store(self, job: Job, result: Result, source_digest: str) -> None:
@@ -97,7 +148,8 @@ class ResultCache:
         key = self.key(job)
         entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs,
                  "result": {**result.to_json(), "timings": {}}}
-        self._write(self._entry(key), entry)
+        if self._write(self._entry(key), entry):
+            self._used[f"results/{key}"] = entry
 
     def _write(self, path: str, entry: dict[str, Any]) -> bool:
         if not self.writes:
@@ -116,7 +168,7 @@ class ResultCache:
         """Remove the entries no run has used for ``days`` (an entry is touched when it serves a
         run): every edit of a file leaves its old entries behind. Returns how many were removed."""
         removed, cutoff = 0, time.time() - days * 86400
-        for kind in ("results", "scans"):
+        for kind in ("results", "scans", "index"):
             for folder, _, files in os.walk(os.path.join(self.folder, kind)):
                 for name in files:
                     path = os.path.join(folder, name)
@@ -134,8 +186,7 @@ class ResultCache:
     def load_scan(self, key: str) -> dict[str, Any] | None:
         """The stored scan under ``key`` (see ``scan_key``), or None."""
         try:
-            with open(self._entry(key, "scans"), encoding="utf-8") as handle:
-                entry = json.load(handle)
+            entry, path = self._read(key, "scans")
             if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
             scanned = {"targets": [Target.from_json(t) for t in entry["targets"]],
@@ -149,7 +200,7 @@ class ResultCache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
             LOG.debug("scan cache entry %s ignored (%s: %s)", key, type(error).__name__, error)
             return None
-        _touch(self._entry(key, "scans"))
+        self._served(key, "scans", entry, path)
         return scanned
 
     def store_scan(self, key: str, path: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
@@ -158,7 +209,8 @@ class ResultCache:
                  "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
                  "job": job, "result": None if result is None else result.to_json(),
                  "tokens": None if tokens is None else tokens_to_json(tokens)}
-        self._write(self._entry(key, "scans"), entry)
+        if self._write(self._entry(key, "scans"), entry):
+            self._used[f"scans/{key}"] = entry
 
     def scan_key(self, path: str, digest: str, codes: list[str], settings: Settings, compile_costs: bool,
                  recorded: list[str]) -> str:

@@ -172,6 +172,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
     started = time.perf_counter()
     compile_costs = cost == "compiled"
     recorded = recorded_keys(config)
+    if cache is not None:
+        cache.open_index(paths, codes, config.settings(), compile_costs)
     analyses = [prepare(path, codes, config, compile_costs, recorded, cache) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config, empty_paths=empty)
@@ -230,8 +232,10 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         for own in pools:
             if own is not pool:
                 own.close()
-    if cache is not None and cache.stored:
-        cache.prune()
+    if cache is not None:
+        cache.save_index()
+        if cache.stored:
+            cache.prune()
     return result
 
 
