@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 import os
 import signal
-import threading
 import time
 from typing import TYPE_CHECKING, Sequence
 
@@ -243,6 +242,8 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
              cache: ResultCache | None = None) -> None:
     """Each pool takes the next module until none is left; worker I/O releases the GIL. Each
     result goes into ``cache`` as it comes, before the findings are taken from it."""
+    import threading  # a run the cache answers runs no lane
+
     queue = iter(pending)
     lock = threading.Lock()
     errors: list[BaseException] = []

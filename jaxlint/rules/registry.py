@@ -5,12 +5,13 @@ Adding a rule is adding a file here (and regenerating the catalog); no other sta
 from __future__ import annotations
 
 import functools
-import importlib
 import os
-import pkgutil
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
+    import importlib
+    import pkgutil
+
     from jaxlint.rules.base import Rule
 
 # Modules of the package that define no rule.
