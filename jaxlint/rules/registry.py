@@ -9,9 +9,6 @@ import os
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    import importlib
-    import pkgutil
-
     from jaxlint.rules.base import Rule
 
 # Modules of the package that define no rule.
@@ -32,6 +29,9 @@ def rule_classes(codes: Iterable[str]) -> list[type[Rule]]:
 @functools.lru_cache(maxsize=None)
 def _registry() -> tuple[type[Rule], ...]:
     # Walking the package costs ~1 ms; per-file callers (suppressions, per-file-ignores) add up.
+    import importlib
+    import pkgutil
+
     from jaxlint.rules.base import Rule
 
     package = __name__.rpartition(".")[0]
