@@ -166,16 +166,20 @@ class ResultCache:
 
     def prune(self, days: float = MAX_AGE_DAYS) -> int:
         """Remove the entries no run has used for ``days`` (an entry is touched when it serves a
-        run): every edit of a file leaves its old entries behind. Returns how many were removed."""
+        run from its file; an index, when it serves a run, and the entries it holds are kept with
+        it): every edit of a file leaves its old entries behind. Returns how many were removed."""
         removed, cutoff = 0, time.time() - days * 86400
-        for kind in ("results", "scans", "index"):
+        indexed: set[str] = set()  # "kind/key" of the entries a live index holds
+        for kind in ("index", "results", "scans"):
             for folder, _, files in os.walk(os.path.join(self.folder, kind)):
                 for name in files:
                     path = os.path.join(folder, name)
                     try:
-                        if os.stat(path).st_mtime < cutoff:
+                        if os.stat(path).st_mtime < cutoff and f"{kind}/{name[:-5]}" not in indexed:
                             os.unlink(path)
                             removed += 1
+                        elif kind == "index":
+                            indexed.update(_index_entries(path))
                     except OSError:
                         continue
         return removed
@@ -354,6 +358,15 @@ def _site_folders() -> list[str]:
     folders = list(getattr(site, "getsitepackages", lambda: [])())
     user = getattr(site, "getusersitepackages", lambda: None)()
     return folders + ([user] if isinstance(user, str) else [])
+
+
+def _index_entries(path: str) -> list[str]:
+    """The "kind/key" names an index file holds (none when it is damaged)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return list(json.load(handle)["entries"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return []
 
 
 def _touch(path: str) -> None:
