@@ -25,6 +25,7 @@ import ast
 import copy
 import functools
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -347,7 +348,7 @@ def _function_to_json(function: JaxFunction) -> dict[str, Any]:
 
 def _function_from_json(data: dict[str, Any]) -> JaxFunction:
     return JaxFunction(data["qualname"], data["first_line"], data["line"], tuple(data["params"]),
-                       frozenset(line for first, last in data["own_lines"] for line in range(first, last + 1)),
+                       frozenset(itertools.chain.from_iterable(range(first, last + 1) for first, last in data["own_lines"])),
                        Span(**data["span"]), Span(**data["name_span"]))
 
 

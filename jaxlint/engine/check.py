@@ -308,14 +308,15 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
     when they are settled); a file that is not being checked gets nothing (as ruff reports only
     the files it is given): returns how many findings such files hold, after their
     per-file-ignores and suppressions, for the summary to say."""
-    by_path = {os.path.realpath(a.source.path): a for a in analyses}
+    by_path: dict[str, FileAnalysis] = {}  # real path -> analysis, made when a finding needs it (a
+    # realpath per file, an lstat per component of each path: a tenth of a warm run's syscalls)
     unchecked: dict[str, list[Finding]] = {}
     for analysis in pending:
         result = analysis.result
         for finding in result.findings:
             if _same_file(finding.path, analysis.source.path):
                 continue  # the file's own
-            other = by_path.get(os.path.realpath(finding.path))
+            other = _by_real_path(by_path, analyses).get(os.path.realpath(finding.path))
             if other is not None:
                 finding.path = other.source.path
                 other.findings.append(finding)
@@ -325,11 +326,17 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
                           relative(finding.path), finding.span.start_line, finding.code)
                 unchecked.setdefault(finding.path, []).append(finding)
         for path, lines in result.linted_elsewhere.items():
-            other = by_path.get(os.path.realpath(path))
+            other = _by_real_path(by_path, analyses).get(os.path.realpath(path))
             if other is not None:
                 other.linted_through_callers.update(lines)
     return sum(len(settle(path, "" if ignore_noqa else _text(path), findings, codes, config, ignore_noqa=ignore_noqa))
                for path, findings in unchecked.items())
+
+
+def _by_real_path(by_path: dict[str, FileAnalysis], analyses: list[FileAnalysis]) -> dict[str, FileAnalysis]:
+    if not by_path:
+        by_path.update((os.path.realpath(a.source.path), a) for a in analyses)
+    return by_path
 
 
 def _same_file(path: str, other: str) -> bool:

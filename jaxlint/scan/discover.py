@@ -89,7 +89,7 @@ def _walk(top: str, config: Config) -> list[str]:
         dirnames[:] = sorted(d for d in dirnames if not config.excluded(os.path.join(folder, d))
                              and not (ignored and _relative(top, os.path.join(folder, d)) + "/" in ignored))
         found.extend(os.path.join(folder, f) for f in filenames
-                     if f.endswith(".py") and not config.excluded(os.path.join(folder, f))
+                     if f.endswith(".py") and not config.excluded(os.path.join(folder, f), folder=False)
                      and not (ignored and _relative(top, os.path.join(folder, f)) in ignored))
     return found
 
