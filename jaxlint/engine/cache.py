@@ -14,7 +14,9 @@ parent can see without importing JAX:
 The entry also lists what the worker saw the module read, checked at each lookup: the project's
 other modules it imported and the examples files that registered its functions, with their
 hashes. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
-through a rename, so concurrent runs never read half an entry.
+through a rename, so concurrent runs never read half an entry. A run's index (``index/``) holds
+the entries it used, read in one open by the next run with the same paths, rules and settings;
+its entries are checked like files' (the files stay: they serve when the index is missing).
 
 Not seen, so not keyed: data files the module reads at import, and an examples file that gains
 a registration for the module's function through a third module's re-export.
