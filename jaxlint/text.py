@@ -8,7 +8,6 @@ import hashlib
 import io
 import os
 import re
-import tempfile
 import tokenize
 from dataclasses import dataclass
 from typing import Iterable
@@ -45,6 +44,13 @@ def read_source(path: str) -> SourceFile:
     """
     with open(path, "rb") as handle:
         data = handle.read()
+    if not data.startswith(b"\xef\xbb\xbf") and b"coding" not in data[:_second_line_end(data)]:
+        # No BOM and no word "coding" in the first two lines (where Python looks), so no cookie:
+        # UTF-8, as the tokenizer would say (its detect_encoding costs more than the rest of the read).
+        try:
+            return SourceFile(path, data.decode("utf-8"), "utf-8", False, hashlib.sha256(data).hexdigest())
+        except UnicodeDecodeError:
+            pass  # the tokenizer's own error, below
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
@@ -55,6 +61,13 @@ def read_source(path: str) -> SourceFile:
         raise SourceError(f"cannot decode line {line} as {error.encoding}: {error.reason}", data) from None
     bom = encoding == "utf-8-sig"
     return SourceFile(path, text, "utf-8" if bom else encoding, bom, hashlib.sha256(data).hexdigest())
+
+
+def _second_line_end(data: bytes) -> int:
+    """Where the second line ends (as tokenize.detect_encoding's readline splits lines: at b"\\n")."""
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    return len(data) if second < 0 else second
 
 
 # Real path -> (sha256 of the bytes this process last wrote there, the name written through): a
@@ -95,6 +108,8 @@ def write_atomic(source: SourceFile, text: str) -> None:
     if info.st_nlink > 1 or not owner_kept:
         _write_in_place(real, data)
     else:
+        import tempfile  # only writers need it (with random and shutil, a few ms of a warm run)
+
         try:
             # Not .py: a temporary file left by a killed process is never linted.
             handle_number, temp = tempfile.mkstemp(prefix=".jaxlint-", suffix=".tmp", dir=os.path.dirname(real))
@@ -136,6 +151,8 @@ def write_text_atomic(path: str, text: str, prefix: str = ".jaxlint-") -> None:
     """Write a jaxlint-made UTF-8 file (report, page, signatures) through a temporary file and a
     rename: a reader sees the old file or the whole new one. The permissions are the replaced
     file's, else what a plain open() gives (mkstemp's are 0600). Raises OSError."""
+    import tempfile
+
     folder = os.path.dirname(os.path.abspath(path))
     handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
     try:

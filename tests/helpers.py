@@ -152,10 +152,11 @@ def _default_warning_filters() -> None:
 @contextlib.contextmanager
 def in_process_workers() -> Iterator[None]:
     """While inside: every pool ``check`` and the fixer make is an InProcessPool."""
-    import jaxlint.engine.check
     import jaxlint.engine.fixer
+    import jaxlint.engine.pool
 
-    with mock.patch.object(jaxlint.engine.check, "WorkerPool", InProcessPool), \
+    # check imports WorkerPool from its module when it needs one; the fixer at its top.
+    with mock.patch.object(jaxlint.engine.pool, "WorkerPool", InProcessPool), \
             mock.patch.object(jaxlint.engine.fixer, "WorkerPool", InProcessPool):
         yield
 

@@ -154,9 +154,47 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(tmp_path: Path) -> 
     foreign = json.loads(entries[1].read_text())
     foreign["key"] = "0" * 64  # an entry copied from elsewhere
     entries[1].write_text(json.dumps(foreign))
+    assert run(root).cached == 2  # the run's index holds both entries whole: their files are not read
+    for index in (root / ".jaxlint_cache" / "index").rglob("*.json"):
+        index.write_text(index.read_text()[:100])  # a damaged index: ignored, so the entries' files are read
     again = run(root)
     assert again.cached == 0 and findings(again) == expected
     assert run(root).cached == 2  # rewritten whole
+
+
+def test_the_index_is_rebuilt_and_entries_serve_without_it(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    expected = findings(run(root))
+    [index] = (root / ".jaxlint_cache" / "index").rglob("*.json")
+    index.write_text("{" + index.read_text()[:-5])  # damaged
+    again = run(root)
+    assert again.cached == 2 and findings(again) == expected  # from the entries' own files
+    assert sorted(json.loads(index.read_text())["entries"]) == sorted(  # rebuilt from what served
+        f"{p.parent.parent.name}/{p.stem}" for p in (root / ".jaxlint_cache").glob("[rs]*/*/*.json"))
+    foreign = json.loads(index.read_text())
+    foreign["key"] = "0" * 64  # an index copied from another run's
+    index.write_text(json.dumps(foreign))
+    assert run(root).cached == 2 and json.loads(index.read_text())["key"] == index.stem
+    index.unlink()
+    assert run(root).cached == 2 and index.exists()
+    other = check_in_process([str(root / "main.py")], RULES, config=load_config([str(root)]),  # another run's shape
+                             cache=ResultCache(str(root / ".jaxlint_cache"), str(root)))
+    assert other.cached == 1 and len(list((root / ".jaxlint_cache" / "index").rglob("*.json"))) == 2
+
+
+def test_an_edit_that_keeps_the_size_and_the_time_is_seen(tmp_path: Path) -> None:
+    """Files are hashed on every run, not trusted by size and modification time (git checkouts
+    and some editors keep both while the bytes change)."""
+    root = project(tmp_path)
+    assert run(root).cached == 0
+    alone = root / "alone.py"
+    info = alone.stat()
+    alone.write_text(ALONE.replace("x * 2", "x * 3"))  # the same size
+    os.utime(alone, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert alone.stat().st_size == info.st_size and alone.stat().st_mtime_ns == info.st_mtime_ns
+    again = run(root)
+    assert again.cached == 1  # main.py only: alone.py was analyzed again
+    assert [f.message for f in again.findings] == [f.message for f in run(root, cache=False).findings]
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
@@ -321,21 +359,26 @@ def test_entries_unused_for_a_month_are_pruned_after_a_run_that_wrote(tmp_path: 
 
     def entries() -> list[tuple[str, str]]:
         return sorted((p.parent.parent.name, Path(json.loads(p.read_text())["path"]).name)
-                      for p in (root / ".jaxlint_cache").rglob("*.json"))
+                      for p in (root / ".jaxlint_cache").glob("[rs]*/*/*.json"))
 
     before = entries()
     assert before == [("results", "alone.py"), ("results", "main.py"),
                       ("scans", "alone.py"), ("scans", "main.py"), ("scans", "shifts.py")]
     for entry in (root / ".jaxlint_cache").rglob("*.json"):
         os.utime(entry, (0, 0))  # unused since 1970
-    run(root)  # wrote nothing: pruned nothing, and touched what it used
-    assert entries() == before and all(p.stat().st_mtime > 0 for p in (root / ".jaxlint_cache").rglob("*.json"))
+    run(root)  # wrote nothing: pruned nothing, and touched the index that served it
+    assert entries() == before and all(p.stat().st_mtime > 0 for p in (root / ".jaxlint_cache" / "index").rglob("*"))
     for entry in (root / ".jaxlint_cache").rglob("*.json"):
         os.utime(entry, (0, 0))
     (root / "alone.py").write_text(ALONE + "\n# changed\n")
     run(root)  # wrote alone.py's new entries; its old ones served nobody: gone
-    assert entries() == before
-    assert len(list((root / ".jaxlint_cache").rglob("*.json"))) == 5
+    assert entries() == before  # the others untouched for a month, but held by the index that served
+    assert len(list((root / ".jaxlint_cache").glob("[rs]*/*/*.json"))) == 5
+    (root / "alone.py").write_text(ALONE + "\n# changed again\n")
+    for old in (root / ".jaxlint_cache").rglob("*.json"):
+        os.utime(old, (0, 0))  # index and entries alike unused for a month
+    assert run(root).cached == 1  # main.py, from the index, which the run touched and wrote anew
+    assert entries() == before  # alone.py's previous entries gone, the rest held by that index
 
 
 def test_a_job_is_keyed_by_the_text_of_its_json(tmp_path: Path) -> None:

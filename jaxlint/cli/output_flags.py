@@ -7,8 +7,8 @@ Importing this module does not import JAX.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
+import time
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from jaxlint.about import __version__
@@ -16,8 +16,7 @@ from jaxlint.about import __version__
 if TYPE_CHECKING:
     from jaxlint.engine.results import CheckResult
 
-LOG = logging.getLogger("jaxlint")
-
+STARTED = time.time()  # --verbose's times count from here (the CLI imports this module first)
 
 class VersionAction(argparse.Action):
     """``--version``: jaxlint's, JAX's and jaxlib's versions, read from the installed packages'
@@ -47,15 +46,24 @@ def _installed(distribution: str) -> str:
 
 def configure_verbose() -> None:
     """--verbose: the pipeline's progress messages (logger "jaxlint") on stderr, with the time
-    since jaxlint started."""
+    since jaxlint started. Only then is ``logging`` imported (jaxlint/lazylog.py)."""
+    import logging
+
+    LOG = logging.getLogger("jaxlint")
     if any(h.get_name() == "jaxlint-verbose" for h in LOG.handlers):  # main() ran before
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name("jaxlint-verbose")
-    handler.setFormatter(logging.Formatter("jaxlint [%(relativeCreated)6.0f ms] %(message)s"))
+    handler.setFormatter(logging.Formatter("jaxlint [%(since_start)6.0f ms] %(message)s"))
+    handler.addFilter(_since_start)
     LOG.addHandler(handler)
     LOG.setLevel(logging.DEBUG)
     LOG.propagate = False
+
+
+def _since_start(record: Any) -> bool:
+    record.since_start = (record.created - STARTED) * 1000
+    return True
 
 
 def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) -> None:

@@ -84,11 +84,14 @@ class Config:
         return Settings(root=self.root, examples=list(self.examples), signatures=self.signatures,
                         rule_options=self.options(), infer_arguments=self.infer_arguments)
 
-    def excluded(self, path: str) -> bool:
-        """``path`` (absolute) matches exclude or extend-exclude, or is a virtual environment."""
+    def excluded(self, path: str, folder: bool | None = None) -> bool:
+        """``path`` (absolute) matches exclude or extend-exclude, or is a virtual environment;
+        ``folder``: whether it is a folder, when the caller knows (None: asked of the filesystem)."""
         if self._exclusion.matches(path):
             return True
-        return os.path.isdir(path) and os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+        if folder is None:
+            folder = os.path.isdir(path)
+        return folder and os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
     @cached_property
     def _exclusion(self) -> PathMatcher:

@@ -11,10 +11,8 @@ configuration: jaxlint never fails on it. Pure Python, no pytest needed.
 """
 from __future__ import annotations
 
-import configparser
 import functools
 import os
-import shlex
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +102,8 @@ def _config(rootdir: str, inifile: str, values: dict[str, Any]) -> PytestConfig:
     pythonpath = tuple(os.path.normpath(os.path.join(rootdir, entry)) for entry in _lines(values.get("pythonpath")))
     python_files = tuple(_lines(values.get("python_files"))) or DEFAULT_PYTHON_FILES
     mode = "prepend"
+    import shlex  # configparser and shlex: only for a project that has a pytest configuration
+
     addopts = _lines(values.get("addopts"), split=shlex.split)
     for n, option in enumerate(addopts):  # the last one given wins, as in argparse
         if option.startswith("--import-mode="):
@@ -146,6 +146,8 @@ def _stamp(path: str) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=256)
 def _parsed_ini(path: str, mtime: int, size: int) -> dict[str, dict[str, Any]]:
+    import configparser
+
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
     try:
         parser.read(path, encoding="utf-8")

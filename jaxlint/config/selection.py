@@ -2,7 +2,6 @@
 values of their options. Errors are ValueError messages; config.py says where they came from."""
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,8 @@ if TYPE_CHECKING:
 
 def did_you_mean(word: str, candidates: list[str]) -> str:
     """``"; did you mean `select`?"`` for the closest candidate, else ``"."``: a sentence ends."""
+    import difflib  # only an error message needs it
+
     close = difflib.get_close_matches(word, candidates, n=1)
     if not close and word.upper() != word:  # JX codes typed in lower case
         close = difflib.get_close_matches(word.upper(), candidates, n=1)

@@ -14,7 +14,9 @@ parent can see without importing JAX:
 The entry also lists what the worker saw the module read, checked at each lookup: the project's
 other modules it imported and the examples files that registered its functions, with their
 hashes. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
-through a rename, so concurrent runs never read half an entry.
+through a rename, so concurrent runs never read half an entry. A run's index (``index/``) holds
+the entries it used, read in one open by the next run with the same paths, rules and settings;
+its entries are checked like files' (the files stay: they serve when the index is missing).
 
 Not seen, so not keyed: data files the module reads at import, and an examples file that gains
 a registration for the module's function through a third module's re-export.
@@ -22,10 +24,11 @@ a registration for the module's function through a third module's re-export.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
+import itertools
 import json
-import logging
 import os
 import sys
 import time
@@ -37,10 +40,11 @@ from jaxlint.config import signatures
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
+from jaxlint.lazylog import LazyLogger
 from jaxlint.text import line_runs, write_text_atomic
 
-LOG = logging.getLogger(__name__)
-FORMAT = 3  # of an entry; a change makes every older entry a miss
+LOG = LazyLogger(__name__)
+FORMAT = 4  # of an entry; a change makes every older entry a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
@@ -60,14 +64,68 @@ class ResultCache:
     _digests: dict[str, str | None] = field(default_factory=dict)
     _imports: dict[str, frozenset[str]] = field(default_factory=dict)
     _environment: str | None = None
+    # The last (codes, settings, compile_costs) hashed for scan keys, and its hash: a run asks
+    # with equal ones for every file, and dumping the settings each time was a tenth of a warm run.
+    _run_material: tuple[Any, ...] = ()
+    # The run's index (``open_index``): "kind/key" -> entry, as read, and as this run used or wrote them.
+    _index_path: str | None = None
+    _indexed: dict[str, Any] = field(default_factory=dict)
+    _used: dict[str, Any] = field(default_factory=dict)
+
+    def open_index(self, paths: list[str], codes: list[str], settings: Settings, compile_costs: bool) -> None:
+        """Read the index of a run with these paths, rules and settings: the entries the last
+        such run used, in one file, so an unchanged tree opens one file instead of one per entry
+        (the opens and the touches were a third of a warm run's check). Each entry is checked as
+        a file entry is; a damaged or foreign index is ignored. ``save_index`` writes it."""
+        material = [self._common_material(codes, settings, compile_costs), sorted(os.path.abspath(p) for p in paths)]
+        name = hashlib.sha256(json.dumps(material).encode()).hexdigest()
+        self._index_path = os.path.join(self.folder, "index", name[:2], name + ".json")
+        self._indexed, self._used = {}, {}
+        try:
+            with open(self._index_path, encoding="utf-8") as handle:
+                index = json.load(handle)
+            if index.get("format") == FORMAT and index.get("key") == name and isinstance(index["entries"], dict):
+                self._indexed = index["entries"]
+                _touch(self._index_path)
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:  # corrupt or foreign
+            LOG.debug("cache index ignored (%s: %s)", type(error).__name__, error)
+
+    def save_index(self) -> None:
+        """Write the run's index (through a rename: a concurrent run reads the old one or this
+        one) if the entries it used differ from those it read."""
+        if self._index_path is None or not self.writes or self._used.keys() == self._indexed.keys():
+            return
+        try:
+            self._prepare()
+            os.makedirs(os.path.dirname(self._index_path), exist_ok=True)
+            write_text_atomic(self._index_path, json.dumps({"format": FORMAT, "key": os.path.basename(
+                self._index_path)[:-5], "entries": self._used}))
+        except (OSError, TypeError, ValueError) as error:
+            LOG.debug("cache index not written (%s: %s)", type(error).__name__, error)
+
+    def _read(self, key: str, kind: str) -> tuple[dict[str, Any], str | None]:
+        """An entry from the index, else from its file (whose path is returned, to be touched
+        when it serves). Raises what reading and parsing raise."""
+        entry = self._indexed.get(f"{kind}/{key}")
+        if entry is not None:
+            return entry, None
+        path = self._entry(key, kind)
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle), path
+
+    def _served(self, key: str, kind: str, entry: dict[str, Any], path: str | None) -> None:
+        self._used[f"{kind}/{key}"] = entry
+        if path is not None:
+            _touch(path)
 
     def load(self, job: Job) -> Result | None:
         """The stored result of ``job``, if its entry exists, is whole and what it read is unchanged."""
-        path = self._entry(self.key(job))
+        key = self.key(job)
         try:
-            with open(path, encoding="utf-8") as handle:
-                entry = json.load(handle)
-            if entry.get("format") != FORMAT or entry.get("key") != os.path.basename(path)[:-5]:
+            entry, path = self._read(key, "results")
+            if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
             if any(self.digest(file) != digest for file, digest in entry["inputs"].items()):
                 LOG.debug("%s: cache entry out of date (an imported file changed)", job.path)
@@ -79,7 +137,7 @@ class ResultCache:
             LOG.debug("%s: cache entry ignored (%s: %s)", job.path, type(error).__name__, error)
             return None
         result.timings = {}  # nothing was spent on it this run
-        _touch(path)
+        self._served(key, "results", entry, path)
         return result
 
     def store(self, job: Job, result: Result, source_digest: str) -> None:
@@ -93,7 +151,8 @@ class ResultCache:
         key = self.key(job)
         entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs,
                  "result": {**result.to_json(), "timings": {}}}
-        self._write(self._entry(key), entry)
+        if self._write(self._entry(key), entry):
+            self._used[f"results/{key}"] = entry
 
     def _write(self, path: str, entry: dict[str, Any]) -> bool:
         if not self.writes:
@@ -110,16 +169,20 @@ class ResultCache:
 
     def prune(self, days: float = MAX_AGE_DAYS) -> int:
         """Remove the entries no run has used for ``days`` (an entry is touched when it serves a
-        run): every edit of a file leaves its old entries behind. Returns how many were removed."""
+        run from its file; an index, when it serves a run, and the entries it holds are kept with
+        it): every edit of a file leaves its old entries behind. Returns how many were removed."""
         removed, cutoff = 0, time.time() - days * 86400
-        for kind in ("results", "scans"):
+        indexed: set[str] = set()  # "kind/key" of the entries a live index holds
+        for kind in ("index", "results", "scans"):
             for folder, _, files in os.walk(os.path.join(self.folder, kind)):
                 for name in files:
                     path = os.path.join(folder, name)
                     try:
-                        if os.stat(path).st_mtime < cutoff:
+                        if os.stat(path).st_mtime < cutoff and f"{kind}/{name[:-5]}" not in indexed:
                             os.unlink(path)
                             removed += 1
+                        elif kind == "index":
+                            indexed.update(_index_entries(path))
                     except OSError:
                         continue
         return removed
@@ -130,8 +193,7 @@ class ResultCache:
     def load_scan(self, key: str) -> dict[str, Any] | None:
         """The stored scan under ``key`` (see ``scan_key``), or None."""
         try:
-            with open(self._entry(key, "scans"), encoding="utf-8") as handle:
-                entry = json.load(handle)
+            entry, path = self._read(key, "scans")
             if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
             scanned = {"targets": [Target.from_json(t) for t in entry["targets"]],
@@ -145,7 +207,7 @@ class ResultCache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
             LOG.debug("scan cache entry %s ignored (%s: %s)", key, type(error).__name__, error)
             return None
-        _touch(self._entry(key, "scans"))
+        self._served(key, "scans", entry, path)
         return scanned
 
     def store_scan(self, key: str, path: str, targets: list[Target], functions: list[JaxFunction], findings: list[Finding],
@@ -154,27 +216,40 @@ class ResultCache:
                  "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
                  "job": job, "result": None if result is None else result.to_json(),
                  "tokens": None if tokens is None else tokens_to_json(tokens)}
-        self._write(self._entry(key, "scans"), entry)
+        if self._write(self._entry(key, "scans"), entry):
+            self._used[f"scans/{key}"] = entry
 
     def scan_key(self, path: str, digest: str, codes: list[str], settings: Settings, compile_costs: bool,
                  recorded: list[str]) -> str:
         """What a file's scan depends on: its bytes, the rules, the settings, the signatures
         file's keys for it, jaxlint."""
         self._digests.setdefault(path, digest)  # the file was just read: ``load`` checks inputs by it
-        material = {"format": FORMAT, "path": path, "digest": digest, "codes": codes, "settings": _plain(settings),
-                    "compile_costs": compile_costs, "recorded": recorded, "environment": self.environment()}
-        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+        common = self._common_material(codes, settings, compile_costs)
+        material = json.dumps([path, digest, recorded])
+        return hashlib.sha256(f"{common}\0{material}".encode()).hexdigest()
+
+    def _common_material(self, codes: list[str], settings: Settings, compile_costs: bool) -> str:
+        """The hash of what every scan key of a run shares: the format, the rules, the settings, jaxlint."""
+        if self._run_material[:3] != (codes, settings, compile_costs):  # compared, not hashed again
+            material = {"format": FORMAT, "codes": codes, "settings": _plain(settings), "compile_costs": compile_costs,
+                        "environment": self.environment()}
+            digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+            self._run_material = (list(codes), copy.deepcopy(settings), compile_costs, digest)
+        return self._run_material[3]
 
     def key(self, job: Job) -> str:
         """The hash naming ``job``'s entry."""
+        fields_ = {name: getattr(job, name) for name in _field_names(Job)}  # job.to_json()'s text under json.dumps
+        # The source by its hash: dumping the text of every module was half of the key's time.
+        fields_["source"] = hashlib.sha256(job.source.encode("utf-8", "surrogatepass")).hexdigest()
         material = {
             "format": FORMAT,
-            "job": _plain(job),  # job.to_json()'s text under json.dumps
+            "job": fields_,
             "environment": self.environment(),
             "signatures": self._signature_entries(job),
             "examples": {file: self.digest(file) for file in job.settings.examples if self._names(file, job.module)},
         }
-        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(material, sort_keys=True, default=_json_default).encode()).hexdigest()
 
     def digest(self, path: str) -> str | None:
         """sha256 of the file's bytes (None when unreadable), once per run."""
@@ -253,6 +328,16 @@ def _plain(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
+def _json_default(value: Any) -> Any:
+    """``json.dumps``'s hook for what it cannot write: a dataclass as the dict of its fields (so
+    the encoder, in C, walks a job's targets and spans: the text ``_plain`` gives, in a third
+    of the time), anything else as ``str``."""
+    kind = type(value)
+    if hasattr(kind, "__dataclass_fields__"):
+        return {name: getattr(value, name) for name in _field_names(kind)}
+    return str(value)
+
+
 @functools.lru_cache(maxsize=None)
 def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
@@ -265,7 +350,7 @@ def _function_to_json(function: JaxFunction) -> dict[str, Any]:
 
 def _function_from_json(data: dict[str, Any]) -> JaxFunction:
     return JaxFunction(data["qualname"], data["first_line"], data["line"], tuple(data["params"]),
-                       frozenset(line for first, last in data["own_lines"] for line in range(first, last + 1)),
+                       frozenset(itertools.chain.from_iterable(range(first, last + 1) for first, last in data["own_lines"])),
                        Span(**data["span"]), Span(**data["name_span"]))
 
 
@@ -276,6 +361,15 @@ def _site_folders() -> list[str]:
     folders = list(getattr(site, "getsitepackages", lambda: [])())
     user = getattr(site, "getusersitepackages", lambda: None)()
     return folders + ([user] if isinstance(user, str) else [])
+
+
+def _index_entries(path: str) -> list[str]:
+    """The "kind/key" names an index file holds (none when it is damaged)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return list(json.load(handle)["entries"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return []
 
 
 def _touch(path: str) -> None:
@@ -307,14 +401,23 @@ def clean(folder: str) -> bool:
 def _package_stamp() -> str:
     """jaxlint's own files, by size and modification time: an edited checkout is another jaxlint."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    stamp = []
-    for folder, dirs, files in os.walk(here):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".md")):
-                info = os.stat(os.path.join(folder, name))
-                stamp.append(f"{os.path.relpath(os.path.join(folder, name), here)}:{info.st_size}:{info.st_mtime_ns}")
+    stamp: list[str] = []
+    _stamp_folder(here, "", stamp)
     return hashlib.sha256("\n".join(stamp).encode()).hexdigest()
+
+
+def _stamp_folder(folder: str, relative: str, stamp: list[str]) -> None:
+    """``relative/name:size:mtime_ns`` of each .py and .md file under ``folder``, sorted by name
+    in each folder, a folder's files before its subfolders (as os.walk gave them before)."""
+    with os.scandir(folder) as entries:
+        listed = sorted(entries, key=lambda entry: entry.name)
+    for entry in listed:
+        if entry.name.endswith((".py", ".md")) and not entry.is_dir():
+            info = entry.stat()
+            stamp.append(f"{relative}{entry.name}:{info.st_size}:{info.st_mtime_ns}")
+    for entry in listed:
+        if entry.is_dir() and not entry.is_symlink() and entry.name != "__pycache__":  # os.walk's way
+            _stamp_folder(entry.path, f"{relative}{entry.name}{os.sep}", stamp)
 
 
 def imported_names(text: bytes) -> frozenset[str]:

@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import ast
-import logging
 import os
 import signal
-import threading
 import time
 from typing import TYPE_CHECKING, Sequence
 
@@ -14,7 +12,6 @@ from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
-from jaxlint.engine.pool import WorkerPool
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
 from jaxlint.engine.store import join_stored
@@ -24,12 +21,14 @@ from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
+from jaxlint.lazylog import LazyLogger
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
 if TYPE_CHECKING:
+    from jaxlint.engine.pool import WorkerPool
     from jaxlint.rules import Rule, RuleInfo
 
-LOG = logging.getLogger(__name__)  # progress for --verbose
+LOG = LazyLogger(__name__)  # progress for --verbose
 
 
 def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False,
@@ -173,6 +172,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
     started = time.perf_counter()
     compile_costs = cost == "compiled"
     recorded = recorded_keys(config)
+    if cache is not None:
+        cache.open_index(paths, codes, config.settings(), compile_costs)
     analyses = [prepare(path, codes, config, compile_costs, recorded, cache) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config, empty_paths=empty)
@@ -189,9 +190,17 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
                   len(pending), (time.perf_counter() - started) * 1000)
     lanes = max(1, min(jobs or default_jobs(), len(to_run)))
-    pools = [pool] if pool is not None else [WorkerPool(timeout) for _ in range(lanes)]
+    if pool is not None:
+        pools = [pool]
+    elif to_run or fix or diff or compile_costs:
+        from jaxlint.engine.pool import WorkerPool  # subprocess, threads: not for a run the cache answers
+
+        pools = [WorkerPool(timeout) for _ in range(lanes)]
+    else:
+        pools = []
     try:
-        _run_all(to_run, pools, codes, cache)
+        if to_run:
+            _run_all(to_run, pools, codes, cache)
         for analysis in pending:
             for finding in analysis.result.findings:
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
@@ -225,8 +234,10 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         for own in pools:
             if own is not pool:
                 own.close()
-    if cache is not None and cache.stored:
-        cache.prune()
+    if cache is not None:
+        cache.save_index()
+        if cache.stored:
+            cache.prune()
     return result
 
 
@@ -234,6 +245,8 @@ def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[s
              cache: ResultCache | None = None) -> None:
     """Each pool takes the next module until none is left; worker I/O releases the GIL. Each
     result goes into ``cache`` as it comes, before the findings are taken from it."""
+    import threading  # a run the cache answers runs no lane
+
     queue = iter(pending)
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -298,14 +311,15 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
     when they are settled); a file that is not being checked gets nothing (as ruff reports only
     the files it is given): returns how many findings such files hold, after their
     per-file-ignores and suppressions, for the summary to say."""
-    by_path = {os.path.realpath(a.source.path): a for a in analyses}
+    by_path: dict[str, FileAnalysis] = {}  # real path -> analysis, made when a finding needs it (a
+    # realpath per file, an lstat per component of each path: a tenth of a warm run's syscalls)
     unchecked: dict[str, list[Finding]] = {}
     for analysis in pending:
         result = analysis.result
         for finding in result.findings:
             if _same_file(finding.path, analysis.source.path):
                 continue  # the file's own
-            other = by_path.get(os.path.realpath(finding.path))
+            other = _by_real_path(by_path, analyses).get(os.path.realpath(finding.path))
             if other is not None:
                 finding.path = other.source.path
                 other.findings.append(finding)
@@ -315,11 +329,17 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
                           relative(finding.path), finding.span.start_line, finding.code)
                 unchecked.setdefault(finding.path, []).append(finding)
         for path, lines in result.linted_elsewhere.items():
-            other = by_path.get(os.path.realpath(path))
+            other = _by_real_path(by_path, analyses).get(os.path.realpath(path))
             if other is not None:
                 other.linted_through_callers.update(lines)
     return sum(len(settle(path, "" if ignore_noqa else _text(path), findings, codes, config, ignore_noqa=ignore_noqa))
                for path, findings in unchecked.items())
+
+
+def _by_real_path(by_path: dict[str, FileAnalysis], analyses: list[FileAnalysis]) -> dict[str, FileAnalysis]:
+    if not by_path:
+        by_path.update((os.path.realpath(a.source.path), a) for a in analyses)
+    return by_path
 
 
 def _same_file(path: str, other: str) -> bool:

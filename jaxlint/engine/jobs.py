@@ -1,11 +1,15 @@
 """A file's worker job, and running it: timeouts and crashes become findings."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jaxlint.engine.imports import import_plan
-from jaxlint.engine.pool import WorkerFailure, WorkerPool
 from jaxlint.model import Job, Result, Settings, Skipped, Span, Target
 from jaxlint.rules.catalog import rule_info
 from jaxlint.text import SourceFile, line_code_span, split_lines
+
+if TYPE_CHECKING:  # a run whose results all come from the cache starts no worker
+    from jaxlint.engine.pool import WorkerPool
 
 
 def make_job(source: SourceFile, targets: list[Target], codes: list[str], settings: Settings,
@@ -25,6 +29,8 @@ def make_job(source: SourceFile, targets: list[Target], codes: list[str], settin
 
 def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
     """A worker's result, with timeouts and crashes turned into findings."""
+    from jaxlint.engine.pool import WorkerFailure
+
     try:
         result = pool.run(job)
     except WorkerFailure as failure:

@@ -7,7 +7,6 @@ hoisted lambda that keeps the first iteration's learning rate returns arrays of 
 """
 from __future__ import annotations
 
-import base64
 from dataclasses import replace
 from typing import Any
 
@@ -102,6 +101,8 @@ def _compare(old: Any, new: Any, stabilizing: bool = False) -> str | None:
 
 
 def _values_differ(a: dict[str, Any], b: dict[str, Any], stabilizing: bool = False) -> str | None:
+    import base64
+
     import numpy as np  # the parent needs NumPy only here, when fixes are verified
 
     x = np.frombuffer(base64.b64decode(a["data"]), dtype=a["kind"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import tempfile
 from io import StringIO
 from typing import TYPE_CHECKING, Any, Callable, TextIO
 
@@ -92,6 +91,8 @@ def check_writable(path: str) -> None:
     """Fail now, before the checking, if the report cannot be written to ``path``."""
     if os.path.isdir(path):
         raise OutputError(f"cannot write the report to {path}: it is a directory")
+    import tempfile  # only --output-file needs it
+
     folder = os.path.dirname(os.path.abspath(path))
     try:
         handle, probe = tempfile.mkstemp(prefix=".jaxlint-report-", dir=folder)

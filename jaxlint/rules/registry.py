@@ -5,9 +5,7 @@ Adding a rule is adding a file here (and regenerating the catalog); no other sta
 from __future__ import annotations
 
 import functools
-import importlib
 import os
-import pkgutil
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
@@ -31,6 +29,9 @@ def rule_classes(codes: Iterable[str]) -> list[type[Rule]]:
 @functools.lru_cache(maxsize=None)
 def _registry() -> tuple[type[Rule], ...]:
     # Walking the package costs ~1 ms; per-file callers (suppressions, per-file-ignores) add up.
+    import importlib
+    import pkgutil
+
     from jaxlint.rules.base import Rule
 
     package = __name__.rpartition(".")[0]

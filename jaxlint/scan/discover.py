@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -88,10 +87,10 @@ def _walk(top: str, config: Config) -> list[str]:
     found = []
     for folder, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if not config.excluded(os.path.join(folder, d))
-                             and _relative(top, os.path.join(folder, d)) + "/" not in ignored)
+                             and not (ignored and _relative(top, os.path.join(folder, d)) + "/" in ignored))
         found.extend(os.path.join(folder, f) for f in filenames
-                     if f.endswith(".py") and not config.excluded(os.path.join(folder, f))
-                     and _relative(top, os.path.join(folder, f)) not in ignored)
+                     if f.endswith(".py") and not config.excluded(os.path.join(folder, f), folder=False)
+                     and not (ignored and _relative(top, os.path.join(folder, f)) in ignored))
     return found
 
 
@@ -116,6 +115,8 @@ def _excluded_explicitly(path: str, config: Config) -> bool:
 def git_ignored(top: str) -> set[str]:
     """Paths under ``top`` that git ignores, relative to it with ``/`` separators (folders end
     with ``/``); empty outside a git work tree or without git."""
+    import subprocess  # imported here: a run that asks git nothing never loads it
+
     try:
         listed = subprocess.run(
             ["git", "-C", top, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
