@@ -37,10 +37,10 @@ from typing import Any
 
 from jaxlint.about import __version__
 from jaxlint.config import signatures
+from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
-from jaxlint.lazylog import LazyLogger
 from jaxlint.text import line_runs, write_text_atomic
 
 LOG = LazyLogger(__name__)

@@ -16,12 +16,12 @@ from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
 from jaxlint.engine.store import join_stored
 from jaxlint.engine.targets import file_targets, recorded_keys
+from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Result, Skipped, Span
 from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
-from jaxlint.lazylog import LazyLogger
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
 if TYPE_CHECKING:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache
+from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding
 from jaxlint.text import write_text_atomic
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from jaxlint.config import Config
     from jaxlint.engine.results import FileAnalysis
 
-LOG = logging.getLogger(__name__)
+LOG = LazyLogger(__name__)
 FORMAT = 1  # of an entry; a change makes every older entry a miss
 FOLDER = "tests"  # inside the cache folder
 MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
