@@ -32,7 +32,7 @@ def test_each_error_class_gets_its_hint() -> None:
     assert "TracerArrayConversionError" in found_["numpy"] and "use jax.numpy" in found_["numpy"]
     assert "NonConcreteBooleanIndexError" in found_["mask"] and "size=n" in found_["mask"]
     assert "shapes must be static" in found_["shape"] or "static" in found_["shape"]
-    assert checked_case("JX601")[1].traced == 1  # fine
+    assert checked_case("JX601")[1].traced == 2  # fine, row_indices (a jit of a vmap, traced with the batch)
 
 
 def test_non_hashable_static_argument_hint() -> None:
