@@ -6,7 +6,11 @@
 #      is read through the result cache; --jobs only chooses how many workers);
 #   3. store_compare.py: the plugin's findings against check's, and linted counts;
 #   4. a warm `jaxlint check` (nothing changed) against `ruff check --no-cache` on the same
-#      package, REPEAT times each, alternating, the fastest of each kept.
+#      package, REPEAT times each, alternating, the fastest of each kept;
+#   5. with RERUN=1 (needs `check --rerun-tests`): a comment line appended to the module with the
+#      most functions the tests linted (from --jaxlint-coverage-report; restored afterwards), then
+#      `jaxlint check --rerun-tests` timed, against the same slice under the plugin (an upper bound
+#      of "those tests by hand": narrow it to the node ids the store recorded for that module).
 # Usage: store_measure.sh OUT [LIB...]   (LIB: optax equinox diffrax numpyro blackjax jax_md; default all)
 # Env: PY (default /tmp/measure/venv/bin/python, jaxlint editable from /work/main), JOBS (default 1),
 #      REPEAT (default 3), LIBS (/tmp/libs), TESTS (/tmp/measure/tests).
@@ -36,7 +40,8 @@ PYEOF
   rm -rf .jaxlint_cache
   t0=$(now)
   "$PY" -m pytest -p no:cacheprovider -q --color=no --jaxlint --jaxlint-exit-zero \
-      --jaxlint-report "$OUT/$name.pytest.json" ${slice//,/ } > "$OUT/$name.pytest.log" 2>&1
+      --jaxlint-report "$OUT/$name.pytest.json" --jaxlint-coverage-report "$OUT/$name.pytest.coverage.json" \
+      ${slice//,/ } > "$OUT/$name.pytest.log" 2>&1
   t1=$(now)
   "$PY" -m jaxlint check --output-format json --exit-zero --jobs "$JOBS" "$package" \
       > "$OUT/$name.check.json" 2> "$OUT/$name.check.log"
@@ -55,3 +60,29 @@ PYEOF
   cmp -s "$OUT/$name.check.json" "$OUT/$name.warm.json" || echo "  warm check's findings differ from the first check's" | tee -a "$OUT/results.txt"
   echo "  warm check $best_check s, ruff check --no-cache $best_ruff s, ratio $(python3 -c "print(round($best_check / max($best_ruff, 1e-3), 1))")x (goal <= 2x); warm summary: $(grep -E 'linted' "$OUT/$name.warm.log" | head -1)" | tee -a "$OUT/results.txt"
 done
+
+if [ "${RERUN:-0}" = 1 ]; then
+  for name in $NAMES; do
+    read -r folder package < <("$PY" - "$name" "$HERE" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+from six_libraries import LIBRARIES
+print(*LIBRARIES[sys.argv[1]][:2])
+PYEOF
+)
+    lib="$LIBS/$folder"; cd "$lib" || exit 1
+    module=$("$PY" -c "
+import json, collections, sys
+d = json.load(open(sys.argv[1]))
+c = collections.Counter(f['path'] for f in d.get('functions', []) if f.get('linted'))
+print(c.most_common(1)[0][0] if c else '')" "$OUT/$name.pytest.coverage.json")
+    [ -n "$module" ] || { echo "== $name: no linted module to touch" | tee -a "$OUT/results.txt"; continue; }
+    cp -p "$module" "$OUT/$name.touched.bak"
+    trap 'cp -p "$OUT/$name.touched.bak" "$module"' EXIT INT TERM
+    echo "# touched by store_measure.sh" >> "$module"
+    a=$(now); "$PY" -m jaxlint check --rerun-tests --output-format json --exit-zero --jobs "$JOBS" "$package" \
+        > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
+    cp -p "$OUT/$name.touched.bak" "$module"; trap - EXIT INT TERM
+    echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); the slice under the plugin took $(grep "^== $name: pytest" "$OUT/results.txt" | tail -1 | grep -o 'pytest --jaxlint [0-9.]* s') for all its tests (goal: rerun <= 1.5x the recorded tests by hand)" | tee -a "$OUT/results.txt"
+  done
+fi
