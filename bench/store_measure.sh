@@ -1,0 +1,88 @@
+#!/bin/bash
+# Issue 25's store measurement, per library (run once the result store is on main):
+#   1. a fresh store: .jaxlint_cache/ removed, then `pytest --jaxlint` on the library's slice
+#      (bench/six_libraries.py's slices) writes it;
+#   2. `jaxlint check PACKAGE` with no other configuration (no --isolated, no --no-cache: the store
+#      is read through the result cache; --jobs only chooses how many workers);
+#   3. store_compare.py: the plugin's findings against check's, and linted counts;
+#   4. a warm `jaxlint check` (nothing changed) against `ruff check --no-cache` on the same
+#      package, REPEAT times each, alternating, the fastest of each kept;
+#   5. with RERUN=1 (needs `check --rerun-tests`): a comment line appended to the module with the
+#      most functions the tests linted (from --jaxlint-coverage-report; restored afterwards), then
+#      `jaxlint check --rerun-tests` timed, against the same slice under the plugin (an upper bound
+#      of "those tests by hand": narrow it to the node ids the store recorded for that module).
+# Usage: store_measure.sh OUT [LIB...]   (LIB: optax equinox diffrax numpyro blackjax jax_md; default all)
+# Env: PY (default /tmp/measure/venv/bin/python, jaxlint editable from /work/main), JOBS (default 1),
+#      REPEAT (default 3), LIBS (/tmp/libs), TESTS (/tmp/measure/tests).
+set -u
+OUT=$(realpath -m "${1:?usage: store_measure.sh OUT [LIB...]}"); shift
+PY=${PY:-/tmp/measure/venv/bin/python}; JOBS=${JOBS:-1}; REPEAT=${REPEAT:-3}
+LIBS=${LIBS:-/tmp/libs}; TESTS=${TESTS:-/tmp/measure/tests}
+RUFF=$(dirname "$PY")/ruff
+HERE=$(dirname "$(realpath "$0")")
+mkdir -p "$OUT"
+NAMES=${*:-optax equinox diffrax numpyro blackjax jax_md}
+now() { date +%s.%N; }
+secs() { python3 -c "print(round($2 - $1, 2))"; }
+for name in $NAMES; do
+  # folder, package and slice as bench/six_libraries.py's LIBRARIES table has them
+  read -r folder package slice < <("$PY" - "$name" "$LIBS" "$TESTS" "$HERE" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[4])
+from six_libraries import LIBRARIES
+folder, package, tests = LIBRARIES[sys.argv[1]]
+lib = f"{sys.argv[2]}/{folder}"
+print(folder, package, ",".join(t.format(lib=lib, tests=sys.argv[3]) for t in tests))
+PYEOF
+)
+  lib="$LIBS/$folder"
+  cd "$lib" || exit 1
+  rm -rf .jaxlint_cache
+  t0=$(now)
+  "$PY" -m pytest -p no:cacheprovider -q --color=no --jaxlint --jaxlint-exit-zero \
+      --jaxlint-report "$OUT/$name.pytest.json" --jaxlint-coverage-report "$OUT/$name.pytest.coverage.json" \
+      ${slice//,/ } > "$OUT/$name.pytest.log" 2>&1
+  t1=$(now)
+  "$PY" -m jaxlint check --output-format json --exit-zero --jobs "$JOBS" "$package" \
+      > "$OUT/$name.check.json" 2> "$OUT/$name.check.log"
+  t2=$(now)
+  echo "== $name: pytest --jaxlint $(secs $t0 $t1) s, first check after it $(secs $t1 $t2) s" | tee -a "$OUT/results.txt"
+  "$PY" "$HERE/store_compare.py" "$lib" "$OUT/$name.pytest.json" "$OUT/$name.check.json" \
+      "$OUT/$name.pytest.log" "$OUT/$name.check.log" | tee -a "$OUT/results.txt"
+  best_check=999; best_ruff=999
+  for _ in $(seq "$REPEAT"); do
+    a=$(now); "$PY" -m jaxlint check --output-format json --exit-zero --jobs "$JOBS" "$package" \
+        > "$OUT/$name.warm.json" 2> "$OUT/$name.warm.log"; b=$(now)
+    "$RUFF" check --no-cache --exit-zero -q "$package" > /dev/null 2>&1; c=$(now)
+    best_check=$(python3 -c "print(min($best_check, round($b - $a, 3)))")
+    best_ruff=$(python3 -c "print(min($best_ruff, round($c - $b, 3)))")
+  done
+  cmp -s "$OUT/$name.check.json" "$OUT/$name.warm.json" || echo "  warm check's findings differ from the first check's" | tee -a "$OUT/results.txt"
+  echo "  warm check $best_check s, ruff check --no-cache $best_ruff s, ratio $(python3 -c "print(round($best_check / max($best_ruff, 1e-3), 1))")x (goal <= 2x); warm summary: $(grep -E 'linted' "$OUT/$name.warm.log" | head -1)" | tee -a "$OUT/results.txt"
+done
+
+if [ "${RERUN:-0}" = 1 ]; then
+  for name in $NAMES; do
+    read -r folder package < <("$PY" - "$name" "$HERE" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[2])
+from six_libraries import LIBRARIES
+print(*LIBRARIES[sys.argv[1]][:2])
+PYEOF
+)
+    lib="$LIBS/$folder"; cd "$lib" || exit 1
+    module=$("$PY" -c "
+import json, collections, sys
+d = json.load(open(sys.argv[1]))
+c = collections.Counter(f['path'] for f in d.get('functions', []) if f.get('linted'))
+print(c.most_common(1)[0][0] if c else '')" "$OUT/$name.pytest.coverage.json")
+    [ -n "$module" ] || { echo "== $name: no linted module to touch" | tee -a "$OUT/results.txt"; continue; }
+    cp -p "$module" "$OUT/$name.touched.bak"
+    trap 'cp -p "$OUT/$name.touched.bak" "$module"' EXIT INT TERM
+    echo "# touched by store_measure.sh" >> "$module"
+    a=$(now); "$PY" -m jaxlint check --rerun-tests --output-format json --exit-zero --jobs "$JOBS" "$package" \
+        > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
+    cp -p "$OUT/$name.touched.bak" "$module"; trap - EXIT INT TERM
+    echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); the slice under the plugin took $(grep "^== $name: pytest" "$OUT/results.txt" | tail -1 | grep -o 'pytest --jaxlint [0-9.]* s') for all its tests (goal: rerun <= 1.5x the recorded tests by hand)" | tee -a "$OUT/results.txt"
+  done
+fi
