@@ -157,6 +157,14 @@ class Program:
     # jaxlint.ir.compat.user_stack): set by the builder, so this module needs no JAX.
     read_stack: Callable[[Any], list[tuple[str, int, int, int, int]]] | None = None
     _stacks: dict[int, tuple[Location, ...]] = field(default_factory=dict, repr=False)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A fact a rule derives from the whole program, computed once however many files (so
+        rule contexts) the program spans, as ``SourceIndex.memo`` is for a file."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def call_stack(self, op: Op) -> tuple[Location, ...]:
         """The user frames that made ``op``, outermost first; the last is ``op.location`` (when

@@ -43,9 +43,8 @@ class ZeroGradient(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        if _last[0] is not ctx.program:  # one analysis per program, however many files it spans
-            _last[:] = [ctx.program, _cut_inputs(ctx.program)]
-        cuts = _last[1]
+        program = ctx.program
+        cuts = program.memo("JX505 cuts", lambda: _cut_inputs(program))
         if not cuts:
             return
         stale = ctx.program.stale_library_tracebacks
@@ -79,9 +78,6 @@ def _place(ctx: ProgramContext, op: Op) -> Location | None:
         return None
     return Location(inner.path, min(around, key=lambda span: (span.end_line - span.start_line,
                                                               span.end_col - span.start_col)))
-
-
-_last: list = [None, {}]  # the last program analyzed and its cuts (held, so its id is not reused)
 
 
 def _forward(op: Op) -> bool:
