@@ -46,6 +46,7 @@ EXPECTED = {
     "vmapped": ("jnp.log(v)", "0"),
     "in_scan": ("jnp.sqrt(v)", "0"),
     "grad_inside": ("jnp.log(v)", "0"),  # the where sits in ``total``, differentiated inside
+    "rows_log": ("jnp.log(row)", "0"),  # a jit of a vmap, called with the batch at import
 }
 
 # The case's quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
@@ -110,7 +111,7 @@ def test_points_at_the_where_call_and_names_the_point(found) -> None:
         finding = found[name]
         line = lines[finding.span.start_line - 1]
         assert line[finding.span.start_col:].startswith("jnp.where("), name
-        variable = "v" if name in ("vmapped", "in_scan", "grad_inside") else "x"
+        variable = {"vmapped": "v", "in_scan": "v", "grad_inside": "v", "rows_log": "row"}.get(name, "x")
         assert f"excludes {variable}={witness} from {unsafe}" in finding.message, finding.message
         assert f"the forward value is right, but the gradient is NaN at {variable}={witness}" \
             in finding.message

@@ -204,7 +204,7 @@ def test_the_script_sees_python_s_main_environment(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command, message", [
     ([], "run needs a command after '--'"),
-    (["pytest", "tests"], "is not a Python program"),
+    (["ls", "-l"], "ls is not a Python program"),  # a binary, not a script with a Python shebang
     (["python", "-c", "print(1)"], "python -c is not supported"),
     (["missing.py"], "no such file: missing.py"),
 ])
