@@ -156,3 +156,35 @@ async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClie
     open_file(client, path)
     [reused] = await diagnostics_for(client, uri_of(path))
     assert reused.code == "JX401" and reused.range.start.line == 5
+
+
+@pytest.mark.asyncio
+async def test_a_save_runs_the_tests_again_when_configured(client: LanguageClient, tmp_path: Path) -> None:
+    """`rerun-tests = true`: a save that makes the test run's entry stale runs the recorded test
+    first, so the finding only the test traces follows the edit; without it, the module is stale."""
+    import os
+    import subprocess
+
+    (tmp_path / "jaxlint.toml").write_text("")
+    path = tmp_path / "noisy.py"
+    body = ("import jax\n\n\ndef noisy(key, x):\n    a = jax.random.normal(key, x.shape)\n"
+            "    return a + jax.random.normal(key, x.shape)\n")
+    path.write_text(body)
+    (tmp_path / "test_noisy.py").write_text("import jax\nimport jax.numpy as jnp\nfrom noisy import noisy\n\n\n"
+                                            "def test_noisy():\n    noisy(jax.random.PRNGKey(0), jnp.ones(3))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "--jaxlint", "-q"], cwd=tmp_path, env=env,
+                   capture_output=True, timeout=600)
+    open_file(client, path)
+    [reused] = await diagnostics_for(client, uri_of(path))
+    assert reused.code == "JX401" and reused.range.start.line == 5
+
+    path.write_text("# moved down a line\n" + body)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri_of(path))))
+    assert await diagnostics_for(client, uri_of(path)) == []  # stale, and no target traces it here
+
+    (tmp_path / "jaxlint.toml").write_text("rerun-tests = true\n")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri_of(path))))
+    [fresh] = await diagnostics_for(client, uri_of(path))
+    assert fresh.code == "JX401" and fresh.range.start.line == 6
+    assert any("running the 1 test that reached it again" in m.message for m in client.log_messages)

@@ -126,13 +126,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if settings.rerun_tests and cache is not None and cache.writes:
-            from jaxlint.engine.rerun import rerun_stale
+            from jaxlint.engine.rerun import check_rerunning_stale
 
-            # Fixes wait for the fresh results: a first pass only finds the stale modules.
-            result = run_check(fixing=False)
-            rerun = rerun_stale(result, cache, settings.timeout, sys.stderr)
-            if (rerun is not None and rerun.outcome == "ran") or args.fix or args.diff:
-                result = run_check()  # what did not change comes from the cache
+            result, _ = check_rerunning_stale(run_check, cache, settings.timeout, sys.stderr,
+                                              again=args.fix or args.diff)
         else:
             result = run_check()
     except FileNotFoundError as error:

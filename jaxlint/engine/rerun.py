@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Callable, TextIO
 
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.results import CheckResult
@@ -63,6 +63,18 @@ def rerun_stale(result: CheckResult, cache: ResultCache, timeout: float, out: Te
     else:
         out.write(f"jaxlint: ran them in {run.seconds:.1f} s\n")
     return run
+
+
+def check_rerunning_stale(run_check: Callable[[bool], CheckResult], cache: ResultCache, timeout: float,
+                          out: TextIO, *, again: bool = False) -> tuple[CheckResult, Rerun | None]:
+    """``run_check(fixing)`` once without fixes, the tests of the stale modules again, then once more
+    (what did not change comes from the cache) when they ran or ``again`` asks for it (fixes wait for
+    the fresh results): ``check --rerun-tests`` and the server's save with ``rerun-tests = true``."""
+    result = run_check(False)
+    rerun = rerun_stale(result, cache, timeout, out)
+    if (rerun is not None and rerun.outcome == "ran") or again:
+        result = run_check(True)
+    return result, rerun
 
 
 def _run(paths: list[str], tests: list[str], root: str, cache: ResultCache, timeout: float) -> Rerun:

@@ -9,6 +9,9 @@
   applies the fixes ``--fix`` would, verified on values first (computed when the editor resolves
   the action, since verification starts fresh workers).
 - Hover on a code in a ``# noqa:`` comment: the rule's name and summary.
+- With ``rerun-tests = true`` in the configuration, a save of a module whose test-run entry is
+  stale runs the recorded tests that reached it first (``check --rerun-tests``), so the diagnostics
+  include what only the tests trace; what ran is logged to the editor, a failure shown.
 - The setting ``showUntraced`` (initialization options or workspace configuration ``jaxlint``):
   JAX functions the check did not lint, as information diagnostics.
 
@@ -16,6 +19,7 @@ Checks run on pygls's thread pool, one at a time (one worker), so the editor nev
 """
 from __future__ import annotations
 
+import io
 import logging
 import os
 import threading
@@ -31,6 +35,7 @@ from jaxlint.engine.add_noqa import add_noqa
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.check import check
 from jaxlint.engine.pool import WorkerPool, kill_every_worker
+from jaxlint.engine.rerun import check_rerunning_stale
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding, Span
 from jaxlint.rules import all_rules, codes_by_name
@@ -79,9 +84,10 @@ class JaxlintServer(LanguageServer):
         self.stop_worker()
         super().shutdown()
 
-    def check_file(self, path: str, **options: Any) -> CheckResult | None:
-        """``jaxlint check PATH`` with the file's configuration, the cache and the warm worker;
-        None when the configuration is invalid (said in the editor)."""
+    def check_file(self, path: str, rerun: bool = False, **options: Any) -> CheckResult | None:
+        """``jaxlint check PATH`` with the file's configuration, the cache and the warm worker (and
+        with ``rerun`` and ``rerun-tests`` configured, ``--rerun-tests``); None when the configuration
+        is invalid (said in the editor)."""
         try:
             config = load_config([path])
         except ConfigError as error:
@@ -92,15 +98,27 @@ class JaxlintServer(LanguageServer):
             self.pool = self.pool or WorkerPool(config.timeout)
             self.pool.timeout = config.timeout
             cache = ResultCache(config.cache_dir, config.root)
-            return check([path], config.rules(), timeout=config.timeout, config=config, cache=cache,
-                         pool=self.pool, **options)
 
-    def publish(self, uri: str) -> None:
+            def run_check(fixing: bool = True) -> CheckResult:
+                return check([path], config.rules(), timeout=config.timeout, config=config, cache=cache,
+                             pool=self.pool, **options)
+
+            if not (rerun and config.rerun_tests):
+                return run_check()
+            said = io.StringIO()
+            result, ran = check_rerunning_stale(run_check, cache, config.timeout, said)
+        if said.getvalue():
+            self.window_log_message(types.LogMessageParams(types.MessageType.Info, said.getvalue().strip()))
+        if ran is not None and ran.outcome != "ran":
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, said.getvalue().strip()))
+        return result
+
+    def publish(self, uri: str, rerun: bool = False) -> None:
         document = self.workspace.get_text_document(uri)
         path = document.path
         if not path.endswith(".py") or not os.path.isfile(path):
             return
-        result = self.check_file(path)
+        result = self.check_file(path, rerun=rerun)
         if result is None:
             return
         findings = [f for f in result.findings if os.path.realpath(f.path) == os.path.realpath(path)]
@@ -149,7 +167,7 @@ def did_open(ls: JaxlintServer, params: types.DidOpenTextDocumentParams) -> None
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 @server.thread()
 def did_save(ls: JaxlintServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.publish(params.text_document.uri)
+    ls.publish(params.text_document.uri, rerun=True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
