@@ -273,3 +273,20 @@ def test_rerun_tests_runs_exactly_the_recorded_tests_of_the_stale_modules(tmp_pa
     findings, summary = check(root)
     assert "did not finish within the time limit (0.5 s per module, --timeout, 1 s in all)" in summary, summary
     assert "3 changed since the test run" in summary and findings == []
+
+
+INTERRUPTED = TESTS + '''
+
+def test_stop():
+    raise KeyboardInterrupt  # pytest's own Ctrl-C path: the session ends as interrupted
+'''
+
+
+def test_an_interrupted_session_stores_what_its_tests_reached(tmp_path: Path) -> None:
+    root = project(tmp_path, tests=INTERRUPTED)
+    run = pytest_run(root, "-p", "no:xdist")
+    assert run.returncode == 2 and "KeyboardInterrupt" in run.stdout, run.stdout + run.stderr
+    assert "the tests were interrupted: linting the" in run.stderr
+    findings, summary = check(root)
+    assert places(findings, root) == EXPECTED  # the three tests before the interrupt reached both
+    assert "in the test run of " in summary

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -139,12 +140,25 @@ class JaxlintSession:
         self._uninstall()  # the watcher is off already after a collection that finished; not after one that failed
         if self.imports is not None:
             self.other_loaders += self.imports.other_loaders
-        if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
-            return  # the user asked to stop, or pytest itself failed: no tracing now
+        if exitstatus == pytest.ExitCode.INTERNAL_ERROR:
+            return  # pytest itself failed: no tracing now
+        if exitstatus == pytest.ExitCode.INTERRUPTED and self.is_worker:
+            return  # xdist stops its workers at once; the controller stores what they handed over
+        if exitstatus == pytest.ExitCode.INTERRUPTED and self.watcher.functions:
+            # As pytest-cov keeps the coverage of an interrupted run: what the tests reached is
+            # linted and stored, unless the user stops that too.
+            sys.stderr.write(f"\njaxlint: the tests were interrupted: linting the {len(self.watcher.functions)} "
+                             "functions they called so far (Ctrl-C again skips it)\n")
         started = time.perf_counter()
-        with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
-            outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
-                                 self.watcher.files.__contains__, self.watcher.executed_files)
+        try:
+            with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
+                outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
+                                     self.watcher.files.__contains__, self.watcher.executed_files)
+        except KeyboardInterrupt:
+            if exitstatus != pytest.ExitCode.INTERRUPTED:
+                raise
+            self.watcher.functions.clear()
+            return  # stopped twice: nothing linted, nothing stored (earlier entries stay)
         self.seconds += time.perf_counter() - started
         self.findings += outcome.findings
         self.functions += outcome.functions
