@@ -290,3 +290,14 @@ def test_an_interrupted_session_stores_what_its_tests_reached(tmp_path: Path) ->
     findings, summary = check(root)
     assert places(findings, root) == EXPECTED  # the three tests before the interrupt reached both
     assert "in the test run of " in summary
+
+
+def test_a_check_in_another_environment_says_why_the_store_is_not_used(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    pytest_run(root, "-p", "no:xdist", JAX_PLATFORMS="cpu")
+    findings, summary = check(root, JAX_PLATFORMS="")  # as a plain `jaxlint check` after `JAX_PLATFORMS=cpu pytest`
+    assert findings == []
+    assert "its results are not used: the test run of " in summary, summary
+    assert "ran with JAX_PLATFORMS=cpu (JAX_PLATFORMS= here)" in summary, summary
+    findings, summary = check(root, JAX_PLATFORMS="cpu")  # the same variables: used
+    assert places(findings, root) == EXPECTED and "not used" not in summary

@@ -14,7 +14,7 @@ from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
-from jaxlint.engine.store import join_stored
+from jaxlint.engine.store import join_stored, unusable_session
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Result, Skipped, Span
@@ -211,6 +211,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
         if cache is not None:  # what `pytest --jaxlint` linted, where still current (engine/store.py)
             join_stored(analyses, codes, config, cache)
+            if not any(analysis.stored is not None for analysis in analyses):
+                result.unusable_test_run = unusable_session(cache, config, codes)
         result.ignore_noqa = ignore_noqa
         for analysis in analyses:  # before fixing: ignored and suppressed findings are not fixed
             settle_file(analysis, codes, config, ignore_noqa)

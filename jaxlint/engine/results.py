@@ -87,6 +87,7 @@ class CheckResult:
     unchecked_findings: int = 0
     not_written: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of fixed files left as they were
     empty_paths: list[str] = field(default_factory=list)  # folders given that hold no Python file
+    unusable_test_run: str | None = None  # why the last test run's store serves none of these files
 
     @property
     def findings(self) -> list[Finding]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -36,6 +37,7 @@ FOLDER = "tests"  # inside the cache folder
 MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
 ORIGIN = "test run"
 RUN_ORIGIN = "jaxlint run"  # entries a program's run wrote (cli/run.py)
+LAST_SESSION = "last-session.json"  # inside FOLDER: what the last session's entries were named by
 
 
 @dataclass
@@ -123,7 +125,57 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         if previous is not None and previous.get("codes") == data["codes"] and _current(cache, previous["inputs"]):
             data = _joined(previous, data)  # another session over the same code: keep what both linted
         written += _write(cache, _entry_path(cache, data["slot"]), data)
+    if written:
+        _write(cache, os.path.join(cache.folder, FOLDER, LAST_SESSION), _session(cache, config, codes, origin, when))
     return written
+
+
+def _session(cache: ResultCache, config: Config, codes: Sequence[str], origin: str, when: float) -> dict:
+    """What names a session's entries, readable: why a check elsewhere cannot use them."""
+    return {"format": FORMAT, "time": when, "origin": origin, "environment": cache.environment(),
+            "options": _options(config), "codes": sorted(codes), "version": __version__,
+            "python": os.path.realpath(sys.executable), "variables": _variables()}
+
+
+def _options(config: Config) -> str:
+    return hashlib.sha256(json.dumps(config.options(), sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _variables() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("JAX_") or k == "XLA_FLAGS"}
+
+
+def unusable_session(cache: ResultCache, config: Config, codes: Sequence[str]) -> str | None:
+    """When the last session's entries cannot serve this check at all: "the test run of DATE ran
+    with JAX_PLATFORMS=cpu (not set here)", and the like; None when they can (or there is none)."""
+    try:
+        with open(os.path.join(cache.folder, FOLDER, LAST_SESSION), encoding="utf-8") as handle:
+            last = json.load(handle)
+        if last.get("format") != FORMAT:
+            return None
+        there, here = dict(last["variables"]), _variables()
+        stored = StoredModule("", float(last["time"]), str(last["origin"]), [], [], True)
+        same = last["environment"] == cache.environment()
+        missing = sorted(set(codes) - set(last["codes"]))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    run = f"the {stored.origin} of {stored.when}"
+    if not same:
+        differ = [k for k in sorted(set(there) | set(here)) if there.get(k) != here.get(k)]
+        if differ:
+            shown = ", ".join(f"{k}={there[k]}" if k in there else f"{k} not set" for k in differ[:2])
+            now = ", ".join(f"{k}={here[k]}" if k in here else f"{k} not set" for k in differ[:2])
+            return f"{run} ran with {shown} ({now} here)"
+        if last.get("version") != __version__:
+            return f"{run} ran with jaxlint {last.get('version')} (here {__version__})"
+        if last.get("python") != os.path.realpath(sys.executable):
+            return f"{run} ran in another Python environment ({last.get('python')})"
+        return f"{run} ran with other installed packages"
+    if last["options"] != _options(config):
+        return f"{run} ran with other rule options"
+    if missing:
+        return f"{run} did not run {', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}"
+    return None
 
 
 def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str) -> StoredModule | None:

@@ -118,6 +118,9 @@ def next_step(result: CheckResult) -> str:
     failed imports (or missing packages) stopped most, else what runs the code with real arguments
     (the tests under ``pytest --jaxlint``, a program under ``jaxlint run``), else hints for
     targets the scan found without arguments, else guessed arguments."""
+    if result.unusable_test_run:
+        return (f"its results are not used: {result.unusable_test_run}; check where the tests ran, "
+                "or run them again with `pytest --jaxlint` where check runs")
     if _mostly_changed(result):
         from jaxlint.engine.store import RUN_ORIGIN
 
