@@ -301,3 +301,59 @@ def test_a_check_in_another_environment_says_why_the_store_is_not_used(tmp_path:
     assert "ran with JAX_PLATFORMS=cpu (JAX_PLATFORMS= here)" in summary, summary
     findings, summary = check(root, JAX_PLATFORMS="cpu")  # the same variables: used
     assert places(findings, root) == EXPECTED and "not used" not in summary
+
+
+TRAIN = '''\
+import jax
+import jax.numpy as jnp
+
+
+def step(x):
+    return x * 2.0
+
+
+def train(steps):
+    x = jnp.ones(3)
+    for _ in range(steps):
+        x = jax.jit(step)(x)
+    return x
+
+
+def train_from(x):
+    for _ in range(3):
+        x = jax.jit(step)(x)
+    return x
+'''
+
+TRAIN_TESTS = '''\
+import jax.numpy as jnp
+
+from pkg.train import train, train_from
+
+
+def test_train():
+    assert train(3).shape == (3,)
+
+
+def test_train_from():
+    assert train_from(jnp.ones(3)).shape == (3,)
+'''
+
+
+def test_a_safe_fix_in_code_no_linted_function_runs_is_unsafe_in_the_plugin_as_in_check(tmp_path: Path) -> None:
+    """`train(3)` is called with no array, so the session traces nothing that runs its loop: its
+    hoist cannot be compared on values and is not safe; `train_from`'s can, in the session."""
+    root = project(tmp_path, tests=TRAIN_TESTS)
+    (root / "pkg" / "train.py").write_text(TRAIN)
+    pytest_run(root, "-p", "no:xdist")
+    fixes = {f["location"]["row"]: f["fix"] for f in json.loads((root / "report.json").read_text())
+             if f["code"] == "JX203"}
+    assert fixes[12]["applicability"] == "unsafe" and "no traced function runs this code" in fixes[12]["message"]
+    assert fixes[18]["applicability"] == "safe", fixes
+    # check runs only what it traces itself: without the tests' arguments for `train_from`, it
+    # cannot compare values there either, and says so.
+    findings, _ = check(root)
+    fixes = {f["location"]["row"]: f["fix"] for f in findings if f["code"] == "JX203"}
+    assert set(fixes) == {12, 18}
+    assert all(fix["applicability"] == "unsafe" and "no traced function runs this code" in fix["message"]
+               for fix in fixes.values())

@@ -196,7 +196,7 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
     findings = [Finding.from_json(f) for f in data["findings"]]
     functions = [results.Linted(**f) for f in data["functions"]]
     ran = [results.Ran(**r) for r in data["ran"]]
-    result = results.settled(findings, codes, config)
+    result = results.settled(findings, codes, config, functions)
     failed = False
     try:
         text = formats.report(result, output_format)

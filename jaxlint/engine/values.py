@@ -43,12 +43,18 @@ def demote_unverifiable(analyses: list[FileAnalysis]) -> None:
                 continue
             function = function_of(finding, analysis)
             if function is None:
-                why = "no traced function runs this code, so its values cannot be compared (a hint would trace it)"
+                demote(finding, NOT_RUN)
             elif function in effectful:
-                why = f"`{function}` calls back into Python, so jaxlint does not run it to compare values"
-            else:
-                continue
-            finding.fix = replace(fix, applicability="unsafe", message=f"{fix.message} (unsafe: {why})")
+                demote(finding, f"`{function}` calls back into Python, so jaxlint does not run it to compare values")
+
+
+NOT_RUN = "no traced function runs this code, so its values cannot be compared (a hint would trace it)"
+
+
+def demote(finding: Finding, why: str) -> None:
+    """The finding's safe fix becomes unsafe, its message saying why."""
+    assert finding.fix is not None
+    finding.fix = replace(finding.fix, applicability="unsafe", message=f"{finding.fix.message} (unsafe: {why})")
 
 
 def difference(function: str, before: list[list[Any]] | None, after: list[list[Any]] | None,

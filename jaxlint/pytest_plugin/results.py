@@ -7,6 +7,8 @@ Imports neither pytest nor JAX: ``jaxlint run``'s parent reports from here witho
 """
 from __future__ import annotations
 
+import ast
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -14,6 +16,8 @@ from jaxlint.config import Config
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
 from jaxlint.engine.store import MAX_TESTS, StoredFunction
+from jaxlint.engine.suppressions import is_comment_fix
+from jaxlint.engine.values import NOT_RUN, demote
 from jaxlint.model import Finding
 from jaxlint.text import SourceFile, read_source
 
@@ -90,21 +94,51 @@ def stored_functions(ran: Iterable[Ran], functions: Iterable[Linted]) -> list[St
                            list(r.tests)) for r in merged_ran(ran) if r.first_line]
 
 
-def settled(findings: Iterable[Finding], codes: list[str], config: Config) -> CheckResult:
+def settled(findings: Iterable[Finding], codes: list[str], config: Config,
+            functions: Iterable[Linted] = ()) -> CheckResult:
     """The findings as ``jaxlint check`` reports them: one per place, per-file-ignores and
-    suppression comments applied. JX800 stays quiet (which lines the rules saw is only partly
-    known)."""
+    suppression comments applied, and (as check does) a safe fix in code that none of the linted
+    ``functions`` runs demoted to unsafe. JX800 stays quiet (which lines the rules saw is only
+    partly known)."""
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:  # several processes may lint the same function: settle keeps one
         by_path.setdefault(finding.path, []).append(finding)
+    linted: dict[str, list[Linted]] = {}
+    for function in functions:
+        if function.signatures:
+            linted.setdefault(os.path.abspath(function.path), []).append(function)
     analyses = []
     for path, found in sorted(by_path.items()):
         try:
             source = read_source(path)
         except Exception:  # deleted since: report without excerpts
             source = SourceFile(path, "", "utf-8", False)
-        analyses.append(FileAnalysis(source, [], None, findings=settle(path, source.text, found, codes, config)))
+        kept = settle(path, source.text, found, codes, config)
+        for finding in kept:
+            if finding.fix is not None and finding.fix.applicability == "safe" and not is_comment_fix(finding) \
+                    and not _run_by(finding, source.text, linted.get(os.path.abspath(path), [])):
+                demote(finding, NOT_RUN)
+        analyses.append(FileAnalysis(source, [], None, findings=kept))
     return CheckResult(analyses, {}, config=config)
+
+
+def _run_by(finding: Finding, text: str, functions: list[Linted]) -> bool:
+    """Whether the innermost ``def`` around the finding is one of the linted ``functions`` (by
+    name, and its code's first line, the first decorator's, inside the def)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    line, around = finding.span.start_line, None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            if around is None or node.lineno > around.lineno:
+                around = node
+    if around is None:
+        return False
+    first = min([around.lineno] + [d.lineno for d in around.decorator_list])
+    return any(f.qualname.rpartition(".")[2] == around.name and first <= f.line <= (around.end_lineno or 0)
+               for f in functions)
 
 
 def coverage_report(ran: Iterable[Ran], functions: Iterable[Linted]) -> dict[str, Any]:

@@ -176,7 +176,7 @@ class JaxlintSession:
                 "other_loaders": self.other_loaders})
             return
         self._store()
-        self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config)
+        self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config, self.functions)
         try:
             if self.report_path:
                 out = io.StringIO()
