@@ -7,7 +7,8 @@ differentiated path: the sqrt sits under ``jvp`` in the jaxpr (the traced functi
 gradient), the source passes the function holding it to ``grad``, ``value_and_grad``, ``jvp``
 and the like, or (``pytest --jaxlint``) the tests called the function under such a transform.
 A guarded input (``sum + eps``, ``maximum(sum, eps)``, a double ``where``) is not
-a bare sum of squares, so it is quiet; so is a norm only compared with a threshold (no gradient
+a bare sum of squares, so it is quiet, and so is a vector replaced by a nonzero constant wherever
+its own norm is zero (``where(norm(x) <= floor, ones_like(x), x)``, optax's ``safe_norm``); so is a norm only compared with a threshold (no gradient
 flows back through a comparison).
 """
 from __future__ import annotations
@@ -27,9 +28,40 @@ def _norm(op: Op) -> bool | None:
     if op.primitive == "pow" and patterns.scalar(op.inputs[1]) != 0.5:
         return None
     squared = _squared(op.inputs[0])
-    if squared is None or not patterns.differentiable(squared) or not _gradient_flows(op.outputs[0]):
+    if squared is None or not patterns.differentiable(squared) or not _gradient_flows(op.outputs[0]) \
+            or _replaced_where_zero(squared):
         return None
     return True
+
+
+# At a norm of 0, ``norm OP bound`` is true for these (bound >= 0, or > 0 for the strict ones):
+# which branch of ``where(norm OP bound, a, b)`` a zero vector gets.
+_TRUE_AT_ZERO = {"le": lambda bound: bound >= 0, "lt": lambda bound: bound > 0,
+                 "ge": lambda bound: bound <= 0, "gt": lambda bound: bound < 0}
+
+
+def _replaced_where_zero(d: Value) -> bool:
+    """``d`` is the inner where of a double where on the vector itself, as optax's ``safe_norm``
+    writes it: ``where(norm(x) <= floor, ones_like(x), x)`` gives a nonzero constant wherever the
+    norm of ``x`` is zero, so the outer norm never sees a zero vector. A floor that is not a
+    constant is taken as a floor (>= 0): a norm compared with a negative bound is not a guard."""
+    op = patterns.produced_by(d, "select_n")
+    if op is None or len(op.inputs) != 3:
+        return False
+    test = patterns.produced_by(op.inputs[0], *_TRUE_AT_ZERO)
+    if test is None:
+        return False
+    norm, bound = test.inputs
+    if patterns.produced_by(norm, "sqrt", "pow") is not None:
+        norm = patterns.produced_by(norm, "sqrt", "pow").inputs[0]
+    tested = _squared(norm)
+    if tested is None:
+        return False
+    floor = patterns.scalar(bound)
+    picked = 2 if _TRUE_AT_ZERO[test.primitive](0.0 if floor is None else floor) else 1
+    constant = patterns.scalar(op.inputs[picked])
+    other = patterns.strip(op.inputs[3 - picked])
+    return constant is not None and constant != 0 and other is patterns.strip(tested)
 
 
 def _squared(value: Value) -> Value | None:
