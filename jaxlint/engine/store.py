@@ -18,7 +18,7 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache
@@ -126,11 +126,13 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
     return written
 
 
-def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str) -> StoredModule | None:
+def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
+               options: dict[str, dict[str, Any]] | None = None) -> StoredModule | None:
     """The entry of the module ``path``, if one was written with these rule options and
     environment and (at least) these rules, its findings those of ``codes``; None when there is
-    none or it is damaged or foreign."""
-    data = _read(cache, path, config)
+    none or it is damaged or foreign. ``options``: ``config.options()``, made once by a caller
+    that loads many entries."""
+    data = _read(cache, path, config, options)
     if data is None:
         return None
     try:
@@ -151,9 +153,10 @@ def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: s
     return stored
 
 
-def _slot(cache: ResultCache, path: str, config: Config) -> str:
+def _slot(cache: ResultCache, path: str, config: Config, options: dict[str, dict[str, Any]] | None = None) -> str:
     # The selected rules are not in the name: an entry of a wider selection serves a narrower one.
-    material = {"format": FORMAT, "path": os.path.abspath(path), "options": config.options(),
+    material = {"format": FORMAT, "path": os.path.abspath(path),
+                "options": config.options() if options is None else options,
                 "environment": cache.environment(), "version": __version__}
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -162,8 +165,9 @@ def _entry_path(cache: ResultCache, slot: str) -> str:
     return os.path.join(cache.folder, FOLDER, slot[:2], slot + ".json")
 
 
-def _read(cache: ResultCache, path: str, config: Config) -> dict | None:
-    slot = _slot(cache, path, config)
+def _read(cache: ResultCache, path: str, config: Config,
+          options: dict[str, dict[str, Any]] | None = None) -> dict | None:
+    slot = _slot(cache, path, config, options)
     try:
         with open(_entry_path(cache, slot), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -223,10 +227,11 @@ def _write(cache: ResultCache, path: str, data: dict) -> int:
 def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
     """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
     entry's findings follow the file's own, for the settle step (its own win at a place)."""
+    options = config.options()  # once: making them was half of the entries' names' time
     for analysis in analyses:
         if not analysis.functions and not analysis.targets:
             continue  # no JAX function: nothing a session could have linted
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path))
+        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), options)
         if stored is None:
             continue
         analysis.stored = stored
