@@ -4,6 +4,7 @@ check.py, rule.py, run.py, explain.py, clean.py; record's here) and the dispatch
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -108,6 +109,9 @@ def entry() -> int:
         raise Terminated()
 
     signal.signal(signal.SIGTERM, terminate)
+    # The objects made so far live as long as the process: the collector need not scan them
+    # again at each of a run's collections (here, not in main(), which tests call in-process).
+    gc.freeze()
     try:
         return main()
     except BrokenPipeError:

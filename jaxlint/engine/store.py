@@ -18,7 +18,7 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from jaxlint.engine.results import FileAnalysis
 
 LOG = LazyLogger(__name__)
-FORMAT = 1  # of an entry; a change makes every older entry a miss
+FORMAT = 2  # of an entry and its name; a change makes every older entry a miss
 FOLDER = "tests"  # inside the cache folder
 MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
 ORIGIN = "test run"
@@ -127,12 +127,12 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
 
 
 def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
-               options: dict[str, dict[str, Any]] | None = None) -> StoredModule | None:
+               shared: str | None = None) -> StoredModule | None:
     """The entry of the module ``path``, if one was written with these rule options and
     environment and (at least) these rules, its findings those of ``codes``; None when there is
-    none or it is damaged or foreign. ``options``: ``config.options()``, made once by a caller
-    that loads many entries."""
-    data = _read(cache, path, config, options)
+    none or it is damaged or foreign. ``shared``: ``slot_material(cache, config)``, made once by
+    a caller that loads many entries."""
+    data = _read(cache, path, config, shared)
     if data is None:
         return None
     try:
@@ -153,12 +153,20 @@ def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: s
     return stored
 
 
-def _slot(cache: ResultCache, path: str, config: Config, options: dict[str, dict[str, Any]] | None = None) -> str:
-    # The selected rules are not in the name: an entry of a wider selection serves a narrower one.
-    material = {"format": FORMAT, "path": os.path.abspath(path),
-                "options": config.options() if options is None else options,
-                "environment": cache.environment(), "version": __version__}
+def slot_material(cache: ResultCache, config: Config) -> str:
+    """The hash of what every entry's name shares: the format, the rule options, jaxlint, the
+    environment. The selected rules are not in it: an entry of a wider selection serves a
+    narrower one."""
+    material = {"format": FORMAT, "options": config.options(), "environment": cache.environment(),
+                "version": __version__}
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _slot(cache: ResultCache, path: str, config: Config, shared: str | None = None) -> str:
+    # The shared part hashed once per run: dumping the rule options per module was most of a
+    # warm check's time for the entries' names.
+    shared = slot_material(cache, config) if shared is None else shared
+    return hashlib.sha256(f"{shared}\0{os.path.abspath(path)}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _entry_path(cache: ResultCache, slot: str) -> str:
@@ -166,8 +174,8 @@ def _entry_path(cache: ResultCache, slot: str) -> str:
 
 
 def _read(cache: ResultCache, path: str, config: Config,
-          options: dict[str, dict[str, Any]] | None = None) -> dict | None:
-    slot = _slot(cache, path, config, options)
+          shared: str | None = None) -> dict | None:
+    slot = _slot(cache, path, config, shared)
     try:
         with open(_entry_path(cache, slot), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -227,11 +235,11 @@ def _write(cache: ResultCache, path: str, data: dict) -> int:
 def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
     """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
     entry's findings follow the file's own, for the settle step (its own win at a place)."""
-    options = config.options()  # once: making them was half of the entries' names' time
+    shared = slot_material(cache, config)
     for analysis in analyses:
         if not analysis.functions and not analysis.targets:
             continue  # no JAX function: nothing a session could have linted
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), options)
+        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
         if stored is None:
             continue
         analysis.stored = stored
