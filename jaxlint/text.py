@@ -147,16 +147,17 @@ def _write_in_place(real: str, data: bytes) -> None:
         os.fsync(out.fileno())
 
 
-def write_text_atomic(path: str, text: str, prefix: str = ".jaxlint-") -> None:
-    """Write a jaxlint-made UTF-8 file (report, page, signatures) through a temporary file and a
-    rename: a reader sees the old file or the whole new one. The permissions are the replaced
-    file's, else what a plain open() gives (mkstemp's are 0600). Raises OSError."""
+def write_text_atomic(path: str, text: str | bytes, prefix: str = ".jaxlint-") -> None:
+    """Write a jaxlint-made UTF-8 file (report, page, signatures), or bytes, through a temporary
+    file and a rename: a reader sees the old file or the whole new one. The permissions are the
+    replaced file's, else what a plain open() gives (mkstemp's are 0600). Raises OSError."""
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))
     handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+        with (os.fdopen(handle, "wb") if isinstance(text, bytes)
+              else os.fdopen(handle, "w", encoding="utf-8", newline="")) as out:
             out.write(text)
         os.chmod(temp, _new_file_mode(path))
         os.replace(temp, path)

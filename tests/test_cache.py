@@ -18,7 +18,7 @@ from helpers import check_in_process
 import jaxlint.rules
 from jaxlint.config import load_config
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.cache import ResultCache, index_bytes, read_index
 from jaxlint.engine.results import CheckResult
 
 RULES = select_rules(None, None)
@@ -155,8 +155,8 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(tmp_path: Path) -> 
     foreign["key"] = "0" * 64  # an entry copied from elsewhere
     entries[1].write_text(json.dumps(foreign))
     assert run(root).cached == 2  # the run's index holds both entries whole: their files are not read
-    for index in (root / ".jaxlint_cache" / "index").rglob("*.json"):
-        index.write_text(index.read_text()[:100])  # a damaged index: ignored, so the entries' files are read
+    for index in (root / ".jaxlint_cache" / "index").rglob("*.index"):
+        index.write_bytes(index.read_bytes()[:100])  # a damaged index: ignored, so the entries' files are read
     again = run(root)
     assert again.cached == 0 and findings(again) == expected
     assert run(root).cached == 2  # rewritten whole
@@ -165,21 +165,28 @@ def test_a_corrupt_or_foreign_entry_is_ignored_and_rewritten(tmp_path: Path) -> 
 def test_the_index_is_rebuilt_and_entries_serve_without_it(tmp_path: Path) -> None:
     root = project(tmp_path)
     expected = findings(run(root))
-    [index] = (root / ".jaxlint_cache" / "index").rglob("*.json")
-    index.write_text("{" + index.read_text()[:-5])  # damaged
-    again = run(root)
-    assert again.cached == 2 and findings(again) == expected  # from the entries' own files
-    assert sorted(json.loads(index.read_text())["entries"]) == sorted(  # rebuilt from what served
+    [index] = (root / ".jaxlint_cache" / "index").rglob("*.index")
+    whole = index.read_bytes()
+    for damaged in (whole[:-5], whole[:31], whole[:32] + b"\0" + whole[33:], b""):  # cut, checksum only, a byte changed
+        index.write_bytes(damaged)
+        again = run(root)
+        assert again.cached == 2 and findings(again) == expected  # from the entries' own files
+    assert sorted(read_index(str(index))["entries"]) == sorted(  # rebuilt from what served
         f"{p.parent.parent.name}/{p.stem}" for p in (root / ".jaxlint_cache").glob("[rs]*/*/*.json"))
-    foreign = json.loads(index.read_text())
+    assert read_index(str(index))["entries"] == {  # as the entries' files hold them
+        f"{p.parent.parent.name}/{p.stem}": json.loads(p.read_text())
+        for p in (root / ".jaxlint_cache").glob("[rs]*/*/*.json")}
+    foreign = read_index(str(index))
     foreign["key"] = "0" * 64  # an index copied from another run's
-    index.write_text(json.dumps(foreign))
-    assert run(root).cached == 2 and json.loads(index.read_text())["key"] == index.stem
+    index.write_bytes(index_bytes(foreign))
+    assert run(root).cached == 2 and read_index(str(index))["key"] == index.stem
+    index.write_bytes(index_bytes([foreign]))  # whole, but not an index
+    assert run(root).cached == 2 and read_index(str(index))["key"] == index.stem
     index.unlink()
     assert run(root).cached == 2 and index.exists()
     other = check_in_process([str(root / "main.py")], RULES, config=load_config([str(root)]),  # another run's shape
                              cache=ResultCache(str(root / ".jaxlint_cache"), str(root)))
-    assert other.cached == 1 and len(list((root / ".jaxlint_cache" / "index").rglob("*.json"))) == 2
+    assert other.cached == 1 and len(list((root / ".jaxlint_cache" / "index").rglob("*.index"))) == 2
 
 
 def test_an_edit_that_keeps_the_size_and_the_time_is_seen(tmp_path: Path) -> None:

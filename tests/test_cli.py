@@ -153,3 +153,17 @@ def test_json_carries_the_honest_cost(project: Path) -> None:
 def test_bad_numbers_are_usage_errors_saying_what_was_expected(args: list[str], said: str, tmp_path: Path) -> None:
     run = jaxlint(*args, cwd=tmp_path)
     assert run.returncode == 2 and said in run.stderr, run.stderr
+
+
+def test_a_check_command_line_is_parsed_the_same_by_the_parser_built_for_check_alone(capsys) -> None:
+    from jaxlint.cli.main import build_parser
+
+    line = ["check", "--select", "JX101,JX2", "--output-format", "json", "--exit-zero", "--jobs", "1",
+            "--no-cache", "--config", "timeout = 5", "src", "tests"]
+    assert vars(build_parser(only_check=True).parse_args(line)) == vars(build_parser().parse_args(line))
+    helps = []
+    for parser in (build_parser(), build_parser(only_check=True)):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["check", "--help"])
+        helps.append(capsys.readouterr().out)
+    assert "--exit-zero" in helps[0] and helps[0] == helps[1]

@@ -1,4 +1,6 @@
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -152,10 +154,37 @@ def test_git_ignored_is_empty_without_git_or_outside_a_work_tree(tmp_path, monke
 
     touch(tmp_path / ".gitignore", "*.py\n")
     touch(tmp_path / "a.py")
-    assert git_ignored(str(tmp_path)) == set()  # not a git work tree
+    assert git_ignored(str(tmp_path)) == set()  # not a git work tree (git is not even started)
+    (tmp_path / ".git").mkdir()  # git would be asked: there is none
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     assert git_ignored(str(tmp_path)) == set()  # no git at all
     assert discover([str(tmp_path)]) == [str(tmp_path / "a.py")]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_ignored_finds_work_trees_whose_git_folder_is_elsewhere(tmp_path, monkeypatch):
+    """git is started only where it can find a work tree (a ``.git`` above, or GIT_DIR): a
+    ``.git`` file (a linked worktree, a submodule) and git's environment count too."""
+    from jaxlint.scan.discover import git_ignored
+
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={tmp_path / 'repo.git'}", str(work)], check=True)
+    assert (work / ".git").is_file()
+    touch(work / ".gitignore", "gen/\n")
+    touch(work / "pkg" / "gen" / "g.py")
+    touch(work / "pkg" / "m.py")
+    assert git_ignored(str(work)) == {"pkg/gen/"}
+    assert git_ignored(str(work / "pkg")) == {"gen/"}  # a folder below the work tree's top
+
+    bare = tmp_path / "bare"
+    touch(bare / ".gitignore", "*_gen.py\n")
+    touch(bare / "m_gen.py")
+    touch(bare / "m.py")
+    assert git_ignored(str(bare)) == set()  # no .git: git is not asked
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "elsewhere.git")], check=True)
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere.git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(bare))
+    assert git_ignored(str(bare)) == {"m_gen.py"}
 
 
 @pytest.mark.parametrize("pattern, path, matched", [

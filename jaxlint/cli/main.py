@@ -4,6 +4,7 @@ check.py, rule.py, run.py, explain.py, clean.py; record's here) and the dispatch
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -12,13 +13,19 @@ from typing import Any
 from jaxlint.cli.output_flags import VersionAction
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from jaxlint.cli import check, clean, explain, rule, run
+def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
+    """The parser of every subcommand; with ``only_check``, of ``check`` alone (it parses a check's
+    command line the same: building the other subcommands' parsers was a tenth of a warm check)."""
+    from jaxlint.cli import check
 
     parser = argparse.ArgumentParser(prog="jaxlint", description="A linter that reads JAX programs as XLA sees them.")
     parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     check.add_parser(commands)
+    if only_check:
+        return parser
+    from jaxlint.cli import clean, explain, rule, run
+
     rule.add_parsers(commands)
     record = commands.add_parser(
         "record", help="record the arguments the tests pass, for check to trace with",
@@ -39,8 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run its command."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only_check=argv[:1] == ["check"])
     command: list[str] = []
     if argv[:1] in (["record"], ["run"]) and "--" in argv:  # `record ... -- COMMAND`: COMMAND is not ours to parse
         argv, command = argv[:argv.index("--")], argv[argv.index("--") + 1:]
@@ -102,6 +109,9 @@ def entry() -> int:
         raise Terminated()
 
     signal.signal(signal.SIGTERM, terminate)
+    # The objects made so far live as long as the process: the collector need not scan them
+    # again at each of a run's collections (here, not in main(), which tests call in-process).
+    gc.freeze()
     try:
         return main()
     except BrokenPipeError:

@@ -16,9 +16,7 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 from typing import Any
 
 USAGE = "jaxlint run [OPTIONS] -- COMMAND..."
@@ -76,6 +74,8 @@ def program_command(command: list[str]) -> tuple[list[str], str, str, list[str]]
         return _python_options([first if os.sep in first else sys.executable], rest)
     if first.endswith(".py") or os.path.isfile(first):
         return [sys.executable], "path", first, rest
+    import shutil  # here, as in run: parsing check's command line need not import it
+
     found = shutil.which(first)
     if found and _is_python_script(found):  # a console script: Python source with a shebang
         return [sys.executable], "path", found, rest
@@ -152,6 +152,9 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
     except formats.OutputError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2
+    import shutil
+    import tempfile
+
     folder = tempfile.mkdtemp(prefix="jaxlint-run-")
     handed_over = os.path.join(folder, "results.json")
     files = config_files(args.config)

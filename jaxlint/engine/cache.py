@@ -17,6 +17,9 @@ hashes. A corrupt, truncated or foreign entry is a miss (and rewritten); entries
 through a rename, so concurrent runs never read half an entry. A run's index (``index/``) holds
 the entries it used, read in one open by the next run with the same paths, rules and settings;
 its entries are checked like files' (the files stay: they serve when the index is missing).
+The index is written with ``marshal`` behind the sha256 of its bytes (a damaged one is a miss):
+reading it was a tenth of a warm run as JSON, a third of that as marshal; its name holds the
+Python version (``environment``), whose marshal format it is.
 
 Not seen, so not keyed: data files the module reads at import, and an examples file that gains
 a registration for the module's function through a third module's re-export.
@@ -29,6 +32,7 @@ import functools
 import hashlib
 import itertools
 import json
+import marshal
 import os
 import sys
 import time
@@ -44,7 +48,7 @@ from jaxlint.scan.noqa import Tokens, tokens_from_json, tokens_to_json
 from jaxlint.text import line_runs, write_text_atomic
 
 LOG = LazyLogger(__name__)
-FORMAT = 4  # of an entry; a change makes every older entry a miss
+FORMAT = 5  # of an entry and an index; a change makes every older one a miss
 GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
@@ -63,6 +67,7 @@ class ResultCache:
     stored: int = 0
     _digests: dict[str, str | None] = field(default_factory=dict)
     _imports: dict[str, frozenset[str]] = field(default_factory=dict)
+    _signatures: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # file -> entries (None: unreadable)
     _environment: str | None = None
     # The last (codes, settings, compile_costs) hashed for scan keys, and its hash: a run asks
     # with equal ones for every file, and dumping the settings each time was a tenth of a warm run.
@@ -79,11 +84,10 @@ class ResultCache:
         a file entry is; a damaged or foreign index is ignored. ``save_index`` writes it."""
         material = [self._common_material(codes, settings, compile_costs), sorted(os.path.abspath(p) for p in paths)]
         name = hashlib.sha256(json.dumps(material).encode()).hexdigest()
-        self._index_path = os.path.join(self.folder, "index", name[:2], name + ".json")
+        self._index_path = os.path.join(self.folder, "index", name[:2], name + INDEX_SUFFIX)
         self._indexed, self._used = {}, {}
         try:
-            with open(self._index_path, encoding="utf-8") as handle:
-                index = json.load(handle)
+            index = read_index(self._index_path)
             if index.get("format") == FORMAT and index.get("key") == name and isinstance(index["entries"], dict):
                 self._indexed = index["entries"]
                 _touch(self._index_path)
@@ -100,8 +104,8 @@ class ResultCache:
         try:
             self._prepare()
             os.makedirs(os.path.dirname(self._index_path), exist_ok=True)
-            write_text_atomic(self._index_path, json.dumps({"format": FORMAT, "key": os.path.basename(
-                self._index_path)[:-5], "entries": self._used}))
+            name = os.path.basename(self._index_path)[:-len(INDEX_SUFFIX)]
+            write_text_atomic(self._index_path, index_bytes({"format": FORMAT, "key": name, "entries": self._used}))
         except (OSError, TypeError, ValueError) as error:
             LOG.debug("cache index not written (%s: %s)", type(error).__name__, error)
 
@@ -151,21 +155,23 @@ class ResultCache:
         key = self.key(job)
         entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs,
                  "result": {**result.to_json(), "timings": {}}}
-        if self._write(self._entry(key), entry):
-            self._used[f"results/{key}"] = entry
+        self._write(self._entry(key), entry, f"results/{key}")
 
-    def _write(self, path: str, entry: dict[str, Any]) -> bool:
+    def _write(self, path: str, entry: dict[str, Any], name: str) -> None:
+        """Write an entry's file; the index gets what the file holds (JSON's view of it: string
+        keys, lists), so an entry reads the same from either."""
         if not self.writes:
-            return False
+            return
         try:
             self._prepare()
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            write_text_atomic(path, json.dumps(entry))
+            text = json.dumps(entry)
+            write_text_atomic(path, text)
         except (OSError, TypeError, ValueError) as error:  # a read-only cache folder is no cache
             LOG.debug("cache not written (%s: %s)", type(error).__name__, error)
-            return False
+            return
         self.stored += 1
-        return True
+        self._used[name] = json.loads(text)
 
     def prune(self, days: float = MAX_AGE_DAYS) -> int:
         """Remove the entries no run has used for ``days`` (an entry is touched when it serves a
@@ -216,8 +222,7 @@ class ResultCache:
                  "functions": [_function_to_json(f) for f in functions], "findings": [f.to_json() for f in findings],
                  "job": job, "result": None if result is None else result.to_json(),
                  "tokens": None if tokens is None else tokens_to_json(tokens)}
-        if self._write(self._entry(key, "scans"), entry):
-            self._used[f"scans/{key}"] = entry
+        self._write(self._entry(key, "scans"), entry, f"scans/{key}")
 
     def scan_key(self, path: str, digest: str, codes: list[str], settings: Settings, compile_costs: bool,
                  recorded: list[str]) -> str:
@@ -284,13 +289,20 @@ class ResultCache:
         return "*" in names or any(".".join(parts[:n]) in names for n in range(1, len(parts) + 1))
 
     def _signature_entries(self, job: Job) -> dict[str, object]:
-        if not job.settings.signatures:
+        file = job.settings.signatures
+        if not file:
+            return {}
+        if file not in self._signatures:  # read once per run, as the files hashed (``digest``)
+            try:
+                self._signatures[file] = signatures.load(file)
+            except (signatures.SignaturesError, OSError):
+                self._signatures[file] = None
+        entries = self._signatures[file]
+        if entries is None:
+            return {"unreadable": self.digest(file)}
+        if not entries:
             return {}
         prefix = signatures.function_key(job.path, self.root, "")
-        try:
-            entries = signatures.load(job.settings.signatures)
-        except (signatures.SignaturesError, OSError):
-            return {"unreadable": self.digest(job.settings.signatures)}
         return {k: v for k, v in entries.items() if k.startswith(prefix)}
 
     def _entry(self, key: str, kind: str = "results") -> str:
@@ -366,10 +378,36 @@ def _site_folders() -> list[str]:
 def _index_entries(path: str) -> list[str]:
     """The "kind/key" names an index file holds (none when it is damaged)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return list(json.load(handle)["entries"])
+        return list(read_index(path)["entries"])
     except (OSError, ValueError, TypeError, KeyError):
         return []
+
+
+INDEX_SUFFIX = ".index"
+
+
+def index_bytes(index: dict[str, Any]) -> bytes:
+    """An index as written: the sha256 of its marshal data, then the data. Raises ValueError
+    for what marshal cannot write."""
+    data = marshal.dumps(index)
+    return hashlib.sha256(data).digest() + data
+
+
+def read_index(path: str) -> dict[str, Any]:
+    """An index file's contents; raises OSError, or ValueError when it is damaged (marshal reads
+    only what its checksum vouches for: it is not made to read damaged data)."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    data = raw[32:]
+    if len(raw) < 32 or hashlib.sha256(data).digest() != raw[:32]:
+        raise ValueError("damaged index (checksum)")
+    try:
+        index = marshal.loads(data)
+    except (EOFError, TypeError) as error:  # a checksum that matched data marshal did not write
+        raise ValueError(f"damaged index ({error})") from None
+    if not isinstance(index, dict):
+        raise ValueError("not an index")
+    return index
 
 
 def _touch(path: str) -> None:

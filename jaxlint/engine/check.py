@@ -17,7 +17,7 @@ from jaxlint.engine.settle import settle, settle_file
 from jaxlint.engine.store import join_stored, unusable_session
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.lazylog import LazyLogger
-from jaxlint.model import Finding, Result, Skipped, Span
+from jaxlint.model import Finding, Result, Settings, Skipped, Span
 from jaxlint.rules.catalog import rule_info
 from jaxlint.scan import discover
 from jaxlint.scan.index import SourceIndex
@@ -32,19 +32,21 @@ LOG = LazyLogger(__name__)  # progress for --verbose
 
 
 def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False,
-            recorded: frozenset[str] = frozenset(), cache: ResultCache | None = None) -> FileAnalysis:
+            recorded: frozenset[str] = frozenset(), cache: ResultCache | None = None,
+            settings: Settings | None = None) -> FileAnalysis:
     """Read and scan one file; no job for files that never mention jax (no import, no cost).
     ``recorded``: the signatures file's keys with a signature (their JAX functions are targets).
-    With ``cache``, a file whose bytes (and the rest of the scan's key) are unchanged is not scanned."""
+    With ``cache``, a file whose bytes (and the rest of the scan's key) are unchanged is not scanned.
+    ``settings``: ``config.settings()``, when the caller made it once for every file."""
     # One file at a time: its AST, scopes and index make no cycles, and a collection the cyclic
     # garbage collector would start meanwhile would only rescan them (a third of the scan stage
     # on a 30,000-line module); between files it runs as usual.
     with scan.gc_paused():
-        return _prepare(path, codes, config, compile_costs, recorded, cache)
+        return _prepare(path, codes, config, compile_costs, recorded, cache, settings or config.settings())
 
 
 def _prepare(path: str, codes: list[str], config: Config, compile_costs: bool, recorded: frozenset[str],
-             cache: ResultCache | None) -> FileAnalysis:
+             cache: ResultCache | None, settings: Settings) -> FileAnalysis:
     try:
         source = read_source(path)
     except SourceError as error:
@@ -62,12 +64,14 @@ def _prepare(path: str, codes: list[str], config: Config, compile_costs: bool, r
         return FileAnalysis(source, [], None)
     if cache is None:
         return _scan(source, codes, config, compile_costs, recorded)
-    prefix = signatures.function_key(path, config.root, "")
-    key = cache.scan_key(path, source.digest, codes, config.settings(), compile_costs,
-                         sorted(k for k in recorded if k.startswith(prefix)))
+    own_recorded = []  # without a signatures file, no relative path is made per file
+    if recorded:
+        prefix = signatures.function_key(path, config.root, "")
+        own_recorded = sorted(k for k in recorded if k.startswith(prefix))
+    key = cache.scan_key(path, source.digest, codes, settings, compile_costs, own_recorded)
     stored = cache.load_scan(key)
     if stored is not None:
-        job = make_job(source, stored["targets"], codes, config.settings(), compile_costs=compile_costs) \
+        job = make_job(source, stored["targets"], codes, settings, compile_costs=compile_costs) \
             if stored["job"] else None
         return FileAnalysis(source, stored["targets"], job, stored["result"], stored["findings"],
                             functions=stored["functions"], tokens=stored["tokens"])
@@ -172,9 +176,10 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
     started = time.perf_counter()
     compile_costs = cost == "compiled"
     recorded = recorded_keys(config)
+    settings = config.settings()
     if cache is not None:
-        cache.open_index(paths, codes, config.settings(), compile_costs)
-    analyses = [prepare(path, codes, config, compile_costs, recorded, cache) for path in files]
+        cache.open_index(paths, codes, settings, compile_costs)
+    analyses = [prepare(path, codes, config, compile_costs, recorded, cache, settings) for path in files]
     timings["scan"] = time.perf_counter() - started
     result = CheckResult(analyses, timings, config=config, empty_paths=empty)
     pending = [a for a in analyses if a.job is not None]

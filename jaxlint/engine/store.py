@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from jaxlint.engine.results import FileAnalysis
 
 LOG = LazyLogger(__name__)
-FORMAT = 1  # of an entry; a change makes every older entry a miss
+FORMAT = 2  # of an entry and its name; a change makes every older entry a miss
 FOLDER = "tests"  # inside the cache folder
 MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
 ORIGIN = "test run"
@@ -178,11 +178,13 @@ def unusable_session(cache: ResultCache, config: Config, codes: Sequence[str]) -
     return None
 
 
-def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str) -> StoredModule | None:
+def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
+               shared: str | None = None) -> StoredModule | None:
     """The entry of the module ``path``, if one was written with these rule options and
     environment and (at least) these rules, its findings those of ``codes``; None when there is
-    none or it is damaged or foreign."""
-    data = _read(cache, path, config)
+    none or it is damaged or foreign. ``shared``: ``slot_material(cache, config)``, made once by
+    a caller that loads many entries."""
+    data = _read(cache, path, config, shared)
     if data is None:
         return None
     try:
@@ -203,19 +205,29 @@ def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: s
     return stored
 
 
-def _slot(cache: ResultCache, path: str, config: Config) -> str:
-    # The selected rules are not in the name: an entry of a wider selection serves a narrower one.
-    material = {"format": FORMAT, "path": os.path.abspath(path), "options": config.options(),
-                "environment": cache.environment(), "version": __version__}
+def slot_material(cache: ResultCache, config: Config) -> str:
+    """The hash of what every entry's name shares: the format, the rule options, jaxlint, the
+    environment. The selected rules are not in it: an entry of a wider selection serves a
+    narrower one."""
+    material = {"format": FORMAT, "options": config.options(), "environment": cache.environment(),
+                "version": __version__}
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _slot(cache: ResultCache, path: str, config: Config, shared: str | None = None) -> str:
+    # The shared part hashed once per run: dumping the rule options per module was most of a
+    # warm check's time for the entries' names.
+    shared = slot_material(cache, config) if shared is None else shared
+    return hashlib.sha256(f"{shared}\0{os.path.abspath(path)}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _entry_path(cache: ResultCache, slot: str) -> str:
     return os.path.join(cache.folder, FOLDER, slot[:2], slot + ".json")
 
 
-def _read(cache: ResultCache, path: str, config: Config) -> dict | None:
-    slot = _slot(cache, path, config)
+def _read(cache: ResultCache, path: str, config: Config,
+          shared: str | None = None) -> dict | None:
+    slot = _slot(cache, path, config, shared)
     try:
         with open(_entry_path(cache, slot), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -275,10 +287,11 @@ def _write(cache: ResultCache, path: str, data: dict) -> int:
 def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
     """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
     entry's findings follow the file's own, for the settle step (its own win at a place)."""
+    shared = slot_material(cache, config)
     for analysis in analyses:
         if not analysis.functions and not analysis.targets:
             continue  # no JAX function: nothing a session could have linted
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path))
+        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
         if stored is None:
             continue
         analysis.stored = stored
