@@ -51,16 +51,20 @@ class PythonLoopUnrolled(Rule):
 
 
 def _by_call_site(ctx: ProgramContext, ops: list[Op]) -> list[list[Op]]:
-    """The line's equations grouped by the user frames that called the line (outermost first).
+    """The line's equations grouped by where the line was called from.
 
     The iterations of one Python loop run the line from the same call site; the same helper
     called from several places (an init, an unrolled first step, a line search inside a
     ``cond``, a ``while`` body, a JVP rule) is as many separate calls, which no ``fori_loop``
-    or ``scan`` can roll into one body.
+    or ``scan`` can roll into one body. The call site is the user frames above the line in the
+    equation's traceback, and those of every call and control-flow equation around it: the
+    body of a ``custom_jvp`` function is traced once and reused, its traceback has no caller.
     """
+    program = ctx.program
     groups: dict[tuple, list[Op]] = defaultdict(list)
     for op in ops:
-        groups[ctx.program.call_stack(op)[:-1]].append(op)
+        site = tuple(program.stack_of(info) for info in op.enclosing) + (program.call_stack(op)[:-1],)
+        groups[site].append(op)
     return list(groups.values())
 
 

@@ -78,6 +78,37 @@ def helper_from_many_lines(x):
     return project(k / 3.0)
 
 
+@jax.custom_jvp
+def simplex(x):
+    return jax.nn.relu(jnp.tanh(jnp.sort(x) * 2.0) - jnp.cumsum(x) / 3.0) * jnp.max(x) + jnp.sin(x) * jnp.cos(x) ** 3
+
+
+@simplex.defjvp
+def simplex_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return simplex(x), t
+
+
+# Quiet: a vmapped custom_jvp function called from 14 lines: JAX traces its body once and reuses
+# it, so its equations' tracebacks have no caller; the calls' own equations tell them apart.
+@jax.jit
+def custom_jvp_from_many_lines(m):
+    a = jax.vmap(simplex)(m)
+    b = jax.vmap(simplex)(a + 1.0)
+    c = jax.vmap(simplex)(b * 2.0)
+    d = jax.vmap(simplex)(c - 1.0)
+    e = jax.vmap(simplex)(d / 2.0)
+    f = jax.vmap(simplex)(e + 3.0)
+    g = jax.vmap(simplex)(f * 3.0)
+    h = jax.vmap(simplex)(g - 2.0)
+    i = jax.vmap(simplex)(h + a)
+    j = jax.vmap(simplex)(i * b)
+    k = jax.vmap(simplex)(j - c)
+    p = jax.vmap(simplex)(k + d)
+    n = jax.vmap(simplex)(p * e)
+    return jax.vmap(simplex)(n / 3.0)
+
+
 # Quiet: too few repeats, a rolled loop, big library calls, blocks of growing shapes.
 
 
@@ -123,5 +154,5 @@ m = jnp.eye(4)
 for fn, arg in [(unrolled, x), (comprehension, jax.random.PRNGKey(0)), (helper_in_loop, x), (grad_of_loop, x),
                 (loop_in_scan_body, xs), (short_loop, x), (rolled, x), (one_big_library_call, m),
                 (few_big_iterations, m), (growing_blocks, jax.random.PRNGKey(0)),
-                (helper_in_short_loop, x), (helper_from_many_lines, x)]:
+                (helper_in_short_loop, x), (helper_from_many_lines, x), (custom_jvp_from_many_lines, m)]:
     fn.lower(arg)
