@@ -171,7 +171,7 @@ def jx304(draw: st.DrawFn, style: Style, k: int) -> Fragment:
     reduction = draw(st.sampled_from(["max", "min", "amax", "amin"]))
     operand = draw(st.sampled_from([x, f"{x} + 1.0", f"{x} * 2.0", f"-{x}", f"{j}.sin({x})", f"{x} ** 2",
                                     f"{x} if True else {x}", f"{x}[::-1]"]))
-    n = draw(st.integers(2, 5))
+    n = draw(st.integers(334, 400))  # at least 1000 elements: JX304's min-elements
     if draw(st.booleans()) and reduction in ("max", "min"):
         call = f"{j}.broadcast_to({operand}, ({n}, 3)).{reduction}(axis=0)"
     else:

@@ -26,9 +26,9 @@ CASE = case_source(CODE).read_text(encoding="utf-8")
 
 # For each fixable function of the case: (its return expression, after --fix).
 FIXED = {
-    "max_copies": ("jnp.max(jnp.broadcast_to(v, (5, 10)), axis=0)", "v"),
-    "all_method": ("~jnp.broadcast_to(v > 0, (5, 10)).all(axis=-2)", "~(v > 0)"),
-    "min_expression": ("jnp.min(jnp.broadcast_to(v + 1.0, (4, 5, 10)), axis=(0, 1)) * 3.0", "(v + 1.0) * 3.0"),
+    "max_copies": ("jnp.max(jnp.broadcast_to(v, (100, 10)), axis=0)", "v"),
+    "all_method": ("~jnp.broadcast_to(v > 0, (100, 10)).all(axis=-2)", "~(v > 0)"),
+    "min_expression": ("jnp.min(jnp.broadcast_to(v + 1.0, (4, 25, 10)), axis=(0, 1)) * 3.0", "(v + 1.0) * 3.0"),
 }
 FIXLESS = ["product", "arg", "keep", "stretched", "partial_axes"]
 
@@ -55,21 +55,21 @@ def test_reported_without_fix() -> None:
 
 def test_reduce_finding_points_at_the_reduction_with_the_scale(fixed) -> None:
     finding = fixed["max_copies"]
-    line, col = position(CASE, "jnp.max(jnp.broadcast_to(v, (5, 10)), axis=0)")
+    line, col = position(CASE, "jnp.max(jnp.broadcast_to(v, (100, 10)), axis=0)")
     assert (finding.span.start_line, finding.span.start_col) == (line, col)
-    assert finding.message.startswith("reduce_max over axis 0 of f32[5,10], which a broadcast just made "
-                                      "of 5 copies of the operand")
-    assert "reads 50 elements (200 bytes) and does 40 operations per call to return 10 values" in finding.message
-    assert (finding.cost.flops, finding.cost.bytes) == (40.0, 200)
-    assert "axes 0, 1 of f32[4,5,10]" in fixed["min_expression"].message
-    assert "20 copies" in fixed["min_expression"].message
+    assert finding.message.startswith("reduce_max over axis 0 of f32[100,10], which a broadcast just made "
+                                      "of 100 copies of the operand")
+    assert "reads 1000 elements (4000 bytes) and does 990 operations per call to return 10 values" in finding.message
+    assert (finding.cost.flops, finding.cost.bytes) == (990.0, 4000)
+    assert "axes 0, 1 of f32[4,25,10]" in fixed["min_expression"].message
+    assert "100 copies" in fixed["min_expression"].message
 
 
 def test_fixless_messages() -> None:
     found = by_target(checked_case(CODE)[1].findings)
-    assert "the product of 5 equal copies is `x ** 5`" in found["product"].message
+    assert "the product of 100 equal copies is `x ** 100`" in found["product"].message
     assert "the argmax is 0 everywhere" in found["arg"].message
-    assert "4 copies" in found["stretched"].message
+    assert "100 copies" in found["stretched"].message
 
 
 def run_in_process(path: Path) -> CheckResult:
@@ -122,23 +122,23 @@ import jax.numpy as jnp
 
 @jax.jit
 def assigned(row):
-    y = jnp.max(jnp.broadcast_to(row + 1.0, (5, 3)), axis=0)
+    y = jnp.max(jnp.broadcast_to(row + 1.0, (500, 3)), axis=0)
     return y
 
 
 @jax.jit
 def scaled(row):
-    return 2.0 * jnp.max(jnp.broadcast_to(row + 1.0, (5, 3)), axis=0)
+    return 2.0 * jnp.max(jnp.broadcast_to(row + 1.0, (500, 3)), axis=0)
 
 
 @jax.jit
 def powered(row):
-    return -jnp.min(jnp.broadcast_to(row ** 2, (4, 3)), axis=0)
+    return -jnp.min(jnp.broadcast_to(row ** 2, (400, 3)), axis=0)
 
 
 @jax.jit
 def attribute(row):
-    return jnp.broadcast_to(-row, (2, 3)).max(axis=0).sum()
+    return jnp.broadcast_to(-row, (400, 3)).max(axis=0).sum()
 
 
 for f in (assigned, scaled, powered, attribute):

@@ -64,6 +64,10 @@ class Op:
     source_info: Any = field(default=None, repr=False)
     # Inlined from the body of a custom_jvp/custom_vjp function: its gradient is the user's rule.
     custom_derivative: bool = False
+    # JAX's source infos of the call (jit, custom_jvp, ...) and control-flow equations this op sits
+    # in, outermost first: where each was called, when the op's own traceback stops inside a body
+    # JAX traced once and reused (a custom_jvp function's body has no caller frames).
+    enclosing: tuple[Any, ...] = field(default=(), repr=False)
 
     def under(self, transform: str) -> bool:
         """Whether ``transform`` (``"vmap"``, ``"jvp"``, ...) applies to this op."""
@@ -169,11 +173,18 @@ class Program:
     def call_stack(self, op: Op) -> tuple[Location, ...]:
         """The user frames that made ``op``, outermost first; the last is ``op.location`` (when
         the equation has no user frame of its own: the enclosing call's frames)."""
-        if id(op) not in self._stacks:
-            frames = self.read_stack(op.source_info) if self.read_stack is not None else []
-            stack = tuple(Location(path, Span(*where)) for path, *where in frames)
-            self._stacks[id(op)] = stack or ((op.location,) if op.location is not None else ())
-        return self._stacks[id(op)]
+        return self.stack_of(op.source_info) or ((op.location,) if op.location is not None else ())
+
+    def stack_of(self, source_info: Any) -> tuple[Location, ...]:
+        """The user frames of one equation's source info (``Op.source_info``, ``Op.enclosing``),
+        outermost first; () when unknown."""
+        if source_info is None or self.read_stack is None:
+            return ()
+        if id(source_info) not in self._stacks:
+            # The source info is kept alive by the ops that hold it, so its id stays its own.
+            frames = self.read_stack(source_info)
+            self._stacks[id(source_info)] = tuple(Location(path, Span(*where)) for path, *where in frames)
+        return self._stacks[id(source_info)]
 
     def walk(self) -> Iterator[Op]:
         """Every op, nested regions included, in program order."""

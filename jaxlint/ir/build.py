@@ -92,6 +92,8 @@ class _Context:
     call_site: tuple[str, str, int] | None = None
     source_info: Any = None  # the source info behind ``location``
     custom_derivative: bool = False  # inside the body of a custom_jvp/custom_vjp call
+    # The source infos of the call and control-flow equations around, outermost first (Op.enclosing).
+    enclosing: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,8 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
             call_site = next(iter(compat.user_frames(eqn.source_info)), None)
         return _Context(ctx.region, here.transforms, here.scopes, here.location,
                         ctx.under_jit or eqn.primitive.name in primitives.JITS, call_site, here.source_info,
-                        ctx.custom_derivative or eqn.primitive.name in primitives.CUSTOM_DERIVATIVES)
+                        ctx.custom_derivative or eqn.primitive.name in primitives.CUSTOM_DERIVATIVES,
+                        ctx.enclosing + (eqn.source_info,))
 
     def equation(self, eqn: Any, inputs: list[Value], here: _Place, ctx: _Context) -> tuple[list[Value], Any]:
         marker = next((s for s in reversed(here.scopes) if s.startswith(MARKER_PREFIX)), None)
@@ -153,7 +156,8 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
             return inputs, None
         outputs = [Value(v.aval) for v in eqn.outvars]
         op = Op(eqn.primitive.name, dict(eqn.params), inputs, outputs, here.location, here.transforms, here.scopes,
-                ctx.under_jit, ctx.region, source_info=here.source_info, custom_derivative=ctx.custom_derivative)
+                ctx.under_jit, ctx.region, source_info=here.source_info, custom_derivative=ctx.custom_derivative,
+                enclosing=ctx.enclosing)
         for value in inputs:
             value.uses.append(op)
         for value in outputs:
@@ -167,7 +171,8 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
         for value in sub_inputs:
             value.region_input = region
         return sub_inputs, _Context(region, here.transforms, here.scopes, here.location, ctx.under_jit,
-                                    ctx.call_site, here.source_info, ctx.custom_derivative)
+                                    ctx.call_site, here.source_info, ctx.custom_derivative,
+                                    ctx.enclosing + (eqn.source_info,))
 
     def exit_region(self, op: Op, ctx: _Context, outputs: list[Value]) -> None:
         ctx.region.outputs = outputs

@@ -38,18 +38,48 @@ class PythonLoopUnrolled(Rule):
         for line, ops in sorted(lines.items()):
             if len(ops) < ctx.option(cls, "min-equations"):
                 continue
-            repeats, period = repetitions([_fingerprint(op) for op in ops])
-            if repeats < ctx.option(cls, "min-repeats"):
+            loops = [loop for group in _by_call_site(ctx, ops) if (loop := _loop(cls, ctx, group)) is not None]
+            if not loops:
                 continue
-            # fori_loop and scan trace one body for every iteration, so one shape: iterations whose
-            # shapes change (an init loop drawing ever larger blocks) cannot be rolled as they are.
-            if repetitions([(_fingerprint(op), _shapes(op)) for op in ops])[0] < ctx.option(cls, "min-repeats"):
-                continue
-            finding = ctx.finding(cls, _message(len(ops), repeats, period), _line_span(ctx.source, ops))
+            # One finding per line: the largest loop (a loop body can call the line twice).
+            group, repeats, period = max(loops, key=lambda loop: len(loop[0]))
+            finding = ctx.finding(cls, _message(len(group), repeats, period), _line_span(ctx.source, group))
             finding.cost = Cost(
-                basis="shapes", equations=len(ops),
-                note=f"{len(ops)} equations compiled separately instead of one {period}-equation body")
+                basis="shapes", equations=len(group),
+                note=f"{len(group)} equations compiled separately instead of one {period}-equation body")
             yield finding
+
+
+def _by_call_site(ctx: ProgramContext, ops: list[Op]) -> list[list[Op]]:
+    """The line's equations grouped by where the line was called from.
+
+    The iterations of one Python loop run the line from the same call site; the same helper
+    called from several places (an init, an unrolled first step, a line search inside a
+    ``cond``, a ``while`` body, a JVP rule) is as many separate calls, which no ``fori_loop``
+    or ``scan`` can roll into one body. The call site is the user frames above the line in the
+    equation's traceback, and those of every call and control-flow equation around it: the
+    body of a ``custom_jvp`` function is traced once and reused, its traceback has no caller.
+    """
+    program = ctx.program
+    groups: dict[tuple, list[Op]] = defaultdict(list)
+    for op in ops:
+        site = tuple(program.stack_of(info) for info in op.enclosing) + (program.call_stack(op)[:-1],)
+        groups[site].append(op)
+    return list(groups.values())
+
+
+def _loop(cls: type[Rule], ctx: ProgramContext, ops: list[Op]) -> tuple[list[Op], int, int] | None:
+    """(ops, repeats, period) when ``ops`` are one block repeated as an unrolled loop, else None."""
+    if len(ops) < ctx.option(cls, "min-equations"):
+        return None
+    repeats, period = repetitions([_fingerprint(op) for op in ops])
+    if repeats < ctx.option(cls, "min-repeats"):
+        return None
+    # fori_loop and scan trace one body for every iteration, so one shape: iterations whose
+    # shapes change (an init loop drawing ever larger blocks) cannot be rolled as they are.
+    if repetitions([(_fingerprint(op), _shapes(op)) for op in ops])[0] < ctx.option(cls, "min-repeats"):
+        return None
+    return ops, repeats, period
 
 
 def _fingerprint(op: Op) -> Hashable:
