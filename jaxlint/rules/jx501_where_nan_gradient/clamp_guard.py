@@ -21,7 +21,7 @@ from jaxlint.fixes.guard_inside import move_guard_inside
 from jaxlint.ir import Op, Value, patterns
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
-from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import live, UNSAFE, scalar, singular_values, source_node, strip
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, live, scalar, singular_values, source_node, strip
 
 _GUARD_PRIMITIVES = ("max", "min", "clamp")
 # How the source spells a clamp (``jnp.clip``, ``x.clip``, ``jnp.maximum``, ``lax.clamp``, ...).

@@ -21,7 +21,7 @@ from jaxlint.fixes.double_where import build_fix, guard_edit
 from jaxlint.ir import Location, Op, Value, patterns
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
-from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import live, PASS, UNSAFE, scalar, source_node, strip
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, scalar, source_node, strip
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import offset_of
 
