@@ -203,7 +203,7 @@ def clip_log_finfo(p):
 
 @jax.jit
 def clip_log_keyword(p):
-    return jnp.clip(jnp.log(p), min=-100.0)  # expect: JX501
+    return jnp.clip(jnp.log(p), min=-10.0)  # expect: JX501
 
 
 @jax.jit
