@@ -68,7 +68,8 @@ CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]
 
 # The case's quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
 FINITE_GRADIENT = ["double_where", "double_where_false_branch", "log_threshold_below_zero",
-                   "arctanh_outside", "safe_power", "safe_op", "clip_tanh", "clip_log_positive"]
+                   "arctanh_outside", "safe_power", "safe_op", "clip_tanh", "clip_log_positive",
+                   "clip_positive_denominator"]
 GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
 
 

@@ -293,6 +293,18 @@ def clip_log_stopped(p):
 
 
 @jax.jit
+def clip_positive_denominator(n):
+    # The denominator is at least 1 (as blackjax writes a count): 1 / 0 cannot happen.
+    return jnp.maximum(2.0 / jnp.maximum(n, 1.0), 0.01)
+
+
+@jax.jit
+def clip_only_tested(x):
+    # The clamped value only feeds a comparison: no gradient can reach it.
+    return jnp.where(jnp.maximum(jnp.sqrt(x), 1e-10) > 0.5, 1.0, 0.0)
+
+
+@jax.jit
 @jax.vmap
 def rows_log(row):
     # A jit of a vmap, called with the batch at import: traced with the batch, reported inside.
@@ -314,5 +326,6 @@ other_variable(x, x)
 integer_input(jnp.arange(3))
 for fn in (clip_log_finfo, clip_log_keyword, maximum_log, minimum_neg_log, clip_sqrt, clip_reciprocal,
            lax_clamp, aliased_maximum, clip_method, clip_of_helper, clip_vmapped, clip_in_scan,
-           clip_before_log, clip_log_upper, clip_sqrt_at_zero, clip_tanh, clip_log_positive, clip_log_stopped):
+           clip_before_log, clip_log_upper, clip_sqrt_at_zero, clip_tanh, clip_log_positive, clip_log_stopped,
+           clip_positive_denominator, clip_only_tested):
     fn(x)

@@ -18,10 +18,10 @@ import math
 from typing import Callable, Iterator
 
 from jaxlint.fixes.guard_inside import move_guard_inside
-from jaxlint.ir import Op, Value, patterns
+from jaxlint.ir import Op, Value, patterns, primitives
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
-from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, live, scalar, singular_values, source_node, strip
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, scalar, singular_values, source_node, strip
 
 _GUARD_PRIMITIVES = ("max", "min", "clamp")
 # How the source spells a clamp (``jnp.clip``, ``x.clip``, ``jnp.maximum``, ``lax.clamp``, ...).
@@ -36,7 +36,7 @@ def clamp_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]
     unsafe op at its singular point, once however often it was traced."""
     found: dict[Span, tuple[bool, str, Fix | None]] = {}
     for op in ctx.program.walk():
-        if op.primitive in _GUARD_PRIMITIVES and not op.custom_derivative and live(op.outputs[0]):
+        if op.primitive in _GUARD_PRIMITIVES and not op.custom_derivative and _reaches_float_output(op.outputs[0]):
             hit = _hit(ctx, op)
             # clip(1 / x, -c, c) clamps both x=0 and x=-0 away: name 0 rather than -0
             if hit is not None and (hit[1] not in found or found[hit[1]][0] and not hit[3]):
@@ -129,6 +129,27 @@ def _through(value: Value) -> tuple[Op, Callable[[float], float]] | None:
     return None
 
 
+def _reaches_float_output(value: Value) -> bool:
+    """A gradient could flow back into ``value``: it reaches a float output of its region (or an
+    operand of a control-flow op) through ops that are not gradient-free (a comparison, a cast
+    to int, ... end the path: a clamp whose result only feeds a test is never differentiated)."""
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or not patterns.inexact(value):
+            continue
+        seen.add(id(value))
+        region = value.producer.region if value.producer is not None else None
+        if region is not None and any(out is value for out in region.outputs):
+            return True
+        for use in value.uses:
+            if use.regions:
+                return True  # into a loop or cond: not followed
+            if not primitives.traits(use.primitive).gradient_free:
+                stack.extend(use.outputs)
+    return False
+
+
 def _clamped(y: float, low: float | None, high: float | None) -> bool:
     """The bound wins strictly (a tie splits the cotangent: inf, not NaN)."""
     return not math.isnan(y) and ((low is not None and y < low) or (high is not None and y > high))
@@ -142,6 +163,9 @@ def _positive(value: Value) -> bool:
         return False
     if op.primitive in _POSITIVE:
         return True
+    bounds = _bounds(op) if op.primitive in ("max", "clamp") else None
+    if bounds is not None and bounds[1] is not None and bounds[1] > 0:
+        return True  # maximum(n, 1.0): clamped from below by a positive bound
     if op.primitive == "add" and len(op.inputs) == 2:
         constants = [scalar(v) for v in op.inputs]
         for c, other in ((constants[0], op.inputs[1]), (constants[1], op.inputs[0])):
