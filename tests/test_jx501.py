@@ -168,8 +168,8 @@ def test_flagged_gradient_is_nan_and_the_rewrite_fixes_it(triggers, found, tmp_p
         for value in GRID:  # same forward value everywhere (NaN where the original is NaN)
             before, after = value_at(getattr(original, name), value), value_at(getattr(rewritten, name), value)
             assert before == after or (math.isnan(before) and math.isnan(after)), (name, value)
-    # The rewritten file is clean but for the clamp guards (their own test).
-    assert {f.target for f in run(fixed_path).findings} == set(CLAMP_EXPECTED)
+    # The rewritten file has no where finding left (the clamp guards: their own test).
+    assert not {f.target for f in run(fixed_path).findings} & set(EXPECTED)
 
 
 def test_near_misses_have_finite_gradients(triggers) -> None:
