@@ -48,10 +48,28 @@ EXPECTED = {
     "grad_inside": ("jnp.log(v)", "0"),  # the where sits in ``total``, differentiated inside
     "rows_log": ("jnp.log(row)", "0"),  # a jit of a vmap, called with the batch at import
 }
+# The clamp guard: function -> (the unsafe expression, its input's name, the fix's text or None).
+CLAMP_EXPECTED = {
+    "clip_log_finfo": ("jnp.log(p)", "p", "jnp.log(jnp.clip(p, jnp.finfo(p.dtype).tiny))"),
+    "clip_log_keyword": ("jnp.log(p)", "p", "jnp.log(jnp.clip(p, jnp.exp(-10.0)))"),
+    "maximum_log": ("jnp.log(p)", "p", "jnp.log(jnp.maximum(p, jnp.finfo(p.dtype).tiny))"),
+    "minimum_neg_log": ("jnp.log(p)", "p", None),  # -2 * log(p): no plain lower clamp to move
+    "clip_sqrt": ("jnp.sqrt(x)", "x", "jnp.sqrt(jnp.clip(x, 1e-6 ** 2))"),
+    "clip_reciprocal": ("1.0 / x", "x", None),
+    "lax_clamp": ("jnp.log(p)", "p", None),
+    "aliased_maximum": ("jnp.log(p)", "p", None),  # a bare name: no module to spell exp with
+    "clip_method": ("jnp.log(p)", "p", None),
+    "clip_of_helper": ("jnp.log(v)", "v", None),  # the log is in the helper
+    "clip_vmapped": ("jnp.log(v)", "v", "jnp.log(jnp.clip(v, jnp.finfo(v.dtype).tiny))"),
+    "clip_in_scan": ("jnp.log(v)", "v", "jnp.log(jnp.maximum(v, jnp.finfo(v.dtype).tiny))"),
+}
+# Quiet clamps whose gradient at 0 and above is not NaN (inf for the tie and the upper bound).
+CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]
 
 # The case's quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
 FINITE_GRADIENT = ["double_where", "double_where_false_branch", "log_threshold_below_zero",
-                   "arctanh_outside", "safe_power", "safe_op"]
+                   "arctanh_outside", "safe_power", "safe_op", "clip_tanh", "clip_log_positive",
+                   "clip_positive_denominator"]
 GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
 
 
@@ -93,7 +111,7 @@ def found(triggers) -> dict[str, Finding]:
 
 
 def test_every_trigger_is_an_error(found) -> None:
-    assert set(found) == set(EXPECTED)  # the case's lines: test_rule_cases.py
+    assert set(found) == set(EXPECTED) | set(CLAMP_EXPECTED)  # the case's lines: test_rule_cases.py
     assert all(f.code == "JX501" and f.name == "where-nan-gradient" and f.severity == "error"
                for f in found.values())
 
@@ -102,7 +120,8 @@ def test_unsafe_fix_is_never_applied(triggers, found) -> None:
     path, result = triggers
     assert path.read_text(encoding="utf-8") == TRIGGERS
     assert result.fixed == [] and result.fix_rejected == []
-    assert all(f.fix is not None and f.fix.applicability == "unsafe" for f in found.values())
+    assert all(found[name].fix is not None for name in EXPECTED)
+    assert all(f.fix is None or f.fix.applicability == "unsafe" for f in found.values())
 
 
 def test_points_at_the_where_call_and_names_the_point(found) -> None:
@@ -134,7 +153,7 @@ def test_log_message_and_edit(found) -> None:
 @pytest.mark.slow
 def test_flagged_gradient_is_nan_and_the_rewrite_fixes_it(triggers, found, tmp_path: Path) -> None:
     path, _ = triggers
-    edits = [e for f in found.values() for e in f.fix.edits]
+    edits = [e for name in EXPECTED for e in found[name].fix.edits]
     fixed_path = write(tmp_path, "jx501_rewritten", apply_edits(TRIGGERS, edits))
     original, rewritten = load(path), load(fixed_path)
     # grad_inside computes the gradient itself: its value is NaN, and finite after the rewrite.
@@ -149,12 +168,55 @@ def test_flagged_gradient_is_nan_and_the_rewrite_fixes_it(triggers, found, tmp_p
         for value in GRID:  # same forward value everywhere (NaN where the original is NaN)
             before, after = value_at(getattr(original, name), value), value_at(getattr(rewritten, name), value)
             assert before == after or (math.isnan(before) and math.isnan(after)), (name, value)
-    # The rewritten file is clean.
-    assert run(fixed_path).findings == []
+    # The rewritten file has no where finding left (the clamp guards: their own test).
+    assert not {f.target for f in run(fixed_path).findings} & set(EXPECTED)
 
 
 def test_near_misses_have_finite_gradients(triggers) -> None:
     module = load(triggers[0])
     for name in FINITE_GRADIENT:
         for value in GRID:
+            assert not math.isnan(grad_at(getattr(module, name), value)), (name, value)
+
+
+def test_clamp_points_at_the_guard_and_names_the_point(found) -> None:
+    lines = TRIGGERS.splitlines()
+    for name, (unsafe, variable, fix) in CLAMP_EXPECTED.items():
+        finding = found[name]
+        text = lines[finding.span.start_line - 1][finding.span.start_col:]
+        assert any(text.startswith(guard) for guard in ("jnp.clip(", "jnp.maximum(", "jnp.minimum(",
+                                                        "jax.lax.clamp(", "floor_at(", "jnp.log(p).clip(")), name
+        assert f"clamps away {variable}=0, where {unsafe} has an infinite derivative" in finding.message, name
+        assert f"the gradient is NaN at {variable}=0" in finding.message, name
+        assert [e.content for e in finding.fix.edits] == [fix] if fix else finding.fix is None, name
+        if fix:
+            assert finding.message.endswith(f"Clamp the input instead: {fix}."), finding.message
+
+
+@pytest.mark.slow
+def test_clamped_gradient_is_nan_and_the_moved_clamp_fixes_it(triggers, found, tmp_path: Path) -> None:
+    path, _ = triggers
+    edits = [e for name in CLAMP_EXPECTED if found[name].fix for e in found[name].fix.edits]
+    original = load(path)
+    rewritten_path = write(tmp_path, "jx501_clamp_rewritten", apply_edits(TRIGGERS, edits))
+    rewritten = load(rewritten_path)
+    for name, (_, _, fix) in CLAMP_EXPECTED.items():
+        assert math.isnan(grad_at(getattr(original, name), 0.0)), name
+        if fix is None:
+            continue
+        assert math.isfinite(grad_at(getattr(rewritten, name), 0.0)), name
+        for value in (0.5, 1.0, 2.0, 3.0):  # nothing clamped: the same value
+            assert value_at(getattr(original, name), value) == value_at(getattr(rewritten, name), value)
+    # Clamped: the bound, up to rounding (exp then log), or log of the smallest normal number.
+    assert value_at(rewritten.clip_log_keyword, 0.0) == pytest.approx(-10.0, rel=1e-6)
+    assert value_at(rewritten.clip_log_finfo, 0.0) == pytest.approx(math.log(1.1754943508222875e-38), rel=1e-6)
+    # Rewritten, the clamps are quiet (the where guards and the clamps without a fix remain).
+    left = {f.target for f in run(rewritten_path).findings}
+    assert left == set(EXPECTED) | {name for name, (_, _, fix) in CLAMP_EXPECTED.items() if fix is None}
+
+
+def test_quiet_clamps_have_no_nan_gradient(triggers) -> None:
+    module = load(triggers[0])
+    for name in CLAMP_NOT_NAN:
+        for value in (0.0, 0.5, 1.0, 2.0):
             assert not math.isnan(grad_at(getattr(module, name), value)), (name, value)

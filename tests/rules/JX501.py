@@ -1,5 +1,6 @@
 import jax
 import jax.numpy as jnp
+from jax.numpy import maximum as floor_at
 from jax.scipy.special import logsumexp, xlogy
 
 
@@ -190,6 +191,119 @@ def not_shown_in_the_call(x):
     return jnp.where(positive, jnp.log(x), 0.0) + jnp.where(x > 0, log_of(x), 0.0)
 
 
+# The clamp guard: a clip, maximum, minimum or clamp after the unsafe op clamps away its value at
+# the singular point (log(0) = -inf is below the bound): the clamp's zero derivative times log's
+# infinite one is NaN.
+
+
+@jax.jit
+def clip_log_finfo(p):
+    return jnp.clip(jnp.log(p), jnp.finfo(p.dtype).min)  # expect: JX501
+
+
+@jax.jit
+def clip_log_keyword(p):
+    return jnp.clip(jnp.log(p), min=-10.0)  # expect: JX501
+
+
+@jax.jit
+def maximum_log(p):
+    return jnp.maximum(-100.0, jnp.log(p))  # expect: JX501
+
+
+@jax.jit
+def minimum_neg_log(p):
+    return jnp.minimum(-2.0 * jnp.log(p), 100.0)  # expect: JX501
+
+
+@jax.jit
+def clip_sqrt(x):
+    return jnp.clip(jnp.sqrt(x), 1e-6)  # expect: JX501
+
+
+@jax.jit
+def clip_reciprocal(x):
+    return jnp.clip(1.0 / x, -1e6, 1e6)  # expect: JX501
+
+
+@jax.jit
+def lax_clamp(p):
+    return jax.lax.clamp(-100.0, jnp.log(p), 0.0)  # expect: JX501
+
+
+@jax.jit
+def aliased_maximum(p):
+    return floor_at(jnp.log(p), -100.0)  # expect: JX501
+
+
+@jax.jit
+def clip_method(p):
+    return jnp.log(p).clip(-100.0)  # expect: JX501
+
+
+@jax.jit
+def clip_of_helper(p):
+    return jnp.clip(log_of(p), -100.0)  # expect: JX501
+
+
+def clip_vmapped(p):
+    return jax.vmap(lambda v: jnp.clip(jnp.log(v), -100.0))(p)  # expect: JX501
+
+
+@jax.jit
+def clip_in_scan(p):
+    def body(carry, v):
+        return carry + jnp.maximum(jnp.log(v), -100.0), None  # expect: JX501
+    return jax.lax.scan(body, 0.0, p)[0]
+
+
+# Quiet clamps: on the input (the fix's form), an upper bound only on log (-inf is kept), a tie
+# with sqrt(0) = 0 (the gradient is inf there, not NaN), ops without a singular point, relu, an
+# input that cannot be 0, stop_gradient.
+
+
+@jax.jit
+def clip_before_log(p):
+    return jnp.log(jnp.clip(p, jnp.finfo(p.dtype).tiny)) + jnp.log(jnp.maximum(p, 1e-30))
+
+
+@jax.jit
+def clip_log_upper(p):
+    return jnp.clip(jnp.log(p), None, 0.0)
+
+
+@jax.jit
+def clip_sqrt_at_zero(x):
+    return jnp.clip(jnp.sqrt(x), 0.0)
+
+
+@jax.jit
+def clip_tanh(x):
+    return jnp.clip(jnp.tanh(x), 0, 1) + jnp.maximum(x, 0.0)
+
+
+@jax.jit
+def clip_log_positive(x):
+    return jnp.clip(jnp.log(jnp.exp(x)), -100.0) + jnp.maximum(jnp.log(x * x + 0.5), -100.0)
+
+
+@jax.jit
+def clip_log_stopped(p):
+    return jnp.clip(jnp.log(jax.lax.stop_gradient(p)), -100.0) * p
+
+
+@jax.jit
+def clip_positive_denominator(n):
+    # The denominator is at least 1 (as blackjax writes a count): 1 / 0 cannot happen.
+    return jnp.maximum(2.0 / jnp.maximum(n, 1.0), 0.01)
+
+
+@jax.jit
+def clip_only_tested(x):
+    # The clamped value only feeds a comparison: no gradient can reach it.
+    return jnp.where(jnp.maximum(jnp.sqrt(x), 1e-10) > 0.5, 1.0, 0.0)
+
+
 @jax.jit
 @jax.vmap
 def rows_log(row):
@@ -210,3 +324,8 @@ library(x, x)
 library_in_where(x, x)
 other_variable(x, x)
 integer_input(jnp.arange(3))
+for fn in (clip_log_finfo, clip_log_keyword, maximum_log, minimum_neg_log, clip_sqrt, clip_reciprocal,
+           lax_clamp, aliased_maximum, clip_method, clip_of_helper, clip_vmapped, clip_in_scan,
+           clip_before_log, clip_log_upper, clip_sqrt_at_zero, clip_tanh, clip_log_positive, clip_log_stopped,
+           clip_positive_denominator, clip_only_tested):
+    fn(x)

@@ -1,4 +1,4 @@
-"""JX501 where-nan-gradient: ``jnp.where(x > 0, jnp.log(x), 0.0)`` has a NaN gradient at x=0.
+"""JX501's where guard: ``jnp.where(x > 0, jnp.log(x), 0.0)`` has a NaN gradient at x=0.
 
 In the jaxpr ``jnp.where(pred, a, b)`` is ``select_n(pred, b, a)``. Its transpose sends a zero
 cotangent to the excluded elements of ``a``; if ``a`` was computed (through elementwise ops) by an
@@ -15,64 +15,17 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, NamedTuple, cast
+from typing import Callable, Iterator, NamedTuple, cast
 
 from jaxlint.fixes.double_where import build_fix, guard_edit
 from jaxlint.ir import Location, Op, Value, patterns
-from jaxlint.model import Finding, Fix, Span
-from jaxlint.rules.base import ProgramContext, Rule
+from jaxlint.model import Fix, Span
+from jaxlint.rules.base import ProgramContext
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, scalar, source_node, strip
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import offset_of
 
 
-@dataclass(frozen=True)
-class _Unsafe:
-    names: frozenset[str]  # how the source spells the call (``jnp.log``, ``lax.log``, ...)
-    binop: type | None  # or the operator (``1.0 / x``, ``x ** 0.5``)
-    arg: int  # the unsafe operand: the primitive's input and the source's argument index
-    safe: str  # a value the op is finite and differentiable at: the double where's filler
-    bad: Callable[[float, Op], bool]  # where its derivative is infinite or NaN
-
-
-def _scalar(value: Value) -> float | None:
-    """The value of a scalar literal (through broadcasts and converts), else None."""
-    value = _strip(value, keep_kind=False)
-    if value.literal is None:
-        return None
-    try:
-        import numpy as np
-        array = np.asarray(value.literal)
-        return float(array.reshape(())) if array.size == 1 else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _pow_bad(p: float, op: Op) -> bool:
-    exponent = _scalar(op.inputs[1])  # a traced exponent: not judged
-    return exponent is not None and (
-        (p == 0 and exponent < 1 and exponent != 0) or (p < 0 and not exponent.is_integer()))
-
-
-_UNSAFE: dict[str, _Unsafe] = {
-    "log": _Unsafe(frozenset({"log"}), None, 0, "1.0", lambda p, op: p == 0),
-    "log1p": _Unsafe(frozenset({"log1p"}), None, 0, "0.0", lambda p, op: p == -1),
-    "sqrt": _Unsafe(frozenset({"sqrt"}), ast.Pow, 0, "1.0", lambda p, op: p <= 0),
-    "rsqrt": _Unsafe(frozenset({"rsqrt"}), ast.Pow, 0, "1.0", lambda p, op: p <= 0),
-    "cbrt": _Unsafe(frozenset({"cbrt"}), None, 0, "1.0", lambda p, op: p == 0),
-    "div": _Unsafe(frozenset({"divide", "true_divide"}), ast.Div, 1, "1.0", lambda p, op: p == 0),
-    "integer_pow": _Unsafe(frozenset({"power", "pow", "reciprocal", "integer_pow"}), ast.Pow, 0, "1.0",
-                           lambda p, op: p == 0 and op.params.get("y", 0) < 0),
-    "pow": _Unsafe(frozenset({"power", "pow", "float_power"}), ast.Pow, 0, "1.0", _pow_bad),
-    "asin": _Unsafe(frozenset({"arcsin", "asin"}), None, 0, "0.0", lambda p, op: abs(p) >= 1),
-    "acos": _Unsafe(frozenset({"arccos", "acos"}), None, 0, "0.0", lambda p, op: abs(p) >= 1),
-    "atanh": _Unsafe(frozenset({"arctanh", "atanh"}), None, 0, "0.0", lambda p, op: abs(p) == 1),
-}
-# Elementwise ops a cotangent flows back through unchanged in kind (0 stays 0, or becomes NaN).
-_PASS = set(_UNSAFE) | {
-    "add", "sub", "mul", "neg", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",
-    "copy", "exp", "exp2", "expm1", "sin", "cos", "tan", "tanh", "logistic", "abs", "max", "min",
-    "square", "atan", "sinh", "cosh", "asinh", "erf"}
 class _Hit(NamedTuple):
     argument: ast.expr  # the unsafe op's operand in the source (``x`` of ``jnp.log(x)``)
     node: ast.expr  # the unsafe call or operator
@@ -86,35 +39,28 @@ _COMPARE = {"gt": operator.gt, "lt": operator.lt, "ge": operator.ge, "le": opera
 _SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 
 
-class WhereNanGradient(Rule):
-    code = "JX501"
-    name = "where-nan-gradient"
-    summary = "A jnp.where excludes inputs where its selected branch has an infinite derivative: the gradient is NaN."
-    severity = "error"
-    fix = "unsafe"
-
-    @classmethod
-    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        # One finding per where call of the source, however often it was traced.
-        found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
-        for op in ctx.program.walk():
-            if op.primitive == "select_n" and len(op.inputs) == 3 and _live(op.outputs[0]):
-                for case in (1, 2):
-                    for where, hit in _hits(ctx, op, case):
-                        hits = found.setdefault(ctx.index.span(where), (where, []))[1]
-                        if all(hit.argument is not other.argument for other in hits):
-                            hits.append(hit)
-        for span, (where, hits) in found.items():
-            hits.sort(key=lambda hit: (hit.node.lineno, hit.node.col_offset))  # source order
-            yield ctx.finding(cls, _message(ctx.index, where, hits), span, _fix(ctx.source, where, hits))
+def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]]:
+    """(message, span, fix) of each where call of the source that excludes an unsafe point, once
+    however often it was traced."""
+    found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
+    for op in ctx.program.walk():
+        if op.primitive == "select_n" and len(op.inputs) == 3 and live(op.outputs[0]):
+            for case in (1, 2):
+                for where, hit in _hits(ctx, op, case):
+                    hits = found.setdefault(ctx.index.span(where), (where, []))[1]
+                    if all(hit.argument is not other.argument for other in hits):
+                        hits.append(hit)
+    for span, (where, hits) in found.items():
+        hits.sort(key=lambda hit: (hit.node.lineno, hit.node.col_offset))  # source order
+        yield _message(ctx.index, where, hits), span, _fix(ctx.source, where, hits)
 
 
 def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
     """Unsafe ops feeding case ``case`` of ``select`` that the predicate excludes at a bad point."""
     branch_is_true = case == 2  # select_n(pred, on_false, on_true)
     for op in _unsafe_ops(select.inputs[case]):
-        spec = _UNSAFE[op.primitive]
-        x = _strip(op.inputs[spec.arg])
+        spec = UNSAFE[op.primitive]
+        x = strip(op.inputs[spec.arg])
         if not patterns.inexact(x) or op.location is None or op.location.path != ctx.path:
             continue
         predicate = _predicate(select.inputs[0], x)
@@ -128,7 +74,7 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call
         if witness is None or not patterns.differentiable(x):
             continue
         where = _where_call(ctx.index, [cast(Location, leaf.location).span for leaf in leaves])
-        node = _source_node(ctx.index, op.location.span, spec)
+        node = source_node(ctx.index, op.location.span, spec)
         if where is None or node is None:
             continue
         branch = where.args[1] if branch_is_true else where.args[2]
@@ -140,14 +86,14 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call
 
 
 def _unsafe_ops(value: Value) -> list[Op]:
-    """Ops of ``_UNSAFE`` that ``value`` is computed from through elementwise differentiable ops."""
+    """Ops of ``UNSAFE`` that ``value`` is computed from through elementwise differentiable ops."""
     found, stack, seen = [], [value], set()
     while stack:
         op = stack.pop().producer
-        if op is None or id(op) in seen or op.primitive not in _PASS:
+        if op is None or id(op) in seen or op.primitive not in PASS:
             continue  # a select_n (the double where's guard), a reduction, ...: stop
         seen.add(id(op))
-        if op.primitive in _UNSAFE:
+        if op.primitive in UNSAFE:
             found.append(op)
         stack.extend(v for v in op.inputs if patterns.inexact(v))
     return found
@@ -155,7 +101,7 @@ def _unsafe_ops(value: Value) -> list[Op]:
 
 def _predicate(value: Value, x: Value) -> tuple[Callable[[float], bool], list[Op], list[float]] | None:
     """``pred`` as a function of x's value, when it is only comparisons of x with constants."""
-    op = _strip(value, keep_kind=False).producer
+    op = strip(value, keep_kind=False).producer
     if op is None:
         return None
     if op.primitive in ("and", "or", "not"):
@@ -172,9 +118,9 @@ def _predicate(value: Value, x: Value) -> tuple[Callable[[float], bool], list[Op
     if op.primitive not in _COMPARE:
         return None
     name, (left, right) = op.primitive, op.inputs
-    constant = _scalar(right)
+    constant = scalar(right)
     if constant is None:
-        name, left, right, constant = _SWAPPED[name], right, left, _scalar(left)
+        name, left, right, constant = _SWAPPED[name], right, left, scalar(left)
     of_x = _function_of(left, x)
     if constant is None or of_x is None:
         return None
@@ -184,7 +130,7 @@ def _predicate(value: Value, x: Value) -> tuple[Callable[[float], bool], list[Op
 
 def _function_of(value: Value, x: Value) -> Callable[[float], float] | None:
     """``value`` as a function of x: x itself, or abs/neg of it."""
-    value = _strip(value)
+    value = strip(value)
     if value is x:
         return lambda p: p
     op = value.producer
@@ -201,23 +147,6 @@ def _candidates(constants: list[float]) -> list[float]:
     points = sorted({0.0, 1.0, -1.0} | set(constants) | {-c for c in constants})
     between = [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[0] - 1, points[-1] + 1]
     return [0.0, 1.0, -1.0] + sorted(set(points) - {0.0, 1.0, -1.0}, key=abs) + between
-
-
-def _strip(value: Value, keep_kind: bool = True) -> Value:
-    """Through broadcasts, reshapes and float->float converts: the same numbers."""
-    while value.producer is not None:
-        op = value.producer
-        if op.primitive in patterns.TRANSPARENT or (op.primitive == "convert_element_type" and (
-                not keep_kind or patterns.inexact(op.inputs[0]) == patterns.inexact(value))):
-            value = op.inputs[0]
-        else:
-            break
-    return value
-
-
-def _live(value: Value) -> bool:
-    region = value.producer.region if value.producer is not None else None
-    return bool(value.uses) or (region is not None and any(out is value for out in region.outputs))
 
 
 def _where_calls(index: SourceIndex) -> tuple[ast.Call, ...]:
@@ -244,18 +173,6 @@ def _where_call(index: SourceIndex, leaf_spans: list[Span]) -> ast.Call | None:
     source = index.source
     size = lambda s: offset_of(source, s.end_line, s.end_col) - offset_of(source, s.start_line, s.start_col)  # noqa: E731
     return min(holding, key=lambda sc: size(sc[0]))[1]
-
-
-def _source_node(index: SourceIndex, span: Span, spec: _Unsafe) -> ast.Call | ast.BinOp | None:
-    """The call (``jnp.log(x)``) or operator (``1 / x``) of the source the unsafe op comes from."""
-    call = index.node_at(span, ast.Call)
-    if call is not None and index.callee(call) in spec.names and len(call.args) > spec.arg \
-            and not any(isinstance(a, ast.Starred) for a in call.args):
-        return call
-    binop = index.node_at(span, ast.BinOp)
-    if binop is not None and spec.binop is not None and isinstance(binop.op, spec.binop):
-        return binop
-    return None
 
 
 def _number(p: float) -> str:

@@ -1,0 +1,206 @@
+"""JX501's clamp guard: ``jnp.clip(jnp.log(p), c)`` has a NaN gradient at p=0.
+
+``jnp.clip(y, lo, hi)`` is ``min(hi, max(lo, y))`` in the jaxpr (``jnp.maximum``/``minimum`` are
+``max``/``min``, ``lax.clamp`` is ``clamp``). Where the bound wins, the cotangent sent to ``y`` is 0
+(checked with jax.grad: at a tie it is split, not 0). If ``y`` is computed from an op whose
+derivative is infinite at some input (log at 0, sqrt at 0, 1/x at 0), and the op's value there
+lies strictly beyond the bound (log(0) = -inf < c), the chain rule multiplies 0 by inf: NaN. The
+value at the singular input is carried through the ops between (negation, a constant added,
+multiplied, divided) and compared with the bound, so ``clip(log(p), max=0)`` (-inf is kept),
+``clip(sqrt(x), 0)`` (a tie: the gradient is inf, not NaN) and a clamp of the input
+(``log(clip(p, tiny))``) are quiet, as is an input that cannot reach the singular point
+(``exp``/``sigmoid`` output, or a positive constant plus a non-negative value).
+"""
+from __future__ import annotations
+
+import ast
+import math
+from typing import Callable, Iterator
+
+from jaxlint.fixes.guard_inside import move_guard_inside
+from jaxlint.ir import Op, Value, patterns, primitives
+from jaxlint.model import Fix, Span
+from jaxlint.rules.base import ProgramContext
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, scalar, singular_values, source_node, strip
+
+_GUARD_PRIMITIVES = ("max", "min", "clamp")
+# How the source spells a clamp (``jnp.clip``, ``x.clip``, ``jnp.maximum``, ``lax.clamp``, ...).
+_GUARD_CALLS = frozenset({"clip", "maximum", "minimum", "clamp", "max", "min", "fmax", "fmin"})
+_POSITIVE = ("exp", "exp2", "logistic")  # outputs that are > 0 (barring underflow)
+_NON_NEGATIVE = _POSITIVE + ("abs", "sqrt", "square")
+_AFFINE = ("add", "sub", "mul", "div")
+
+
+def clamp_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]]:
+    """(message, span, fix) of each clamp call of the source that clamps away the value of an
+    unsafe op at its singular point, once however often it was traced."""
+    found: dict[Span, tuple[bool, str, Fix | None]] = {}
+    for op in ctx.program.walk():
+        if op.primitive in _GUARD_PRIMITIVES and not op.custom_derivative and _reaches_float_output(op.outputs[0]):
+            hit = _hit(ctx, op)
+            # clip(1 / x, -c, c) clamps both x=0 and x=-0 away: name 0 rather than -0
+            if hit is not None and (hit[1] not in found or found[hit[1]][0] and not hit[3]):
+                found[hit[1]] = (hit[3], hit[0], hit[2])
+    for span, (_, message, fix) in found.items():
+        yield message, span, fix
+
+
+def _bounds(op: Op) -> tuple[Value, float | None, float | None] | None:
+    """The clamped value and the constant lower and upper bounds of a max, min or clamp."""
+    if op.primitive == "clamp" and len(op.inputs) == 3:
+        low, value, high = op.inputs
+        return value, scalar(low), scalar(high)
+    if len(op.inputs) != 2:
+        return None
+    constants = [scalar(v) for v in op.inputs]
+    if (constants[0] is None) == (constants[1] is None):
+        return None  # two traced operands (a real maximum) or two constants
+    value = op.inputs[1] if constants[0] is not None else op.inputs[0]
+    bound = constants[0] if constants[0] is not None else constants[1]
+    return (value, bound, None) if op.primitive == "max" else (value, None, bound)
+
+
+def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool] | None:
+    """(message, span, fix, whether the point is -0) of a guard op that clamps away a singular point."""
+    bounds = _bounds(guard)
+    if bounds is None or guard.location is None or guard.location.path != ctx.path:
+        return None
+    value, low, high = bounds
+    traced = _through(value)
+    if traced is None:
+        return None
+    unsafe, carry = traced
+    spec = UNSAFE[unsafe.primitive]
+    x = strip(unsafe.inputs[spec.arg])
+    if not patterns.inexact(x) or not patterns.differentiable(x) or unsafe.location is None \
+            or unsafe.location.path != ctx.path:
+        return None
+    positive = _positive(x)
+    point = next(((p, carry(y)) for p, y in singular_values(unsafe)
+                  if not (positive and p <= 0) and _clamped(carry(y), low, high)), None)
+    if point is None:
+        return None
+    call = ctx.index.node_at(guard.location.span, ast.Call)
+    node = source_node(ctx.index, unsafe.location.span, spec)
+    if call is None or node is None or ctx.index.callee(call) not in _GUARD_CALLS:
+        return None
+    argument = node.right if isinstance(node, ast.BinOp) and spec.arg == 1 else (
+        node.left if isinstance(node, ast.BinOp) else node.args[spec.arg])
+    bound = low if low is not None and point[1] < low else high
+    fix = None
+    if isinstance(node, ast.Call) and bound is not None and low is not None and high is None:
+        fix = move_guard_inside(ctx.source, call, ctx.index.callee(call) or "", node,
+                                ctx.index.callee(node) or "", bound)
+    negative_zero = point[0] == 0 and math.copysign(1.0, point[0]) < 0
+    return _message(ctx, call, node, argument, point, bound, fix), ctx.index.span(call), fix, negative_zero
+
+
+def _through(value: Value) -> tuple[Op, Callable[[float], float]] | None:
+    """The unsafe op ``value`` is computed from, and ``value`` as a function of that op's value,
+    through negation and arithmetic with a scalar constant; None for anything else."""
+    op = strip(value).producer
+    if op is None:
+        return None
+    if op.primitive == "neg":
+        inner = _through(op.inputs[0])
+        return None if inner is None else (inner[0], lambda y: -inner[1](y))
+    if op.primitive in _AFFINE and len(op.inputs) == 2:
+        constants = [scalar(v) for v in op.inputs]
+        if (constants[0] is None) != (constants[1] is None) and not (
+                op.primitive == "div" and constants[0] is not None):  # c / y: an unsafe op itself
+            right = constants[1] is not None
+            c = constants[1] if right else constants[0]
+            inner = _through(op.inputs[0] if right else op.inputs[1])
+            if inner is None or c is None or (op.primitive == "div" and c == 0):
+                return None
+            unsafe, f = inner
+            apply = {"add": lambda y: f(y) + c, "mul": lambda y: f(y) * c, "div": lambda y: f(y) / c,
+                     "sub": (lambda y: f(y) - c) if right else (lambda y: c - f(y))}[op.primitive]
+            return unsafe, apply
+    if op.primitive in ("max", "min") and op is not None:
+        bounds = _bounds(op)  # an inner clamp (clip's max under its min): the value it lets through
+        inner = _through(bounds[0]) if bounds is not None else None
+        if inner is not None and bounds is not None:
+            low, high, f = bounds[1], bounds[2], inner[1]
+            return inner[0], lambda y: min(max(f(y), low if low is not None else -math.inf),
+                                           high if high is not None else math.inf)
+    if op.primitive in UNSAFE:
+        return op, lambda y: y
+    return None
+
+
+def _reaches_float_output(value: Value) -> bool:
+    """A gradient could flow back into ``value``: it reaches a float output of its region (or an
+    operand of a control-flow op) through ops that are not gradient-free (a comparison, a cast
+    to int, ... end the path: a clamp whose result only feeds a test is never differentiated)."""
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or not patterns.inexact(value):
+            continue
+        seen.add(id(value))
+        region = value.producer.region if value.producer is not None else None
+        if region is not None and any(out is value for out in region.outputs):
+            return True
+        for use in value.uses:
+            if use.regions:
+                return True  # into a loop or cond: not followed
+            if not primitives.traits(use.primitive).gradient_free:
+                stack.extend(use.outputs)
+    return False
+
+
+def _clamped(y: float, low: float | None, high: float | None) -> bool:
+    """The bound wins strictly (a tie splits the cotangent: inf, not NaN)."""
+    return not math.isnan(y) and ((low is not None and y < low) or (high is not None and y > high))
+
+
+def _positive(value: Value) -> bool:
+    """``value`` is never 0 or negative: an exp or sigmoid, or a positive constant added to a
+    non-negative value."""
+    op = strip(value).producer
+    if op is None:
+        return False
+    if op.primitive in _POSITIVE:
+        return True
+    bounds = _bounds(op) if op.primitive in ("max", "clamp") else None
+    if bounds is not None and bounds[1] is not None and bounds[1] > 0:
+        return True  # maximum(n, 1.0): clamped from below by a positive bound
+    if op.primitive == "add" and len(op.inputs) == 2:
+        constants = [scalar(v) for v in op.inputs]
+        for c, other in ((constants[0], op.inputs[1]), (constants[1], op.inputs[0])):
+            if c is not None and c > 0 and _non_negative(other):
+                return True
+    return False
+
+
+def _non_negative(value: Value) -> bool:
+    op = strip(value).producer
+    if op is None:
+        return False
+    if op.primitive == "integer_pow":
+        return int(op.params.get("y", 1)) % 2 == 0
+    if op.primitive == "mul" and len(op.inputs) == 2:
+        return strip(op.inputs[0]) is strip(op.inputs[1])
+    return op.primitive in _NON_NEGATIVE or _positive(value)
+
+
+def _number(p: float) -> str:
+    if math.isinf(p):
+        return "inf" if p > 0 else "-inf"
+    if p == 0:
+        return "-0" if math.copysign(1.0, p) < 0 else "0"
+    return str(int(p)) if float(p).is_integer() and abs(p) < 1e6 else f"{p:.6g}"
+
+
+def _message(ctx: ProgramContext, call: ast.Call, node: ast.expr, argument: ast.expr,
+             point: tuple[float, float], bound: float | None, fix: Fix | None) -> str:
+    index = ctx.index
+    x, unsafe, p, y = index.text(argument), index.text(node), _number(point[0]), _number(point[1])
+    side = "below" if bound is not None and point[1] < bound else "above"
+    instead = fix.edits[0].content if fix is not None else \
+        f"clamp {x} before {index.text(node.func) if isinstance(node, ast.Call) else 'the operation'}"
+    return (f"{index.text(call.func)} clamps away {x}={p}, where {unsafe} has an infinite derivative: "
+            f"what it computes from there is {y}, {side} the bound {_number(bound) if bound is not None else ''}. "
+            f"The forward value is right, but the gradient is NaN at {x}={p} (the clamp's zero "
+            f"derivative times an infinite one; 0 * inf is NaN). Clamp the input instead: {instead}.")
