@@ -449,8 +449,8 @@ def _message(ctx: ProgramContext, overflow: Overflow) -> str:
         x, y = overflow.operands
         how = f" (from operands {x:,} and {y:,})"
     return (f"{what} reaches {overflow.reached:,}{how} {relation} {overflow.limit:,}, the {overflow.dtype} {side}: "
-            f"{overflow.dtype} arithmetic wraps around without an error, and that element is "
-            f"{_wrapped(overflow.reached, overflow.dtype):,} instead. Compute it in a wider type (int64 with "
+            f"{overflow.dtype} arithmetic wraps around without an error, and that value comes out as "
+            f"{_wrapped(overflow.reached, overflow.dtype):,}. Compute it in a wider type (int64 with "
             "jax_enable_x64, or float) or reorder it so the intermediate stays in range.")
 
 
