@@ -16,9 +16,9 @@ range is the finding; its output is then unknown (the values downstream are wrap
 
 Only code proven to run is judged: the top of the program and the bodies of loops known to run at
 least once (not ``cond`` branches, not a ``while`` whose trip count is unknown), and an op whose
-result is used. Quiet for unsigned types (wraparound is usually meant there), for ops at a source
-line that calls ``jax.random`` (its hashing wraps on purpose), and for closed-over constant arrays
-(their values are not in the IR).
+result is used. Quiet for unsigned types (wraparound is usually meant there), and for ops at a source
+line that calls ``jax.random`` (its hashing wraps on purpose). A closed-over constant array counts
+with its exact min and max.
 """
 from __future__ import annotations
 
@@ -74,6 +74,9 @@ class Int32Overflow(Rule):
                 yield ctx.finding(cls, _message(ctx, overflow), location.span)
 
 
+_MAX_CONSTANT = 1 << 24  # elements of a constant array read for its min and max
+
+
 # -- the dtypes ------------------------------------------------------------------------------
 
 def _int_range(value: Value) -> tuple[int, int, str] | None:
@@ -105,15 +108,16 @@ def _fits(reach: Reach | None, value: Value) -> Reach | None:
 
 
 def _literal(value: Value) -> Reach | None:
+    """The numbers of a literal or of a closed-over constant array: its exact min and max."""
     import numpy as np
     try:
-        array = np.asarray(value.literal)
+        array = np.asarray(value.literal if value.literal is not None else value.array)
     except (TypeError, ValueError):
         return None
-    if array.dtype.kind not in "biu" or array.size == 0:
+    if array.dtype.kind not in "biu" or not 0 < array.size <= _MAX_CONSTANT:
         return None
     lo, hi = int(array.min()), int(array.max())
-    return Reach(lo, hi, frozenset() if lo == hi else frozenset(range(array.ndim)))
+    return Reach(lo, hi, frozenset() if lo == hi else frozenset(k for k, n in enumerate(array.shape) if n > 1))
 
 
 # -- the table: how each primitive maps the reaches of its operands --------------------------
@@ -287,7 +291,7 @@ class _Analysis:
     def get(self, value: Value) -> Reach | None:
         if id(value) in self.reach:
             return self.reach[id(value)]
-        return _literal(value) if value.literal is not None else None
+        return _literal(value) if value.literal is not None or value.array is not None else None
 
     def region(self, region: Region, runs: bool) -> None:
         for op in region.ops:

@@ -1,7 +1,10 @@
 import jax
 import jax.numpy as jnp
 import jax.numpy as np
+import numpy as onp
 from jax import lax
+
+SEEDS = onp.arange(100_000)
 
 
 @jax.jit
@@ -56,6 +59,11 @@ def pair_index():
 @jax.jit
 def constant_sum():
     return jnp.sum(jnp.full((100_000,), 100_000, jnp.int32))  # expect: JX507
+
+
+@jax.jit
+def constant_seeds():
+    return jnp.asarray(SEEDS) * 100_000  # expect: JX507 (a closed-over NumPy array)
 
 
 # Quiet: products and sums that fit (also exactly at 2**31 - 1), unsigned hashing, jax.random,
@@ -126,6 +134,7 @@ fori_index(0)
 fori_traced_bound(0)
 pair_index()
 constant_sum()
+constant_seeds()
 fits()
 fits_exactly()
 sum_fits()
