@@ -31,6 +31,9 @@ class Overflow:
 
 
 class Analysis:
+    """The reaches of a program's integer values, region by region in program order, and the
+    overflows they prove (``found``)."""
+
     def __init__(self, program: Program) -> None:
         self.reach: dict[int, Reach] = {}
         self.found: list[Overflow] = []
@@ -172,6 +175,7 @@ def _overflow(op: Op, ins: list[Reach | None], result: Reach, limits: tuple[int,
 
 
 def overflows(program: Program) -> list[Overflow]:
+    """Every overflow the program's jaxpr proves, in program order."""
     analysis = Analysis(program)
     analysis.region(program.top, True)
     return analysis.found
