@@ -69,3 +69,23 @@ def test_reported_functions_wrap_and_near_misses_do_not() -> None:
     assert int(case.maybe_branch(True)[-1]) == 1_409_965_408 and int(case.maybe_branch(False)[-1]) == 0
     # Bounded only by its input: these inputs fit, others would not; nothing is proven.
     assert np.array_equal(np.asarray(case.unknown_input(jnp.arange(4))), np.arange(4) * 100_000)
+
+
+def test_symbolic_sizes_are_unknown_not_an_error() -> None:
+    # A scan of symbolic length may run zero times and a reshape of symbolic sizes is never
+    # compared: no finding, and no InconclusiveDimensionOperation (a JX906 before).
+    import jax
+    import jax.export  # noqa: F401  (a submodule JAX 0.4.35 does not import itself)
+    from jax import lax
+
+    from jaxlint.ir.build import build_program
+    from jaxlint.rules.jx507_int32_overflow.analysis import overflows
+
+    (n,) = jax.export.symbolic_shape("n")
+
+    def f(ys):
+        xs = jnp.arange(100_000)
+        return lax.scan(lambda c, y: (c + 1, y * 100_000), 0, ys.astype(jnp.int32)), ys.reshape(-1, 1), xs * 100_000
+
+    found = overflows(build_program(jax.make_jaxpr(f)(jax.ShapeDtypeStruct((n,), jnp.float32))))
+    assert [o.reached for o in found] == [9_999_900_000]  # only the concrete arange

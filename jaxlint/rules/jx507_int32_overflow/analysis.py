@@ -75,7 +75,8 @@ class Analysis:
         body = next((r for r in op.regions if r.name == "jaxpr"), None)
         if body is None:
             return
-        length, consts, carry = int(op.params["length"]), int(op.params["num_consts"]), int(op.params["num_carry"])
+        consts, carry = int(op.params["num_consts"]), int(op.params["num_carry"])
+        length = op.params["length"] if isinstance(op.params["length"], int) else 0  # symbolic: may be 0
         for k, inner in enumerate(body.inputs):
             outer = self.get(op.inputs[k])
             if outer is None:

@@ -119,6 +119,8 @@ def _reshape(op: Op, ins: list[Reach | None]) -> Reach | None:
     if reach is None:
         return None
     before, after = op.inputs[0].shape, op.outputs[0].shape
+    if not all(isinstance(n, int) for n in before + after):  # symbolic sizes: never compared
+        return Reach(reach.lo, reach.hi, _all_dims(reach, len(after)))
     kept = [k for k, s in enumerate(before) if s != 1]
     placed = [k for k, s in enumerate(after) if s != 1]
     if [before[k] for k in kept] == [after[k] for k in placed]:  # only axes of size 1 come or go
