@@ -128,3 +128,14 @@ def test_jx305_names_every_callback() -> None:
 
 def test_jx401_maps_the_positions_of_every_view() -> None:
     assert set(jx401_prng_key_reuse.VIEWS) == primitives.named(lambda t: t.key.forward == "view")
+
+
+def test_wrapping_and_prng_rows_cover_what_jax_emits() -> None:
+    # JX507 reports integer overflow at the WRAPPING ops and stays quiet beside the PRNG ones.
+    found = primitives_of(lambda n: (jnp.arange(4) * n + n - n, jnp.sum(jnp.arange(4))), jnp.int32(3))
+    assert {"mul", "add", "sub", "reduce_sum"} <= set(found) and primitives.WRAPPING == {"add", "sub", "mul",
+                                                                                        "reduce_sum"}
+    drawn = primitives_of(lambda k: (jax.random.bits(k, (2,)), jax.random.split(k)), jax.random.PRNGKey(0))
+    prng_ops = {name for name in drawn if name in primitives.PRNG}
+    assert {"random_bits", "random_split", "random_wrap"} <= prng_ops
+    assert not (primitives.PRNG & {"add", "mul", "shift_right_logical", "convert_element_type"})

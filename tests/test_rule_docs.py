@@ -208,7 +208,7 @@ def cost_script(page: str) -> tuple[str, str] | None:
 
 
 # The numerics pages, and the wrong-value pages whose Cost prints the wrong and the right value.
-NUMERICS = [doc for doc in DOCS if doc.stem.startswith("JX7") or doc.stem in ("JX501", "JX505", "JX506")]
+NUMERICS = [doc for doc in DOCS if doc.stem.startswith("JX7") or doc.stem in ("JX501", "JX505", "JX506", "JX507")]
 
 
 @pytest.mark.parametrize("doc", [d for d in NUMERICS if d.stem != "JX705"], ids=lambda doc: doc.stem)

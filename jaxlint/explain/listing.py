@@ -130,7 +130,7 @@ class _Lister(JaxprWalker[tuple[str, Any], _Block, tuple[int, int] | None]):
         text = _literal(atom.val)
         return text, ("literal", text, str(atom.aval))
 
-    def constant(self, var: Any) -> tuple[str, Any]:
+    def constant(self, var: Any, value: Any = None) -> tuple[str, Any]:
         return self.state.names.new(), ("const", id(var))
 
     def inline_context(self, eqn: Any, inner: Any, here: tuple[int, int] | None, ctx: _Block) -> _Block:

@@ -26,7 +26,7 @@ class Location:
 class Value:
     """One SSA value: a jaxpr variable, literal or constant, after inlining."""
 
-    __slots__ = ("aval", "producer", "uses", "literal", "const", "region_input")
+    __slots__ = ("aval", "producer", "uses", "literal", "const", "array", "region_input")
 
     def __init__(self, aval: Any, literal: Any = None, const: bool = False) -> None:
         self.aval = aval
@@ -34,6 +34,9 @@ class Value:
         self.uses: list[Op] = []
         self.literal = literal  # the Python/NumPy value of a jaxpr Literal, else None
         self.const = const  # a closed-over constant
+        # A closed-over constant's array (None: not known). Not a copy: the traced ClosedJaxpr
+        # holds the same object.
+        self.array: Any = None
         self.region_input: Region | None = None
 
     @property

@@ -27,10 +27,10 @@ class JaxprWalker(Generic[V, C, E]):
             inputs = [self.read(env, v) for v in eqn.invars]
             subs = list(compat.subjaxprs(eqn.params))
             if eqn.primitive.name in self.inlined and subs:
-                inner, _ = compat.open_jaxpr(subs[0][1])
+                inner, consts = compat.open_jaxpr(subs[0][1])
                 if len(inner.invars) == len(inputs):
                     inner_env = dict(zip(inner.invars, inputs))
-                    inner_env.update((v, self.constant(v)) for v in inner.constvars)
+                    inner_env.update((v, self.constant(v, c)) for v, c in _with_values(inner.constvars, consts))
                     self.walk(inner, inner_env, self.inline_context(eqn, inner, here, ctx))
                     for out_var, inner_out in zip(eqn.outvars, inner.outvars):
                         env[out_var] = self.read(inner_env, inner_out)
@@ -38,10 +38,10 @@ class JaxprWalker(Generic[V, C, E]):
             outputs, node = self.equation(eqn, inputs, here, ctx)
             env.update(zip(eqn.outvars, outputs))
             for name, sub in subs:
-                sub_jaxpr, _ = compat.open_jaxpr(sub)
+                sub_jaxpr, consts = compat.open_jaxpr(sub)
                 invars, sub_ctx = self.enter_region(node, eqn, name, sub_jaxpr, inputs, here, ctx)
                 sub_env = dict(zip(sub_jaxpr.invars, invars))
-                sub_env.update((v, self.constant(v)) for v in sub_jaxpr.constvars)
+                sub_env.update((v, self.constant(v, c)) for v, c in _with_values(sub_jaxpr.constvars, consts))
                 self.walk(sub_jaxpr, sub_env, sub_ctx)
                 self.exit_region(node, sub_ctx, [self.read(sub_env, v) for v in sub_jaxpr.outvars])
             self.done(node, eqn, ctx)
@@ -56,8 +56,8 @@ class JaxprWalker(Generic[V, C, E]):
     def literal(self, atom: Any) -> V:
         raise NotImplementedError
 
-    def constant(self, var: Any) -> V:
-        """A constvar of a nested or inlined jaxpr."""
+    def constant(self, var: Any, value: Any = None) -> V:
+        """A constvar of a nested or inlined jaxpr, and its value (None: not known)."""
         raise NotImplementedError
 
     def inline_context(self, eqn: Any, inner: Any, here: E, ctx: C) -> C:
@@ -78,6 +78,13 @@ class JaxprWalker(Generic[V, C, E]):
 
     def done(self, node: Any, eqn: Any, ctx: C) -> None:
         """After the equation's nested jaxprs."""
+
+
+def _with_values(constvars: list[Any], consts: list[Any]) -> list[tuple[Any, Any]]:
+    """Each constvar with its value (None for all when the two do not match up)."""
+    if len(consts) != len(constvars):
+        return [(v, None) for v in constvars]
+    return list(zip(constvars, consts))
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,8 @@ def build_program(closed_jaxpr: Any) -> Program:
     top = Region("top", inputs)
     program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS, read_stack=compat.user_stack)
     const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
+    for value, array in zip(const_values, consts):
+        value.array = array
     env = dict(zip(jaxpr.constvars, const_values)) | dict(zip(jaxpr.invars, inputs))
     for value in inputs:
         value.region_input = top
@@ -136,8 +145,10 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
     def literal(self, atom: Any) -> Value:
         return Value(atom.aval, literal=atom.val)
 
-    def constant(self, var: Any) -> Value:
-        return Value(var.aval, const=True)
+    def constant(self, var: Any, value: Any = None) -> Value:
+        constant = Value(var.aval, const=True)
+        constant.array = value
+        return constant
 
     def inline_context(self, eqn: Any, inner: Any, here: _Place, ctx: _Context) -> _Context:
         call_site = ctx.call_site

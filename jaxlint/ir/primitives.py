@@ -65,6 +65,12 @@ class Traits:
     # Its gradient is the user's own rule (custom_jvp, custom_vjp), not its body's: ir.build marks
     # the inlined body's ops (Op.custom_derivative).
     custom_derivative: bool = False
+    # Integer arithmetic whose result wraps around silently when the exact value leaves the dtype's
+    # range (JX507 reports it where the bounds of its operands prove it).
+    wraps: bool = False
+    # Part of JAX's PRNG (keys, raw bits, the threefry hash): integer arithmetic beside it is
+    # jax.random's own hashing, wraparound meant (JX507 stays quiet there).
+    prng: bool = False
     key: KeyUse = field(default_factory=KeyUse)
 
 
@@ -110,6 +116,10 @@ _set(["infeed", "outfeed"], effect="io")
 _set(["iota", "add", "sub", "mul", "neg", "lt", "le", "gt", "ge", "eq", "ne", "select_n", "broadcast_in_dim",
       "convert_element_type", "reshape", "squeeze", "expand_dims", "concatenate", "device_put", "copy",
       "copy_p"], index_arithmetic=True)
+
+_set(["add", "sub", "mul", "reduce_sum"], wraps=True)
+_set(["random_bits", "random_split", "random_fold_in", "random_seed", "random_wrap", "random_unwrap",
+      "random_gamma", "threefry2x32", "rng_bit_generator"], prng=True)
 
 _set(["jit", "pjit"], nested="jit")
 _set(["closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin"],
@@ -190,3 +200,5 @@ JITS = named(lambda t: t.nested == "jit")
 REMATS = named(lambda t: t.nested == "remat")
 LOOPS = named(lambda t: t.nested == "loop")
 CUSTOM_DERIVATIVES = named(lambda t: t.custom_derivative)
+WRAPPING = named(lambda t: t.wraps)
+PRNG = named(lambda t: t.prng)
