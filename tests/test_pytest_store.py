@@ -109,7 +109,7 @@ def places(findings: list[dict], root: Path) -> set[tuple[str, str, int]]:
 
 
 def stored_entries(root: Path) -> list[Path]:
-    return sorted((root / ".jaxlint_cache" / "tests").rglob("*.json"))
+    return sorted(p for p in (root / ".jaxlint_cache" / "tests").rglob("*.json") if p.name != "last-session.json")
 
 
 def test_check_reports_what_the_test_run_linted(tmp_path: Path) -> None:
