@@ -275,6 +275,30 @@ def test_rerun_tests_runs_exactly_the_recorded_tests_of_the_stale_modules(tmp_pa
     assert "3 changed since the test run" in summary and findings == []
 
 
+@pytest.mark.slow
+def test_rerun_tests_finds_tests_outside_the_project_folder(tmp_path: Path) -> None:
+    """Tests in a sibling folder (equinox's and diffrax's releases ship none: their repositories'
+    tests are run from beside them): pytest's rootdir is the common parent, and the recorded ids
+    still run from the project's root."""
+    (tmp_path / "project").mkdir()
+    root = project(tmp_path / "project", tests=LOGGED_TESTS)
+    (tmp_path / "suite").mkdir()
+    (root / "tests" / "test_model.py").rename(tmp_path / "suite" / "test_model.py")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--jaxlint",
+                          "../suite"], cwd=root, env=environment(PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])), capture_output=True,
+                         text=True, timeout=600)
+    assert "3 passed" in run.stdout, run.stdout + run.stderr
+    log = tmp_path / "ran.log"  # beside the suite folder
+    log.unlink()
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
+                         cwd=root, env=environment(PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])), capture_output=True, text=True, timeout=600)
+    assert "ran them in" in run.stderr, run.stderr
+    ran = sorted(log.read_text().split())  # as the re-run's pytest names them
+    assert [nodeid.rpartition("::")[2] for nodeid in ran] == ["test_loss", "test_noisy"], ran
+    assert places(json.loads(run.stdout), root) == EXPECTED
+
+
 INTERRUPTED = TESTS + '''
 
 def test_stop():

@@ -36,6 +36,16 @@ WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's 
 PATIENCE = 3  # runs of a parametrized test in a row that show nothing new before it is no longer watched
 
 
+def from_root(nodeid: str, rootdir: str, root: str) -> str:
+    """``nodeid`` (its path relative to pytest's ``rootdir``) as pytest takes it when run from
+    ``root``: the same id where the two folders are one (a test folder outside the project, as
+    ``pytest --jaxlint ../tests``, gets a relative path up)."""
+    if os.path.realpath(rootdir) == os.path.realpath(root):
+        return nodeid
+    path, sep, rest = nodeid.partition("::")
+    return os.path.relpath(os.path.join(rootdir, path), root) + sep + rest
+
+
 class JaxlintSession:
     """Registered by hooks.py when ``--jaxlint`` is given: before conftest.py files are imported
     (``early``), so the project's modules are imported through WatchedImports."""
@@ -123,7 +133,9 @@ class JaxlintSession:
         watch = self.watch_all or self.unrevealing.get(test, 0) < PATIENCE
         if watch:
             before = self.watcher.news
-            self.watcher.test = item.nodeid  # the store names the tests that reached each function
+            # The store names the tests that reached each function, as `check --rerun-tests`
+            # runs them: from the project's root, which need not be pytest's rootdir.
+            self.watcher.test = from_root(item.nodeid, str(item.config.rootpath), self.config.root)
             self.watcher.start()
         try:
             yield
