@@ -229,7 +229,13 @@ def copy_case(code: str, into: Path) -> Path:
 
 
 def check_case(code: str, into: Path, **kwargs: Any) -> CheckResult:
-    """The case of ``code`` copied into ``into`` and checked in the test process, as a user's project."""
+    """The case of ``code`` copied into ``into`` and checked in the test process, as a user's project.
+    JAX's caches are cleared first: before JAX 0.7 a jitted ``jnp`` function traced earlier in the
+    process (another test checking the same case) keeps that trace's traceback, and the findings
+    would point at the other copy's lines."""
+    import jax
+
+    jax.clear_caches()
     copy_case(code, into)
     return check_in_process([str(into)], case_rules(into), **kwargs)
 
