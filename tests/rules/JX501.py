@@ -329,3 +329,14 @@ for fn in (clip_log_finfo, clip_log_keyword, maximum_log, minimum_neg_log, clip_
            clip_before_log, clip_log_upper, clip_sqrt_at_zero, clip_tanh, clip_log_positive, clip_log_stopped,
            clip_positive_denominator, clip_only_tested):
     fn(x)
+
+
+@jax.jit
+def clip_masked_distance(x):
+    # jax-md's cosine_angle_between_two_vectors: a distance made with a double where (util.safe_mask)
+    # plus 1e-7 is never 0, so 2 / d stays finite.
+    distance = jnp.where(x > 0, jnp.sqrt(jnp.where(x > 0, x, 0.0)), 0.0) + 1e-7
+    return jax.lax.clamp(-1.0, 2.0 / distance, 1.0)
+
+
+clip_masked_distance(x)

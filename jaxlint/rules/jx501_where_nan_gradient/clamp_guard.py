@@ -157,7 +157,7 @@ def _clamped(y: float, low: float | None, high: float | None) -> bool:
 
 def _positive(value: Value) -> bool:
     """``value`` is never 0 or negative: an exp or sigmoid, or a positive constant added to a
-    non-negative value."""
+    non-negative value (a square, sqrt or abs, or a where choosing among such and constants >= 0)."""
     op = strip(value).producer
     if op is None:
         return False
@@ -182,7 +182,13 @@ def _non_negative(value: Value) -> bool:
         return int(op.params.get("y", 1)) % 2 == 0
     if op.primitive == "mul" and len(op.inputs) == 2:
         return strip(op.inputs[0]) is strip(op.inputs[1])
+    if op.primitive == "select_n":  # where(mask, sqrt(...), 0.0): every case is
+        return all(_non_negative(case) or _at_least_zero(scalar(case)) for case in op.inputs[1:])
     return op.primitive in _NON_NEGATIVE or _positive(value)
+
+
+def _at_least_zero(constant: float | None) -> bool:
+    return constant is not None and constant >= 0
 
 
 def _number(p: float) -> str:
