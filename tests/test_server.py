@@ -137,22 +137,29 @@ async def test_untraced_functions_are_information_only_when_asked(client: Langua
     assert shown.message.startswith("norm not linted (not-a-target)") and "# jaxlint: args x=f32[...]" in shown.message
 
 
-@pytest.mark.asyncio
-async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClient, tmp_path: Path) -> None:
-    """A function no target names, linted by `pytest --jaxlint`: its finding is a diagnostic."""
+def tested_noisy_module(root: Path) -> Path:
+    """A module whose function no target names (a key drawn twice, line 6), and a test of it run
+    under `pytest --jaxlint`, which stores the finding."""
     import os
     import subprocess
 
-    (tmp_path / "jaxlint.toml").write_text("")
-    path = tmp_path / "noisy.py"
+    (root / "jaxlint.toml").write_text("")
+    path = root / "noisy.py"
     path.write_text("import jax\n\n\ndef noisy(key, x):\n    a = jax.random.normal(key, x.shape)\n"
                     "    return a + jax.random.normal(key, x.shape)\n")
-    (tmp_path / "test_noisy.py").write_text("import jax\nimport jax.numpy as jnp\nfrom noisy import noisy\n\n\n"
-                                            "def test_noisy():\n    noisy(jax.random.PRNGKey(0), jnp.ones(3))\n")
+    (root / "test_noisy.py").write_text("import jax\nimport jax.numpy as jnp\nfrom noisy import noisy\n\n\n"
+                                        "def test_noisy():\n    noisy(jax.random.PRNGKey(0), jnp.ones(3))\n")
     # The server's environment (the JAX_* variables are part of the store's key).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "--jaxlint", "-q"], cwd=tmp_path, env=env,
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "--jaxlint", "-q"], cwd=root, env=env,
                    capture_output=True, timeout=600)
+    return path
+
+
+@pytest.mark.asyncio
+async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClient, tmp_path: Path) -> None:
+    """A function no target names, linted by `pytest --jaxlint`: its finding is a diagnostic."""
+    path = tested_noisy_module(tmp_path)
     open_file(client, path)
     [reused] = await diagnostics_for(client, uri_of(path))
     assert reused.code == "JX401" and reused.range.start.line == 5
@@ -162,19 +169,8 @@ async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClie
 async def test_a_save_runs_the_tests_again_when_configured(client: LanguageClient, tmp_path: Path) -> None:
     """`rerun-tests = true`: a save that makes the test run's entry stale runs the recorded test
     first, so the finding only the test traces follows the edit; without it, the module is stale."""
-    import os
-    import subprocess
-
-    (tmp_path / "jaxlint.toml").write_text("")
-    path = tmp_path / "noisy.py"
-    body = ("import jax\n\n\ndef noisy(key, x):\n    a = jax.random.normal(key, x.shape)\n"
-            "    return a + jax.random.normal(key, x.shape)\n")
-    path.write_text(body)
-    (tmp_path / "test_noisy.py").write_text("import jax\nimport jax.numpy as jnp\nfrom noisy import noisy\n\n\n"
-                                            "def test_noisy():\n    noisy(jax.random.PRNGKey(0), jnp.ones(3))\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "--jaxlint", "-q"], cwd=tmp_path, env=env,
-                   capture_output=True, timeout=600)
+    path = tested_noisy_module(tmp_path)
+    body = path.read_text()
     open_file(client, path)
     [reused] = await diagnostics_for(client, uri_of(path))
     assert reused.code == "JX401" and reused.range.start.line == 5
