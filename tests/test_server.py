@@ -137,7 +137,7 @@ async def test_untraced_functions_are_information_only_when_asked(client: Langua
     assert shown.message.startswith("norm not linted (not-a-target)") and "# jaxlint: args x=f32[...]" in shown.message
 
 
-def tested_noisy_module(root: Path) -> Path:
+def write_tested_noisy_module(root: Path) -> Path:
     """A module whose function no target names (a key drawn twice, line 6), and a test of it run
     under `pytest --jaxlint`, which stores the finding."""
     import os
@@ -159,7 +159,7 @@ def tested_noisy_module(root: Path) -> Path:
 @pytest.mark.asyncio
 async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClient, tmp_path: Path) -> None:
     """A function no target names, linted by `pytest --jaxlint`: its finding is a diagnostic."""
-    path = tested_noisy_module(tmp_path)
+    path = write_tested_noisy_module(tmp_path)
     open_file(client, path)
     [reused] = await diagnostics_for(client, uri_of(path))
     assert reused.code == "JX401" and reused.range.start.line == 5
@@ -169,7 +169,7 @@ async def test_what_the_test_run_linted_shows_in_the_editor(client: LanguageClie
 async def test_a_save_runs_the_tests_again_when_configured(client: LanguageClient, tmp_path: Path) -> None:
     """`rerun-tests = true`: a save that makes the test run's entry stale runs the recorded test
     first, so the finding only the test traces follows the edit; without it, the module is stale."""
-    path = tested_noisy_module(tmp_path)
+    path = write_tested_noisy_module(tmp_path)
     body = path.read_text()
     open_file(client, path)
     [reused] = await diagnostics_for(client, uri_of(path))
