@@ -3,20 +3,23 @@ check.py, rule.py, run.py, explain.py, clean.py; record's here) and the dispatch
 0 clean, 1 findings remain, 2 usage or internal errors, 130/143 interrupted."""
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jaxlint.cli.output_flags import VersionAction
+if TYPE_CHECKING:  # a replayed check (engine/replay.py) imports neither
+    import argparse
 
 
 def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
     """The parser of every subcommand; with ``only_check``, of ``check`` alone (it parses a check's
     command line the same: building the other subcommands' parsers was a tenth of a warm check)."""
+    import argparse
+
     from jaxlint.cli import check
+    from jaxlint.cli.output_flags import VersionAction
 
     parser = argparse.ArgumentParser(prog="jaxlint", description="A linter that reads JAX programs as XLA sees them.")
     parser.add_argument("--version", action=VersionAction)
@@ -112,8 +115,18 @@ def entry() -> int:
     # The objects made so far live as long as the process: the collector need not scan them
     # again at each of a run's collections (here, not in main(), which tests call in-process).
     gc.freeze()
+    from jaxlint.engine import replay
+
+    argv, recorder, status = sys.argv[1:], None, None
     try:
-        return main()
+        status = replay.served(argv, sys.stdout, sys.stderr)
+        if status is not None:
+            return status
+        if replay.replayable(argv):
+            recorder = replay.Recorder(argv)
+            recorder.start()
+        status = main(argv)
+        return status
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # keep Python from failing again at exit
@@ -127,6 +140,9 @@ def entry() -> int:
     except Terminated:
         print("jaxlint: interrupted (SIGTERM)", file=sys.stderr)
         return 143
+    finally:
+        if recorder is not None:
+            recorder.stop(status)
 
 
 if __name__ == "__main__":

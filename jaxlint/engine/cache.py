@@ -34,13 +34,12 @@ import itertools
 import json
 import marshal
 import os
-import sys
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from jaxlint.about import __version__
 from jaxlint.config import signatures
+from jaxlint.engine import installed
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
@@ -68,7 +67,6 @@ class ResultCache:
     _digests: dict[str, str | None] = field(default_factory=dict)
     _imports: dict[str, frozenset[str]] = field(default_factory=dict)
     _signatures: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # file -> entries (None: unreadable)
-    _environment: str | None = None
     # The last (codes, settings, compile_costs) hashed for scan keys, and its hash: a run asks
     # with equal ones for every file, and dumping the settings each time was a tenth of a warm run.
     _run_material: tuple[Any, ...] = ()
@@ -179,7 +177,7 @@ class ResultCache:
         it): every edit of a file leaves its old entries behind. Returns how many were removed."""
         removed, cutoff = 0, time.time() - days * 86400
         indexed: set[str] = set()  # "kind/key" of the entries a live index holds
-        for kind in ("index", "results", "scans"):
+        for kind in ("index", "results", "scans", "replay"):
             for folder, _, files in os.walk(os.path.join(self.folder, kind)):
                 for name in files:
                     path = os.path.join(folder, name)
@@ -264,17 +262,7 @@ class ResultCache:
 
     def environment(self) -> str:
         """What the worker's results depend on outside the project, without importing JAX."""
-        if self._environment is None:
-            parts = [__version__, sys.version, os.path.realpath(sys.executable), sys.prefix, _package_stamp()]
-            for folder in _site_folders():
-                try:
-                    names = sorted(os.listdir(folder))
-                except OSError:
-                    continue
-                parts += [n for n in names if n.endswith((".dist-info", ".egg-info", ".egg-link", ".pth"))]
-            parts += sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("JAX_") or k == "XLA_FLAGS")
-            self._environment = hashlib.sha256("\n".join(parts).encode()).hexdigest()
-        return self._environment
+        return installed.environment()
 
     def _names(self, examples_file: str, module: str) -> bool:
         """Whether an examples file imports ``module`` or a package above it: a function of the
@@ -366,15 +354,6 @@ def _function_from_json(data: dict[str, Any]) -> JaxFunction:
                        Span(**data["span"]), Span(**data["name_span"]))
 
 
-def _site_folders() -> list[str]:
-    """Where installed distributions live (not the current folder or the project's)."""
-    import site
-
-    folders = list(getattr(site, "getsitepackages", lambda: [])())
-    user = getattr(site, "getusersitepackages", lambda: None)()
-    return folders + ([user] if isinstance(user, str) else [])
-
-
 def _index_entries(path: str) -> list[str]:
     """The "kind/key" names an index file holds (none when it is damaged)."""
     try:
@@ -434,28 +413,6 @@ def clean(folder: str) -> bool:
         return False
     shutil.rmtree(folder)
     return True
-
-
-def _package_stamp() -> str:
-    """jaxlint's own files, by size and modification time: an edited checkout is another jaxlint."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    stamp: list[str] = []
-    _stamp_folder(here, "", stamp)
-    return hashlib.sha256("\n".join(stamp).encode()).hexdigest()
-
-
-def _stamp_folder(folder: str, relative: str, stamp: list[str]) -> None:
-    """``relative/name:size:mtime_ns`` of each .py and .md file under ``folder``, sorted by name
-    in each folder, a folder's files before its subfolders (as os.walk gave them before)."""
-    with os.scandir(folder) as entries:
-        listed = sorted(entries, key=lambda entry: entry.name)
-    for entry in listed:
-        if entry.name.endswith((".py", ".md")) and not entry.is_dir():
-            info = entry.stat()
-            stamp.append(f"{relative}{entry.name}:{info.st_size}:{info.st_mtime_ns}")
-    for entry in listed:
-        if entry.is_dir() and not entry.is_symlink() and entry.name != "__pycache__":  # os.walk's way
-            _stamp_folder(entry.path, f"{relative}{entry.name}{os.sep}", stamp)
 
 
 def imported_names(text: bytes) -> frozenset[str]:

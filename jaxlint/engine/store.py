@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
+from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding
@@ -134,7 +135,8 @@ def _session(cache: ResultCache, config: Config, codes: Sequence[str], origin: s
     """What names a session's entries, readable: why a check elsewhere cannot use them."""
     return {"format": FORMAT, "time": when, "origin": origin, "environment": cache.environment(),
             "options": _options(config), "codes": sorted(codes), "version": __version__,
-            "python": os.path.realpath(sys.executable), "variables": _variables()}
+            "python": os.path.realpath(sys.executable), "variables": _variables(),
+            "stamp": installed.package_stamp()}
 
 
 def _options(config: Config) -> str:
@@ -170,6 +172,8 @@ def unusable_session(cache: ResultCache, config: Config, codes: Sequence[str]) -
             return f"{run} ran with jaxlint {last.get('version')} (here {__version__})"
         if last.get("python") != os.path.realpath(sys.executable):
             return f"{run} ran in another Python environment ({last.get('python')})"
+        if last.get("stamp") != installed.package_stamp():
+            return f"{run} ran with jaxlint's files as they were before an edit"
         return f"{run} ran with other installed packages"
     if last["options"] != _options(config):
         return f"{run} ran with other rule options"
