@@ -126,9 +126,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if settings.rerun_tests and cache is not None and cache.writes:
-            from jaxlint.engine.rerun import check_rerunning_stale
+            from jaxlint.engine.rerun import check_rerunning_stale, stale_in_store
 
-            result, _ = check_rerunning_stale(run_check, cache, settings.timeout, sys.stderr,
+            stale = stale_in_store(args.paths, settings, [rule.code for rule in rules], cache)
+            result, _ = check_rerunning_stale(run_check, stale, cache, settings.root, settings.timeout, sys.stderr,
                                               again=args.fix or args.diff)
         else:
             result = run_check()

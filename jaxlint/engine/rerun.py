@@ -10,12 +10,17 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TYPE_CHECKING, Callable, Sequence, TextIO
 
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.results import CheckResult
+from jaxlint.engine.store import load_store, slot_material
 from jaxlint.processes import kill_group
+from jaxlint.scan import discover
 from jaxlint.text import relative
+
+if TYPE_CHECKING:
+    from jaxlint.config import Config
 
 
 @dataclass
@@ -29,23 +34,32 @@ class Rerun:
     detail: str = ""
 
 
-def stale_tests(result: CheckResult) -> list[tuple[str, list[str]]]:
-    """(module, the node ids that reached its functions) for each module whose entry is stale."""
+def stale_in_store(paths: Sequence[str], config: Config, codes: Sequence[str],
+                   cache: ResultCache) -> list[tuple[str, list[str]]]:
+    """(module, the node ids that reached its functions) for each module under ``paths`` whose
+    test-run entry is stale, read before any worker starts (so its tests run while check traces)."""
+    shared = slot_material(cache, config)
     stale = []
-    for analysis in result.files:
-        stored = analysis.stored
+    for path in discover.discover(list(paths), config):
+        stored = load_store(cache, config, codes, os.path.abspath(path), shared)
         if stored is not None and not stored.fresh:
-            stale.append((analysis.source.path, list(dict.fromkeys(t for f in stored.functions for t in f.tests))))
+            tests = list(dict.fromkeys(t for f in stored.functions for t in f.tests))
+            if tests:
+                stale.append((path, tests))
     return stale
 
 
-def rerun_stale(result: CheckResult, cache: ResultCache, timeout: float, out: TextIO) -> Rerun | None:
-    """Run the tests of the stale modules (see the module docstring) in one pytest session (JAX
-    is imported once), ``timeout`` seconds per module; says on ``out`` what ran. None: nothing to run."""
-    root = result.config.root if result.config is not None else os.getcwd()
-    stale = [(path, tests) for path, tests in stale_tests(result) if tests]
+def check_rerunning_stale(run_check: Callable[[bool], CheckResult], stale: list[tuple[str, list[str]]],
+                          cache: ResultCache, root: str, timeout: float, out: TextIO, *,
+                          again: bool = False) -> tuple[CheckResult, Rerun | None]:
+    """``check --rerun-tests`` and the server's save with ``rerun-tests = true``: the tests of the
+    ``stale`` modules (``stale_in_store``) run in one pytest session (JAX is imported once),
+    ``timeout`` seconds per module, while ``run_check(fixing)`` checks once without fixes (its
+    workers trace what changed meanwhile); then, when the tests ran or ``again`` asks for it (fixes
+    wait for the fresh results), it checks once more, what did not change coming from the cache.
+    Says on ``out`` what ran."""
     if not stale:
-        return None
+        return run_check(True), None
     paths = [path for path, _ in stale]
     tests = list(dict.fromkeys(t for _, module_tests in stale for t in module_tests))
     names = ", ".join(relative(p) for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
@@ -53,50 +67,54 @@ def rerun_stale(result: CheckResult, cache: ResultCache, timeout: float, out: Te
               f"running the {len(tests)} test{'s' * (len(tests) != 1)} that reached "
               f"{'them' if len(paths) != 1 else 'it'} again (pytest --jaxlint)\n")
     limit = timeout * len(paths)
-    run = _run(paths, tests, root, cache, limit)
-    if run.outcome == "timeout":
+    tests_run = _TestRun(paths, tests, root, cache)
+    try:
+        result = run_check(False)
+        rerun = tests_run.finish(limit)
+    except BaseException:  # Ctrl-C, or jaxlint's own error: the tests go with check
+        tests_run.stop()
+        raise
+    if rerun.outcome == "timeout":
         out.write(f"jaxlint: the tests did not finish within the time limit ({timeout:g} s per module, --timeout, "
                   f"{limit:g} s in all): {names} stay changed since the test run; run "
                   f"`pytest --jaxlint {' '.join(tests)}` to lint them\n")
-    elif run.outcome == "error":
-        out.write(f"jaxlint: the tests that reached {names} could not run: {run.detail}\n")
+    elif rerun.outcome == "error":
+        out.write(f"jaxlint: the tests that reached {names} could not run: {rerun.detail}\n")
     else:
-        out.write(f"jaxlint: ran them in {run.seconds:.1f} s\n")
-    return run
-
-
-def check_rerunning_stale(run_check: Callable[[bool], CheckResult], cache: ResultCache, timeout: float,
-                          out: TextIO, *, again: bool = False) -> tuple[CheckResult, Rerun | None]:
-    """``run_check(fixing)`` once without fixes, the tests of the stale modules again, then once more
-    (what did not change comes from the cache) when they ran or ``again`` asks for it (fixes wait for
-    the fresh results): ``check --rerun-tests`` and the server's save with ``rerun-tests = true``."""
-    result = run_check(False)
-    rerun = rerun_stale(result, cache, timeout, out)
-    if (rerun is not None and rerun.outcome == "ran") or again:
+        out.write(f"jaxlint: ran them in {rerun.seconds:.1f} s\n")
+    if rerun.outcome == "ran" or again:
         result = run_check(True)
     return result, rerun
 
 
-def _run(paths: list[str], tests: list[str], root: str, cache: ResultCache, timeout: float) -> Rerun:
-    command = [sys.executable, "-m", "pytest", "--jaxlint", "--jaxlint-exit-zero", "-q",
-               "--jaxlint-cache-dir", cache.folder, *tests]
-    started = time.perf_counter()
-    # A session of its own: on a timeout the whole group goes (pytest-xdist's workers too).
-    process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(process.pid)
-        process.communicate()
-        return Rerun(paths, tests, time.perf_counter() - started, "timeout")
-    except BaseException:  # Ctrl-C: the tests go with check
-        kill_group(process.pid)
-        process.wait()
-        raise
-    seconds = time.perf_counter() - started
-    # 0 passed, 1 some failed: either way the plugin stored what it linted.
-    if process.returncode in (0, 1):
-        return Rerun(paths, tests, seconds, "ran")
-    tail = " / ".join(line for line in (output or "").strip().splitlines()[-3:])
-    return Rerun(paths, tests, seconds, "error", f"pytest exited with status {process.returncode}: {tail}")
+class _TestRun:
+    """``pytest --jaxlint TESTS`` from ``root``, started at once, in a session of its own: on a
+    timeout the whole group goes (pytest-xdist's workers too)."""
+
+    def __init__(self, paths: list[str], tests: list[str], root: str, cache: ResultCache) -> None:
+        self.paths, self.tests = paths, tests
+        command = [sys.executable, "-m", "pytest", "--jaxlint", "--jaxlint-exit-zero", "-q",
+                   "--jaxlint-cache-dir", cache.folder, *tests]
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True, start_new_session=True)
+
+    def finish(self, limit: float) -> Rerun:
+        """Wait for the tests, at most ``limit`` seconds after they started."""
+        remaining = max(0.0, limit - (time.perf_counter() - self.started))
+        try:
+            output, _ = self.process.communicate(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return Rerun(self.paths, self.tests, time.perf_counter() - self.started, "timeout")
+        seconds = time.perf_counter() - self.started
+        # 0 passed, 1 some failed: either way the plugin stored what it linted.
+        if self.process.returncode in (0, 1):
+            return Rerun(self.paths, self.tests, seconds, "ran")
+        tail = " / ".join(line for line in (output or "").strip().splitlines()[-3:])
+        return Rerun(self.paths, self.tests, seconds, "error",
+                     f"pytest exited with status {self.process.returncode}: {tail}")
+
+    def stop(self) -> None:
+        kill_group(self.process.pid)
+        self.process.communicate()

@@ -35,7 +35,7 @@ from jaxlint.engine.add_noqa import add_noqa
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.check import check
 from jaxlint.engine.pool import WorkerPool, kill_every_worker
-from jaxlint.engine.rerun import check_rerunning_stale
+from jaxlint.engine.rerun import check_rerunning_stale, stale_in_store
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding, Span
 from jaxlint.rules import all_rules, codes_by_name
@@ -106,7 +106,8 @@ class JaxlintServer(LanguageServer):
             if not (rerun and config.rerun_tests):
                 return run_check()
             said = io.StringIO()
-            result, ran = check_rerunning_stale(run_check, cache, config.timeout, said)
+            stale = stale_in_store([path], config, [rule.code for rule in config.rules()], cache)
+            result, ran = check_rerunning_stale(run_check, stale, cache, config.root, config.timeout, said)
         if said.getvalue():
             self.window_log_message(types.LogMessageParams(types.MessageType.Info, said.getvalue().strip()))
         if ran is not None and ran.outcome != "ran":
