@@ -9,10 +9,10 @@
 #      package, REPEAT times each, alternating, the fastest of each kept;
 #   5. with RERUN=1 (needs `check --rerun-tests`): a comment line appended to the module with the
 #      most functions the tests linted (from --jaxlint-coverage-report; restored afterwards), then
-#      `jaxlint check --rerun-tests` timed, against the same slice under the plugin (an upper bound
-#      of "those tests by hand": narrow it to the node ids the store recorded for that module).
+#      `jaxlint check --rerun-tests` timed, against the tests it ran (the node ids the store
+#      recorded for the stale modules) run by hand under the plugin, in the same state.
 # Usage: store_measure.sh OUT [LIB...]   (LIB: optax equinox diffrax numpyro blackjax jax_md; default all)
-# Env: PY (default /tmp/measure/venv/bin/python, jaxlint editable from /work/main), JOBS (default 1),
+# Env: PY (default /tmp/measure/venv/bin/python, with jaxlint installed editable), JOBS (default 1),
 #      REPEAT (default 3), LIBS (/tmp/libs), TESTS (/tmp/measure/tests).
 set -u
 OUT=$(realpath -m "${1:?usage: store_measure.sh OUT [LIB...]}"); shift
@@ -80,9 +80,23 @@ print(c.most_common(1)[0][0] if c else '')" "$OUT/$name.pytest.coverage.json")
     cp -p "$module" "$OUT/$name.touched.bak"
     trap 'cp -p "$OUT/$name.touched.bak" "$module"' EXIT INT TERM
     echo "# touched by store_measure.sh" >> "$module"
+    # The node ids check --rerun-tests will run (those the store recorded for the stale modules).
+    "$PY" - "$package" > "$OUT/$name.rerun.ids" <<'PYEOF'
+import sys
+from jaxlint.config import load_config
+from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.rerun import stale_in_store
+config = load_config([sys.argv[1]])
+cache = ResultCache(config.cache_dir, config.root)
+stale = stale_in_store([sys.argv[1]], config, [rule.code for rule in config.rules()], cache)
+print("\n".join(dict.fromkeys(test for _, tests in stale for test in tests)))
+PYEOF
     a=$(now); "$PY" -m jaxlint check --rerun-tests --output-format json --exit-zero --jobs "$JOBS" "$package" \
         > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
+    # By hand: the same tests under the plugin, as check runs them (same state of the module).
+    "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero $(cat "$OUT/$name.rerun.ids") \
+        > "$OUT/$name.byhand.log" 2>&1; c=$(now)
     cp -p "$OUT/$name.touched.bak" "$module"; trap - EXIT INT TERM
-    echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); the slice under the plugin took $(grep "^== $name: pytest" "$OUT/results.txt" | tail -1 | grep -o 'pytest --jaxlint [0-9.]* s') for all its tests (goal: rerun <= 1.5x the recorded tests by hand)" | tee -a "$OUT/results.txt"
+    echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); its $(wc -l < "$OUT/$name.rerun.ids") tests by hand under the plugin $(secs $b $c) s: ratio $(python3 -c "print(round(($b - $a) / max($c - $b, 1e-3), 2))")x (goal <= 1.5x)" | tee -a "$OUT/results.txt"
   done
 fi

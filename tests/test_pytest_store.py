@@ -381,3 +381,40 @@ def test_a_safe_fix_in_code_no_linted_function_runs_is_unsafe_in_the_plugin_as_i
     assert set(fixes) == {12, 18}
     assert all(fix["applicability"] == "unsafe" and "no traced function runs this code" in fix["message"]
                for fix in fixes.values())
+
+
+@pytest.mark.slow
+def test_the_tests_named_to_rerun_are_those_that_gave_a_signature(tmp_path: Path) -> None:
+    """optax's `partition`: its first three tests pass empty trees (no array, nothing to lint), a
+    fourth passes arrays. The store names that fourth test first, so after an edit `--rerun-tests`
+    lints the function again instead of losing it."""
+    tests = textwrap.dedent('''\
+        import jax.numpy as jnp
+
+        from pkg.model import loss
+
+
+        def test_empty_a():
+            assert loss([]) == 0.0
+
+
+        def test_empty_b():
+            assert loss(()) == 0.0
+
+
+        def test_empty_c():
+            assert loss({}) == 0.0
+
+
+        def test_arrays():
+            assert loss([jnp.ones(2)]) == 0.0
+        ''')
+    model = "import jax.numpy as jnp\n\n\ndef loss(tree):\n    return sum(jnp.sum(jnp.log(x)) for x in tree)\n"
+    root = project(tmp_path, tests=tests, model=model)
+    assert "4 passed" in pytest_run(root, "-p", "no:xdist").stdout
+    _, summary = check(root)
+    assert "linted 1 of 3 JAX functions: 0 traced here, 1 in the test run" in summary, summary
+    (root / "pkg" / "model.py").write_text(model + "\n\nSCALE = 2\n")
+    _, summary = check(root, "--rerun-tests")
+    assert "running the 3 tests that reached it again" in summary, summary
+    assert "linted 1 of 3 JAX functions: 0 traced here, 1 in the test run" in summary, summary

@@ -58,6 +58,13 @@ class Function:
     keys: dict[Any, Call] = field(default_factory=dict)  # signature key -> the call kept for it
     examined: int = 0
     tests: list[str] = field(default_factory=list)  # node ids of the first tests that called it
+    array_tests: list[str] = field(default_factory=list)  # ... of the first whose call gave a signature
+
+    @property
+    def named_tests(self) -> list[str]:
+        """The tests the store names to re-run it: those whose calls gave it a signature first (a
+        test that calls it with no array would not lint it again), then the first that called it."""
+        return list(dict.fromkeys(self.array_tests + self.tests))[:MAX_TESTS]
 
     @property
     def done(self) -> bool:
@@ -202,6 +209,9 @@ class CallWatcher:
                 function.keys[key] = call
                 function.calls.append(call)
                 self.news += 1
+                if self.test is not None and len(function.array_tests) < MAX_TESTS \
+                        and self.test not in function.array_tests:
+                    function.array_tests.append(self.test)
             elif call.differentiated:  # the same signature, seen under jax.grad this time
                 function.keys[key].differentiated = True
 

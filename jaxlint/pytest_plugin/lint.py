@@ -88,7 +88,7 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         code = function.code
         path = os.path.abspath(code.co_filename)
         called.setdefault(path, set()).add(code.co_firstlineno)
-        tests.setdefault((path, code.co_firstlineno), function.tests)
+        tests.setdefault((path, code.co_firstlineno), function.named_tests)
         if not function.calls:
             continue
         source = files[path] if path in files else files.setdefault(path, _read(path, function))
@@ -144,8 +144,8 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
     qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.11+
     target = target_for(path, source.text, code.co_name, qualname, code.co_firstlineno,
                         list(parameter_names(code)), source.index.targets)
-    linted = Linted(path, qualname, code.co_firstlineno, tests=list(function.tests))
-    test = function.tests[0] if function.tests else None
+    linted = Linted(path, qualname, code.co_firstlineno, tests=function.named_tests)
+    test = function.named_tests[0] if function.named_tests else None
     depends = outcome.depends.setdefault(path, {path})
     for call in function.calls:
         ran_files: set[str] = set()
