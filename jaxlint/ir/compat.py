@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 from typing import Any, Iterator
 
 import jax
 from jax._src import config as _jax_config
 from jax._src import source_info_util
+
+from jaxlint.events import CacheMiss, Difference
 
 try:  # Jaxpr and friends moved to jax.extend.core; jax.core lost them in 0.6.0.
     from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
@@ -361,3 +364,91 @@ def concrete_shape(shape: tuple[Any, ...], size: int = 4) -> tuple[int, ...] | N
             return None
         concrete.append(value)
     return tuple(concrete)
+
+
+# Run-time events (pytest_plugin/runtime.py). With ``jax_explain_cache_misses`` on, each miss of
+# jit's tracing cache is explained in a WARNING record of the logger of the module that explains
+# it: jax._src.pjit up to 0.4.x, jax._src.interpreters.partial_eval in newer releases. The text
+# differs too ("seen f32[8,4], but now given f32[7,4]" then, "now f32[7,4] and before f32[8,4]"
+# now); both forms are read, whatever the version.
+CACHE_MISS_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")
+CACHE_MISS_PREFIX = "TRACING CACHE MISS at "
+# Records the flag raises from DEBUG to WARNING besides (when a persistent compilation cache is on).
+EXPLAIN_ONLY_LOGGERS = ("jax._src.compiler", "jax._src.compilation_cache")
+EXPLAIN_ONLY_PREFIXES = ("PERSISTENT COMPILATION CACHE MISS", "Not writing persistent cache entry")
+_NEW_TYPE = re.compile(r"^\* at (?P<where>.+?), now (?P<now>.+?) and before (?P<before>.+?)(?:https?://\S+)?$")
+_OLD_TYPE = re.compile(r"^\* at (?P<where>.+?), seen (?P<before>.+?), but now given (?P<now>.+?)$")
+_NEW_TREE = re.compile(r"^\* at input path (?P<where>.+?), now (?P<now>.+?) and before (?P<before>.+?), so .*$")
+_OLD_TREE = re.compile(r"^\* at (?P<where>.+?), seen (?P<before>.+?) but now given (?P<now>.+?),\s+so .*$")
+_CONTEXT = re.compile(r"^\* (?P<where>\S+) differs: now (?P<now>.+?) and before (?P<before>.+?)$")
+_STATIC = re.compile(r"Static\(val=(?P<value>.*)\)$")
+_FUNCTION = re.compile(r"^(?:for )?(?P<name>\S+?)(?: id=\d+)?(?: defined at (?P<defined>.+))?$")
+
+
+def explain_cache_misses(on: bool) -> bool:
+    """Set ``jax_explain_cache_misses`` globally; returns the value it had."""
+    previous = bool(_jax_config.explain_cache_misses.value)
+    if previous != on:
+        jax.config.update("jax_explain_cache_misses", on)
+    return previous
+
+
+def under_jit() -> bool:
+    """Whether a jit is being traced here: a miss of an inner jit is traced into the outer
+    function's program, not compiled on its own."""
+    from jax._src import core
+
+    return core.unsafe_am_i_under_a_jit()
+
+
+def is_jax_file(path: str) -> bool:
+    return os.path.abspath(path).startswith(_JAX_DIR)
+
+
+def parse_cache_miss(message: str) -> CacheMiss | None:
+    """The tracing-cache miss ``message`` explains (None: not one, or a function defined inside
+    JAX, which 0.4.x explains too)."""
+    if not message.startswith(CACHE_MISS_PREFIX):
+        return None
+    lines = [line.strip() for line in message.splitlines()[1:]]
+    unseen = "never seen function:" in lines
+    head = lines[lines.index("never seen function:") + 1] if unseen else next(
+        (line for line in lines if line.startswith("for ")), "")
+    found = _FUNCTION.match(head)
+    if found is None:
+        return None
+    defined = found.group("defined") or ""
+    if defined and is_jax_file(defined.rpartition(":")[0]):
+        return None
+    differences = () if unseen else tuple(_differences(lines))
+    return CacheMiss(found.group("name"), defined, unseen, differences)
+
+
+def _differences(lines: list[str]) -> list[Difference]:
+    found = list(_each_difference(lines))
+    if any(d.kind == "context" and d.where for d in found):  # the heading, then one line per option
+        found = [d for d in found if d.kind != "context" or d.where]
+    return found
+
+
+def _each_difference(lines: list[str]) -> Iterator[Difference]:
+    explained = False
+    for line in lines:
+        tree = _NEW_TREE.match(line) or _OLD_TREE.match(line)
+        kind = "tree"
+        if tree is None:
+            tree, kind = _NEW_TYPE.match(line) or _OLD_TYPE.match(line), "type"
+        if tree is None:
+            tree, kind = _CONTEXT.match(line), "context"
+        if tree is not None:
+            explained = True
+            before, now = tree.group("before"), tree.group("now")
+            static_before, static_now = _STATIC.search(before), _STATIC.search(now)
+            if kind == "tree" and static_before and static_now:
+                kind, before, now = "static", static_before.group("value"), static_now.group("value")
+            yield Difference(kind, tree.group("where"), before, now, line)
+        elif line.lower().startswith(("never seen passing", "tracing context doesn't match")):
+            explained = True
+            yield Difference("tree" if line.startswith("never") else "context", text=line)
+    if not explained:
+        yield Difference("unexplained", text=next((line for line in lines if "unavailable" in line), ""))

@@ -84,7 +84,10 @@ class _Watching:
         from jaxlint.config import load_config
         from jaxlint.config.keys import parse_snippet
         from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
+        from jaxlint.pytest_plugin.runtime import RunWatcher
         from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
+        from jaxlint.rules import rule_classes
+        from jaxlint.rules.base import checks
 
         cwd = os.getcwd()
         self.config = load_config([cwd], settings.get("config"), bool(settings.get("isolated")),
@@ -101,25 +104,33 @@ class _Watching:
         if self.imports is not None:
             self.imports.install(self.watcher.notify)
         self.watcher.start()
+        self.rules = rule_classes(r.code for r in self.config.rules())
+        # JAX's run-time events (compiles) of the whole run, for the run-time rules.
+        self.runtime = RunWatcher(self.files.__contains__) if checks(self.rules, "check_run") else None
+        if self.runtime is not None:
+            self.runtime.start()
+            self.runtime.scope = "program"
 
     def stop(self) -> None:
         self.watcher.stop()
+        if self.runtime is not None:
+            self.runtime.stop()
         if self.imports is not None:
             self.imports.uninstall()
 
     def hand_over(self, path: str, status: int) -> None:
         """Lint the kept calls and write what jaxlint reports from to ``path`` (whole or not at all)."""
         from jaxlint.pytest_plugin.lint import lint_calls
-        from jaxlint.rules import rule_classes
 
         started = time.perf_counter()
-        rules = rule_classes(r.code for r in self.config.rules())
+        rules = self.rules
+        run_findings = self.runtime.findings(rules, self.config.settings()) if self.runtime is not None else []
         # The call the watched modules make tells which project files each trace runs: what the
         # store's entries depend on.
         with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
             outcome = lint_calls(list(self.watcher.functions.values()), rules, self.config.settings(),
                                  self.files.__contains__, self.watcher.executed_files)
-        data = {"findings": [f.to_json() for f in outcome.findings],
+        data = {"findings": [f.to_json() for f in run_findings + outcome.findings],
                 "functions": [f.to_json() for f in outcome.functions],
                 "ran": [r.to_json() for r in outcome.ran], "seconds": time.perf_counter() - started,
                 "depends": {path: sorted(files) for path, files in outcome.depends.items()},

@@ -27,9 +27,11 @@ from jaxlint.pytest_plugin import results
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
 from jaxlint.pytest_plugin.lint import lint_calls
 from jaxlint.pytest_plugin.results import Linted, Ran
+from jaxlint.pytest_plugin.runtime import RunWatcher
 from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.rules import rule_classes
+from jaxlint.rules.base import checks
 from jaxlint.text import relative
 
 WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings
@@ -75,6 +77,8 @@ class JaxlintSession:
         self.watcher = CallWatcher(files, profile=self.imports is None)
         if self.imports is not None:
             self.imports.install(self.watcher.notify)
+        # JAX's run-time events (compiles) for the run-time rules, per test: only when one is selected.
+        self.runtime = RunWatcher(files.__contains__) if checks(self.rules, "check_run") else None
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
         self.ran: list[Ran] = []
@@ -114,6 +118,8 @@ class JaxlintSession:
 
     def _uninstall(self) -> None:
         self.watcher.stop()
+        if self.runtime is not None:
+            self.runtime.stop()
         if self.imports is not None:
             self.imports.uninstall()
 
@@ -121,9 +127,14 @@ class JaxlintSession:
         if self.imports is not None:
             self.imports.put_first()  # ahead of a finder a plugin installed in pytest_configure
         self.watcher.start()  # collection imports the project: calls made at import count too
+        if self.runtime is not None:
+            self.runtime.start()
+            self.runtime.scope = "collection"
 
     def pytest_collection_finish(self, session: Any) -> None:
         self.watcher.stop()  # from here on, each test is watched or not (pytest_runtest_protocol)
+        if self.runtime is not None:
+            self.runtime.scope = None
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
@@ -131,14 +142,17 @@ class JaxlintSession:
         ``PATIENCE`` times: the watching costs each Python call, and repeats rarely call new code."""
         test = (str(getattr(item, "path", "")), getattr(item, "originalname", item.name))
         watch = self.watch_all or self.unrevealing.get(test, 0) < PATIENCE
+        # The store names the tests that reached each function, as `check --rerun-tests` runs
+        # them: from the project's root, which need not be pytest's rootdir.
+        nodeid = from_root(item.nodeid, str(item.config.rootpath), self.config.root)
         if watch:
             before = self.watcher.news
-            # The store names the tests that reached each function, as `check --rerun-tests`
-            # runs them: from the project's root, which need not be pytest's rootdir.
-            self.watcher.test = from_root(item.nodeid, str(item.config.rootpath), self.config.root)
+            self.watcher.test = nodeid
             self.watcher.start()
         try:
-            yield
+            # Compiles are watched in every test: JAX reports them, nothing is paid per call.
+            with self.runtime.scoped(nodeid) if self.runtime is not None else contextlib.nullcontext():
+                yield
         finally:
             if watch:
                 self.watcher.stop()
@@ -161,6 +175,8 @@ class JaxlintSession:
             # linted and stored, unless the user stops that too.
             sys.stderr.write(f"\njaxlint: the tests were interrupted: linting the {len(self.watcher.functions)} "
                              "functions they called so far (Ctrl-C again skips it)\n")
+        if self.runtime is not None:  # the tests' compiles, before jaxlint's own traces
+            self.findings += self.runtime.findings(self.rules, self.config.settings())
         started = time.perf_counter()
         try:
             with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():

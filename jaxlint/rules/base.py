@@ -8,13 +8,17 @@ cli, config, engine or worker packages:
   IR (jaxlint.ir) of its jaxpr: with ``ctx.path`` the target's file, then once more for each other
   project file whose helpers added operations to the jaxpr (``ctx.path`` that file), so a problem
   inside a helper is reported where the user can fix it. Rules that read the target's own source
-  (its decorator, its transform calls) declare ``reads_helpers = False``.
+  (its decorator, its transform calls) declare ``reads_helpers = False``;
+- ``check_run(ctx: RunContext)`` runs once per scope of a run under ``pytest --jaxlint`` or
+  ``jaxlint run`` (a test, or the whole program) over the events JAX reported while it ran
+  (jaxlint.events: the compiles, with the project's call that caused each).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol, Sequence
 
+from jaxlint.events import RunEvents
 from jaxlint.ir import Op, Program, VmapRecord
 from jaxlint.model import Applicability, Finding, Fix, Option, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
@@ -134,6 +138,18 @@ class ProgramContext(SourceContext):
         return rule.finding(self.path, span, message, fix, self.target.qualname)
 
 
+@dataclass
+class RunContext:
+    """What a run-time rule sees of one scope of a run: its events, and the rule options."""
+
+    events: RunEvents
+    settings: Settings = field(default_factory=Settings)
+
+    def option(self, rule: type[Rule], name: str) -> Any:
+        """The configured value of one of ``rule``'s declared options, else its default."""
+        return self.settings.rule_options.get(rule.code, {}).get(name, rule.options[name].default)
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case
@@ -168,6 +184,10 @@ class Rule:
         return ()
 
     @classmethod
+    def check_run(cls, ctx: RunContext) -> Iterable[Finding]:
+        return ()
+
+    @classmethod
     def explain(cls, ctx: SourceContext, target: Target | None, error: BaseException,
                 span: Span) -> list[Finding]:
         """Findings that explain an import or trace failure raised at ``span`` better than the
@@ -176,5 +196,5 @@ class Rule:
 
 
 def checks(rules: Sequence[type[Rule]], hook: str) -> list[type[Rule]]:
-    """The rules that implement ``hook`` ("check_source" or "check_program")."""
+    """The rules that implement ``hook`` ("check_source", "check_program" or "check_run")."""
     return [r for r in rules if getattr(r, hook).__func__ is not getattr(Rule, hook).__func__]

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Sequence
 
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules.analysis_failures import InternalErrorRule
-from jaxlint.rules.base import ProgramContext, Rule, SourceContext, checks
+from jaxlint.rules.base import ProgramContext, Rule, RunContext, SourceContext, checks
 
 
 def describe_error(error: BaseException) -> str:
@@ -28,6 +28,17 @@ def run_program_rules(rules: Sequence[type[Rule]], ctx: ProgramContext, codes: s
                     "check_program")
     return _run(chosen, lambda rule: rule.check_program(ctx), codes, ctx.target_path or ctx.path,
                 ctx.target.name_span, ctx.target, f" for {ctx.target.qualname}")
+
+
+def run_run_rules(rules: Sequence[type[Rule]], ctx: RunContext, codes: set[str]) -> list[Finding]:
+    """Every ``check_run`` of ``rules`` (those of ``codes``) over one scope of a run; a rule that
+    raises is reported at the first line of the first file where the scope made a call."""
+    chosen = checks([r for r in rules if r.code in codes], "check_run")
+    place = next((c.place for c in ctx.events.compiles if c.place is not None), None)
+    if not chosen or place is None:
+        return []
+    return _run(chosen, lambda rule: rule.check_run(ctx), codes, place.path, Span(1, 0, 1, 0), None,
+                f" over {ctx.events.scope}")
 
 
 def internal_error(codes: set[str], path: str, span: Span, target: Target | None, what: str,

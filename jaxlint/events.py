@@ -1,0 +1,69 @@
+"""What a run showed, as plain data: the events JAX reports while the project's code runs under
+``pytest --jaxlint`` or ``jaxlint run`` (pytest_plugin/runtime.py watches them), which the
+run-time rules read (``Rule.check_run``). JAX-free: ``ir/compat.py`` turns each JAX version's
+log text into these, and the rules never see JAX.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from jaxlint.model import Span
+
+# What JAX's explanation of a tracing-cache miss names: an argument whose type (shape, dtype,
+# weak type) changed, a static argument's value, another change of the arguments' pytree, of the
+# tracing context (a config or context manager), or nothing it could explain.
+DifferenceKind = Literal["type", "static", "tree", "context", "unexplained"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One item of JAX's explanation: at ``where`` (an argument, ``x`` or ``params['w']``, or an
+    input path), ``before`` and ``now`` as JAX printed them (``f32[8,4]``, ``f32[]{weak_type=True}``,
+    a static value), ``text`` the explanation's own line."""
+
+    kind: DifferenceKind
+    where: str = ""
+    before: str = ""
+    now: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class CacheMiss:
+    """One miss of jit's tracing cache at the top level (a trace that is compiled), as
+    ``jax_explain_cache_misses`` explains it. ``unseen``: JAX had not seen the function object
+    before (its first compile, or a new object); otherwise ``differences`` say what changed
+    against the closest earlier call."""
+
+    function: str  # its name, as JAX prints it
+    defined_at: str  # "path:line" of its definition ("" when JAX does not say)
+    unseen: bool
+    differences: tuple[Difference, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallPlace:
+    """Where the project's code made a call: the innermost frame in a project file (columns in
+    characters, as every Span)."""
+
+    path: str
+    span: Span
+
+
+@dataclass
+class Compile:
+    """A cache miss and the place of the call that caused it (None: no project frame on the
+    stack, e.g. a test that calls the jitted function itself)."""
+
+    miss: CacheMiss
+    place: CallPlace | None
+
+
+@dataclass
+class RunEvents:
+    """The events of one scope of the run: one test (its node id), the tests' collection, or a
+    whole program under ``jaxlint run``. Events of different scopes are never added up."""
+
+    scope: str
+    compiles: list[Compile] = field(default_factory=list)

@@ -1,0 +1,157 @@
+"""What the project's code does while it runs, from JAX's own events, per scope (one test, the
+tests' collection, or a whole program under ``jaxlint run``), for the run-time rules
+(``Rule.check_run``, e.g. JX205).
+
+The events come from JAX, never from timing: with ``jax_explain_cache_misses`` on, JAX explains
+each miss of jit's tracing cache in a log record (ir/compat.py reads the text of each version).
+A filter on JAX's logger takes each record as it is made, in the thread of the call, so the
+stack still holds the project's frame that made the call. The records the flag adds are then
+dropped (unless the user had the flag on), so the test run's logging is as without jaxlint; the
+flag and the filters are put back when the watching stops. A source of another kind of event
+(host syncs: the conversions of a device array to a Python value) would add its own list to
+``RunEvents`` and hook in at ``start``/``stop`` the same way.
+"""
+from __future__ import annotations
+
+import contextlib
+import linecache
+import logging
+import sys
+from types import FrameType
+from typing import Callable, Iterator, Sequence
+
+from jaxlint.events import CallPlace, Compile, RunEvents
+from jaxlint.model import Finding, Settings, Span
+from jaxlint.rules.base import Rule, RunContext
+from jaxlint.rules.runner import run_run_rules
+from jaxlint.text import char_column
+
+
+class _Filter(logging.Filter):
+    """Hands each record of one JAX logger to ``take``, which says whether it goes on."""
+
+    def __init__(self, take: Callable[[logging.LogRecord], bool]) -> None:
+        super().__init__()
+        self.take = take
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.take(record)
+
+
+class RunWatcher:
+    """Records JAX's run-time events while ``scope`` is set; ``project(path)``: the files whose
+    frames are the project's (a call is placed at the innermost of them)."""
+
+    def __init__(self, project: Callable[[str], bool]) -> None:
+        self.project = project
+        self.scopes: dict[str, RunEvents] = {}
+        self.scope: str | None = None
+        self._installed: list[tuple[logging.Logger, logging.Filter]] = []
+        self._user_explains = False  # the user had jax_explain_cache_misses on: their records stay
+        self._in_project: dict[str, bool] = {}
+
+    def start(self) -> None:
+        """Turn JAX's explanations on and listen (nothing happens when already listening)."""
+        if self._installed:
+            return
+        from jaxlint.ir import compat
+
+        self._user_explains = compat.explain_cache_misses(True)
+        for name in compat.CACHE_MISS_LOGGERS:
+            self._install(name, self._take_miss)
+        for name in compat.EXPLAIN_ONLY_LOGGERS:
+            self._install(name, self._take_other)
+
+    def stop(self) -> None:
+        """Put JAX's flag and loggers back as they were."""
+        if not self._installed:
+            return
+        from jaxlint.ir import compat
+
+        for logger, installed in self._installed:
+            logger.removeFilter(installed)
+        self._installed = []
+        if not self._user_explains:
+            compat.explain_cache_misses(False)
+
+    @contextlib.contextmanager
+    def scoped(self, scope: str) -> Iterator[None]:
+        """Events inside the block belong to ``scope`` (a test's node id)."""
+        previous, self.scope = self.scope, scope
+        try:
+            yield
+        finally:
+            self.scope = previous
+
+    def findings(self, rules: Sequence[type[Rule]], settings: Settings) -> list[Finding]:
+        """The run-time rules' findings over each scope's events (a rule that raises is a JX906
+        finding, as everywhere)."""
+        codes = {rule.code for rule in rules}
+        found: list[Finding] = []
+        for events in self.scopes.values():
+            found += run_run_rules(rules, RunContext(events=events, settings=settings), codes)
+        return found
+
+    def _install(self, name: str, take: Callable[[logging.LogRecord], bool]) -> None:
+        logger = logging.getLogger(name)
+        installed = _Filter(take)
+        logger.addFilter(installed)
+        self._installed.append((logger, installed))
+
+    def _take_miss(self, record: logging.LogRecord) -> bool:
+        from jaxlint.ir import compat
+
+        try:
+            message = record.getMessage()
+        except Exception:  # a record that cannot format is not ours to judge
+            return True
+        if not message.startswith(compat.CACHE_MISS_PREFIX):
+            return True
+        if self.scope is not None and not compat.under_jit():
+            miss = compat.parse_cache_miss(message)
+            if miss is not None:
+                events = self.scopes.setdefault(self.scope, RunEvents(self.scope))
+                events.compiles.append(Compile(miss, self._place(sys._getframe(1))))
+        return self._user_explains
+
+    def _take_other(self, record: logging.LogRecord) -> bool:
+        from jaxlint.ir import compat
+
+        if self._user_explains or record.levelno != logging.WARNING:
+            return True
+        try:
+            return not record.getMessage().startswith(compat.EXPLAIN_ONLY_PREFIXES)
+        except Exception:
+            return True
+
+    def _place(self, frame: FrameType | None) -> CallPlace | None:
+        """The innermost frame of ``frame``'s stack in a project file, and the span of the call it
+        is making (``co_positions``: byte columns, made characters)."""
+        while frame is not None:
+            path = frame.f_code.co_filename
+            inside = self._in_project.get(path)
+            if inside is None:
+                inside = self._in_project[path] = self.project(path)
+            if inside:
+                return CallPlace(path, _call_span(frame))
+            frame = frame.f_back
+        return None
+
+
+def _call_span(frame: FrameType) -> Span:
+    line = frame.f_lineno
+    positions = getattr(frame.f_code, "co_positions", None)  # Python 3.11
+    if positions is not None and frame.f_lasti >= 0:
+        for index, position in enumerate(positions()):
+            if index == frame.f_lasti // 2:
+                start_line, end_line, start_col, end_col = position
+                if start_line is not None and start_col is not None:
+                    end_line = end_line if end_line is not None else start_line
+                    end_col = end_col if end_col is not None else start_col
+                    path = frame.f_code.co_filename
+                    return Span(start_line, char_column(linecache.getline(path, start_line), start_col),
+                                end_line, char_column(linecache.getline(path, end_line), end_col))
+                break
+    text = linecache.getline(frame.f_code.co_filename, line)
+    indent = len(text) - len(text.lstrip())
+    return Span(line, indent, line, len(text.rstrip("\r\n")))

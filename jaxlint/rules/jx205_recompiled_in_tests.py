@@ -1,0 +1,142 @@
+"""JX205 recompiled-in-tests: one jitted function compiled ``min-compiles`` times or more within
+one test (or one run of a program under ``jaxlint run``).
+
+A run-time rule (``check_run``): it reads the compiles JAX reported while the test ran, each
+with JAX's own explanation of what changed against the closest earlier call (an argument's
+shape, dtype or weak type, a static argument's value, a new function object) and the project's
+call that caused it (pytest_plugin/runtime.py). Compiles in different tests are not added up:
+a test suite chooses shapes on purpose. A call the test file makes itself is the test's choice
+too: only calls from the project's own code (a training loop, a helper) are reported, at the
+call that compiled again.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterable
+
+from jaxlint.events import CacheMiss, CallPlace, Compile, Difference
+from jaxlint.model import Finding, Option
+from jaxlint.rules.base import Rule, RunContext
+
+_TYPE = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
+_POSITIONAL = re.compile(r"^\[0\]\[(\d+)\]")
+_KEYWORD = re.compile(r"^\[1\]\[['\"](.+?)['\"]\]")
+
+_PAD = "pad or bucket the varying axis to a few fixed sizes (masking the padding), so each size compiles once"
+_DTYPE = "cast the argument to one dtype before the call"
+_SHAPE = "give the argument one shape (pad, reshape) or a few, each compiled once"
+_WEAK = ("cast the initial state to the dtype the function returns (`jnp.float32(0.0)`, "
+         "`jnp.asarray(x, dtype)`), so the first call has the type of the later ones")
+_HOIST = "hoist the `jax.jit` (and the function it wraps) out of the loop, so the same function object is called"
+_STATIC = "make the argument an array (a traced argument, not static) when it takes many values"
+_TREE = "pass arguments of the same structure on every call"
+_CONTEXT = "set the configuration once, outside the loop"
+
+
+class RecompiledInTests(Rule):
+    code = "JX205"
+    name = "recompiled-in-tests"
+    summary = ("A jitted function compiled min-compiles times or more within one test (or one program run), "
+               "each cause named from JAX's own explanation.")
+    severity = "warning"
+    options = {"min-compiles": Option(int, 3, "compiles of one jitted function within one test or one program run",
+                                      minimum=2)}
+
+    @classmethod
+    def check_run(cls, ctx: RunContext) -> Iterable[Finding]:
+        least = ctx.option(cls, "min-compiles")
+        by_function: dict[tuple[str, str], list[Compile]] = {}
+        for compile_ in ctx.events.compiles:
+            by_function.setdefault((compile_.miss.function, compile_.miss.defined_at), []).append(compile_)
+        for (function, defined_at), compiles in by_function.items():
+            if len(compiles) < least:
+                continue
+            by_place: dict[tuple[str, tuple[int, int, int, int]], tuple[CallPlace, list[CacheMiss]]] = {}
+            for compile_ in compiles[1:]:  # the first compile in the test is no recompile
+                if compile_.place is not None:
+                    place = compile_.place
+                    key = (place.path, (place.span.start_line, place.span.start_col, place.span.end_line,
+                                        place.span.end_col))
+                    by_place.setdefault(key, (place, []))[1].append(compile_.miss)
+            for place, misses in by_place.values():
+                message = _message(function, defined_at, len(compiles), ctx.events.scope, misses)
+                yield cls.finding(place.path, place.span, message)
+
+
+def _message(function: str, defined_at: str, count: int, scope: str, misses: list[CacheMiss]) -> str:
+    path, _, line = defined_at.rpartition(":")
+    defined = f"defined at {os.path.basename(path)}:{line}" if path else ""
+    causes: dict[str, str] = {}  # what JAX says changed -> what removes it, first seen first
+    sizes: dict[tuple[str, int], list[str]] = {}  # (argument, axis) -> the sizes it took, in order
+    for miss in misses:
+        if miss.unseen:
+            causes[f"a new function object each time, made at the same line ({defined or _code(function)})"] = _HOIST
+        for difference in miss.differences:
+            _cause(difference, causes, sizes)
+    for (name, axis), values in sizes.items():
+        causes[f"axis {axis} of {name} changed {' -> '.join(values)}"] = _PAD
+    scope_text = "this program's run" if scope == "program" else f"the test {scope}"
+    explained = "; ".join(f"{what}: {remedy}" for what, remedy in causes.items()) or "JAX gave no explanation"
+    return (f"{_code(function)}{f' ({defined})' if defined else ''} compiled {count} times in {scope_text}; JAX's explanation of the "
+            f"{len(misses)} recompile{'s' * (len(misses) != 1)} this call caused: {explained}. Each compile "
+            "traces the function again and runs XLA's compiler, which costs far more than running it "
+            "(milliseconds to seconds each).")
+
+
+def _cause(difference: Difference, causes: dict[str, str], sizes: dict[tuple[str, int], list[str]]) -> None:
+    name = _argument(difference.where)
+    if difference.kind == "type":
+        before, now = _parsed(difference.before), _parsed(difference.now)
+        if before is None or now is None:
+            causes[f"the type of {name} changed ({difference.before} -> {difference.now})"] = _SHAPE
+        elif before[0] != now[0]:
+            causes[f"the dtype of {name} changed ({before[0]} -> {now[0]})"] = _DTYPE
+        elif len(before[1]) != len(now[1]):
+            causes[f"the shape of {name} changed ({difference.before} -> {difference.now})"] = _SHAPE
+        elif before[1] != now[1]:
+            for axis, (old, new) in enumerate(zip(before[1], now[1])):
+                if old != new:
+                    taken = sizes.setdefault((name, axis), [old])
+                    if taken[-1] != old:
+                        taken.append(old)
+                    taken.append(new)
+        elif before[2] != now[2]:
+            flip = "weakly typed (a Python scalar) to a JAX array" if before[2] else "a JAX array to weakly typed"
+            causes[f"{name} flipped from {flip}, {difference.before} -> {difference.now}"] = _WEAK
+        else:
+            causes[f"the type of {name} changed ({difference.before} -> {difference.now})"] = _SHAPE
+    elif difference.kind == "static":
+        causes[f"the static {name} changed value ({difference.before} -> {difference.now})"] = _STATIC
+    elif difference.kind == "tree":
+        causes[f"the arguments' structure changed ({difference.text})"] = _TREE
+    elif difference.kind == "context":
+        what = (f"the JAX configuration {difference.where} changed ({difference.before} -> {difference.now})"
+                if difference.where else "a JAX configuration or context manager changed")
+        causes[what] = _CONTEXT
+    else:
+        causes["JAX gave no explanation (JAX 0.4.x does not explain a static argument's new value)"] = _STATIC
+
+
+def _parsed(text: str) -> tuple[str, tuple[str, ...], bool] | None:
+    """(dtype, dims, weakly typed) of ``f32[8,4]{weak_type=True}`` (a sharding, ``8@data`` or a
+    ``({...})`` suffix, left out)."""
+    found = _TYPE.match(text.strip())
+    if found is None:
+        return None
+    dims = tuple(d.split("@")[0].strip() for d in found.group("dims").split(",") if d.strip())
+    return found.group("dtype"), dims, "weak_type=True" in found.group("rest")
+
+
+def _argument(where: str) -> str:
+    """JAX's name of an argument as the message shows it: ``x``, ``params['w']``, or a position."""
+    positional, keyword = _POSITIONAL.match(where), _KEYWORD.match(where)
+    if positional:
+        return f"argument {positional.group(1)}"
+    if keyword:
+        return f"argument {_code(keyword.group(1))}"
+    return _code(where) if where else "an argument"
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
