@@ -32,6 +32,7 @@ _HOIST = "hoist the `jax.jit` (and the function it wraps) out of the loop, so th
 _STATIC = "make the argument an array (a traced argument, not static) when it takes many values"
 _TREE = "pass arguments of the same structure on every call"
 _CONTEXT = "set the configuration once, outside the loop"
+_SHARDING = "place the argument on the same devices, with the same sharding, on every call"
 
 
 class RecompiledInTests(Rule):
@@ -68,14 +69,14 @@ def _message(function: str, defined_at: str, count: int, scope: str, misses: lis
     path, _, line = defined_at.rpartition(":")
     defined = f"defined at {os.path.basename(path)}:{line}" if path else ""
     causes: dict[str, str] = {}  # what JAX says changed -> what removes it, first seen first
-    sizes: dict[tuple[str, int], list[str]] = {}  # (argument, axis) -> the sizes it took, in order
+    sizes: dict[tuple[str, int], list[str]] = {}  # (argument, axis) -> the sizes it took
     for miss in misses:
         if miss.unseen:
             causes[f"a new function object each time, made at the same line ({defined or _code(function)})"] = _HOIST
         for difference in miss.differences:
             _cause(difference, causes, sizes)
     for (name, axis), values in sizes.items():
-        causes[f"axis {axis} of {name} changed {' -> '.join(values)}"] = _PAD
+        causes[f"axis {axis} of {name} took {len(values)} sizes ({', '.join(values)})"] = _PAD
     scope_text = "this program's run" if scope == "program" else f"the test {scope}"
     explained = "; ".join(f"{what}: {remedy}" for what, remedy in causes.items()) or "JAX gave no explanation"
     return (f"{_code(function)}{f' ({defined})' if defined else ''} compiled {count} times in {scope_text}; JAX's explanation of the "
@@ -96,16 +97,14 @@ def _cause(difference: Difference, causes: dict[str, str], sizes: dict[tuple[str
             causes[f"the shape of {name} changed ({difference.before} -> {difference.now})"] = _SHAPE
         elif before[1] != now[1]:
             for axis, (old, new) in enumerate(zip(before[1], now[1])):
-                if old != new:
-                    taken = sizes.setdefault((name, axis), [old])
-                    if taken[-1] != old:
-                        taken.append(old)
-                    taken.append(new)
+                if old != new:  # JAX compares with the closest earlier call: the sizes, first seen first
+                    taken = sizes.setdefault((name, axis), [])
+                    taken += [size for size in (old, new) if size not in taken]
         elif before[2] != now[2]:
             flip = "weakly typed (a Python scalar) to a JAX array" if before[2] else "a JAX array to weakly typed"
             causes[f"{name} flipped from {flip}, {difference.before} -> {difference.now}"] = _WEAK
-        else:
-            causes[f"the type of {name} changed ({difference.before} -> {difference.now})"] = _SHAPE
+        else:  # JAX adds the sharding when that is what differs
+            causes[f"the sharding of {name} changed ({difference.before} -> {difference.now})"] = _SHARDING
     elif difference.kind == "static":
         causes[f"the static {name} changed value ({difference.before} -> {difference.now})"] = _STATIC
     elif difference.kind == "tree":
