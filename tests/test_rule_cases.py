@@ -29,6 +29,8 @@ EXEMPT = {
     "JX903": "a crashing worker (os._exit, a segfault) would end the test process; test_failures.py "
              "checks it with real workers",
     "JX906": "only a bug in jaxlint gives it (a rule or stage raising); test_internal_error.py injects one",
+    "JX205": "a run-time rule: `jaxlint check` runs no code, so no case can give it; test_jx205.py checks it "
+             "on real pytest --jaxlint sessions and a real jaxlint run, test_rule_docs.py its page with jaxlint run",
 }
 
 CODES = [rule.code for rule in all_rules()]

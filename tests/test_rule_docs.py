@@ -57,7 +57,10 @@ def run(path: Path, fix: bool = False) -> CheckResult:
 WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": []}
 # Pages whose Example no code can give, and why.
 NOT_EXECUTABLE = {"JX906": "only a bug in jaxlint gives it; test_internal_error.py injects one"}
-IN_PROCESS = [doc for doc in DOCS if doc.stem not in WORKER_PAGES and doc.stem not in NOT_EXECUTABLE]
+# Pages of run-time rules, whose Example only a run gives: checked with a real `jaxlint run`.
+RUN_PAGES = {"JX205"}
+IN_PROCESS = [doc for doc in DOCS
+              if doc.stem not in WORKER_PAGES and doc.stem not in NOT_EXECUTABLE and doc.stem not in RUN_PAGES]
 
 
 def check_with_workers(path: Path, flags: list[str]) -> tuple[set[str], int]:
@@ -137,8 +140,34 @@ def test_worker_page_example_and_use_instead(code: str, tmp_path: Path) -> None:
     assert codes == set() and traced > 0
 
 
+def run_codes(folder: Path, script: str) -> set[str]:
+    """The codes `jaxlint run -- python SCRIPT` reports, ``script`` run in ``folder`` (its project)."""
+    (folder / "example.py").write_text(script, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_RUN")}
+    ran = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json", "-o",
+                          "report.json", "--", "python", "example.py"], cwd=folder, env={**env, "JAX_PLATFORMS": "cpu"},
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode in (0, 1), ran.stderr
+    assert "nothing was linted" not in ran.stderr, ran.stderr
+    return {finding["code"] for finding in json.loads((folder / "report.json").read_text())}
+
+
+@pytest.mark.parametrize("code", sorted(RUN_PAGES))
+def test_run_page_example_and_use_instead(code: str, tmp_path: Path) -> None:
+    """A run-time rule's Example, run by `jaxlint run`, gives exactly its finding; Use instead runs
+    clean. These rules have no fix."""
+    [rule] = [r for r in all_rules() if r.code == code]
+    assert rule.fix is None
+    parts = sections((RULES_DIR / f"{code}.md").read_text(encoding="utf-8"))
+    for section, expected in (("Example", {code}), ("Use instead", set())):
+        folder = tmp_path / section.replace(" ", "_")
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+        assert run_codes(folder, first_python_block(parts[section])) == expected, section
+
+
 def test_every_page_is_checked_or_says_why_not() -> None:
-    assert set(WORKER_PAGES) | set(NOT_EXECUTABLE) <= {doc.stem for doc in DOCS}
+    assert set(WORKER_PAGES) | set(NOT_EXECUTABLE) | RUN_PAGES <= {doc.stem for doc in DOCS}
     for code in NOT_EXECUTABLE:
         example = sections((RULES_DIR / f"{code}.md").read_text(encoding="utf-8"))["Example"]
         assert "has no example to check" in " ".join(example.split()), f"{code}'s page says why"
@@ -192,6 +221,9 @@ def test_options_toml_sets_the_option(rule: type[Rule], name: str, tmp_path: Pat
     raised = re.sub(rf"^{name} = .*$", f"{name} = 1000000000000", toml, flags=re.MULTILINE)
     assert raised != toml and raised.startswith(f"[tool.jaxlint.rules.{rule.code}]\n")
     (tmp_path / "pyproject.toml").write_text(raised, encoding="utf-8")
+    if rule.code in RUN_PAGES:
+        assert run_codes(tmp_path, first_python_block(parts["Example"])) == set()
+        return
     example = tmp_path / f"{rule.code.lower()}_example.py"
     example.write_text(first_python_block(parts["Example"]), encoding="utf-8")
     result = check_in_process([str(example)], [rule])
