@@ -149,6 +149,14 @@ def test_a_function_compiled_again_and_again_in_one_test_is_reported_at_the_call
     assert run.returncode == 1
 
 
+def test_under_xdist_each_worker_counts_its_own_tests(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    run = pytest_run(root, "-n", "2")
+    assert "11 passed" in run.stdout, run.stdout + run.stderr
+    assert set(recompiles(root)) == {("pkg/train.py", line_of(TRAIN, "(variable-length batches)")),
+                                     ("pkg/train.py", line_of(TRAIN, "(a new function object)"))}
+
+
 def test_min_compiles_reports_a_weakly_typed_carry_and_the_cast_twin_stays_quiet(tmp_path: Path) -> None:
     root = project(tmp_path, "[tool.jaxlint.rules.JX205]\nmin-compiles = 2\n")
     run = pytest_run(root, "-k", "weak_carry or cast_carry")

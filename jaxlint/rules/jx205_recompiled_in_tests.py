@@ -79,7 +79,8 @@ def _message(function: str, defined_at: str, count: int, scope: str, misses: lis
         causes[f"axis {axis} of {name} took {len(values)} sizes ({', '.join(values)})"] = _PAD
     scope_text = "this program's run" if scope == "program" else f"the test {scope}"
     explained = "; ".join(f"{what}: {remedy}" for what, remedy in causes.items()) or "JAX gave no explanation"
-    return (f"{_code(function)}{f' ({defined})' if defined else ''} compiled {count} times in {scope_text}; JAX's explanation of the "
+    named = f"{_code(function)} ({defined})" if defined else _code(function)
+    return (f"{named} compiled {count} times in {scope_text}; JAX's explanation of the "
             f"{len(misses)} recompile{'s' * (len(misses) != 1)} this call caused: {explained}. Each compile "
             "traces the function again and runs XLA's compiler, which costs far more than running it "
             "(milliseconds to seconds each).")
