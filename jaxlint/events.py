@@ -45,10 +45,14 @@ class CacheMiss:
 @dataclass(frozen=True)
 class CallPlace:
     """Where the project's code made a call: the innermost frame in a project file (columns in
-    characters, as every Span)."""
+    characters, as every Span), the name of its function, and which run of that function it was
+    (``invocation``: equal for the calls one run of it made, a loop in it; a later run gets
+    another number)."""
 
     path: str
     span: Span
+    function: str = ""
+    invocation: int = 0
 
 
 @dataclass

@@ -86,6 +86,11 @@ def test_shapes(n):  # each test compiles once: tests choose shapes on purpose
 def test_the_test_loops_over_shapes_itself():  # the test's own calls: its choice
     for n in (10, 11, 12, 13):
         step(jnp.ones(4), jnp.ones((n, 4)))
+
+
+def test_the_test_calls_the_loop_with_shapes_it_chose():  # one compile in each call of train
+    for n in (14, 15, 16, 17):
+        train(jnp.ones(4), [jnp.ones((n, 4))] * 2)
 '''
 
 
@@ -129,7 +134,7 @@ def recompiles(root: Path) -> dict[tuple[str, int], dict]:
 def test_a_function_compiled_again_and_again_in_one_test_is_reported_at_the_call(tmp_path: Path) -> None:
     root = project(tmp_path)
     run = pytest_run(root)
-    assert "11 passed" in run.stdout, run.stdout + run.stderr
+    assert "12 passed" in run.stdout, run.stdout + run.stderr
     found = recompiles(root)
     batches, lambdas = line_of(TRAIN, "(variable-length batches)"), line_of(TRAIN, "(a new function object)")
     # The near misses stay quiet: constant shapes, a parametrized test over shapes, a test that
@@ -139,8 +144,8 @@ def test_a_function_compiled_again_and_again_in_one_test_is_reported_at_the_call
     # At the call (columns 1-based in the JSON report): `step(w, batch)`.
     assert batch["location"]["column"] == TRAIN.splitlines()[batches - 1].index("step(") + 1
     assert batch["end_location"]["column"] == TRAIN.splitlines()[batches - 1].index("  #") + 1
-    assert "`step` (defined at train.py:5) compiled 4 times in the test tests/test_train.py::test_variable_batches" \
-        in batch["message"]
+    assert ("`step` (defined at train.py:5) compiled 4 times within one call of `train`, in the test "
+            "tests/test_train.py::test_variable_batches") in batch["message"]
     assert "axis 0 of `batch` took 4 sizes (8, 7, 6, 5): pad or bucket the varying axis" in batch["message"]
     assert batch["fix"] is None
     made = found[("pkg/train.py", lambdas)]["message"]
@@ -152,7 +157,7 @@ def test_a_function_compiled_again_and_again_in_one_test_is_reported_at_the_call
 def test_under_xdist_each_worker_counts_its_own_tests(tmp_path: Path) -> None:
     root = project(tmp_path)
     run = pytest_run(root, "-n", "2")
-    assert "11 passed" in run.stdout, run.stdout + run.stderr
+    assert "12 passed" in run.stdout, run.stdout + run.stderr
     assert set(recompiles(root)) == {("pkg/train.py", line_of(TRAIN, "(variable-length batches)")),
                                      ("pkg/train.py", line_of(TRAIN, "(a new function object)"))}
 
@@ -164,7 +169,8 @@ def test_min_compiles_reports_a_weakly_typed_carry_and_the_cast_twin_stays_quiet
     found = recompiles(root)
     assert set(found) == {("pkg/train.py", line_of(TRAIN, "two compiles: the carry"))}
     message = found[("pkg/train.py", line_of(TRAIN, "two compiles: the carry"))]["message"]
-    assert "compiled 2 times in the test tests/test_train.py::test_weak_carry" in message
+    assert "compiled 2 times within one call of `run_decay`, in the test tests/test_train.py::test_weak_carry" \
+        in message
     assert ("`state` flipped from weakly typed (a Python scalar) to a JAX array, "
             "f32[]{weak_type=True} -> f32[]{weak_type=False}: cast the initial state") in message
 

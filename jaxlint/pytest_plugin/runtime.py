@@ -49,6 +49,10 @@ class RunWatcher:
         self._installed: list[tuple[logging.Logger, logging.Filter]] = []
         self._user_explains = False  # the user had jax_explain_cache_misses on: their records stay
         self._in_project: dict[str, bool] = {}
+        # id -> (frame, invocation) of the project frames that made a compiling call and were
+        # still running at the last one: held, so that no new frame can take the id meanwhile.
+        self._running: dict[int, tuple[FrameType, int]] = {}
+        self._invocations = 0
 
     def start(self) -> None:
         """Turn JAX's explanations on and listen (nothing happens when already listening)."""
@@ -71,6 +75,7 @@ class RunWatcher:
         for logger, installed in self._installed:
             logger.removeFilter(installed)
         self._installed = []
+        self._running.clear()
         if not self._user_explains:
             compat.explain_cache_misses(False)
 
@@ -82,6 +87,7 @@ class RunWatcher:
             yield
         finally:
             self.scope = previous
+            self._running.clear()
 
     def findings(self, rules: Sequence[type[Rule]], settings: Settings) -> list[Finding]:
         """The run-time rules' findings over each scope's events (a rule that raises is a JX906
@@ -125,16 +131,27 @@ class RunWatcher:
             return True
 
     def _place(self, frame: FrameType | None) -> CallPlace | None:
-        """The innermost frame of ``frame``'s stack in a project file, and the span of the call it
-        is making (``co_positions``: byte columns, made characters)."""
+        """The innermost frame of ``frame``'s stack in a project file, the span of the call it is
+        making (``co_positions``: byte columns, made characters) and which run of its function."""
+        stack: list[FrameType] = []
         while frame is not None:
+            stack.append(frame)
+            frame = frame.f_back
+        # A frame that made an earlier compiling call and is no longer on the stack has returned.
+        running = {id(f) for f in stack}
+        self._running = {key: held for key, held in self._running.items() if key in running}
+        for frame in stack:
             path = frame.f_code.co_filename
             inside = self._in_project.get(path)
             if inside is None:
                 inside = self._in_project[path] = self.project(path)
             if inside:
-                return CallPlace(path, _call_span(frame))
-            frame = frame.f_back
+                held = self._running.get(id(frame))
+                if held is None:
+                    self._invocations += 1
+                    held = self._running[id(frame)] = (frame, self._invocations)
+                name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+                return CallPlace(path, _call_span(frame), name, held[1])
         return None
 
 

@@ -5,9 +5,11 @@ A run-time rule (``check_run``): it reads the compiles JAX reported while the te
 with JAX's own explanation of what changed against the closest earlier call (an argument's
 shape, dtype or weak type, a static argument's value, a new function object) and the project's
 call that caused it (pytest_plugin/runtime.py). Compiles in different tests are not added up:
-a test suite chooses shapes on purpose. A call the test file makes itself is the test's choice
-too: only calls from the project's own code (a training loop, a helper) are reported, at the
-call that compiled again.
+a test suite chooses shapes on purpose. Nor are compiles made by different runs of the project's
+function that made the call (a test calling ``fori_collect`` with three thinnings, ``svi.run``
+with three models): that is the test's choice too. What is counted is one run of the project's
+code compiling again and again: a loop over batches, a lambda jitted in a loop, a carry fed back.
+A call the test file makes itself is never counted.
 """
 from __future__ import annotations
 
@@ -47,25 +49,28 @@ class RecompiledInTests(Rule):
     @classmethod
     def check_run(cls, ctx: RunContext) -> Iterable[Finding]:
         least = ctx.option(cls, "min-compiles")
-        by_function: dict[tuple[str, str], list[Compile]] = {}
+        # One jitted function, compiled by calls one run of one project function made.
+        runs: dict[tuple[str, str, int], list[Compile]] = {}
         for compile_ in ctx.events.compiles:
-            by_function.setdefault((compile_.miss.function, compile_.miss.defined_at), []).append(compile_)
-        for (function, defined_at), compiles in by_function.items():
+            if compile_.place is not None:
+                key = (compile_.miss.function, compile_.miss.defined_at, compile_.place.invocation)
+                runs.setdefault(key, []).append(compile_)
+        for (function, defined_at, _), compiles in runs.items():
             if len(compiles) < least:
                 continue
             by_place: dict[tuple[str, tuple[int, int, int, int]], tuple[CallPlace, list[CacheMiss]]] = {}
-            for compile_ in compiles[1:]:  # the first compile in the test is no recompile
-                if compile_.place is not None:
-                    place = compile_.place
-                    key = (place.path, (place.span.start_line, place.span.start_col, place.span.end_line,
-                                        place.span.end_col))
-                    by_place.setdefault(key, (place, []))[1].append(compile_.miss)
+            for compile_ in compiles[1:]:  # the first compile is no recompile
+                place = compile_.place
+                assert place is not None
+                key = (place.path, (place.span.start_line, place.span.start_col, place.span.end_line,
+                                    place.span.end_col))
+                by_place.setdefault(key, (place, []))[1].append(compile_.miss)
             for place, misses in by_place.values():
-                message = _message(function, defined_at, len(compiles), ctx.events.scope, misses)
+                message = _message(function, defined_at, len(compiles), ctx.events.scope, place.function, misses)
                 yield cls.finding(place.path, place.span, message)
 
 
-def _message(function: str, defined_at: str, count: int, scope: str, misses: list[CacheMiss]) -> str:
+def _message(function: str, defined_at: str, count: int, scope: str, caller: str, misses: list[CacheMiss]) -> str:
     path, _, line = defined_at.rpartition(":")
     defined = f"defined at {os.path.basename(path)}:{line}" if path else ""
     causes: dict[str, str] = {}  # what JAX says changed -> what removes it, first seen first
@@ -77,10 +82,11 @@ def _message(function: str, defined_at: str, count: int, scope: str, misses: lis
             _cause(difference, causes, sizes)
     for (name, axis), values in sizes.items():
         causes[f"axis {axis} of {name} took {len(values)} sizes ({', '.join(values)})"] = _PAD
-    scope_text = "this program's run" if scope == "program" else f"the test {scope}"
+    run = "" if caller in ("<module>", "") else f"within one call of {_code(caller)}, "
+    scope_text = run + ("in this program's run" if scope == "program" else f"in the test {scope}")
     explained = "; ".join(f"{what}: {remedy}" for what, remedy in causes.items()) or "JAX gave no explanation"
     named = f"{_code(function)} ({defined})" if defined else _code(function)
-    return (f"{named} compiled {count} times in {scope_text}; JAX's explanation of the "
+    return (f"{named} compiled {count} times {scope_text}; JAX's explanation of the "
             f"{len(misses)} recompile{'s' * (len(misses) != 1)} this call caused: {explained}. Each compile "
             "traces the function again and runs XLA's compiler, which costs far more than running it "
             "(milliseconds to seconds each).")
