@@ -7,7 +7,7 @@ shape, dtype or weak type, a static argument's value, a new function object) and
 call that caused it (pytest_plugin/runtime.py). Compiles in different tests are not added up:
 a test suite chooses shapes on purpose. Nor are compiles made by different runs of the project's
 function that made the call (a test calling ``fori_collect`` with three thinnings, ``svi.run``
-with three models): that is the test's choice too. What is counted is one run of the project's
+with several models): that is the test's choice too. What is counted is one run of the project's
 code compiling again and again: a loop over batches, a lambda jitted in a loop, a carry fed back.
 A call the test file makes itself is never counted.
 """
