@@ -73,7 +73,7 @@ def served(argv: list[str], stdout: TextIO, stderr: TextIO) -> int | None:
     if entry is None:
         return None
     try:
-        if any(_fingerprint(path, follow, listed) != tuple_or_none(recorded)
+        if any(_fingerprint(path, follow, listed) != _tuple_or_none(recorded)
                for path, follow, listed, recorded in entry["deps"]):
             return None
         chunks, status = entry["chunks"], int(entry["status"])
@@ -84,7 +84,7 @@ def served(argv: list[str], stdout: TextIO, stderr: TextIO) -> int | None:
     return status
 
 
-def tuple_or_none(value: Any) -> Any:
+def _tuple_or_none(value: Any) -> Any:
     return tuple(value) if value is not None else None
 
 
