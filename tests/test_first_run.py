@@ -168,6 +168,17 @@ def test_without_tests_or_a_program_the_step_is_infer_arguments(tmp_path: Path) 
                            "`--infer-arguments` traces"), run.stderr
 
 
+def test_with_inference_on_the_step_is_hints_not_infer_arguments(tmp_path: Path) -> None:
+    """Inference is on by default: the warning does not suggest turning it on. MODEL's functions
+    take pytrees and shape ints, which no guess traces, so most stay unlinted."""
+    (tmp_path / "model.py").write_text(MODEL.split("\n\nif __name__")[0] + "\n")
+    run = jaxlint("check", "model.py", cwd=tmp_path, infer=True)
+    last = run.stderr.splitlines()[-1]
+    assert last.startswith("jaxlint: warning: linted only 2 of 7 JAX functions; give the targets arguments: "
+                           "a hint comment above each or an examples file"), run.stderr
+    assert "--infer-arguments" not in run.stderr
+
+
 def test_by_default_plain_functions_are_traced_with_inferred_arguments(tmp_path: Path) -> None:
     (tmp_path / "founding.py").write_text(FOUNDING)
     (tmp_path / "plain.py").write_text(PLAIN)
