@@ -227,8 +227,10 @@ def test_a_finding_seen_with_two_signatures_is_reported_once(checked):
 def test_unrecordable_arguments_are_noted(checked):
     _, traced, skipped = checked
     assert "with_object" not in traced
+    # The record's note first, then why inference (on by default) guessed nothing.
     assert skipped["with_object"] == ("the tests call with_object but its arguments could not be "
-                                      "recorded (argument params: <Model object>)")
+                                      "recorded (argument params: <Model object>); arguments not inferred: "
+                                      "parameter params (a function, pytree or object, by its name)")
 
 
 def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
@@ -238,8 +240,10 @@ def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
     result = check([str(root)], all_rules())
     skipped = {s.target: asdict(s) for _, s in result.skipped}
     assert skipped["mapped"]["kind"] == "no-arguments"
-    assert skipped["mapped"]["reason"] == ("recorded signature for mapped(x, y, k) no longer matches "
-                                           "mapped(x, y, k, scale); re-run jaxlint record")
+    # The record's note first, then why no inferred guess traced (k is a static argument).
+    assert skipped["mapped"]["reason"].startswith("recorded signature for mapped(x, y, k) no longer matches "
+                                                  "mapped(x, y, k, scale); re-run jaxlint record; "
+                                                  "no inferred signature traced: x=f32[n], y=f32[], k=f32[]: ")
     assert not [f for f in result.findings if f.code == "JX101"]
 
 
@@ -298,8 +302,9 @@ def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_
                                     if key != "pkg/model.py::never_called"}
     recorded = sum(1 for entry in written["functions"].values() if entry["signatures"])
 
-    with_config = run("-m", "jaxlint", "check", "--config", "other/jaxlint.toml", cwd=root)
-    without = run("-m", "jaxlint", "check", cwd=root)
+    # Without inference: the recorded signatures are the only arguments these functions get.
+    with_config = run("-m", "jaxlint", "check", "--no-infer-arguments", "--config", "other/jaxlint.toml", cwd=root)
+    without = run("-m", "jaxlint", "check", "--no-infer-arguments", cwd=root)
     assert with_config.returncode == 1, with_config.stdout + with_config.stderr
     assert "pkg/model.py:15:12: JX101" in with_config.stdout
     traced, targets = traced_counts(with_config.stderr)
