@@ -5,6 +5,7 @@ module; each test reads the signatures file or checks the project (or a copy of 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.config import load_config
 from jaxlint.engine.check import check
 from jaxlint.rules import all_rules
 
@@ -237,13 +239,13 @@ def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
     root = copy_of(recorded, tmp_path)
     model = root / "pkg" / "model.py"
     model.write_text(MODEL.replace("def mapped(x, y, k):", "def mapped(x, y, k, scale=1.0):"))
-    result = check([str(root)], all_rules())
+    # Without inference, whose guesses for mapped trace on some JAX versions and not on others.
+    config = dataclasses.replace(load_config([str(root)]), infer_arguments=False)
+    result = check([str(root)], all_rules(), config=config)
     skipped = {s.target: asdict(s) for _, s in result.skipped}
     assert skipped["mapped"]["kind"] == "no-arguments"
-    # The record's note first, then why no inferred guess traced (k is a static argument).
-    assert skipped["mapped"]["reason"].startswith("recorded signature for mapped(x, y, k) no longer matches "
-                                                  "mapped(x, y, k, scale); re-run jaxlint record; "
-                                                  "no inferred signature traced: x=f32[n], y=f32[], k=f32[]: ")
+    assert skipped["mapped"]["reason"] == ("recorded signature for mapped(x, y, k) no longer matches "
+                                           "mapped(x, y, k, scale); re-run jaxlint record")
     assert not [f for f in result.findings if f.code == "JX101"]
 
 
