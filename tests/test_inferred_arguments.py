@@ -94,10 +94,15 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
     json.dumps(rows)
 
 
-def test_off_by_default(tmp_path: Path) -> None:
+def test_turned_off(tmp_path: Path) -> None:
     result = checked(tmp_path, infer=False)
     assert result.findings == [] and result.traced == 0
     assert load_config([str(tmp_path / "elsewhere.py")]).infer_arguments is False
+
+
+def test_on_by_default(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    assert load_config([str(tmp_path / "model.py")]).infer_arguments is True
 
 
 def _expected() -> list[set[tuple[str, int]]]:

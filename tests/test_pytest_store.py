@@ -97,8 +97,11 @@ def pytest_run(root: Path, *args: str, **env: str) -> subprocess.CompletedProces
 
 
 def check(root: Path, *args: str, **env: str) -> tuple[list[dict], str]:
-    """The JSON findings and the summary (stderr) of ``jaxlint check`` on the project's package."""
-    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", *args, "pkg"],
+    """The JSON findings and the summary (stderr) of ``jaxlint check`` on the project's package,
+    without inference: these tests are about what the test run linted, which check would
+    otherwise trace again with guessed arguments."""
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-infer-arguments", "--output-format", "json",
+                          *args, "pkg"],
                          cwd=root, env=environment(**env), capture_output=True, text=True, timeout=600)
     assert run.returncode in (0, 1), run.stdout + run.stderr
     return json.loads(run.stdout), run.stderr
