@@ -137,6 +137,18 @@ def test_check_reports_what_the_test_run_linted(tmp_path: Path) -> None:
     assert "checked nothing" in summary and "run `pytest --jaxlint`" in summary  # the first-run line
 
 
+def test_what_the_test_run_linted_is_not_traced_again_with_guessed_arguments(tmp_path: Path) -> None:
+    """Inference on (the default): the four functions the tests linted keep the tests' real
+    arguments and findings; none is traced again with guesses (whose findings would rival them)."""
+    root = project(tmp_path)
+    assert "3 passed" in pytest_run(root).stdout
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "linted 4 of 4 JAX functions: 0 traced here, 4 in the test run of " in run.stderr, run.stderr
+    findings = json.loads(run.stdout)
+    assert places(findings, root) == EXPECTED and {f["origin"] for f in findings} == {"test run"}
+
+
 def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> None:
     root = project(tmp_path)
     pytest_run(root)
