@@ -94,7 +94,8 @@ PYEOF
     a=$(now); "$PY" -m jaxlint check --rerun-tests --output-format json --exit-zero --jobs "$JOBS" "$package" \
         > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
     # By hand: the same tests under the plugin, as check runs them (same state of the module).
-    "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero $(cat "$OUT/$name.rerun.ids") \
+    mapfile -t ids < "$OUT/$name.rerun.ids"  # one node id per line (parametrized ids hold spaces)
+    "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero "${ids[@]}" \
         > "$OUT/$name.byhand.log" 2>&1; c=$(now)
     cp -p "$OUT/$name.touched.bak" "$module"; trap - EXIT INT TERM
     echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); its $(wc -l < "$OUT/$name.rerun.ids") tests by hand under the plugin $(secs $b $c) s: ratio $(python3 -c "print(round(($b - $a) / max($c - $b, 1e-3), 2))")x (goal <= 1.5x)" | tee -a "$OUT/results.txt"
