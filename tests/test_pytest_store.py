@@ -147,6 +147,14 @@ def test_what_the_test_run_linted_is_not_traced_again_with_guessed_arguments(tmp
     assert "linted 4 of 4 JAX functions: 0 traced here, 4 in the test run of " in run.stderr, run.stderr
     findings = json.loads(run.stdout)
     assert places(findings, root) == EXPECTED and {f["origin"] for f in findings} == {"test run"}
+    # With rerun-tests, a stale entry's functions wait for their tests, not for guesses: here the
+    # tests cannot finish in time, so they stay changed since the test run, none traced here.
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\nrerun-tests = true\ntimeout = 0.5\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "did not finish within the time limit" in run.stderr, run.stderr
+    assert "0 traced here" in run.stderr and "3 changed since the test run" in run.stderr, run.stderr
 
 
 def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> None:
