@@ -13,7 +13,8 @@
 #      recorded for the stale modules) run by hand under the plugin, in the same state.
 # Usage: store_measure.sh OUT [LIB...]   (LIB: optax equinox diffrax numpyro blackjax jax_md; default all)
 # Env: PY (default /tmp/measure/venv/bin/python, with jaxlint installed editable), JOBS (default 1),
-#      REPEAT (default 3), LIBS (/tmp/libs), TESTS (/tmp/measure/tests).
+#      REPEAT (default 3), LIBS (/tmp/libs), TESTS (/tmp/measure/tests), RERUN_FLAGS (more flags for
+#      check --rerun-tests, e.g. "--timeout 900" where the tests of one module take over a minute).
 set -u
 OUT=$(realpath -m "${1:?usage: store_measure.sh OUT [LIB...]}"); shift
 PY=${PY:-/tmp/measure/venv/bin/python}; JOBS=${JOBS:-1}; REPEAT=${REPEAT:-3}
@@ -91,10 +92,11 @@ cache = ResultCache(config.cache_dir, config.root)
 stale = stale_in_store([sys.argv[1]], config, [rule.code for rule in config.rules()], cache)
 print("\n".join(dict.fromkeys(test for _, tests in stale for test in tests)))
 PYEOF
-    a=$(now); "$PY" -m jaxlint check --rerun-tests --output-format json --exit-zero --jobs "$JOBS" "$package" \
+    a=$(now); "$PY" -m jaxlint check --rerun-tests ${RERUN_FLAGS:-} --output-format json --exit-zero --jobs "$JOBS" "$package" \
         > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
     # By hand: the same tests under the plugin, as check runs them (same state of the module).
-    "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero $(cat "$OUT/$name.rerun.ids") \
+    mapfile -t ids < "$OUT/$name.rerun.ids"  # one node id per line (parametrized ids hold spaces)
+    "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero "${ids[@]}" \
         > "$OUT/$name.byhand.log" 2>&1; c=$(now)
     cp -p "$OUT/$name.touched.bak" "$module"; trap - EXIT INT TERM
     echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); its $(wc -l < "$OUT/$name.rerun.ids") tests by hand under the plugin $(secs $b $c) s: ratio $(python3 -c "print(round(($b - $a) / max($c - $b, 1e-3), 2))")x (goal <= 1.5x)" | tee -a "$OUT/results.txt"

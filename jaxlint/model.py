@@ -188,7 +188,7 @@ class Settings:
     examples: list[str] = field(default_factory=list)  # examples files, absolute
     signatures: str = ""  # the signatures file `jaxlint record` writes, absolute
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value
-    infer_arguments: bool = False  # `infer-arguments`: guess signatures when no source knows one
+    infer_arguments: bool = True  # `infer-arguments`: guess signatures when no source knows one
 
 
 @dataclass

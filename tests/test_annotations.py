@@ -172,17 +172,28 @@ DTYPE_MODULE = "import jax\nfrom jaxtyping import Array, " + ", ".join(DTYPES) +
     f"\n\ndef dtype_{name}(x: {name}[Array, \"n\"]):\n    return jax.vmap(lambda v: v)(x)\n" for name in DTYPES)
 
 
-@pytest.fixture(scope="module")
-def checked(tmp_path_factory):
-    root = tmp_path_factory.mktemp("annotations")
-    for name, text in [("annotated", ANNOTATED), ("future", FUTURE), ("precedence", PRECEDENCE),
-                       ("dtypes", DTYPE_MODULE)]:
+def _checked(root, modules):
+    for name, text in modules:
         (root / f"{name}.py").write_text(text)
     result = check_in_process([str(root)], all_rules())
     traced = {(fa.source.path.rsplit("/", 1)[1], t["target"]): t
               for fa in result.files if fa.result for t in map(asdict, fa.result.traced)}
     skipped = {(path.rsplit("/", 1)[1], s.target): s.reason for path, s in result.skipped}
     return result, traced, skipped
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    return _checked(tmp_path_factory.mktemp("annotations"), [
+        ("annotated", ANNOTATED), ("future", FUTURE), ("precedence", PRECEDENCE), ("dtypes", DTYPE_MODULE)])
+
+
+@pytest.fixture(scope="module")
+def checked_without_inference(tmp_path_factory):
+    """annotated.py in a project that turned inference off: annotations are the last source."""
+    root = tmp_path_factory.mktemp("annotations_only")
+    (root / "jaxlint.toml").write_text("infer-arguments = false\n")
+    return _checked(root, [("annotated", ANNOTATED)])
 
 
 def signature(checked, target, file="annotated.py"):
@@ -235,18 +246,37 @@ def test_future_annotations(checked):
     assert signature(checked, "unresolvable", "future.py") == "x=f32[b]"
 
 
-@pytest.mark.parametrize("target, reason", [
+UNBUILDABLE = [
     ("variadic", "x: variadic dims *batch cannot be made abstract; add a hint"),
     ("ellipsis", "x: variadic dims ... cannot be made abstract; add a hint"),
     ("static_needed", "static argument n: int unknown; add a hint"),
     ("unannotated", "argument y has no annotation; add a hint"),
     ("optional_needed", "argument mask: Float[Array, 'n'] | None cannot be made abstract; add a hint"),
     ("Model.apply", "self of Model is unknown; use an examples file"),
-])
-def test_unbuildable_signatures_are_skipped_with_the_reason(checked, target, reason):
-    _, traced, skipped = checked
+]
+
+
+@pytest.mark.parametrize("target, reason", UNBUILDABLE)
+def test_unbuildable_signatures_are_skipped_with_the_reason(checked_without_inference, target, reason):
+    _, traced, skipped = checked_without_inference
     assert ("annotated.py", target) not in traced
     assert skipped[("annotated.py", target)] == reason
+
+
+@pytest.mark.parametrize("target, reason", UNBUILDABLE)
+def test_unbuildable_signatures_fall_back_to_inferred_arguments(checked, target, reason):
+    """With inference on (the default) a guess traces what the annotations could not describe; the
+    annotations' reason stays, as a note of the trace or the start of the skip reason."""
+    _, traced, skipped = checked
+    guessed = {"variadic": "x=f32[n]", "ellipsis": "x=f32[n]", "static_needed": "x=f32[n], n=2",
+               "unannotated": "x=f32[n], y=f32[n]"}
+    if target in guessed:
+        assert ("annotated.py", target) not in skipped
+        entry = traced[("annotated.py", target)]
+        assert (entry["source"], entry["signature"], entry["notes"]) == ("inferred", guessed[target], [reason])
+    else:  # an Optional array and self are not guessed
+        assert ("annotated.py", target) not in traced
+        assert skipped[("annotated.py", target)].startswith(f"{reason}; arguments not inferred: parameter ")
 
 
 def test_precedence(checked):

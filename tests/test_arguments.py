@@ -296,10 +296,21 @@ def test_a_wrapper_stack_is_traced_with_what_the_module_passed(traced, target, s
     assert found[("stacks.py", target)]["signature"] == signature
 
 
-def test_target_never_called_is_skipped(traced):
-    found, skipped, _ = traced
+def test_target_never_called_is_skipped_without_inference(tmp_path):
+    (tmp_path / "calls.py").write_text(CALLS)
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")
+    result = check_in_process([str(tmp_path)], all_rules())
+    found = {(fa.source.path.rsplit("/", 1)[1], t.target) for fa in result.files if fa.result for t in fa.result.traced}
+    skipped = {(path.rsplit("/", 1)[1], s.target): s.reason for path, s in result.skipped}
     assert ("calls.py", "never_called") not in found
     assert skipped[("calls.py", "never_called")] == "no abstract arguments known"
+
+
+def test_target_never_called_gets_inferred_arguments_by_default(traced):
+    found, skipped, _ = traced
+    assert ("calls.py", "never_called") not in skipped
+    assert (found[("calls.py", "never_called")]["source"], found[("calls.py", "never_called")]["signature"]) \
+        == ("inferred", "x=f32[n]")
 
 
 needs_export = pytest.mark.skipif(not has_jax_export(), reason="jax.export cannot be imported here")

@@ -116,7 +116,9 @@ def test_a_changed_examples_file_invalidates_the_modules_it_covers(tmp_path: Pat
     (tmp_path / "second.py").write_text("import jax.numpy as jnp\n\n\ndef g(x):\n    return jnp.max(x)\n")
     examples = "import jax.numpy as jnp\nimport jaxlint\n\nfrom first import f\n\njaxlint.example(f, jnp.ones({n}))\n"
     (tmp_path / "examples.py").write_text(examples.format(n=3))
-    (tmp_path / "jaxlint.toml").write_text('examples = ["examples.py"]\n')
+    # Without inference the examples file is the only source of arguments: g is traced only once
+    # it registers g (with inference, test_an_example_replaces_inferred_arguments_of_a_cached_module).
+    (tmp_path / "jaxlint.toml").write_text('examples = ["examples.py"]\ninfer-arguments = false\n')
     first = run(tmp_path)
     assert {"first.py", "second.py"} <= analyzed(first) and first.traced == 1
     (tmp_path / "examples.py").write_text(examples.format(n=5))
@@ -125,6 +127,23 @@ def test_a_changed_examples_file_invalidates_the_modules_it_covers(tmp_path: Pat
     (tmp_path / "examples.py").write_text(examples.format(n=5) + "from second import g\njaxlint.example(g, jnp.ones(2))\n")
     again = run(tmp_path)
     assert analyzed(again) == {"first.py", "second.py"} and again.traced == 2
+
+
+def test_an_example_replaces_inferred_arguments_of_a_cached_module(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_text("import jax.numpy as jnp\n\n\ndef g(x):\n    return jnp.max(x)\n")
+    (tmp_path / "examples.py").write_text("import jaxlint\n")
+    (tmp_path / "jaxlint.toml").write_text('examples = ["examples.py"]\n')  # inference on: the default
+
+    def sources(result: CheckResult) -> list[tuple[str, str]]:
+        return [(t.target, t.source) for a in result.files if a.result is not None for t in a.result.traced]
+
+    first = run(tmp_path)
+    assert analyzed(first) == {"plain.py"} and sources(first) == [("g", "inferred")]
+    assert analyzed(run(tmp_path)) == set()
+    (tmp_path / "examples.py").write_text("import jax.numpy as jnp\nimport jaxlint\n\nfrom plain import g\n\n"
+                                          "jaxlint.example(g, jnp.ones(2))\n")
+    again = run(tmp_path)
+    assert analyzed(again) == {"plain.py"} and sources(again) == [("g", "examples")]
 
 
 def test_a_changed_signatures_entry_invalidates_its_module_only(tmp_path: Path) -> None:

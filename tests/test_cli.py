@@ -167,3 +167,13 @@ def test_a_check_command_line_is_parsed_the_same_by_the_parser_built_for_check_a
             parser.parse_args(["check", "--help"])
         helps.append(capsys.readouterr().out)
     assert "--exit-zero" in helps[0] and helps[0] == helps[1]
+
+
+def test_a_current_folder_removed_under_the_shell_is_a_usage_error(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); sys.argv = ['jaxlint', 'check']; " \
+           "from jaxlint.cli.main import entry; sys.exit(entry())"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "the current folder cannot be used" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr

@@ -89,7 +89,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def run(project: Path) -> tuple[subprocess.CompletedProcess, dict]:
-    completed = jaxlint("check", "--show-untraced", "--coverage-report", "coverage.json", ".", cwd=project)
+    # Without inference: these tests are about the targets nothing gives arguments and their hints.
+    completed = jaxlint("check", "--no-infer-arguments", "--show-untraced", "--coverage-report", "coverage.json", ".",
+                        cwd=project)
     return completed, json.loads((project / "coverage.json").read_text())
 
 

@@ -244,9 +244,24 @@ def test_text_output_has_the_four_sections(capsys: pytest.CaptureFixture) -> Non
     assert max(len(line) for line in out.splitlines()) <= 120
 
 
+def test_without_arguments_or_inference_explain_names_the_args_flag(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    plain = write(tmp_path, "plain", PLAIN)
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")
+    code = main(["explain", f"{plain}::twice"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert re.search(r'no abstract arguments known .*--args "x=f32\[\.\.\.\]"', err), err
+
+
+def test_without_arguments_explain_uses_inferred_ones_by_default(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    plain = write(tmp_path, "plain", PLAIN)
+    assert main(["explain", f"{plain}::twice"]) == 0
+    assert "arguments (inferred): x: f32[]" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("spec, flags, message", [
     ("{plain}::nope", [], r"no function 'nope' in .*plain\.py; functions there: twice"),
-    ("{plain}::twice", [], r'no abstract arguments known .*--args "x=f32\[\.\.\.\]"'),
     ("{plain}::twice", ["--args", "y=f32[3]"], r"hint names 'y', not parameters of twice\(x\)"),
     ("{broken}::f", [], r"cannot import .*broken\.py: optional dependency missing: no_such_module_x"),
     ("{plain}", [], r"expected PATH::FUNCTION"),

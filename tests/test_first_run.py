@@ -110,7 +110,11 @@ def third(x):
 """
 
 
-def jaxlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def jaxlint(*args: str, cwd: Path, infer: bool = False) -> subprocess.CompletedProcess:
+    """``jaxlint check`` as a project without inference runs it (``--no-infer-arguments``): the
+    ladder of steps these tests walk is about the functions nothing gives arguments."""
+    if args[:1] == ("check",) and not infer:
+        args = ("check", "--no-infer-arguments", *args[1:])
     return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=600)
 
@@ -162,6 +166,26 @@ def test_without_tests_or_a_program_the_step_is_infer_arguments(tmp_path: Path) 
     last = run.stderr.splitlines()[-1]
     assert last.startswith("jaxlint: warning: checked nothing: none of the 7 JAX functions found was linted; "
                            "`--infer-arguments` traces"), run.stderr
+
+
+def test_with_inference_on_the_step_is_hints_not_infer_arguments(tmp_path: Path) -> None:
+    """Inference is on by default: the warning does not suggest turning it on. MODEL's functions
+    take pytrees and shape ints, which no guess traces, so most stay unlinted."""
+    (tmp_path / "model.py").write_text(MODEL.split("\n\nif __name__")[0] + "\n")
+    run = jaxlint("check", "model.py", cwd=tmp_path, infer=True)
+    last = run.stderr.splitlines()[-1]
+    assert last.startswith("jaxlint: warning: linted only 2 of 7 JAX functions; give the targets arguments: "
+                           "a hint comment above each or an examples file"), run.stderr
+    assert "--infer-arguments" not in run.stderr
+
+
+def test_by_default_plain_functions_are_traced_with_inferred_arguments(tmp_path: Path) -> None:
+    (tmp_path / "founding.py").write_text(FOUNDING)
+    (tmp_path / "plain.py").write_text(PLAIN)
+    run = jaxlint("check", "-q", ".", cwd=tmp_path, infer=True)
+    assert run.returncode == 1 and "JX101" in run.stdout
+    assert "linted only" not in run.stderr and "checked nothing" not in run.stderr, run.stderr
+    assert "linted 4 of 4 JAX functions" in jaxlint("check", ".", cwd=tmp_path, infer=True).stderr
 
 
 def test_tests_outside_the_checked_paths_count(project: Path) -> None:

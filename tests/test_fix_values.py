@@ -58,6 +58,8 @@ def line_of(text: str, marker: str) -> int:
 def test_a_fix_that_changes_values_is_rejected_and_one_that_keeps_them_applied(tmp_path: Path) -> None:
     path = tmp_path / "rates.py"
     path.write_text(GLOBAL_RATE)
+    # Without inference `untraced` stays untraced (with it, its guessed arguments would trace it).
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")
     before = check_in_process([str(path)], select_rules(["JX203"], None))
     fixes = {f.span.start_line: f.fix for f in before.findings}
     # Offered as safe where the function is traced; the untraced one cannot be proven: unsafe.

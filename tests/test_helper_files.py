@@ -168,6 +168,8 @@ def test_quiet_when_the_helpers_are_used_right(tmp_path):
             return helpers.noise(k1, x) + helpers.noise(k2, x)
     """)
     package = project(tmp_path, main=main)
+    # Without inference: with it, the helpers never called would be traced with guessed arguments.
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")
     result = check_in_process([str(package)], all_rules())
     # Each call gets its own key; the helpers with problems are never called: nothing to report.
     assert places(result) == set()

@@ -51,6 +51,8 @@ MODULE = textwrap.dedent('''\
 
 def test_a_hint_makes_a_plain_function_a_target(tmp_path: Path) -> None:
     path = write(tmp_path, "numerics", MODULE)
+    # Without inference, which would trace the functions without a hint (separated, unhinted) too.
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")
     result = check_in_process([str(path)], all_rules())
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(MODULE)
     assert result.traced == 2 and result.skipped == []
@@ -99,6 +101,7 @@ def test_the_denominator_is_every_jax_function(tmp_path: Path) -> None:
     from jaxlint.report.summary import summary
 
     path = write(tmp_path, "counted", COUNTED)
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")  # plain stays unlinted
     result = check_in_process([str(path)], all_rules())
     assert "linted 3 of 6 JAX functions (2 targets traced)" in summary(result, "none")
     report = coverage(result)
@@ -131,6 +134,7 @@ def test_suggested_hints_fit_each_parameter(tmp_path: Path) -> None:
     from jaxlint.report.coverage import coverage
 
     path = write(tmp_path, "suggested", SUGGESTED)
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")  # else step's guess traces it
     untraced = {u.target: (u.hint, u.note) for u in coverage(check_in_process([str(path)], all_rules())).untraced}
     hint, _ = untraced["step"]
     assert hint == "# jaxlint: args x=f32[...], n=1, flag=False, key=key[], scale=f32[]"

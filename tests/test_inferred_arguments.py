@@ -94,10 +94,15 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
     json.dumps(rows)
 
 
-def test_off_by_default(tmp_path: Path) -> None:
+def test_turned_off(tmp_path: Path) -> None:
     result = checked(tmp_path, infer=False)
     assert result.findings == [] and result.traced == 0
     assert load_config([str(tmp_path / "elsewhere.py")]).infer_arguments is False
+
+
+def test_on_by_default(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    assert load_config([str(tmp_path / "model.py")]).infer_arguments is True
 
 
 def _expected() -> list[set[tuple[str, int]]]:
@@ -110,3 +115,34 @@ def _expected() -> list[set[tuple[str, int]]]:
         return [found]
     line = next(n for n, text in enumerate(MODULE.splitlines(), 1) if text.startswith("def noisy"))
     return [found, {(code, line if code == "JX401" else number) for code, number in found}]
+
+
+FOUNDING = textwrap.dedent('''\
+    import jax
+
+
+    def blackbox(x, y):
+        x = x + 1
+        return x, x * y
+
+
+    {hint}def mapped(x, y):
+        x, y = jax.vmap(blackbox, in_axes=(None, 0))(x, y)
+        return x[0], y
+    ''')
+
+
+def test_a_fix_verified_only_at_guessed_shapes_is_not_safe(tmp_path: Path) -> None:
+    """JX101's fix is safe where the values were compared at the shapes the function receives (a
+    hint says them); at shapes inference guessed it is offered as unsafe, saying why."""
+    fixes = {}
+    for name, hint in (("guessed", ""), ("hinted", "# jaxlint: args x=f32[3], y=f32[4,3]\n")):
+        (tmp_path / name).mkdir()
+        path = write(tmp_path / name, "founding", FOUNDING.format(hint=hint))
+        (tmp_path / name / "pyproject.toml").write_text("[tool.jaxlint]\n")
+        result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+        [finding] = [f for f in result.findings if f.code == "JX101"]
+        fixes[name] = finding.fix
+    assert fixes["hinted"].applicability == "safe"
+    assert fixes["guessed"].applicability == "unsafe"
+    assert "`mapped` ran only with guessed arguments (x=" in fixes["guessed"].message

@@ -194,7 +194,9 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
 
 def test_every_trigger_traced_and_a_warning(triggers) -> None:
     _, result = triggers
-    assert_analyzed(result, 19)
+    # 19 targets, and with inference on (the default) the plain functions loss and helper, which the
+    # module calls at import: traced with that call's arguments, no findings of their own.
+    assert_analyzed(result, 21)
     assert len(result.findings) == 23
     assert all(f.severity == "warning" for f in result.findings)
 

@@ -97,8 +97,11 @@ def pytest_run(root: Path, *args: str, **env: str) -> subprocess.CompletedProces
 
 
 def check(root: Path, *args: str, **env: str) -> tuple[list[dict], str]:
-    """The JSON findings and the summary (stderr) of ``jaxlint check`` on the project's package."""
-    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", *args, "pkg"],
+    """The JSON findings and the summary (stderr) of ``jaxlint check`` on the project's package,
+    without inference: these tests are about what the test run linted, which check would
+    otherwise trace again with guessed arguments."""
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-infer-arguments", "--output-format", "json",
+                          *args, "pkg"],
                          cwd=root, env=environment(**env), capture_output=True, text=True, timeout=600)
     assert run.returncode in (0, 1), run.stdout + run.stderr
     return json.loads(run.stdout), run.stderr
@@ -132,6 +135,26 @@ def test_check_reports_what_the_test_run_linted(tmp_path: Path) -> None:
     findings, summary = check(root, "--no-cache")
     assert findings == [] and "linted 0 of 4 JAX functions (" in summary
     assert "checked nothing" in summary and "run `pytest --jaxlint`" in summary  # the first-run line
+
+
+def test_what_the_test_run_linted_is_not_traced_again_with_guessed_arguments(tmp_path: Path) -> None:
+    """Inference on (the default): the four functions the tests linted keep the tests' real
+    arguments and findings; none is traced again with guesses (whose findings would rival them)."""
+    root = project(tmp_path)
+    assert "3 passed" in pytest_run(root).stdout
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "linted 4 of 4 JAX functions: 0 traced here, 4 in the test run of " in run.stderr, run.stderr
+    findings = json.loads(run.stdout)
+    assert places(findings, root) == EXPECTED and {f["origin"] for f in findings} == {"test run"}
+    # With rerun-tests, a stale entry's functions wait for their tests, not for guesses: here the
+    # tests cannot finish in time, so they stay changed since the test run, none traced here.
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\nrerun-tests = true\ntimeout = 0.5\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "did not finish within the time limit" in run.stderr, run.stderr
+    assert "0 traced here" in run.stderr and "3 changed since the test run" in run.stderr, run.stderr
 
 
 def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> None:

@@ -248,7 +248,8 @@ def test_the_run_writes_the_store_check_reads(tmp_path: Path) -> None:
     root = project(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_NO_CACHE")}
     env["JAX_PLATFORMS"] = "cpu"  # as run() sets it: the store's entries are keyed by JAX's variables
-    check = [sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg/model.py"]
+    # Without inference, which would trace the function again here with guessed arguments.
+    check = [sys.executable, "-m", "jaxlint", "check", "--no-infer-arguments", "--output-format", "json", "pkg/model.py"]
     assert run(root, "--no-cache", "--", "python", "train.py", "--steps", "1").returncode == 1
     assert not (root / ".jaxlint_cache" / "tests").exists()
     assert run(root, "--", "python", "train.py", "--steps", "1").returncode == 1

@@ -50,6 +50,11 @@ def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run its command."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        os.getcwd()
+    except OSError as error:  # removed under the shell: every relative path would fail
+        print(f"jaxlint: the current folder cannot be used ({error.strerror})", file=sys.stderr)
+        return 2
     parser = build_parser(only_check=argv[:1] == ["check"])
     command: list[str] = []
     if argv[:1] in (["record"], ["run"]) and "--" in argv:  # `record ... -- COMMAND`: COMMAND is not ours to parse

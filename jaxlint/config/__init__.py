@@ -51,7 +51,7 @@ class Config:
     per_file_ignores: list[PerFileIgnore] = field(default_factory=list)
     force_exclude: bool = False
     respect_gitignore: bool = True
-    infer_arguments: bool = False  # see worker/argsources/inferred.py
+    infer_arguments: bool = True  # see worker/argsources/inferred.py
     rerun_tests: bool = False  # check re-runs the tests that reached a module changed since the test run
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4

@@ -40,8 +40,10 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
                        help="skip files git ignores (the default)")
     group.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
     group.add_argument("--infer-arguments", dest="infer_arguments", action="store_true", default=None,
-                       help="trace JAX functions no hint, example or record describes with guessed arguments")
-    group.add_argument("--no-infer-arguments", dest="infer_arguments", action="store_false")
+                       help="trace JAX functions no hint, example or record describes with guessed arguments "
+                            "(the default)")
+    group.add_argument("--no-infer-arguments", dest="infer_arguments", action="store_false",
+                       help="trace only the functions a hint, example, record or import-time call describes")
     group.add_argument("--rerun-tests", dest="rerun_tests", action="store_true", default=None,
                        help="for each module changed since `pytest --jaxlint` stored what it linted, run the tests "
                             "that reached it again (with the plugin) and report the fresh results")

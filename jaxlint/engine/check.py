@@ -14,7 +14,7 @@ from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
-from jaxlint.engine.store import join_stored, unusable_session
+from jaxlint.engine.store import join_stored, skip_guesses_the_test_run_made, unusable_session
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Result, Settings, Skipped, Span
@@ -188,6 +188,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
     to_run = pending
     if cache is not None:
         started = time.perf_counter()
+        if config.infer_arguments:
+            skip_guesses_the_test_run_made(pending, codes, config, cache)
         for analysis in pending:
             analysis.result = cache.load(analysis.job)  # type: ignore[arg-type]
         to_run = [a for a in pending if a.result is None]

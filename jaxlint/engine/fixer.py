@@ -112,9 +112,11 @@ def _why_not_written(error: Exception) -> str:
 def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding]) -> list[Finding]:
     """The findings other files' traces made in this file (still reported: not suppressed), moved
     to where the fixes put their code; one inside an edited span keeps the edit's place and loses
-    its (display-only) fix, which was written for the code before."""
+    its (display-only) fix, which was written for the code before. A carried finding replaces
+    one the fixed file's own trace saw only with inferred arguments (as settle.one_per_place)."""
     source = analysis.source.text
     places = {f.place for f in findings}
+    guessed = {f.place: i for i, f in enumerate(findings) if f.arguments == "inferred"}
     carried = []
     for finding in analysis.routed:
         if not any(finding is kept for kept in analysis.findings):
@@ -133,6 +135,8 @@ def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding])
         if moved.place not in places:  # one finding per place, as settle.py keeps them
             places.add(moved.place)
             carried.append(moved)
+        elif moved.place in guessed and moved.arguments != "inferred":
+            findings[guessed.pop(moved.place)] = moved
     return carried
 
 

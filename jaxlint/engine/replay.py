@@ -66,11 +66,14 @@ def served(argv: list[str], stdout: TextIO, stderr: TextIO) -> int | None:
     exists and nothing it depended on changed; None otherwise (run the check)."""
     if not replayable(argv):
         return None
-    entry = _read(os.path.join(FOLDER, _key(argv)))
+    try:
+        entry = _read(os.path.join(FOLDER, _key(argv)))
+    except OSError:  # no current folder (removed under the shell): the check says so
+        return None
     if entry is None:
         return None
     try:
-        if any(_fingerprint(path, follow, listed) != tuple_or_none(recorded)
+        if any(_fingerprint(path, follow, listed) != _tuple_or_none(recorded)
                for path, follow, listed, recorded in entry["deps"]):
             return None
         chunks, status = entry["chunks"], int(entry["status"])
@@ -81,7 +84,7 @@ def served(argv: list[str], stdout: TextIO, stderr: TextIO) -> int | None:
     return status
 
 
-def tuple_or_none(value: Any) -> Any:
+def _tuple_or_none(value: Any) -> Any:
     return tuple(value) if value is not None else None
 
 
@@ -132,12 +135,19 @@ class Recorder:
                 return  # changed while (or just before) the run read it: the times cannot vouch for it
             deps.append((path, follow, listed, seen))
         entry = {"format": FORMAT, "deps": deps, "chunks": self.chunks, "status": status}
-        _write(os.path.join(FOLDER, _key(self.argv)), entry)
+        try:
+            _write(os.path.join(FOLDER, _key(self.argv)), entry)
+        except OSError:
+            pass
 
     def saw(self, path: Any, follow: bool = True, listed: bool = False) -> None:
         if isinstance(path, int) or path is None:
             return
-        path = os.path.abspath(os.fsdecode(path))
+        try:
+            path = os.path.abspath(os.fsdecode(path))
+        except (OSError, TypeError, ValueError):  # never fail the run's own call: just no entry
+            self.replayable = False
+            return
         if (path, follow, listed) not in self.deps:
             self.deps[path, follow, listed] = _fingerprint(path, follow, listed)
 
@@ -165,8 +175,12 @@ class Recorder:
             self.saw(path)
 
     def wrote(self, path: Any) -> None:
-        if isinstance(path, (str, bytes, os.PathLike)):
+        if isinstance(path, int) or path is None:  # a descriptor: its path was seen when it was opened
+            return
+        try:
             self.changed.add(os.path.abspath(os.fsdecode(path)))
+        except (OSError, TypeError, ValueError):  # a descriptor, or no current folder
+            self.replayable = False
 
 
 _active: Recorder | None = None

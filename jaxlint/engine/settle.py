@@ -20,10 +20,13 @@ from jaxlint.scan.noqa import Tokens
 
 
 def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
-    """The first finding at each place, in order."""
+    """The first finding at each place, in order; one seen with real arguments (a caller's trace)
+    stands over one seen only with inferred ones, whose message and fix rest on a guess."""
     unique: dict[tuple, Finding] = {}
     for finding in findings:
-        unique.setdefault(finding.place, finding)
+        first = unique.setdefault(finding.place, finding)
+        if first.arguments == "inferred" and finding.arguments != "inferred":
+            unique[finding.place] = finding
     return list(unique.values())
 
 

@@ -53,13 +53,14 @@ def analyzed(targets: list[Target], result: Result | None) -> Analyzed:
     """A function counts when it was traced with every signature it had, its rules did not crash,
     and no other definition shares its name (which one was traced would not be known). A helper
     outside such functions counts only when every function of the file does (a function left
-    untraced may call it with other arguments)."""
+    untraced may call it with other arguments). A trace with inferred arguments does not count:
+    guessed shapes say nothing of the calls the code really makes."""
     if result is None:
         return Analyzed()
     names = Counter(t.qualname for t in targets)  # not list.count per target: square of the file
     crashed = {f.target for f in result.findings if f.code == "JX906"}
-    complete = {t.target: t for t in result.traced
-                if not t.failed_signatures and t.target not in crashed and names[t.target] == 1}
+    complete = {t.target: t for t in result.traced if t.source != "inferred"
+                and not t.failed_signatures and t.target not in crashed and names[t.target] == 1}
     lines = {line for entry in complete.values() for line in entry.lines}
     spans = [(t.first_line, t.span.end_line) for t in targets if t.qualname in complete]
     everywhere = bool(targets) and all(t.qualname in complete for t in targets) and not result.skipped

@@ -37,6 +37,8 @@ def demote_unverifiable(analyses: list[FileAnalysis]) -> None:
     becomes unsafe, saying why: its safety would rest on the source alone."""
     for analysis in analyses:
         effectful = set(analysis.result.effectful) if analysis.result is not None else set()
+        guessed = {t.target: t.signature for t in analysis.result.traced if t.source == "inferred"} \
+            if analysis.result is not None else {}
         for finding in analysis.findings:
             fix = finding.fix
             if fix is None or fix.applicability != "safe" or suppressions.is_comment_fix(finding):
@@ -46,6 +48,9 @@ def demote_unverifiable(analyses: list[FileAnalysis]) -> None:
                 demote(finding, NOT_RUN)
             elif function in effectful:
                 demote(finding, f"`{function}` calls back into Python, so jaxlint does not run it to compare values")
+            elif function in guessed:  # the values were compared at shapes nothing says it receives
+                demote(finding, f"`{function}` ran only with guessed arguments ({guessed[function]}), so its "
+                                "values were compared at shapes it may never receive (a hint would trace it)")
 
 
 NOT_RUN = "no traced function runs this code, so its values cannot be compared (a hint would trace it)"

@@ -136,6 +136,30 @@ def returned(value: Value) -> bool:
     return region is not None and any(out is value for out in region.outputs)
 
 
+def surely_used(value: Value) -> bool:
+    """Some element of ``value`` reaches its region's outputs whatever the data: it is returned, or
+    an op uses it other than as a case of a ``select_n`` (which may pick another case) and that
+    op's output is surely used in turn; an op with regions or without outputs counts as a use.
+    (JAX's integer power squares its base six times and keeps each square only where the
+    exponent's bit asks for it: the last squares overflow for a base of 2, unused.)"""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if returned(current):
+            return True
+        for use in current.uses:
+            if use.primitive == "select_n" and use.inputs[0] is not current:
+                continue
+            if use.regions or not use.outputs:
+                return True
+            stack.extend(use.outputs)
+    return False
+
+
 def only_used_by(value: Value, primitives: Iterable[str], through: frozenset[str] = TRANSPARENT) -> bool:
     """Every use of ``value`` (through the ops of ``through``) is one of ``primitives``, and it
     is not returned; False when unused."""

@@ -309,7 +309,9 @@ class _Analysis:
                                              request.notes, len(errors), sorted(lines)))
             self.result.outputs[target.qualname] = [t[2] for t in traced]
         elif inferred:
-            self._skip(target, "no-arguments", "no inferred signature traced: " + "; ".join(errors))
+            # What the other sources said comes first (a stale record, an unbuildable annotation).
+            self._skip(target, "no-arguments", "; ".join([*request.notes, "no inferred signature traced: "
+                                                          + "; ".join(errors)]))
         elif quiet:
             self._skip(target, "trace-error", f"trace error (not reported: a plain function, {target.kind}): "
                        + "; ".join(errors))

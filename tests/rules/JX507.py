@@ -125,6 +125,16 @@ def small_square():
     return x * x  # 46,340 ** 2 = 2,147,395,600: fits
 
 
+@jax.jit
+def powers_of_two():
+    return 2 ** jnp.arange(10)  # jnp.power squares 2 up to 2 ** 64 and keeps only the squares it needs
+
+
+@jax.jit
+def tree_sizes(depth):
+    return 2 ** depth  # numpyro's hmc_util and blackjax's trajectory: a traced int exponent
+
+
 scaled_positions()
 aliased()
 helper_offsets()
@@ -145,3 +155,5 @@ fori_unknown_bound(5, 0)
 maybe_branch(False)
 correlated()
 small_square()
+powers_of_two()
+tree_sizes(jnp.int32(10))

@@ -16,7 +16,8 @@ range is the finding; its output is then unknown (the values downstream are wrap
 
 Only code proven to run is judged: the top of the program and the bodies of loops known to run at
 least once (not ``cond`` branches, not a ``while`` whose trip count is unknown), and an op whose
-result is used. Quiet for unsigned types (wraparound is usually meant there), and for ops at a source
+result surely reaches the output (``patterns.surely_used``: not only as a case a ``where`` may
+not pick, as the squares JAX's integer power discards). Quiet for unsigned types (wraparound is usually meant there), and for ops at a source
 line that calls ``jax.random`` (its hashing wraps on purpose). A closed-over constant array counts
 with its exact min and max.
 """

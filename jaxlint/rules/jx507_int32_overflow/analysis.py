@@ -64,7 +64,7 @@ class Analysis:
         limits = int_range(out)
         assert limits is not None
         if runs and traits(op.primitive).wraps and signed(out) and (result.hi > limits[1] or result.lo < limits[0]) \
-                and op.location not in self.random_lines and (out.uses or patterns.returned(out)):
+                and op.location not in self.random_lines and patterns.surely_used(out):
             self.found.append(_overflow(op, ins, result, limits))
             return
         fitted = fits(result, out)
