@@ -1,0 +1,48 @@
+"""JX508 float64-truncated: a 64-bit dtype asked for while x64 is off, which JAX truncates."""
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from jaxlint.ir import Location, Truncation
+from jaxlint.model import Finding
+from jaxlint.rules.base import ProgramContext, Rule
+
+# What the truncated value loses, by the dtype that was asked for.
+_CONSEQUENCE = {
+    "float64": "the value is computed in float32 (about 7 significant digits, not 16)",
+    "complex128": "the value is computed in complex64 (float32 parts)",
+    "int64": "the value is int32 and wraps around past 2**31 - 1 where int64 would not",
+    "uint64": "the value is uint32 and wraps around past 2**32 - 1 where uint64 would not",
+}
+
+
+class Float64Truncated(Rule):
+    code = "JX508"
+    name = "float64-truncated"
+    summary = ("A float64, int64 or complex128 dtype asked for while x64 is off: JAX silently uses "
+               "the 32-bit dtype instead.")
+    severity = "warning"
+    reads_helpers = False  # places each finding itself, at the project's line that asked
+
+    @classmethod
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
+        reported = set()
+        for truncation in ctx.program.truncations:
+            place = next((frame for frame in truncation.frames if ctx.reports_in(frame.path)), None)
+            if place is None or place in reported:
+                continue
+            reported.add(place)
+            yield cls.finding(place.path, place.span, _message(truncation, place), target=ctx.target.qualname)
+
+
+def _message(truncation: Truncation, place: Location) -> str:
+    asked = f"`{truncation.api}` asks" if truncation.api else "this asks"
+    requester = truncation.frames[0]
+    inside = "" if requester == place else (
+        f" (inside {os.path.basename(requester.path)}:{requester.span.start_line}, which this line calls)")
+    consequence = _CONSEQUENCE.get(truncation.requested, f"the value is {truncation.result}")
+    return (f"{asked} for {truncation.requested}{inside}, but jax_enable_x64 is off: JAX makes it "
+            f"{truncation.result}, so {consequence}. Enable x64 at startup "
+            f'(`jax.config.update("jax_enable_x64", True)`) if {truncation.requested} is meant, or ask '
+            f"for {truncation.result} explicitly.")
