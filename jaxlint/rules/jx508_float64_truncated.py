@@ -37,7 +37,7 @@ class Float64Truncated(Rule):
 
 
 def _message(truncation: Truncation, place: Location) -> str:
-    asked = f"`{truncation.api}` asks" if truncation.api else "this asks"
+    asked = f"`{truncation.api}` asks" if truncation.api else "this call asks"
     requester = truncation.frames[0]
     inside = "" if requester == place else (
         f" (inside {os.path.basename(requester.path)}:{requester.span.start_line}, which this line calls)")

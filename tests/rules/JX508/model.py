@@ -32,6 +32,11 @@ def scanned(xs):
     return jax.lax.scan(body, jnp.zeros(3), xs)[0]
 
 
+@jax.jit
+def labelled(x):
+    return {"größe": x.astype(jnp.int64)}  # expect: JX508
+
+
 # Quiet: float32 asked for, float64 named only to read its limits, default dtypes, a NumPy float64
 # constant (JAX converts it without being asked for a dtype).
 
@@ -57,7 +62,7 @@ def numpy_constant(x):
 
 
 x = jnp.ones(3)
-for fn in (zeros_f64, astype_f64, counted, zeros_f32, finfo_only, default_dtypes, numpy_constant):
+for fn in (zeros_f64, astype_f64, counted, labelled, zeros_f32, finfo_only, default_dtypes, numpy_constant):
     fn(x)
 mapped(jnp.ones((2, 3)))
 scanned(jnp.ones((4, 3)))
