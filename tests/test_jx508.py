@@ -42,6 +42,11 @@ def test_messages_say_what_jax_makes_of_the_request_and_what_to_do() -> None:
     counts = findings()[("counts.py", case_line("JX508", 'dtype="int64"', "counts.py"))]
     assert counts.message.startswith("`array` asks for int64, but jax_enable_x64 is off: JAX makes it int32, "
                                      "so the value is int32 and wraps around past 2**31 - 1")
+    # A helper that passes its caller's dtype on did not ask: its caller, which names float64, did.
+    forwarded = findings()[("model.py", case_line("JX508", "cast(x, jnp.float64)", "model.py"))]
+    assert forwarded.message.startswith(
+        f"`astype` asks for float64 (inside counts.py:{case_line('JX508', 'x.astype(dtype)', 'counts.py')}, "
+        "which this line calls), but jax_enable_x64 is off")
     mapped = findings()[("model.py", case_line("JX508", "jnp.complex128", "model.py"))]
     assert "JAX makes it complex64" in mapped.message and "ask for complex64 explicitly" in mapped.message
 

@@ -1,7 +1,9 @@
 """JX508 float64-truncated: a 64-bit dtype asked for while x64 is off, which JAX truncates."""
 from __future__ import annotations
 
+import ast
 import os
+import re
 from typing import Iterable
 
 from jaxlint.ir import Location, Truncation
@@ -29,11 +31,34 @@ class Float64Truncated(Rule):
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         reported = set()
         for truncation in ctx.program.truncations:
-            place = next((frame for frame in truncation.frames if ctx.reports_in(frame.path)), None)
+            place = _place(ctx, truncation)
             if place is None or place in reported:
                 continue
             reported.add(place)
             yield cls.finding(place.path, place.span, _message(truncation, place), target=ctx.target.qualname)
+
+
+# How code names each 64-bit dtype JAX truncates (NumPy's aliases included).
+_NAMES = {"float64": ("float64", "double", "float_"), "complex128": ("complex128", "cdouble", "complex_"),
+          "int64": ("int64", "longlong"), "uint64": ("uint64", "ulonglong")}
+
+
+def _place(ctx: ProgramContext, truncation: Truncation) -> Location | None:
+    """The project's frame that asked: the innermost whose call names the dtype (a helper that
+    forwards its caller's ``dtype`` argument did not ask), else the innermost; None when no frame
+    is in a file this program reports in."""
+    frames = [frame for frame in truncation.frames if ctx.reports_in(frame.path)]
+    return next((frame for frame in frames if _names_dtype(ctx, frame, truncation.requested)),
+                frames[0] if frames else None)
+
+
+def _names_dtype(ctx: ProgramContext, frame: Location, requested: str) -> bool:
+    index = ctx.index_of(frame.path)
+    call = index.node_at(frame.span, ast.Call) if index is not None else None
+    if call is None:
+        return False
+    names = "|".join(_NAMES.get(requested, (requested,)))
+    return re.search(rf"\b(?:{names})\b", index.text(call)) is not None
 
 
 def _message(truncation: Truncation, place: Location) -> str:

@@ -1,7 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from counts import as_counts
+from counts import as_counts, cast
 
 
 @jax.jit
@@ -17,6 +17,11 @@ def astype_f64(x):
 @jax.jit
 def counted(x):
     return as_counts(x) + 1  # the request is in counts.py: reported there, at its line
+
+
+@jax.jit
+def forwarded(x):
+    return cast(x, jnp.float64)  # expect: JX508
 
 
 @jax.jit
@@ -62,7 +67,7 @@ def numpy_constant(x):
 
 
 x = jnp.ones(3)
-for fn in (zeros_f64, astype_f64, counted, labelled, zeros_f32, finfo_only, default_dtypes, numpy_constant):
+for fn in (zeros_f64, astype_f64, counted, forwarded, labelled, zeros_f32, finfo_only, default_dtypes, numpy_constant):
     fn(x)
 mapped(jnp.ones((2, 3)))
 scanned(jnp.ones((4, 3)))
