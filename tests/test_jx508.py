@@ -68,13 +68,17 @@ def _requests(x: jax.Array) -> jax.Array:
     return x.astype(jnp.float64) + jnp.zeros(3, dtype=jnp.float32)
 
 
-def test_the_recorder_catches_only_truncations_and_restores_the_filters() -> None:
+def test_the_recorder_catches_only_truncations_and_takes_out_only_its_filter() -> None:
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         before = list(warnings.filters)
         with TruncationRecorder() as found:
             jax.make_jaxpr(_requests)(jnp.ones(3))
         assert warnings.filters == before
+        # A filter the code adds inside the block (a module's, at import) stays.
+        with TruncationRecorder():
+            warnings.filterwarnings("ignore", message="a module's own filter")
+        assert warnings.filters[1:] == before and warnings.filters[0][1].pattern == "a module's own filter"
     assert [str(w.message) for w in shown] == ["the user's own warning"]
     assert [(t.requested, t.result, t.api) for t in found] == [("float64", "float32", "astype")]
     innermost = found[0].frames[0]

@@ -22,25 +22,30 @@ _STDLIB = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")}
 class TruncationRecorder:
     """``with TruncationRecorder() as found:`` the truncations warned about inside the block,
     in order. Only JAX's truncation warnings are caught (and not shown); every other warning
-    goes where it went before, and the warning filters are put back on exit."""
+    goes where it went before. On exit only the recorder's own filter and hook are taken out:
+    the filters the code changed inside the block (a module's at import) stay as it left them."""
 
     def __init__(self) -> None:
         self.found: list[Truncation] = []
-        self._catcher = warnings.catch_warnings()
         self._shown: Any = None
+        self._filter: Any = None
 
     def __enter__(self) -> list[Truncation]:
-        self._catcher.__enter__()
-        self._shown = warnings.showwarning
         # "always": a request JAX warned about once already (during the tests, at import) is
         # seen again; a user's "error" filter must not make the trace fail here either.
         warnings.filterwarnings("always", message=compat.TRUNCATION_MESSAGE, category=UserWarning)
-        warnings.showwarning = self._show
+        self._filter = warnings.filters[0]
+        self._shown, warnings.showwarning = warnings.showwarning, self._show
         return self.found
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        self._catcher.__exit__(kind, error, trace)
+        if warnings.showwarning == self._show:
+            warnings.showwarning = self._shown
+        try:
+            warnings.filters.remove(self._filter)
+        except ValueError:  # the code replaced the filter list inside the block
+            pass
 
     def _show(self, message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
               line: str | None = None) -> None:
