@@ -1,9 +1,10 @@
 """JX508 float64-truncated: what its case cannot say. The messages say what JAX made of the
 request and what to do; the spans are the call that asked (character columns on a line with
 non-ASCII text); the recorder catches only JAX's truncation warnings and leaves the user's
-warnings and filters as they were; and ``pytest --jaxlint`` reports a request in a helper module
-at the helper's line, one inside an installed package at the project's call, and nothing with x64
-on, while the tests still show JAX's own warning."""
+warnings and filters as they were; ``check`` with worker processes traces afresh what the import
+traced; and ``pytest --jaxlint`` (and ``jaxlint run``) report a request in a helper module at the
+helper's line, one inside an installed package at the project's call, and nothing with x64 on,
+while the tests still show JAX's own warning."""
 from __future__ import annotations
 
 import json
@@ -164,22 +165,38 @@ def test_step():
 def test_quiet():
     assert quiet(jnp.ones(3)).shape == (3,)
 '''
+MAIN = '''\
+import jax.numpy as jnp
+
+from pkg.model import step
+
+for _ in range(3):
+    step(jnp.ones(3))
+'''
 
 
-def _session(tmp_path: Path, conftest: str = "") -> tuple[subprocess.CompletedProcess, list[dict]]:
-    root, lib = tmp_path / "project", tmp_path / "site"  # the package outside the project
+def _project(tmp_path: Path, conftest: str = "") -> tuple[Path, dict[str, str]]:
+    """The project's folder, and the environment its runs use (the package outside the project
+    on PYTHONPATH)."""
+    root, lib = tmp_path / "project", tmp_path / "site"
     for path, text in {root / "pkg" / "__init__.py": "", root / "pkg" / "helpers.py": HELPERS,
                        root / "pkg" / "model.py": MODEL, root / "tests" / "test_model.py": TESTS,
-                       root / "tests" / "conftest.py": conftest, lib / "extlib.py": EXTLIB}.items():
+                       root / "tests" / "conftest.py": conftest, root / "main.py": MAIN,
+                       lib / "extlib.py": EXTLIB}.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER")}
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER", "JAXLINT_RUN")}
     # Kept: a PYTHONPATH that chose which jaxlint runs (the JAX 0.4.35 environment's).
     paths = [str(lib)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env.update(JAX_PLATFORMS="cpu", PYTHONPATH=os.pathsep.join(paths))
+    return root, env
+
+
+def _session(tmp_path: Path, conftest: str = "") -> tuple[subprocess.CompletedProcess, list[dict]]:
+    root, env = _project(tmp_path, conftest)
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint", "--jaxlint-report",
-                          "report.json"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+                          "report.json", "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
     return run, json.loads((root / "report.json").read_text())
 
 
@@ -198,3 +215,12 @@ def test_pytest_session_with_x64_on_is_quiet(tmp_path: Path) -> None:
     assert "2 passed" in run.stdout, run.stdout + run.stderr
     assert [f for f in report if f["code"] == "JX508"] == []
     assert "Explicitly requested dtype" not in run.stdout
+
+
+def test_jaxlint_run_reports_the_programs_requests(tmp_path: Path) -> None:
+    root, env = _project(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json", "-o",
+                          "report.json", "main.py"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    report = json.loads((root / "report.json").read_text())
+    assert {(Path(f["filename"]).name, f["location"]["row"]) for f in report if f["code"] == "JX508"} == {
+        ("helpers.py", 5), ("model.py", 10)}, run.stderr
