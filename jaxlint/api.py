@@ -30,6 +30,7 @@ from jaxlint.analysis.program import program_findings
 from jaxlint.config import Config, load_config
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.settle import settle
+from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.report import summary as report
 from jaxlint.rules import Rule
@@ -85,9 +86,11 @@ class Linter:
         codes, index = {r.code for r in chosen}, SourceIndex(path, text)
         settings = config.settings() if config is not None else Settings()
         with recording_vmaps(path, getattr(function, "__globals__", {})):
-            closed = trace_function(fn, arguments)
+            with TruncationRecorder() as truncations:
+                closed = trace_function(fn, arguments)
             findings = program_findings(chosen, codes, path, text, target, closed, format_signature(arguments),
-                                        index, settings, vmap_records=record.VMAP_RECORDS)
+                                        index, settings, vmap_records=record.VMAP_RECORDS,
+                                        truncations=truncations)
         if text:  # the source rules, over fn's whole file (as jaxlint check runs them)
             module = sys.modules.get(getattr(function, "__module__", None) or "")
             retrace = ModuleRetracer(module, path, settings) if module is not None else None

@@ -3,9 +3,9 @@ files whose helpers made operations, with a failure to build the IR as a JX906 f
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from jaxlint.ir import VmapRecord
+from jaxlint.ir import Truncation, VmapRecord
 from jaxlint.ir.build import build_program
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.rules import Rule
@@ -22,19 +22,22 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
                      closed: Any, signature: str, index: SourceIndex | None = None,
                      settings: Settings | None = None, others: ProjectSources | None = None,
                      project: Callable[[str], bool] | None = None, differentiated: bool = False,
-                     vmap_records: Mapping[str, VmapRecord] | None = None) -> list[Finding]:
+                     vmap_records: Mapping[str, VmapRecord] | None = None,
+                     truncations: Sequence[Truncation] = ()) -> list[Finding]:
     """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
     target's file and in each file of ``others`` (the project's) whose helpers made operations; a
     failure to build the IR is a JX906 finding too. ``project`` without ``others``: which files
     are the project's, for the rules that place a finding themselves (JX401), with no run of the
     rules in the helpers' files (``pytest --jaxlint`` traces the helpers it saw called on their own;
     ``differentiated``: the tests called this one under ``jax.grad`` or ``jvp``). ``vmap_records``:
-    the records the tracer's vmap recorder made (worker/instrument.py), for JX101."""
+    the records the tracer's vmap recorder made (worker/instrument.py), for JX101; ``truncations``:
+    the 64-bit dtype requests JAX truncated while ``closed`` was traced (ir/truncations.py), for JX508."""
     try:
         program = build_program(closed)
     except Exception as error:
         return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
                               error)
+    program.truncations = list(truncations)
     index = index or SourceIndex(path, source)
     context = ProgramContext(path, source, index, settings or Settings(),
                              target=target, program=program, signature=signature,

@@ -152,6 +152,19 @@ class VmapLeaf:
         return cls(tag, int(leaf))
 
 
+@dataclass(frozen=True)
+class Truncation:
+    """A 64-bit dtype the traced code asked for while x64 was off, which JAX replaced by its 32-bit
+    counterpart (JAX's "Explicitly requested dtype ... will be truncated" warning, caught while
+    tracing by jaxlint.ir.truncations)."""
+
+    requested: str  # "float64", "int64", "uint64", "complex128"
+    result: str  # what JAX made of it: "float32", "int32", "uint32", "complex64"
+    api: str  # the jnp function that was asked ("zeros", "astype"), "" when JAX does not say
+    # The frames outside JAX and jaxlint that were running, innermost first (character columns).
+    frames: tuple[Location, ...]
+
+
 @dataclass(eq=False)
 class Program:
     top: Region
@@ -163,6 +176,8 @@ class Program:
     # Source info -> user frames (file, line, col, end line, end col), outermost first (the worker's
     # jaxlint.ir.compat.user_stack): set by the builder, so this module needs no JAX.
     read_stack: Callable[[Any], list[tuple[str, int, int, int, int]]] | None = None
+    # The 64-bit dtype requests JAX truncated while this program was traced (none with x64 on).
+    truncations: list[Truncation] = field(default_factory=list)
     _stacks: dict[int, tuple[Location, ...]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 

@@ -452,3 +452,27 @@ def _each_difference(lines: list[str]) -> Iterator[Difference]:
             yield Difference("tree" if line.startswith("never") else "context", text=line)
     if not explained:
         yield Difference("unexplained", text=next((line for line in lines if "unavailable" in line), ""))
+
+
+# JAX's warning when x64 is off and a 64-bit dtype is asked for. The requested dtype is a name
+# ("float64") on newer JAX, a class's repr ("<class 'jax.numpy.float64'>") on 0.4.x; "requested
+# in zeros" is absent where JAX does not know the function (scalar types called directly).
+_TRUNCATION = re.compile(r"Explicitly requested dtype (?P<requested>.*?)\s+(?:requested in (?P<api>\w+) )?"
+                         r"\s*is not available, and will be truncated to dtype (?P<result>\w+)")
+_DTYPE_NAME = re.compile(r"(?:u?int|float|complex)\d+")
+TRUNCATION_MESSAGE = "Explicitly requested dtype"  # its start: the warnings filter's pattern
+
+
+def truncation(message: str) -> tuple[str, str, str] | None:
+    """(requested dtype, the dtype JAX uses instead, the jnp function asked or "") of JAX's
+    truncation warning, or None for any other message."""
+    found = _TRUNCATION.search(message)
+    if found is None:
+        return None
+    requested = _DTYPE_NAME.findall(found["requested"])
+    return (requested[-1] if requested else found["requested"]), found["result"], found["api"] or ""
+
+
+def is_user_file(path: str) -> bool:
+    """Whether JAX counts ``path`` as user code (not JAX's own, nor an excluded library's)."""
+    return bool(source_info_util.is_user_filename(path)) and not path.startswith(_PACKAGE_DIR)

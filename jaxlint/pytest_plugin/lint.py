@@ -21,7 +21,8 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 import jax
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.ir import compat
+from jaxlint.ir import Truncation, compat
+from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
 from jaxlint.pytest_plugin.results import Linted, Ran
@@ -150,14 +151,14 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
     for call in function.calls:
         ran_files: set[str] = set()
         try:
-            with executed() as ran_files, traced(call, path) as (closed, signature):
+            with executed() as ran_files, traced(call, path) as (closed, signature, truncations):
                 # The files the trace ran, and those whose lines made its equations (a jitted
                 # helper whose trace JAX had cached ran no code this time).
                 ran_files |= equation_files(closed, is_project)
                 # Inside the block: the rules read the vmap records made while tracing.
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
                                         settings, project=is_project, differentiated=call.differentiated,
-                                        vmap_records=VMAP_RECORDS), ran_files | {path}, test)
+                                        vmap_records=VMAP_RECORDS, truncations=truncations), ran_files | {path}, test)
                 source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except Exception as error:
             linted.errors.append(describe_error(error))
@@ -187,9 +188,9 @@ def _call(function: types.FunctionType, args: list[Any], kwargs: dict[str, Any])
 
 
 @contextlib.contextmanager
-def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
-    """(ClosedJaxpr, readable signature) of the function of ``call`` on its kept arguments, with
-    the vmap records of the trace kept until the block ends."""
+def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]:
+    """(ClosedJaxpr, readable signature, the 64-bit dtype requests JAX truncated) of the function
+    of ``call`` on its kept arguments, with the vmap records of the trace kept until the block ends."""
     code = call.code
     dynamic = [i for i, leaf in enumerate(call.leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
 
@@ -209,5 +210,6 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str]]:
     params = jax.tree_util.tree_unflatten(call.treedef, call.leaves)[0]
     args, kwargs = split_arguments(code, params)
     with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
-        closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*[call.leaves[i] for i in dynamic])
-        yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs))
+        with TruncationRecorder() as truncations:
+            closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*[call.leaves[i] for i in dynamic])
+        yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs)), truncations

@@ -14,6 +14,7 @@ import jax
 
 from jaxlint.analysis.program import program_findings
 from jaxlint.ir import compat
+from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
@@ -112,7 +113,7 @@ class _Analysis:
     def run(self) -> Result:
         job, timings = self.job, self.result.timings
         started = time.perf_counter()
-        with VmapRecorder({job.path}), CallRecorder({job.path}) as calls:
+        with VmapRecorder({job.path}), CallRecorder({job.path}) as calls, TruncationRecorder() as early:
             try:
                 module = import_module(job.module, job.path, job.root, job.override, job.sys_path,
                                        job.sys_path_appended, job.packages_from_files)
@@ -132,10 +133,15 @@ class _Analysis:
             from jaxlint.worker.argsources.examples import run_examples
 
             started = time.perf_counter()
-            registrations, failed = run_examples(job, self.codes)
+            with TruncationRecorder() as examples_truncations:
+                registrations, failed = run_examples(job, self.codes)
             self.examples_files = {r.examples_file for r in registrations}
             self.findings.extend(failed)
             timings["examples"] = time.perf_counter() - started
+            if early or examples_truncations:
+                # JAX warns of a truncation when it traces, not when a cached trace is reused: the
+                # import's calls traced the targets already, so trace them afresh (JX508).
+                jax.clear_caches()
             for target in job.targets:
                 self._target(module, target, recorded, registrations)
             for target, function in self._registered_only(registrations):
@@ -269,7 +275,8 @@ class _Analysis:
             signature = format_signature(arguments)
             started = time.perf_counter()
             try:
-                closed = trace_function(function, arguments)
+                with TruncationRecorder() as truncations:
+                    closed = trace_function(function, arguments)
             except NotArrays as error:
                 # A factory (returns a function or an optimizer object): not an error in the user's
                 # code; the functions it makes are traced where a traced caller uses them.
@@ -293,7 +300,8 @@ class _Analysis:
             timings["trace"] += time.perf_counter() - started
             started = time.perf_counter()
             found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
-                                     self.index, job.settings, self.others, vmap_records=VMAP_RECORDS)
+                                     self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
+                                     truncations=truncations)
             self._count_linted(closed, target)
             if inferred:
                 found = [_inferred(finding, signature) for finding in found]
