@@ -124,7 +124,7 @@ async def test_a_crashing_module_does_not_stop_the_server(client: LanguageClient
 
 @pytest.mark.asyncio
 async def test_untraced_functions_are_information_only_when_asked(client: LanguageClient, tmp_path: Path) -> None:
-    (tmp_path / "jaxlint.toml").write_text("")
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\n")  # so that `norm` is untraced
     path = tmp_path / "plain.py"
     path.write_text("import jax.numpy as jnp\n\n\ndef norm(x):\n    return jnp.sqrt(jnp.sum(x * x))\n")
     open_file(client, path)
@@ -143,7 +143,8 @@ def write_tested_noisy_module(root: Path) -> Path:
     import os
     import subprocess
 
-    (root / "jaxlint.toml").write_text("")
+    # Without inference, only the test run traces `noisy`: the editor shows what it stored.
+    (root / "jaxlint.toml").write_text("infer-arguments = false\n")
     path = root / "noisy.py"
     path.write_text("import jax\n\n\ndef noisy(key, x):\n    a = jax.random.normal(key, x.shape)\n"
                     "    return a + jax.random.normal(key, x.shape)\n")
@@ -179,7 +180,7 @@ async def test_a_save_runs_the_tests_again_when_configured(client: LanguageClien
     client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri_of(path))))
     assert await diagnostics_for(client, uri_of(path)) == []  # stale, and no target traces it here
 
-    (tmp_path / "jaxlint.toml").write_text("rerun-tests = true\n")
+    (tmp_path / "jaxlint.toml").write_text("infer-arguments = false\nrerun-tests = true\n")
     client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri_of(path))))
     [fresh] = await diagnostics_for(client, uri_of(path))
     assert fresh.code == "JX401" and fresh.range.start.line == 6
