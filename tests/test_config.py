@@ -225,14 +225,17 @@ def test_per_file_ignored_findings_are_not_fixed(tmp_path):
 # --- values --------------------------------------------------------------------------------------
 
 def test_scalar_keys_and_their_flags(tmp_path):
+    assert "rerun-timeout = 300.0" in settings(tmp_path).splitlines()  # the default
     files(tmp_path, {"jaxlint.toml": 'timeout = 12\njobs = 2\noutput-format = "sarif"\n'
-                                     'examples = ["ex.py"]\n', "ex.py": ""})
+                                     'rerun-timeout = 90\nexamples = ["ex.py"]\n', "ex.py": ""})
     shown = settings(tmp_path)
     for line in ["timeout = 12.0", "jobs = 2", 'output-format = "sarif"', 'examples = ["ex.py"]',
-                 "force-exclude = false", "respect-gitignore = true", "per-file-ignores = {}"]:
+                 "force-exclude = false", "respect-gitignore = true", "per-file-ignores = {}",
+                 "rerun-timeout = 90.0"]:
         assert line in shown.splitlines(), line
-    shown = settings(tmp_path, "--timeout", "3", "--jobs", "1")
+    shown = settings(tmp_path, "--timeout", "3", "--jobs", "1", "--rerun-timeout", "45")
     assert "timeout = 3.0" in shown and "jobs = 1" in shown and "# Overridden by: command line" in shown
+    assert "rerun-timeout = 45.0" in shown
 
 
 def test_timeout_from_the_configuration_applies(tmp_path):
@@ -260,6 +263,7 @@ def test_rule_option_changes_what_a_rule_reports(tmp_path):
     ('[tool.jaxlint]\nselct = ["JX1"]\n', ["unknown key `tool.jaxlint.selct`", "did you mean `select`?"]),
     ('[tool.jaxlint]\ntimeout = "fast"\n', ["`tool.jaxlint.timeout`", "expected a positive number of seconds",
                                             '"fast" (a string)']),
+    ('[tool.jaxlint]\nrerun-timeout = 0\n', ["`tool.jaxlint.rerun-timeout`", "expected a positive number of seconds"]),
     ('[tool.jaxlint]\nrespect-gitignore = "yes"\n', ["`tool.jaxlint.respect-gitignore`", "true or false"]),
     ('[tool.jaxlint]\nignore = ["JX2O2"]\n', ["`tool.jaxlint.ignore`", "unknown rule selector `JX2O2`",
                                               "did you mean `JX202`?"]),

@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             from jaxlint.engine.rerun import check_rerunning_stale, stale_in_store
 
             stale = stale_in_store(args.paths, settings, [rule.code for rule in rules], cache)
-            result, _ = check_rerunning_stale(run_check, stale, cache, settings.root, settings.timeout, sys.stderr,
+            result, _ = check_rerunning_stale(run_check, stale, cache, settings.root, settings.rerun_timeout, sys.stderr,
                                               again=args.fix or args.diff)
         else:
             result = run_check()

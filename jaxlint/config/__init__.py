@@ -26,6 +26,10 @@ __all__ = ["Config", "ConfigError", "Layer", "find_config_file", "load_config", 
 # In one folder, the first of these that configures jaxlint wins (ruff: .ruff.toml, ruff.toml,
 # pyproject.toml); a pyproject.toml counts only with a [tool.jaxlint] table.
 DEFAULT_TIMEOUT = 60.0  # seconds per module for import and tracing (`timeout`, --timeout)
+# seconds per stale module for the tests `rerun-tests` runs again (`rerun-timeout`, --rerun-timeout):
+# a module's recorded tests took 2-4 minutes on a loaded 2-core machine (jax-md), so a test
+# session gets a limit of its own, longer than a trace's.
+DEFAULT_RERUN_TIMEOUT = 300.0
 CONFIG_NAMES = (".jaxlint.toml", "jaxlint.toml", "pyproject.toml")
 # ruff's default `exclude`, plus build output, bytecode caches and every hidden folder (jaxlint
 # imports what it checks). Folders holding a pyvenv.cfg are skipped whatever `exclude` says.
@@ -53,6 +57,7 @@ class Config:
     respect_gitignore: bool = True
     infer_arguments: bool = True  # see worker/argsources/inferred.py
     rerun_tests: bool = False  # check re-runs the tests that reached a module changed since the test run
+    rerun_timeout: float = DEFAULT_RERUN_TIMEOUT
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4
     output_format: str | None = None  # None: not configured (the writer's default applies)
@@ -178,7 +183,7 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
         if layer.per_file_ignores is not None:
             config.per_file_ignores = list(layer.per_file_ignores)
         config.per_file_ignores += layer.extend_per_file_ignores or []
-        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "timeout", "jobs", "output_format",
+        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "rerun_timeout", "timeout", "jobs", "output_format",
                     "cache_dir"):
             if getattr(layer, key) is not None:
                 setattr(config, key, getattr(layer, key))

@@ -48,6 +48,8 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
                        help="for each module changed since `pytest --jaxlint` stored what it linted, run the tests "
                             "that reached it again (with the plugin) and report the fresh results")
     group.add_argument("--no-rerun-tests", dest="rerun_tests", action="store_false")
+    group.add_argument("--rerun-timeout", dest="rerun_timeout", type=float, default=None, metavar="SECONDS",
+                       help="seconds per changed module for the tests --rerun-tests runs (default 300)")
     group.add_argument("--cache-dir", default=None, metavar="DIR",
                        help="the result cache's folder (default: .jaxlint_cache in the project root; "
                             "JAXLINT_CACHE_DIR)")
@@ -112,6 +114,7 @@ def _flag_layer(args: argparse.Namespace) -> Layer:
            "force-exclude": args.force_exclude, "respect-gitignore": args.respect_gitignore,
            "infer-arguments": args.infer_arguments,
            "rerun-tests": getattr(args, "rerun_tests", None),
+           "rerun-timeout": getattr(args, "rerun_timeout", None),
            "timeout": args.timeout, "jobs": args.jobs,
            # ruff's order: the flag, else the environment variable, else the configuration
            "cache-dir": getattr(args, "cache_dir", None) or os.environ.get("JAXLINT_CACHE_DIR") or None}
@@ -159,6 +162,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
         "respect-gitignore": config.respect_gitignore,
         "infer-arguments": config.infer_arguments,
         "rerun-tests": config.rerun_tests,
+        "rerun-timeout": config.rerun_timeout,
         "timeout": config.timeout,
         "jobs": config.jobs,
         "output-format": config.output_format,

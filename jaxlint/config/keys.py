@@ -40,6 +40,7 @@ class Layer:
     respect_gitignore: bool | None = None
     infer_arguments: bool | None = None
     rerun_tests: bool | None = None
+    rerun_timeout: float | None = None
     timeout: float | None = None
     jobs: int | None = None
     output_format: str | None = None
@@ -176,6 +177,7 @@ KEYS: dict[str, Callable[[Any, _Key], Any]] = {
     "respect-gitignore": _boolean,
     "infer-arguments": _boolean,
     "rerun-tests": _boolean,
+    "rerun-timeout": _timeout,
     "timeout": _timeout,
     "jobs": _jobs,
     "output-format": _output_format,

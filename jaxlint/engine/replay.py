@@ -40,7 +40,7 @@ REPLAYED_FLAGS = {
     "--show-fixes": False, "--show-untraced": False, "--unsafe-fixes": False, "--ignore-noqa": False,
     "--force-exclude": False, "--no-force-exclude": False, "--respect-gitignore": False,
     "--no-respect-gitignore": False, "--infer-arguments": False, "--no-infer-arguments": False,
-    "--rerun-tests": False, "--no-rerun-tests": False, "--show-settings": False, "--show-files": False,
+    "--rerun-tests": False, "--no-rerun-tests": False, "--rerun-timeout": True, "--show-settings": False, "--show-files": False,
 }
 # Environment variables that differ between two runs of one command from one shell.
 _VOLATILE = ("_", "OLDPWD", "SHLVL")

@@ -1,8 +1,8 @@
 """``jaxlint check --rerun-tests``: for each module whose test-run entry (engine/store.py) is stale,
 run only the tests that reached its functions, with ``pytest --jaxlint`` in a subprocess from the
-configuration's root, so the store holds fresh results when check reports. A module's tests get
-the check's time limit per module; one that runs out is said, and its functions stay counted as
-changed since the test run."""
+configuration's root, so the store holds fresh results when check reports. The session gets
+``rerun-timeout`` seconds per stale module; one that runs out is said, and its functions stay
+counted as changed since the test run."""
 from __future__ import annotations
 
 import os
@@ -54,7 +54,7 @@ def check_rerunning_stale(run_check: Callable[[bool], CheckResult], stale: list[
                           again: bool = False) -> tuple[CheckResult, Rerun | None]:
     """``check --rerun-tests`` and the server's save with ``rerun-tests = true``: the tests of the
     ``stale`` modules (``stale_in_store``) run in one pytest session (JAX is imported once),
-    ``timeout`` seconds per module, while ``run_check(fixing)`` checks once without fixes (its
+    ``timeout`` seconds per module (``rerun-timeout``), while ``run_check(fixing)`` checks once without fixes (its
     workers trace what changed meanwhile); then, when the tests ran or ``again`` asks for it (fixes
     wait for the fresh results), it checks once more, what did not change coming from the cache.
     Says on ``out`` what ran."""
@@ -75,7 +75,7 @@ def check_rerunning_stale(run_check: Callable[[bool], CheckResult], stale: list[
         tests_run.stop()
         raise
     if rerun.outcome == "timeout":
-        out.write(f"jaxlint: the tests did not finish within the time limit ({timeout:g} s per module, --timeout, "
+        out.write(f"jaxlint: the tests did not finish within the time limit ({timeout:g} s per module, --rerun-timeout, "
                   f"{limit:g} s in all): {names} stay changed since the test run; run "
                   f"`pytest --jaxlint {' '.join(tests)}` to lint them\n")
     elif rerun.outcome == "error":

@@ -107,7 +107,7 @@ class JaxlintServer(LanguageServer):
                 return run_check()
             said = io.StringIO()
             stale = stale_in_store([path], config, [rule.code for rule in config.rules()], cache)
-            result, ran = check_rerunning_stale(run_check, stale, cache, config.root, config.timeout, said)
+            result, ran = check_rerunning_stale(run_check, stale, cache, config.root, config.rerun_timeout, said)
         if said.getvalue():
             self.window_log_message(types.LogMessageParams(types.MessageType.Info, said.getvalue().strip()))
         if ran is not None and ran.outcome != "ran":
