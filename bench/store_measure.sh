@@ -10,11 +10,12 @@
 #   5. with RERUN=1 (needs `check --rerun-tests`): a comment line appended to the module with the
 #      most functions the tests linted (from --jaxlint-coverage-report; restored afterwards), then
 #      `jaxlint check --rerun-tests` timed, against the tests it ran (the node ids the store
-#      recorded for the stale modules) run by hand under the plugin, in the same state.
+#      recorded for the stale modules) run by hand under the plugin, in the same state;
+#      RERUN_REPEAT rounds (default 1), alternating which runs first.
 # Usage: store_measure.sh OUT [LIB...]   (LIB: optax equinox diffrax numpyro blackjax jax_md; default all)
 # Env: PY (default /tmp/measure/venv/bin/python, with jaxlint installed editable), JOBS (default 1),
 #      REPEAT (default 3), LIBS (/tmp/libs), TESTS (/tmp/measure/tests), RERUN_FLAGS (more flags for
-#      check --rerun-tests, e.g. "--timeout 900" where the tests of one module take over a minute).
+#      check --rerun-tests, e.g. "--rerun-timeout 900" where the tests of one module take over 5 minutes).
 set -u
 OUT=$(realpath -m "${1:?usage: store_measure.sh OUT [LIB...]}"); shift
 PY=${PY:-/tmp/measure/venv/bin/python}; JOBS=${JOBS:-1}; REPEAT=${REPEAT:-3}
@@ -92,13 +93,26 @@ cache = ResultCache(config.cache_dir, config.root)
 stale = stale_in_store([sys.argv[1]], config, [rule.code for rule in config.rules()], cache)
 print("\n".join(dict.fromkeys(test for _, tests in stale for test in tests)))
 PYEOF
-    a=$(now); "$PY" -m jaxlint check --rerun-tests ${RERUN_FLAGS:-} --output-format json --exit-zero --jobs "$JOBS" "$package" \
-        > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
-    # By hand: the same tests under the plugin, as check runs them (same state of the module).
     mapfile -t ids < "$OUT/$name.rerun.ids"  # one node id per line (parametrized ids hold spaces)
-    "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero "${ids[@]}" \
-        > "$OUT/$name.byhand.log" 2>&1; c=$(now)
+    # RERUN_REPEAT rounds; even rounds run the tests by hand first, so neither side always has
+    # the warmer file cache. The tests by hand write the store too, so each check --rerun-tests
+    # follows an edit of its own (a new comment line).
+    for round in $(seq "${RERUN_REPEAT:-1}"); do
+      rerun_check() {
+        echo "# touched by store_measure.sh, round $round" >> "$module"
+        a=$(now); "$PY" -m jaxlint check --rerun-tests ${RERUN_FLAGS:-} --output-format json --exit-zero --jobs "$JOBS" "$package" \
+            > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
+        check_s=$(secs $a $b)
+      }
+      by_hand() {
+        a=$(now); "$PY" -m pytest -p no:cacheprovider -q --jaxlint --jaxlint-exit-zero "${ids[@]}" \
+            > "$OUT/$name.byhand.log" 2>&1; b=$(now)
+        hand_s=$(secs $a $b)
+      }
+      if [ $((round % 2)) = 1 ]; then rerun_check; by_hand; else by_hand; rerun_check; fi
+      grep -q "ran them in" "$OUT/$name.rerun.log" || echo "  round $round: check did not run the tests: $(grep jaxlint: "$OUT/$name.rerun.log" | tail -1)" | tee -a "$OUT/results.txt"
+      echo "== $name round $round: touched $module; check --rerun-tests $check_s s (status in $OUT/$name.rerun.log); its ${#ids[@]} tests by hand under the plugin $hand_s s: ratio $(python3 -c "print(round($check_s / max($hand_s, 1e-3), 2))")x (goal <= 1.5x); load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/results.txt"
+    done
     cp -p "$OUT/$name.touched.bak" "$module"; trap - EXIT INT TERM
-    echo "== $name: touched $module; check --rerun-tests $(secs $a $b) s (status in $OUT/$name.rerun.log); its $(wc -l < "$OUT/$name.rerun.ids") tests by hand under the plugin $(secs $b $c) s: ratio $(python3 -c "print(round(($b - $a) / max($c - $b, 1e-3), 2))")x (goal <= 1.5x)" | tee -a "$OUT/results.txt"
   done
 fi
