@@ -340,3 +340,33 @@ def clip_masked_distance(x):
 
 
 clip_masked_distance(x)
+
+
+@jax.jit
+def clip_product_of_positive_norms(a, b):
+    # jax-md's reaxff calculate_angle: each norm is a masked sqrt plus EPS, so their product (the
+    # denominator) is never 0 and the clip clamps no infinite value.
+    eps = 1e-6
+    norm_a = jnp.where(a > 0, jnp.sqrt(jnp.where(a > 0, a, 0.0)), 0.0) + eps
+    norm_b = jnp.where(b > 0, jnp.sqrt(jnp.where(b > 0, b, 0.0)), 0.0) + eps
+    return jnp.clip(a * b / (norm_a * norm_b), -1.0 + eps, 1.0 - eps)
+
+
+@jax.jit
+def clip_product_with_a_bare_norm(a, b):
+    # The second norm has no EPS: it is 0 where b is, and so is the product.
+    eps = 1e-6
+    norm_a = jnp.sqrt(a * a) + eps
+    norm_b = jnp.sqrt(b * b)
+    return jnp.clip(a * b / (norm_a * norm_b), -1.0 + eps, 1.0 - eps)  # expect: JX501
+
+
+@jax.jit
+def clip_positive_sum_of_squares(a, b):
+    # a square plus a positive value (not a constant) is positive too.
+    return jnp.clip(1.0 / (a * a + jnp.exp(b)), None, 1e6)
+
+
+clip_product_of_positive_norms(x, x)
+clip_product_with_a_bare_norm(x, x)
+clip_positive_sum_of_squares(x, x)

@@ -9,7 +9,7 @@ value at the singular input is carried through the ops between (negation, a cons
 multiplied, divided) and compared with the bound, so ``clip(log(p), max=0)`` (-inf is kept),
 ``clip(sqrt(x), 0)`` (a tie: the gradient is inf, not NaN) and a clamp of the input
 (``log(clip(p, tiny))``) are quiet, as is an input that cannot reach the singular point
-(``exp``/``sigmoid`` output, or a positive constant plus a non-negative value).
+(``exp``/``sigmoid`` output, a positive constant plus a non-negative value, a product of such).
 """
 from __future__ import annotations
 
@@ -156,8 +156,13 @@ def _clamped(y: float, low: float | None, high: float | None) -> bool:
 
 
 def _positive(value: Value) -> bool:
-    """``value`` is never 0 or negative: an exp or sigmoid, or a positive constant added to a
-    non-negative value (a square, sqrt or abs, or a where choosing among such and constants >= 0)."""
+    """``value`` is never 0 or negative: an exp or sigmoid, a positive constant, a positive value
+    added to a non-negative one (a square, sqrt or abs, or a where choosing among such and
+    constants >= 0), or a product or quotient of positive values (jax-md's ``(d12 + EPS) * (d32 +
+    EPS)``; barring underflow, as for exp)."""
+    constant = scalar(value)
+    if constant is not None:
+        return constant > 0
     op = strip(value).producer
     if op is None:
         return False
@@ -167,14 +172,16 @@ def _positive(value: Value) -> bool:
     if bounds is not None and bounds[1] is not None and bounds[1] > 0:
         return True  # maximum(n, 1.0): clamped from below by a positive bound
     if op.primitive == "add" and len(op.inputs) == 2:
-        constants = [scalar(v) for v in op.inputs]
-        for c, other in ((constants[0], op.inputs[1]), (constants[1], op.inputs[0])):
-            if c is not None and c > 0 and _non_negative(other):
-                return True
+        first, second = op.inputs
+        return (_positive(first) and _non_negative(second)) or (_positive(second) and _non_negative(first))
+    if op.primitive in ("mul", "div") and len(op.inputs) == 2:
+        return _positive(op.inputs[0]) and _positive(op.inputs[1])
     return False
 
 
 def _non_negative(value: Value) -> bool:
+    if _at_least_zero(scalar(value)):
+        return True
     op = strip(value).producer
     if op is None:
         return False
