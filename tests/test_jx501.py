@@ -62,7 +62,8 @@ CLAMP_EXPECTED = {
     "clip_of_helper": ("jnp.log(v)", "v", None),  # the log is in the helper
     "clip_vmapped": ("jnp.log(v)", "v", "jnp.log(jnp.clip(v, jnp.finfo(v.dtype).tiny))"),
     "clip_in_scan": ("jnp.log(v)", "v", "jnp.log(jnp.maximum(v, jnp.finfo(v.dtype).tiny))"),
-    "clip_product_with_a_bare_norm": ("a * b / (norm_a * norm_b)", "norm_a * norm_b", None),
+    "clip_product_with_a_bare_norm": ("1.0 / ((jnp.abs(a) + 1e-6) * jnp.abs(a))", "(jnp.abs(a) + 1e-6) * jnp.abs(a)",
+                                      None),
 }
 # Quiet clamps whose gradient at 0 and above is not NaN (inf for the tie and the upper bound).
 CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]

@@ -353,20 +353,17 @@ def clip_product_of_positive_norms(a, b):
 
 
 @jax.jit
-def clip_product_with_a_bare_norm(a, b):
-    # The second norm has no EPS: it is 0 where b is, and so is the product.
-    eps = 1e-6
-    norm_a = jnp.sqrt(a * a) + eps
-    norm_b = jnp.sqrt(b * b)
-    return jnp.clip(a * b / (norm_a * norm_b), -1.0 + eps, 1.0 - eps)  # expect: JX501
+def clip_product_with_a_bare_norm(a):
+    # One factor has no EPS: the product is 0 where a is, and 1 / 0 is clamped away.
+    return jnp.clip(1.0 / ((jnp.abs(a) + 1e-6) * jnp.abs(a)), None, 1e6)  # expect: JX501
 
 
 @jax.jit
-def clip_positive_sum_of_squares(a, b):
-    # a square plus a positive value (not a constant) is positive too.
-    return jnp.clip(1.0 / (a * a + jnp.exp(b)), None, 1e6)
+def clip_positive_sum_of_squares(a):
+    # A square plus a positive value (not a constant) is positive too.
+    return jnp.clip(1.0 / (a * a + jnp.exp(a)), None, 1e6)
 
 
 clip_product_of_positive_norms(x, x)
-clip_product_with_a_bare_norm(x, x)
-clip_positive_sum_of_squares(x, x)
+clip_product_with_a_bare_norm(x)
+clip_positive_sum_of_squares(x)
