@@ -179,7 +179,7 @@ class Recorder:
             return
         try:
             self.changed.add(os.path.abspath(os.fsdecode(path)))
-        except (OSError, TypeError, ValueError):  # a relative path with no current folder, or a name that will not decode
+        except (OSError, TypeError, ValueError):  # no current folder, or a name that will not decode
             self.replayable = False
 
 
