@@ -157,6 +157,25 @@ def test_what_the_test_run_linted_is_not_traced_again_with_guessed_arguments(tmp
     assert "0 traced here" in run.stderr and "3 changed since the test run" in run.stderr, run.stderr
 
 
+def test_entries_check_reads_are_kept_and_orphans_pruned_after_a_month(tmp_path: Path) -> None:
+    """The store's entries live in the result cache and are pruned as its others are: one that
+    check read is touched (kept), one no run read for 30 days (a module since deleted, an old
+    configuration) goes after a check that wrote; the last-session record stays."""
+    root = project(tmp_path)
+    assert "3 passed" in pytest_run(root).stdout
+    entries = stored_entries(root)
+    orphan = entries[0].parent / ("0" * 64 + ".json")
+    orphan.write_text(entries[0].read_text())
+    session = root / ".jaxlint_cache" / "tests" / "last-session.json"
+    for path in entries + [orphan, session]:
+        os.utime(path, (0, 0))  # unused since 1970
+    (root / "pkg" / "extra.py").write_text("import jax\n\n\n@jax.jit\ndef twice(x):\n    return 2 * x\n")
+    findings, summary = check(root)  # reads the entries, writes extra.py's: then prunes
+    assert places(findings, root) == EXPECTED and "4 in the test run of" in summary, summary
+    assert not orphan.exists() and session.exists()
+    assert all(path.stat().st_mtime > 0 for path in entries), "the entries check read were not touched"
+
+
 def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> None:
     root = project(tmp_path)
     pytest_run(root)

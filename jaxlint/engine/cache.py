@@ -88,7 +88,7 @@ class ResultCache:
             index = read_index(self._index_path)
             if index.get("format") == FORMAT and index.get("key") == name and isinstance(index["entries"], dict):
                 self._indexed = index["entries"]
-                _touch(self._index_path)
+                touch(self._index_path)
         except FileNotFoundError:
             pass
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:  # corrupt or foreign
@@ -120,7 +120,7 @@ class ResultCache:
     def _served(self, key: str, kind: str, entry: dict[str, Any], path: str | None) -> None:
         self._used[f"{kind}/{key}"] = entry
         if path is not None:
-            _touch(path)
+            touch(path)
 
     def load(self, job: Job) -> Result | None:
         """The stored result of ``job``, if its entry exists, is whole and what it read is unchanged."""
@@ -177,10 +177,14 @@ class ResultCache:
         it): every edit of a file leaves its old entries behind. Returns how many were removed."""
         removed, cutoff = 0, time.time() - days * 86400
         indexed: set[str] = set()  # "kind/key" of the entries a live index holds
-        for kind in ("index", "results", "scans", "replay"):
+        # tests/: the test-run store (engine/store.py), one entry per module and configuration;
+        # its last-session record stays (check names the session's date from it).
+        for kind in ("index", "results", "scans", "replay", "tests"):
             for folder, _, files in os.walk(os.path.join(self.folder, kind)):
                 for name in files:
                     path = os.path.join(folder, name)
+                    if name == "last-session.json":
+                        continue
                     try:
                         if os.stat(path).st_mtime < cutoff and f"{kind}/{name[:-5]}" not in indexed:
                             os.unlink(path)
@@ -389,7 +393,7 @@ def read_index(path: str) -> dict[str, Any]:
     return index
 
 
-def _touch(path: str) -> None:
+def touch(path: str) -> None:
     """Mark an entry used (``prune`` keeps it)."""
     try:
         os.utime(path)

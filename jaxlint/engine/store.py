@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
 from jaxlint.engine import installed
-from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache
+from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding
 from jaxlint.text import write_text_atomic
@@ -243,6 +243,8 @@ def _read(cache: ResultCache, path: str, config: Config,
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("slot") != slot \
             or not isinstance(data.get("inputs"), dict):
         return None
+    if cache.writes:
+        touch(_entry_path(cache, slot))  # used: the cache's pruning keeps it
     return data
 
 
