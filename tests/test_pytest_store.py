@@ -340,6 +340,35 @@ def test_rerun_tests_finds_tests_outside_the_project_folder(tmp_path: Path) -> N
     ran = sorted(log.read_text().split())  # as the re-run's pytest names them
     assert [nodeid.rpartition("::")[2] for nodeid in ran] == ["test_loss", "test_noisy"], ran
     assert places(json.loads(run.stdout), root) == EXPECTED
+    # The re-run's session, started with node ids, wrote the store: its ids name the test file from
+    # the root too, so a second edit runs them again (equinox's tests, re-run from node ids, were
+    # once recorded as `::test_x`, which pytest refuses).
+    stored = {t for entry in stored_entries(root) for f in json.loads(entry.read_text())["functions"] for t in f["tests"]}
+    assert stored and all(t.startswith(f"..{os.sep}suite{os.sep}test_model.py::") for t in stored), stored
+    log.unlink()
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 3\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
+                         cwd=root, env=environment(PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])), capture_output=True, text=True, timeout=600)
+    assert "ran them in" in run.stderr, run.stderr
+    assert sorted(nodeid.rpartition("::")[2] for nodeid in log.read_text().split()) == ["test_loss", "test_noisy"]
+
+
+@pytest.mark.slow
+def test_rerun_tests_leaves_out_a_test_file_deleted_since(tmp_path: Path) -> None:
+    """One recorded test file gone would fail the whole session (pytest's usage error): the tests
+    of the files that remain run."""
+    root = project(tmp_path, tests=LOGGED_TESTS)
+    (root / "tests" / "test_gone.py").write_text(LOGGED_TESTS.replace("def test_", "def test_gone_"))
+    pytest_run(root)
+    (root / "ran.log").unlink()
+    (root / "tests" / "test_gone.py").unlink()
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "running the 2 tests that reached them again" in run.stderr and "ran them in" in run.stderr, run.stderr
+    assert sorted((root / "ran.log").read_text().split()) == ["tests/test_model.py::test_loss",
+                                                              "tests/test_model.py::test_noisy"]
+    assert places(json.loads(run.stdout), root) == EXPECTED
 
 
 INTERRUPTED = TESTS + '''

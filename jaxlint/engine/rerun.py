@@ -37,16 +37,24 @@ class Rerun:
 def stale_in_store(paths: Sequence[str], config: Config, codes: Sequence[str],
                    cache: ResultCache) -> list[tuple[str, list[str]]]:
     """(module, the node ids that reached its functions) for each module under ``paths`` whose
-    test-run entry is stale, read before any worker starts (so its tests run while check traces)."""
+    test-run entry is stale, read before any worker starts (so its tests run while check traces);
+    a test whose file is gone since is left out."""
     shared = slot_material(cache, config)
     stale = []
     for path in discover.discover(list(paths), config):
         stored = load_store(cache, config, codes, os.path.abspath(path), shared)
         if stored is not None and not stored.fresh:
-            tests = list(dict.fromkeys(t for f in stored.functions for t in f.tests))
+            tests = list(dict.fromkeys(t for f in stored.functions for t in f.tests if _runnable(t, config.root)))
             if tests:
                 stale.append((path, tests))
     return stale
+
+
+def _runnable(test: str, root: str) -> bool:
+    """A node id pytest can take from ``root``: its file still exists (one test file deleted or
+    renamed since the test run would fail the whole session with a usage error)."""
+    path = test.partition("::")[0]
+    return bool(path) and os.path.isfile(os.path.join(root, path))
 
 
 def check_rerunning_stale(run_check: Callable[[bool], CheckResult], stale: list[tuple[str, list[str]]],

@@ -38,14 +38,18 @@ WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's 
 PATIENCE = 3  # runs of a parametrized test in a row that show nothing new before it is no longer watched
 
 
-def from_root(nodeid: str, rootdir: str, root: str) -> str:
-    """``nodeid`` (its path relative to pytest's ``rootdir``) as pytest takes it when run from
-    ``root``: the same id where the two folders are one (a test folder outside the project, as
-    ``pytest --jaxlint ../tests``, gets a relative path up)."""
+def from_root(nodeid: str, path: str | None, rootdir: str, root: str) -> str:
+    """``nodeid`` as pytest takes it when run from ``root``: its file (``path``, the item's) relative
+    to ``root`` (a test folder outside the project, as ``pytest --jaxlint ../tests``, gets a
+    relative path up), then the rest of the id. The file comes from the item, not from the id's
+    own path, which is relative to pytest's ``rootdir`` and was seen empty (``::test_x``) for a
+    test outside it."""
+    file, sep, rest = nodeid.partition("::")
+    if path:
+        return os.path.relpath(path, root) + sep + rest
     if os.path.realpath(rootdir) == os.path.realpath(root):
         return nodeid
-    path, sep, rest = nodeid.partition("::")
-    return os.path.relpath(os.path.join(rootdir, path), root) + sep + rest
+    return os.path.relpath(os.path.join(rootdir, file), root) + sep + rest
 
 
 class JaxlintSession:
@@ -144,7 +148,8 @@ class JaxlintSession:
         watch = self.watch_all or self.unrevealing.get(test, 0) < PATIENCE
         # The store names the tests that reached each function, as `check --rerun-tests` runs
         # them: from the project's root, which need not be pytest's rootdir.
-        nodeid = from_root(item.nodeid, str(item.config.rootpath), self.config.root)
+        nodeid = from_root(item.nodeid, str(getattr(item, "path", "") or "") or None, str(item.config.rootpath),
+                           self.config.root)
         if watch:
             before = self.watcher.news
             self.watcher.test = nodeid
