@@ -41,6 +41,35 @@ def inferred(x):
     return jnp.tanh(x)
 """
 
+# numpyro's contrib/nested_sampling.py: a message raised by hand over the real ImportError.
+REASKED_ABSENT = f"""\
+import jax
+import jax.numpy as jnp
+
+try:
+    import {ABSENT}  # noqa: F401
+except ImportError as e:
+    raise ImportError(f"{{e}}: to use this module, install {ABSENT}") from e
+
+
+@jax.jit
+def reasked(x):
+    return jnp.sin(x)
+"""
+# The same over the project's own typo: still the project's failure.
+REASKED_TYPO = """\
+import jax
+
+try:
+    from utilz import helper
+except ImportError as e:
+    raise ImportError("install the extras") from e
+
+
+@jax.jit
+def reasked_typo(x):
+    return helper(x)
+"""
 UTILS = """\
 import jax.numpy as jnp
 
@@ -108,6 +137,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "needs_absent.py").write_text(NEEDS_ABSENT)
     (root / "plain_needs_absent.py").write_text(PLAIN_NEEDS_ABSENT)
     (root / "utils.py").write_text(UTILS)
+    (root / "reasked_absent.py").write_text(REASKED_ABSENT)
+    (root / "reasked_typo.py").write_text(REASKED_TYPO)
     (root / "typo.py").write_text(TYPO)
     (root / "missing_name.py").write_text(MISSING_NAME)
     (root / "pkg").mkdir()
@@ -128,7 +159,8 @@ def test_the_projects_own_import_failures_stay_jx901(inferred_run) -> None:
     run, _ = inferred_run
     findings = json.loads(run.stdout)
     assert sorted((Path(f["filename"]).name, f["code"]) for f in findings) == [
-        ("missing_name.py", "JX901"), ("missing_submodule.py", "JX901"), ("typo.py", "JX901")]
+        ("missing_name.py", "JX901"), ("missing_submodule.py", "JX901"), ("reasked_typo.py", "JX901"),
+        ("typo.py", "JX901")]
     assert all(ABSENT not in f["message"] for f in findings)
 
 
@@ -139,8 +171,9 @@ def test_a_missing_dependency_is_a_coverage_entry(inferred_run) -> None:
     assert entries[("needs_absent.py", "jitted")] == missing
     assert entries[("needs_absent.py", "plain")] == missing
     assert entries[("plain_needs_absent.py", "inferred")] == missing  # imported only to infer arguments
+    assert entries[("reasked_absent.py", "reasked")] == missing  # raised by hand from the real one
     assert entries[("typo.py", "typo")][0] == "import-failed"
-    assert "2 modules not imported: optional dependency missing: " + ABSENT in run.stderr
+    assert "3 modules not imported: optional dependency missing: " + ABSENT in run.stderr
 
 
 def test_show_untraced_says_to_install_it(project: Path) -> None:

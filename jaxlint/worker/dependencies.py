@@ -12,7 +12,8 @@ import x`` read):
   root is named like it (``import utilz`` beside ``utils.py`` is a typo, not a missing package);
 - a dependency: any other module, not installed at all, or installed outside the project (a
   submodule or name an installed package of another version lacks).
-An ImportError without a ``name`` (raised by hand) stays JX901.
+An ImportError without a ``name`` (raised by hand) is judged by the ImportError it was raised from
+(numpyro's ``raise ImportError("... please install jaxns") from e``); with none, it stays JX901.
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def missing_dependency(error: BaseException, roots: list[str]) -> str | None:
     if not isinstance(error, ImportError):
         return None
     name = getattr(error, "name", None)
+    cause = error.__cause__ or error.__context__
+    if not name and isinstance(cause, ImportError):
+        return missing_dependency(cause, roots)  # a message raised by hand over the real failure
     if not isinstance(name, str) or not name or name.startswith("."):
         return None
     top = name.split(".")[0]
