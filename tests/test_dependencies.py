@@ -6,6 +6,7 @@ arguments."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,24 @@ def test_show_untraced_says_to_install_it(project: Path) -> None:
 def test_a_missing_dependency_without_inference_is_no_finding_either(project: Path) -> None:
     run = jaxlint("--output-format", "json", "needs_absent.py", "typo.py", cwd=project)
     assert [Path(f["filename"]).name for f in json.loads(run.stdout)] == ["typo.py"]
+
+
+def test_an_installed_package_that_raises_on_import_is_a_coverage_entry(tmp_path: Path) -> None:
+    """tensorflow_probability 0.25 raises AttributeError on import under JAX 0.10 (numpyro's
+    contrib/tfp): the installed package's failure, not the module's. An error an installed
+    package's function raises when the module calls it at import stays JX901."""
+    installed = tmp_path / "env" / "site-packages"
+    (installed / "brokendep").mkdir(parents=True)
+    (installed / "brokendep" / "__init__.py").write_text("import jax\n\njax.no_such_attribute\n")
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "uses_broken.py").write_text("import jax\nimport brokendep  # noqa: F401\n\n\n"
+                                         "@jax.jit\ndef f(x):\n    return x\n")
+    (root / "calls_wrongly.py").write_text("import jax\nimport jax.numpy as jnp\n\njnp.ones(3) @ jnp.ones(4)\n\n\n"
+                                           "@jax.jit\ndef g(x):\n    return x\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "-n", "--output-format", "json", "."],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert [(Path(f["filename"]).name, f["code"]) for f in json.loads(run.stdout)] == [("calls_wrongly.py", "JX901")]
+    assert ("1 module not imported: installed dependency broken on import (AttributeError at __init__.py:3): "
+            "brokendep") in run.stderr, run.stderr

@@ -14,6 +14,11 @@ import x`` read):
   submodule or name an installed package of another version lacks).
 An ImportError without a ``name`` (raised by hand) is judged by the ImportError it was raised from
 (numpyro's ``raise ImportError("... please install jaxns") from e``); with none, it stays JX901.
+
+Any other exception raised while an installed package's own module body ran (its import, from the
+project's) is that package's failure: tensorflow_probability 0.25 raises AttributeError on import
+under JAX 0.10. An error raised in an installed package's function that the project's module
+called (``jnp.ones(3) @ jnp.ones(4)`` at import) is still the project's.
 """
 from __future__ import annotations
 
@@ -30,10 +35,11 @@ TYPO_CUTOFF = 0.8
 
 def missing_dependency(error: BaseException, roots: list[str]) -> str | None:
     """What is missing outside the project that made the import fail ("optional dependency
-    missing: sklearn"), or None when the failure is the project's own (or no ImportError).
+    missing: sklearn", or an installed package that raised on import), or None when the failure
+    is the project's own.
     ``roots``: the module's import root and the project's (the configuration's folder)."""
     if not isinstance(error, ImportError):
-        return None
+        return _broken_on_import(error, roots)
     name = getattr(error, "name", None)
     cause = error.__cause__ or error.__context__
     if not name and isinstance(cause, ImportError):
@@ -46,6 +52,25 @@ def missing_dependency(error: BaseException, roots: list[str]) -> str | None:
     if isinstance(error, ModuleNotFoundError):
         return f"optional dependency missing: {name}"
     return f"installed dependency {name} lacks what the module imports ({error})"
+
+
+def _broken_on_import(error: BaseException, roots: list[str]) -> str | None:
+    """The installed package whose module body was running when ``error`` was raised, or None."""
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    for frame in frames:
+        path = frame.tb_frame.f_code.co_filename
+        if frame.tb_frame.f_code.co_name != "<module>" or any(is_project_file(path, r) for r in roots if r):
+            continue
+        for marker in ("site-packages", "dist-packages"):
+            installed = path.partition(os.sep + marker + os.sep)[2]
+            if installed:
+                top = installed.split(os.sep)[0].removesuffix(".py")
+                return (f"installed dependency broken on import ({type(error).__name__} at "
+                        f"{os.path.basename(path)}:{frame.tb_lineno}): {top}")
+    return None
 
 
 def _is_project_name(top: str, roots: list[str]) -> bool:
