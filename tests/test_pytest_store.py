@@ -353,6 +353,35 @@ def test_rerun_tests_finds_tests_outside_the_project_folder(tmp_path: Path) -> N
     assert sorted(nodeid.rpartition("::")[2] for nodeid in log.read_text().split()) == ["test_loss", "test_noisy"]
 
 
+NICENESS_LOGGED = MODEL + '''
+
+import os as _os
+import sys as _sys
+
+with open(_os.path.join(_os.path.dirname(__file__), "..", "niceness.log"), "a") as _log:
+    _log.write(f"{'pytest' if 'pytest' in _sys.modules else 'check'} {_os.nice(0)}\\n")
+'''
+
+
+@pytest.mark.slow
+def test_rerun_tests_lowers_checks_priority_below_the_tests(tmp_path: Path) -> None:
+    """The report waits for the tests: check's workers, started after the session, run at a lower
+    CPU priority than it (os.nice(0) as the project's module reads it at import in each)."""
+    root = project(tmp_path, model=NICENESS_LOGGED)
+    pytest_run(root)
+    log = root / "niceness.log"
+    log.unlink()
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "ran them in" in run.stderr, run.stderr
+    seen = {tuple(line.split()) for line in log.read_text().splitlines()}
+    tests = {int(n) for who, n in seen if who == "pytest"}
+    check = {int(n) for who, n in seen if who == "check"}
+    base = os.nice(0)
+    assert tests == {base} and check == {min(base + 10, 19)}, seen
+
+
 @pytest.mark.slow
 def test_rerun_tests_leaves_out_a_test_file_deleted_since(tmp_path: Path) -> None:
     """One recorded test file gone would fail the whole session (pytest's usage error): the tests

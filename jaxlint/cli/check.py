@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
             stale = stale_in_store(args.paths, settings, [rule.code for rule in rules], cache)
             result, _ = check_rerunning_stale(run_check, stale, cache, settings.root, settings.rerun_timeout, sys.stderr,
-                                              again=args.fix or args.diff)
+                                              again=args.fix or args.diff, yield_cpu=True)
         else:
             result = run_check()
     except FileNotFoundError as error:
