@@ -108,5 +108,5 @@ def _message(jit: DonatingJit, wasted: list[Donation]) -> str:
     subject = "donated argument" if len(wasted) == 1 else f"{len(wasted)} donated arguments"
     return (f"{subject} of {function} not aliased to any output: {'; '.join(parts)}. The donation saves "
             f"nothing ({_size(sum(d.nbytes for d in wasted))} the caller meant to hand over stays allocated "
-            "beside the outputs): return a value XLA can write into the buffer (the same byte size; the same "
-            "shape and dtype on JAX < 0.5), or stop donating it.")
+            "beside the outputs): return a value XLA can write into the buffer (the same byte size; on JAX "
+            "0.4.35 the same shape and dtype), or stop donating it.")
