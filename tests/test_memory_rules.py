@@ -95,7 +95,9 @@ def test_nothing_compiles_without_a_donation_or_a_loop() -> None:
 
 def test_a_program_that_does_not_compile_gives_no_facts() -> None:
     # A symbolic dimension traces, but jit cannot compile it for a concrete device.
-    (n,) = jax.export.symbolic_shape("n")
+    from jax import export
+
+    (n,) = export.symbolic_shape("n")
     donating = jax.jit(lambda x: x.astype(jnp.bfloat16), donate_argnums=0)
     closed = jax.make_jaxpr(donating)(jax.ShapeDtypeStruct((n, 4), jnp.float32))
     assert build_program(closed).compiled("donations") == []
