@@ -9,7 +9,7 @@ import math
 from collections import OrderedDict
 from typing import Any
 
-from jaxlint.ir import compat, memory
+from jaxlint.ir import compat, hlo, memory
 
 KINDS = ("donations", "loops")
 _LOOPS = frozenset({"scan", "while"})
@@ -55,8 +55,8 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
         if compiled is None:
             continue
         text, kept, warnings = compiled
-        if not kept and any(donated):
-            continue
+        if not kept or _entry_parameters(text) != len(kept):
+            continue  # parameters that are not the kept arguments (a tuple, effect tokens): no map
         aliased, donors = memory.alias_parameters(text)
         names = compat.arg_names(inner.jaxpr) or []
         donations = []
@@ -82,6 +82,14 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
         found.append(memory.DonatingJit(source[0] if source else "", defined, call, tuple(donations),
                                         tuple(warnings)))
     return found
+
+
+def _entry_parameters(text: str) -> int | None:
+    try:
+        module = hlo.parse(text)
+    except ValueError:
+        return None
+    return sum(1 for i in module.computations[module.entry].instructions if i.opcode == "parameter")
 
 
 def _has_loop(jaxpr: Any) -> bool:
