@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, Region
+from jaxlint.ir import Op, Region, costs
 from jaxlint.ir.memory import Frame, LoopCopies
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
@@ -25,6 +25,10 @@ class CarryCopiedPerIteration(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         minimum = ctx.option(cls, "min-bytes")
+        # Compiling costs far more than tracing: only a program with a loop whose operands or
+        # results (carries, and the stacked arrays a scan reads and writes) reach min-bytes.
+        if not ctx.program.memo(f"jx307.large-loop.{minimum}", lambda: _large_loop(ctx, minimum)):
+            return
         by_span: dict[Span, tuple[LoopCopies, list[tuple[str, int]], Op | None]] = {}
         for loop in ctx.program.compiled("loops"):
             copies = [c for c in loop.copies if c[1] >= minimum and c[1] > 0]
@@ -48,6 +52,11 @@ class CarryCopiedPerIteration(Rule):
                                 equations=None, note="memory traffic: bytes copied "
                                 + ("over all iterations" if trips else "per iteration (trip count unknown)"))
             yield finding
+
+
+def _large_loop(ctx: ProgramContext, minimum: int) -> bool:
+    return any((costs.nbytes(value) or 0) >= minimum for op in ctx.program.walk() if op.primitive in _LOOPS
+               for value in (*op.inputs, *op.outputs))
 
 
 def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | None:
