@@ -6,6 +6,7 @@ that fails (symbolic shapes, an unsupported primitive) gives no facts, never an 
 from __future__ import annotations
 
 import math
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -17,6 +18,8 @@ _LOOPS = frozenset({"scan", "while"})
 # jaxpr is kept alive by the entry, so its id stays its own.
 _CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any]] = OrderedDict()
 _CACHE_SIZE = 32
+# Seconds spent compiling in this process (the worker reports its share per module: --timings).
+SPENT = {"seconds": 0.0}
 
 
 def compiled_facts(closed: Any, kind: str) -> list[Any]:
@@ -33,10 +36,12 @@ def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool) -> tupl
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][1]
+    started = time.perf_counter()
     try:
         result = compat.compile_jaxpr(closed, donated, keep_unused)
     except Exception:  # symbolic shapes, effects or primitives that do not compile here
         result = None
+    SPENT["seconds"] += time.perf_counter() - started
     _CACHE[key] = (closed, result)
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
