@@ -4,6 +4,8 @@ module, that it compiles only a program of the shape a rule looks for, and that 
 does not compile gives no facts instead of an error."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 from helpers import case_line, checked_case
@@ -18,22 +20,27 @@ X = jax.ShapeDtypeStruct((1024, 1024), jnp.float32)
 NEW_JAX = compat.JAX_VERSION >= (0, 5, 0)
 
 
-def findings_of(code: str) -> dict[int, str]:
-    return {f.span.start_line: f.message for f in checked_case(code)[1].findings if f.code == code}
+def findings_of(code: str) -> dict[tuple[str, int], str]:
+    return {(Path(f.path).name, f.span.start_line): f.message for f in checked_case(code)[1].findings
+            if f.code == code}
 
 
 def test_jx308_names_the_argument_and_why() -> None:
     found = findings_of("JX308")
-    bf16 = found[case_line("JX308", "@partial(jax.jit, donate_argnums=0)  # expect: JX308")]
+    at = lambda text, before=0: ("donating.py", case_line("JX308", text, "donating.py") - before)  # noqa: E731
+    bf16 = found[at("@partial(jax.jit, donate_argnums=0)  # expect: JX308")]
     assert "of `to_bf16`" in bf16 and "'x' (float32[1024,1024], 4.0 MiB)" in bf16
     assert ("buffer_donor" if NEW_JAX else "Some donated buffers were not usable") in bf16
-    unused = found[case_line("JX308", "def unused_donation(x, y)") - 1]
+    unused = found[at("def unused_donation(x, y)", 1)]
     assert "'x'" in unused and "never reads it" in unused
-    summed = found[case_line("JX308", "def summed(a, b)") - 1]
+    summed = found[at("def summed(a, b)", 1)]
     assert summed.count("float32[1024,1024]") == 1  # one of the two is aliased to the output
     # A jit made by a call is reported at the call, naming the function it jits.
-    advance = found[case_line("JX308", "advance = jax.jit(")]
+    advance = found[at("advance = jax.jit(")]
     assert "of `_advance`" in advance and "'vel'" in advance and "'pos'" not in advance
+    # A traced function calling a donating jit of another file: reported at its call.
+    call = found[("trainer.py", case_line("JX308", "y = to_bf16(x)", "trainer.py"))]
+    assert "of `to_bf16`" in call
 
 
 def test_jx307_reports_bytes_times_trip_count_at_the_scan() -> None:

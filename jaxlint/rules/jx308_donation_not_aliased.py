@@ -48,16 +48,18 @@ class DonationNotAliased(Rule):
 
 
 def _place(ctx: ProgramContext, jit: DonatingJit) -> Span | None:
-    """Where the finding goes in this context's file, or None when another context reports it: the
-    jit's decorator or ``jax.jit(...)`` call where the function is defined, else the call of the
-    jitted function, else the target's name."""
+    """Where the finding goes in this context's file, or None when another context reports it: a
+    call of the jitted function in the target's own file (the context that always runs, under
+    ``pytest --jaxlint`` too), else the jit's decorator or ``jax.jit(...)`` call where the function
+    is defined (the target itself, or a helper's file), else the target's name."""
+    target_path = ctx.target_path or ctx.path
+    call = next((f for f in reversed(jit.call) if f.path == target_path), None)
+    if call is not None:
+        return _line_span(ctx.source, call) if ctx.path == target_path else None
     if jit.defined is not None and ctx.reports_in(jit.defined.path):
         if jit.defined.path != ctx.path:
             return None
         return _jit_span(ctx, jit) or (ctx.fallback_span if ctx.in_target_file else None)
-    call = next((f for f in reversed(jit.call) if ctx.reports_in(f.path)), None)
-    if call is not None:
-        return _line_span(ctx.source, call) if call.path == ctx.path else None
     return ctx.fallback_span
 
 
