@@ -98,8 +98,13 @@ def loop_copies(text: str) -> list[LoopCopies]:
             carried = {hlo.plain_shape(f"{dtype}[{','.join(map(str, dims))}]")
                        for dtype, dims in hlo.arrays(instruction.shape)}
             copies, located = [], []
-            for inner in _reached(module, body):
-                if inner.opcode == "copy" and hlo.plain_shape(inner.shape) in carried:
+            reached = _reached(module, body)
+            shape_of = {(i.computation, i.name): i.shape for i in reached}
+            for inner in reached:
+                operand = shape_of.get((inner.computation, inner.operands[0])) if inner.operands else None
+                # A copy into another layout is a transpose XLA materializes, not a carry kept alive.
+                if inner.opcode == "copy" and hlo.plain_shape(inner.shape) in carried \
+                        and (operand is None or _layout(operand) == _layout(inner.shape)):
                     copies.append((hlo.plain_shape(inner.shape), hlo.nbytes(inner.shape)))
                 stack = module.stack(inner)
                 if stack:
@@ -108,6 +113,11 @@ def loop_copies(text: str) -> list[LoopCopies]:
             found.append(LoopCopies(frames, tuple(dict.fromkeys(located)), hlo.trip_count(instruction),
                                     tuple(copies)))
     return found
+
+
+def _layout(shape: str) -> str:
+    """The layout of an array shape as printed: ``{2,1,0}`` of ``f32[8,4,2]{2,1,0}``."""
+    return shape[shape.rfind("]") + 1:]
 
 
 def _reached(module: hlo.Module, name: str) -> list[hlo.Instruction]:
