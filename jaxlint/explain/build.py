@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from jaxlint.explain import classify, hlo, hlomap
+from jaxlint.explain import classify, hlomap
 from jaxlint.explain.target import display
+from jaxlint.ir import hlo
 from jaxlint.model import Finding, Result, Target
 
 SCHEMA_VERSION = 1

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlint.explain import duplicates, hlo, hlomap
+from jaxlint.explain import duplicates, hlomap
 from jaxlint.explain.target import code
+from jaxlint.ir import hlo
 
 # jaxpr primitive -> the HLO opcode it becomes.
 OPCODES = {"add": "add", "add_any": "add", "sub": "subtract", "mul": "multiply", "div": "divide",

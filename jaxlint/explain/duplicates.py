@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlint.explain import hlo, hlomap
+from jaxlint.explain import hlomap
+from jaxlint.ir import hlo
 
 _COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
 _IDENTITY = frozenset({"copy", "opt-barrier"})  # same value out as in

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from jaxlint.explain import hlo
+from jaxlint.ir import hlo
 
 CHEAP_ELEMENTWISE = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "compare",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from jaxlint.explain import build, hlo, hlomap
+from jaxlint.explain import build, hlomap
 from jaxlint.explain.classify import times
 from jaxlint.explain.target import ExplainError, display, find_target
+from jaxlint.ir import hlo
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.text import SourceFile, apply_edits
 

@@ -178,6 +178,10 @@ class Program:
     read_stack: Callable[[Any], list[tuple[str, int, int, int, int]]] | None = None
     # The 64-bit dtype requests JAX truncated while this program was traced (none with x64 on).
     truncations: list[Truncation] = field(default_factory=list)
+    # Compiles the program and reads the facts of one kind ("donations", "loops": jaxlint.ir.memory)
+    # from XLA's optimized module: set by the builder, so this module needs no JAX. Read through
+    # ``compiled``, which compiles on a rule's first request only.
+    compile: Callable[[str], list[Any]] | None = None
     _stacks: dict[int, tuple[Location, ...]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -187,6 +191,11 @@ class Program:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def compiled(self, kind: str) -> list[Any]:
+        """The compiled program's facts of ``kind`` (jaxlint.ir.memory), compiled once per program;
+        [] when it does not compile or nothing compiles it (no JAX here)."""
+        return self.memo(f"compiled.{kind}", lambda: self.compile(kind) if self.compile is not None else [])
 
     def call_stack(self, op: Op) -> tuple[Location, ...]:
         """The user frames that made ``op``, outermost first; the last is ``op.location`` (when

@@ -476,3 +476,53 @@ def truncation(message: str) -> tuple[str, str, str] | None:
 def is_user_file(path: str) -> bool:
     """Whether JAX counts ``path`` as user code (not JAX's own, nor an excluded library's)."""
     return bool(source_info_util.is_user_filename(path)) and not path.startswith(_PACKAGE_DIR)
+
+
+# --- compiling a jaxpr for the memory rules (jaxlint.ir.compile) ---------------------------------
+
+DONATION_WARNING = "Some donated buffers were not usable"
+
+
+def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool = False) -> tuple[str, list[int], list[str]]:
+    """(optimized HLO text, the argument indices the executable kept, the donation warnings JAX
+    gave) of a ClosedJaxpr compiled the way ``jax.jit`` compiles it, with ``donated`` (one flag per
+    input) donated. JAX >= 0.5 leaves aliasing to XLA (by buffer size, ``buffer_donor`` for the
+    rest); 0.4.35 matches donations to outputs itself, by shape and dtype, and warns for the rest."""
+    import warnings
+
+    try:
+        from jax.extend.core import jaxpr_as_fun
+    except ImportError:  # 0.4.35
+        from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
+    avals = [v.aval for v in closed.jaxpr.invars]
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
+    donate = tuple(i for i, d in enumerate(donated) if d)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lowered = jax.jit(jaxpr_as_fun(closed), donate_argnums=donate, keep_unused=keep_unused).lower(*args)
+        compiled = lowered.compile()
+    compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {}) or {}
+    kept = compile_args.get("kept_var_idx")
+    kept_list = sorted(kept) if kept is not None else list(range(len(avals)))
+    if compile_args.get("tuple_args"):
+        kept_list = []  # one tuple parameter: the alias map's numbers are not argument numbers
+    found = [str(w.message).split("\n")[0] for w in caught if DONATION_WARNING in str(w.message)]
+    return compiled.as_text(), kept_list, found
+
+
+def arg_names(jaxpr: Any) -> list[str] | None:
+    """The names of a jit's flattened arguments (``state['w']``), from its debug info; None when
+    JAX does not say."""
+    info = getattr(jaxpr, "debug_info", None)
+    names = getattr(info, "arg_names", None)
+    return list(names) if names is not None else None
+
+
+def function_source(jaxpr: Any) -> tuple[str, str, int] | None:
+    """(name, file, line) of the function a jit traced (``debug_info.func_src_info``)."""
+    text = getattr(getattr(jaxpr, "debug_info", None), "func_src_info", None)
+    if not isinstance(text, str) or " at " not in text:
+        return None
+    name, _, where = text.rpartition(" at ")
+    file, _, line = where.rpartition(":")
+    return (name, file, int(line)) if line.isdigit() else None

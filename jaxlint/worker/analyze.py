@@ -14,6 +14,7 @@ import jax
 
 from jaxlint.analysis.program import program_findings
 from jaxlint.ir import compat
+from jaxlint.ir import compile as compile_step
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import all_rules
@@ -128,6 +129,7 @@ class _Analysis:
         self.findings.extend(run_source_rules(self.rules, context, self.codes))
         timings["rules"] += time.perf_counter() - started
         recorded = lambda function: calls.calls.get(code_of(function))  # noqa: E731
+        compiled_before = compile_step.SPENT["seconds"]
         with VmapRecorder({job.path}):
             # After the import, so the examples files bind the very objects the targets resolve to.
             from jaxlint.worker.argsources.examples import run_examples
@@ -146,6 +148,8 @@ class _Analysis:
                 self._target(module, target, recorded, registrations)
             for target, function in self._registered_only(registrations):
                 self._target(module, target, recorded, registrations, function)
+        # Part of "rules": what the memory rules' compile step took (ir/compile.py).
+        timings["memory-compile"] = compile_step.SPENT["seconds"] - compiled_before
         if job.compile_costs:
             started = time.perf_counter()
             # Traces cached while jaxlint's vmap markers were active would compile with them.

@@ -1,0 +1,118 @@
+"""The compile step of the memory rules, in the worker: XLA's optimized program for a traced
+signature, read into JAX-free facts (jaxlint.ir.memory). Compiling costs far more than tracing,
+so only what a rule asks for is compiled, and only when the jaxpr has the shape it looks for: a
+top-level jit with donated arguments ("donations"), a scan or while loop ("loops"). A compile
+that fails (symbolic shapes, an unsupported primitive) gives no facts, never an error."""
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from typing import Any
+
+from jaxlint.ir import compat, hlo, memory
+
+KINDS = ("donations", "loops")
+_LOOPS = frozenset({"scan", "while"})
+# Compiled modules by (jaxpr, donation): a jitted step several targets call compiles once. The
+# jaxpr is kept alive by the entry, so its id stays its own.
+_CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any]] = OrderedDict()
+_CACHE_SIZE = 32
+# Seconds spent compiling in this process (the worker reports its share per module: --timings).
+SPENT = {"seconds": 0.0}
+
+
+def compiled_facts(closed: Any, kind: str) -> list[Any]:
+    """The facts of ``kind`` (one of KINDS) about ``closed``, a traced ClosedJaxpr."""
+    if kind == "donations":
+        return _donations(closed)
+    if kind == "loops":
+        return _loops(closed)
+    raise ValueError(f"unknown kind of compiled facts: {kind}")
+
+
+def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool) -> tuple[str, list[int], list[str]] | None:
+    key = (id(closed), donated)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key][1]
+    started = time.perf_counter()
+    try:
+        result = compat.compile_jaxpr(closed, donated, keep_unused)
+    except Exception:  # symbolic shapes, effects or primitives that do not compile here
+        result = None
+    SPENT["seconds"] += time.perf_counter() - started
+    _CACHE[key] = (closed, result)
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return result
+
+
+def _donations(closed: Any) -> list[memory.DonatingJit]:
+    jaxpr, _ = compat.open_jaxpr(closed)
+    found = []
+    for eqn in jaxpr.eqns:
+        donated = tuple(bool(d) for d in eqn.params.get("donated_invars", ()) or ())
+        inner = eqn.params.get("jaxpr")
+        if not any(donated) or inner is None or not hasattr(inner, "consts"):
+            continue  # donation only means something on a jit the program calls, not a nested one
+        compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)))
+        if compiled is None:
+            continue
+        text, kept, warnings = compiled
+        if not kept or _entry_parameters(text) != len(kept):
+            continue  # parameters that are not the kept arguments (a tuple, effect tokens): no map
+        aliased, donors = memory.alias_parameters(text)
+        names = compat.arg_names(inner.jaxpr) or []
+        donations = []
+        for index, flag in enumerate(donated):
+            if not flag:
+                continue
+            aval = inner.jaxpr.invars[index].aval
+            shape = f"{getattr(aval.dtype, 'name', aval.dtype)}[{','.join(str(d) for d in aval.shape)}]"
+            try:
+                nbytes = math.prod(int(d) for d in aval.shape) * aval.dtype.itemsize
+            except (TypeError, AttributeError):
+                continue  # a symbolic dimension or an opaque dtype (a PRNG key)
+            name = names[index] if index < len(names) and names[index] else f"argument {index}"
+            if index not in kept:
+                donations.append(memory.Donation(index, name, shape, nbytes, False, "unused"))
+                continue
+            parameter = kept.index(index)
+            reason = "" if parameter in aliased else "no-output" if parameter in donors else "dropped"
+            donations.append(memory.Donation(index, name, shape, nbytes, parameter in aliased, reason))
+        source = compat.function_source(inner.jaxpr)
+        defined = memory.Frame(source[1], source[2]) if source is not None else None
+        call = tuple(memory.Frame(path, line) for path, line, *_ in compat.user_stack(eqn.source_info))
+        found.append(memory.DonatingJit(source[0] if source else "", defined, call, tuple(donations),
+                                        tuple(warnings)))
+    return found
+
+
+def _entry_parameters(text: str) -> int | None:
+    try:
+        module = hlo.parse(text)
+    except ValueError:
+        return None
+    return sum(1 for i in module.computations[module.entry].instructions if i.opcode == "parameter")
+
+
+def _has_loop(jaxpr: Any) -> bool:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in _LOOPS:
+            return True
+        if any(_has_loop(compat.open_jaxpr(sub)[0]) for _, sub in compat.subjaxprs(eqn.params)):
+            return True
+    return False
+
+
+def _loops(closed: Any) -> list[memory.LoopCopies]:
+    if not _has_loop(compat.open_jaxpr(closed)[0]):
+        return []
+    compiled = _compiled(closed, (), False)
+    if compiled is None:
+        return []
+    try:
+        return memory.loop_copies(compiled[0])
+    except ValueError:  # not the HLO text this parser knows
+        return []

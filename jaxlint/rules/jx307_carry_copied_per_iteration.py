@@ -1,0 +1,126 @@
+"""JX307 carry-copied-per-iteration: a while loop of the optimized HLO whose body copies a
+loop-carried buffer every iteration (jaxlint.ir.memory), reported at the loop's source line."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from jaxlint.ir import Op, Region, costs
+from jaxlint.ir.memory import Frame, LoopCopies
+from jaxlint.model import Cost, Finding, Span
+from jaxlint.rules.base import Option, ProgramContext, Rule
+from jaxlint.text import char_span
+
+_LOOPS = ("scan", "while")
+
+
+class CarryCopiedPerIteration(Rule):
+    code = "JX307"
+    name = "carry-copied-per-iteration"
+    summary = "A loop whose compiled body copies a large loop-carried buffer every iteration."
+    severity = "warning"
+    fix = None
+    options = {"min-bytes": Option(int, 64 * 1024, "bytes a copy of a carried buffer must have to be reported",
+                                   minimum=0)}
+
+    @classmethod
+    def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
+        minimum = ctx.option(cls, "min-bytes")
+        # Compiling costs far more than tracing: only a program with a loop whose operands or
+        # results (carries, and the stacked arrays a scan reads and writes) reach min-bytes.
+        if not ctx.program.memo(f"jx307.large-loop.{minimum}", lambda: _large_loop(ctx, minimum)):
+            return
+        by_span: dict[Span, tuple[LoopCopies, list[tuple[str, int]], Op | None]] = {}
+        for loop in ctx.program.compiled("loops"):
+            copies = [c for c in loop.copies if c[1] >= minimum and c[1] > 0]
+            if not copies:
+                continue
+            placed = _place(ctx, loop)
+            if placed is None:
+                continue
+            span, op = placed
+            # The forward and the transposed loop of a gradient share the line: the larger stands.
+            if span not in by_span or sum(b for _, b in copies) > sum(b for _, b in by_span[span][1]):
+                by_span[span] = (loop, copies, op)
+        for span, (loop, copies, op) in by_span.items():
+            trips = loop.trip_count
+            if trips is None and op is not None and op.primitive == "scan":
+                trips = int(op.params.get("length", 0)) or None
+            per_iteration = sum(b for _, b in copies)
+            finding = ctx.finding(cls, _message(copies, per_iteration, trips), span)
+            finding.cost = Cost(basis="compiled", flops=0.0,
+                                bytes=float(per_iteration * trips) if trips else float(per_iteration),
+                                equations=None, note="memory traffic: bytes copied "
+                                + ("over all iterations" if trips else "per iteration (trip count unknown)"))
+            yield finding
+
+
+def _large_loop(ctx: ProgramContext, minimum: int) -> bool:
+    return any((costs.nbytes(value) or 0) >= minimum for op in ctx.program.walk() if op.primitive in _LOOPS
+               for value in (*op.inputs, *op.outputs))
+
+
+def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | None:
+    """(span, the IR loop) where the loop is reported in this context's file, or None when it is not
+    this file's: the while's own innermost frame the program reports in; without one (JAX 0.4.35
+    gives a transposed loop no metadata) the loop whose body made the body's instructions."""
+    loops = [op for op in ctx.ops_here(*_LOOPS)]
+    frame = next((f for f in reversed(loop.frames) if ctx.reports_in(f.path)), None)
+    if frame is not None:
+        if frame.path != ctx.path:
+            return None
+        op = next((op for op in loops if op.location.span.start_line == frame.line), None)
+        return (op.location.span, op) if op is not None else (_frame_span(ctx.source, frame), None)
+    for body in loop.body_frames:
+        if body.path != ctx.path:
+            continue
+        op = next((op for op in loops if op.location.span.start_line == body.line), None) or \
+            _innermost_loop_over(loops, body.line)
+        if op is not None:
+            return op.location.span, op
+    return None
+
+
+def _innermost_loop_over(loops: list[Op], line: int) -> Op | None:
+    """The innermost of ``loops`` whose body holds an op made on ``line``."""
+    found = None
+    for op in loops:
+        if any(inner.location is not None and inner.location.span.start_line == line
+               for region in op.regions for inner in _ops(region)):
+            found = op  # program order: a nested loop comes after the loop around it
+    return found
+
+
+def _ops(region: Region) -> Iterable[Op]:
+    for op in region.ops:
+        yield op
+        for inner in op.regions:
+            yield from _ops(inner)
+
+
+def _frame_span(source: str, frame: Frame) -> Span:
+    lines = source.splitlines()
+    text = lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
+    if frame.column is not None and frame.end_column is not None and frame.end_column > frame.column:
+        return char_span(source, Span(frame.line, frame.column, frame.line, frame.end_column))
+    start = len(text) - len(text.lstrip())
+    return Span(frame.line, start, frame.line, len(text.rstrip()))
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
+def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None) -> str:
+    shapes: dict[str, int] = {}
+    for shape, _ in copies:
+        shapes[shape] = shapes.get(shape, 0) + 1
+    what = ", ".join(f"{shape}{f' x{n}' if n > 1 else ''}" for shape, n in shapes.items())
+    total = (f"{_size(per_iteration)} per iteration x {trips} iterations = {_size(per_iteration * trips)}"
+             if trips else f"{_size(per_iteration)} per iteration (trip count unknown)")
+    return (f"the compiled loop copies a loop-carried buffer every iteration ({what}): {total} copied. "
+            "XLA copies a carry when an in-place update cannot stay in place: usually a `.at[].set` or "
+            "dynamic_update_slice that the differentiated loop cannot keep in place, or a body that reads the old value of a carry after writing it. Read what the body needs "
+            "before updating the carry, or move the update out of the differentiated loop.")
