@@ -105,7 +105,7 @@ def _callees(body: list[ast.stmt]) -> tuple[str, ...]:
             continue
         if isinstance(node, ast.Call):
             dotted = _dotted(node.func)
-            if dotted:
+            if dotted and dotted != COUNT:  # an inner loop's count
                 names[dotted] = None
         pending.extend(ast.iter_child_nodes(node))
     return tuple(names)
