@@ -91,12 +91,14 @@ class LoopRuns:
 @dataclass
 class HostSyncs:
     """The conversions of device arrays to Python values made at one place (the innermost
-    project frame) within one loop: how many, and of which kind (``float``, ``.item()``)."""
+    project frame) within one loop: on how many of its iterations (several in one iteration, a
+    ``jax.device_get`` of a list, count once), and how many of each kind (``float``, ``.item()``)."""
 
     place: CallPlace
     loop: int  # the key of the loop in ``RunEvents.loops``
     count: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
+    last_iteration: int = -1  # the loop's iteration count at the last one counted
 
 
 @dataclass

@@ -55,7 +55,7 @@ def train_until_negative(w, x, steps):
 def train_printing(w, x, steps):
     for i in range(steps):
         w, loss = step(w, x)
-        print(f"step {i}: loss {loss:.4f}")  # expect JX309 (an f-string)
+        print(f"step {i}: loss {loss:.4f}, w[0] {w[0]:.3f}")  # expect JX309 (an f-string)
     return w
 
 
@@ -228,18 +228,19 @@ def test_a_conversion_on_each_step_of_a_loop_calling_a_jitted_function_is_report
     assert every_step["location"]["column"] == text.index("float(") + 1
     assert every_step["end_location"]["column"] == text.index("))  #") + 2
     message = every_step["message"]
-    assert ("turned a device array into a Python value 50 times (float 50) in the test "
-            "tests/test_train.py::test_float, in 50 iterations of the loop at train.py:"
-            f"{line_of(TRAIN, 'def train_float') + 2}, which calls the jitted `step`") in message
+    assert ("turned a device array into a Python value on 50 of the 50 iterations of the loop at train.py:"
+            f"{line_of(TRAIN, 'def train_float') + 2} (float 50) in the test tests/test_train.py::test_float, "
+            "a loop that calls the jitted `step`") in message
     assert "the host wait" in message and "dispatch cannot run ahead" in message
     assert "read it every k steps" in message and "`jax.device_get`" in message
     assert every_step["fix"] is None
     kinds = {marker: found[("pkg/train.py", line_of(TRAIN, marker))]["message"] for marker in TRIGGERS}
     assert "(.item() 30)" in kinds["(item every step)"]
     assert "(bool 40)" in kinds["(an if on an array)"]
-    assert "(format 25)" in kinds["(an f-string)"]
+    # Two conversions on each iteration count as one iteration.
+    assert "on 25 of the 25 iterations" in kinds["(an f-string)"] and "(format 50)" in kinds["(an f-string)"]
     loop = line_of(TRAIN, "def train_logging") + 2
-    assert f"in 30 iterations of the loop at train.py:{loop}" in kinds["(in a helper called each step)"]
+    assert f"on 30 of the 30 iterations of the loop at train.py:{loop}" in kinds["(in a helper called each step)"]
     assert "`update` (which calls the jitted `step`)" in kinds["(the jitted call one level down)"]
     assert run.returncode == 1
 
@@ -318,7 +319,7 @@ def test_jaxlint_run_reports_a_programs_syncs(tmp_path: Path) -> None:
     found = syncs(root)
     assert set(found) == {("script.py", line_of(SCRIPT, "# expect JX309"))}
     message = found[("script.py", line_of(SCRIPT, "# expect JX309"))]["message"]
-    assert "30 times (float 30) in this program's run, in 30 iterations of the loop at script.py:6" in message
+    assert "on 30 of the 30 iterations of the loop at script.py:6 (float 30) in this program's run" in message
     assert run.returncode == 1
 
 

@@ -49,6 +49,7 @@ class SyncWatcher:
         self._spans: dict[tuple[int, int], tuple[CodeType, Span]] = {}  # (code, instruction) -> span
         self._syncs: dict[tuple[str, int, str, Span], HostSyncs] = {}  # (scope, loop, path, span) ->
         self._tries: dict[tuple[str, int], int] = {}
+        self._counter: collections.Counter[int] | None = None  # the scope's iterations
 
     def install(self) -> None:
         from jaxlint.ir import compat
@@ -76,10 +77,11 @@ class SyncWatcher:
     def enter(self, events: RunEvents | None) -> None:
         """Count into ``events``' scope from now on (None: count nothing)."""
         self.events = events
+        self._counter = None
         if events is None:
             loops.count_with(None)
         else:
-            counter = self.iterations.setdefault(events.scope, collections.Counter())
+            counter = self._counter = self.iterations.setdefault(events.scope, collections.Counter())
 
             def counted(site: int) -> None:
                 counter[site] += 1
@@ -149,8 +151,11 @@ class SyncWatcher:
             name = getattr(code, "co_qualname", code.co_name)
             syncs = self._syncs[key] = HostSyncs(CallPlace(code.co_filename, span, name), site)
             events.syncs.append(syncs)
-        syncs.count += 1
         syncs.kinds[kind] = syncs.kinds.get(kind, 0) + 1
+        iteration = self._counter[site] if self._counter is not None else 0
+        if iteration != syncs.last_iteration:
+            syncs.last_iteration = iteration
+            syncs.count += 1
 
     def _is_project(self, path: str) -> bool:
         inside = self._in_project.get(path)
