@@ -115,12 +115,12 @@ class SyncWatcher:
         return converted
 
     def _take(self, kind: str, frame: FrameType | None) -> None:
-        from jaxlint.ir import compat
-
         while frame is not None:
             path = frame.f_code.co_filename
             machinery = self._machinery.get(path)
             if machinery is None:
+                from jaxlint.ir import compat
+
                 machinery = self._machinery[path] = compat.is_conversion_machinery(path)
             if not machinery:
                 break
