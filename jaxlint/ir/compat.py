@@ -493,6 +493,11 @@ _NUMPY_DIR = os.path.join(os.path.dirname(os.path.abspath(np.__file__)), "")
 _JAXLIB_DIR = os.path.join(os.path.dirname(os.path.abspath(jaxlib.__file__)), "")
 
 
+# The functions of ``jax.device_get`` (``jax._src.api``), through which a conversion is the batched
+# read JX309 recommends: a whole list of values fetched at once, every k steps.
+BATCHED_READS = frozenset({"device_get", "_device_get"})
+
+
 def device_array_class() -> type:
     from jax._src.array import ArrayImpl
 

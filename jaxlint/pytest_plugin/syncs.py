@@ -9,9 +9,11 @@ each wrapper calls the original with the same arguments and returns its value un
 test sees what it would see), and the originals are put back at ``uninstall``.
 
 What counts: a conversion whose caller is a project file, or JAX or NumPy called from one
-(``jax.device_get``, ``jnp.zeros(n)``). One a test file makes (an ``assert float(x) == 1``),
-or another library (a logging call formatting its arguments, pytest showing a failure), is the
-test's or the library's business and is not counted.
+(``jnp.zeros(n)`` with an array ``n``). One a test file makes (an ``assert float(x) == 1``), or
+another library (a logging call formatting its arguments, pytest showing a failure), is the
+test's or the library's business and is not counted; nor is one ``jax.device_get`` makes, the
+batched read the rule recommends (numpyro's ``svi.run`` reads its losses that way every
+``num_steps // 20`` steps: on every step in a test of 20 steps).
 """
 from __future__ import annotations
 
@@ -115,15 +117,17 @@ class SyncWatcher:
         return converted
 
     def _take(self, kind: str, frame: FrameType | None) -> None:
+        from jaxlint.ir import compat
+
         while frame is not None:
             path = frame.f_code.co_filename
             machinery = self._machinery.get(path)
             if machinery is None:
-                from jaxlint.ir import compat
-
                 machinery = self._machinery[path] = compat.is_conversion_machinery(path)
             if not machinery:
                 break
+            if frame.f_code.co_name in compat.BATCHED_READS:
+                return  # ``jax.device_get``: the batched read the rule recommends, not counted
             frame = frame.f_back
         if frame is None or not self._is_project(frame.f_code.co_filename):
             return
