@@ -64,6 +64,43 @@ class Compile:
     place: CallPlace | None
 
 
+@dataclass(frozen=True)
+class LoopSite:
+    """A ``for`` or ``while`` statement of a project file, as the watched import compiled it:
+    its lines (``start_line`` the header's), the first line of the function holding it (its code
+    object's ``co_firstlineno``; 1 at a module's top level) and the dotted names of the callables
+    its body calls (``step``, ``self.update``)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    function_line: int
+    callees: tuple[str, ...] = ()
+
+
+@dataclass
+class LoopRuns:
+    """What one scope saw of one loop: its iterations (all its runs added up) and the names of
+    the jitted functions its body calls, found in the frame that ran it (empty: none found)."""
+
+    site: LoopSite
+    iterations: int = 0
+    jitted: tuple[str, ...] = ()
+
+
+@dataclass
+class HostSyncs:
+    """The conversions of device arrays to Python values made at one place (the innermost
+    project frame) within one loop: on how many of its iterations (several in one iteration, a
+    ``jax.device_get`` of a list, count once), and how many of each kind (``float``, ``.item()``)."""
+
+    place: CallPlace
+    loop: int  # the key of the loop in ``RunEvents.loops``
+    count: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    last_iteration: int = -1  # the loop's iteration count at the last one counted
+
+
 @dataclass
 class RunEvents:
     """The events of one scope of the run: one test (its node id), the tests' collection, or a
@@ -71,3 +108,5 @@ class RunEvents:
 
     scope: str
     compiles: list[Compile] = field(default_factory=list)
+    loops: dict[int, LoopRuns] = field(default_factory=dict)
+    syncs: list[HostSyncs] = field(default_factory=list)

@@ -31,6 +31,8 @@ EXEMPT = {
     "JX906": "only a bug in jaxlint gives it (a rule or stage raising); test_internal_error.py injects one",
     "JX205": "a run-time rule: `jaxlint check` runs no code, so no case can give it; test_jx205.py checks it "
              "on real pytest --jaxlint sessions and a real jaxlint run, test_rule_docs.py its page with jaxlint run",
+    "JX309": "a run-time rule: `jaxlint check` runs no code, so no case can give it; test_jx309.py checks it "
+             "on real pytest --jaxlint sessions and a real jaxlint run, test_rule_docs.py its page with jaxlint run",
 }
 
 CODES = [rule.code for rule in all_rules()]

@@ -58,7 +58,7 @@ WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": []}
 # Pages whose Example no code can give, and why.
 NOT_EXECUTABLE = {"JX906": "only a bug in jaxlint gives it; test_internal_error.py injects one"}
 # Pages of run-time rules, whose Example only a run gives: checked with a real `jaxlint run`.
-RUN_PAGES = {"JX205"}
+RUN_PAGES = {"JX205", "JX309"}
 IN_PROCESS = [doc for doc in DOCS
               if doc.stem not in WORKER_PAGES and doc.stem not in NOT_EXECUTABLE and doc.stem not in RUN_PAGES]
 

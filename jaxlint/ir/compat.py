@@ -10,6 +10,8 @@ import re
 from typing import Any, Iterator
 
 import jax
+import jaxlib
+import numpy as np
 from jax._src import config as _jax_config
 from jax._src import source_info_util
 
@@ -162,8 +164,6 @@ def shape_dtype_struct(value: Any) -> Any:
 
 
 def array_types() -> tuple[type, ...]:
-    import numpy as np
-
     return (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
 
 
@@ -526,3 +526,39 @@ def function_source(jaxpr: Any) -> tuple[str, str, int] | None:
     name, _, where = text.rpartition(" at ")
     file, _, line = where.rpartition(":")
     return (name, file, int(line)) if line.isdigit() else None
+
+
+# --- host syncs (JX309) ---------------------------------------------------------------------------
+# The methods of a device array that hand its value to Python, and what the message calls each.
+# ``ArrayImpl`` (``jax._src.array``, a C++ type with these Python methods set on it, in 0.4.35 and
+# 0.10.2 alike) takes new ones with ``setattr`` and gives the originals back the same way.
+# ``np.asarray``/``np.array`` read a CPU array through the buffer protocol, which no Python method
+# sees; on an accelerator they call ``__array__``.
+ARRAY_CONVERSIONS = {"__float__": "float", "__int__": "int", "__bool__": "bool", "__index__": "index",
+                     "__complex__": "complex", "__format__": "format", "__str__": "str", "__repr__": "repr",
+                     "item": ".item()", "tolist": ".tolist()", "__array__": "np.asarray"}
+# Folders of the libraries that convert an array on the caller's behalf (``jax.device_get``,
+# ``jnp.zeros(n)``): a conversion made in them is placed at the project's frame that called them.
+_NUMPY_DIR = os.path.join(os.path.dirname(os.path.abspath(np.__file__)), "")
+_JAXLIB_DIR = os.path.join(os.path.dirname(os.path.abspath(jaxlib.__file__)), "")
+
+
+# The functions of ``jax.device_get`` (``jax._src.api``), through which a conversion is the batched
+# read JX309 recommends: a whole list of values fetched at once, every k steps.
+BATCHED_READS = frozenset({"device_get", "_device_get"})
+
+
+def device_array_class() -> type:
+    from jax._src.array import ArrayImpl
+
+    return ArrayImpl
+
+
+def is_conversion_machinery(path: str) -> bool:
+    """A file of JAX, jaxlib or NumPy."""
+    return path.startswith((_JAX_DIR, _JAXLIB_DIR, _NUMPY_DIR))
+
+
+def is_jitted(value: Any) -> bool:
+    """A function ``jax.jit`` made (``PjitFunction``, in jaxlib in every supported version)."""
+    return type(value).__name__ == "PjitFunction" and type(value).__module__.startswith("jaxlib")

@@ -84,10 +84,9 @@ class _Watching:
         from jaxlint.config import load_config
         from jaxlint.config.keys import parse_snippet
         from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
-        from jaxlint.pytest_plugin.runtime import RunWatcher
+        from jaxlint.pytest_plugin.runtime import RunWatcher, run_sources
         from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
         from jaxlint.rules import rule_classes
-        from jaxlint.rules.base import checks
 
         cwd = os.getcwd()
         self.config = load_config([cwd], settings.get("config"), bool(settings.get("isolated")),
@@ -98,15 +97,16 @@ class _Watching:
         if script is not None and os.path.isfile(script) and script not in self.files:
             self.notes.append(f"{script} is outside the project ({self.config.root}), excluded or a test file: "
                               "its own functions are not linted")
+        self.rules = rule_classes(r.code for r in self.config.rules())
+        run_events = run_sources(self.rules)  # before the program's imports: its loops may be counted
         self.imported_before = imported_already(self.files.__contains__)  # a sitecustomize, say
         self.imports = None if self.imported_before else WatchedImports(self.files.__contains__)
         self.watcher = CallWatcher(self.files, profile=self.imports is None)
         if self.imports is not None:
             self.imports.install(self.watcher.notify)
         self.watcher.start()
-        self.rules = rule_classes(r.code for r in self.config.rules())
-        # JAX's run-time events (compiles) of the whole run, for the run-time rules.
-        self.runtime = RunWatcher(self.files.__contains__) if checks(self.rules, "check_run") else None
+        # JAX's run-time events (compiles, host syncs) of the whole run, for the run-time rules.
+        self.runtime = RunWatcher(self.files.__contains__, run_events) if run_events else None
         if self.runtime is not None:
             self.runtime.start()
             self.runtime.scope = "program"

@@ -7,9 +7,10 @@ each miss of jit's tracing cache in a log record (ir/compat.py reads the text of
 A filter on JAX's logger takes each record as it is made, in the thread of the call, so the
 stack still holds the project's frame that made the call. The records the flag adds are then
 dropped (unless the user had the flag on), so the test run's logging is as without jaxlint; the
-flag and the filters are put back when the watching stops. A source of another kind of event
-(host syncs: the conversions of a device array to a Python value) would add its own list to
-``RunEvents`` and hook in at ``start``/``stop`` the same way.
+flag and the filters are put back when the watching stops. The host syncs (the conversions of a
+device array to a Python value in a loop, JX309) come from syncs.py, which wraps the array's
+conversion methods and counts the project's loops (loops.py) while a scope is set. Each source
+runs only when a selected rule reads it (``Rule.run_events``).
 """
 from __future__ import annotations
 
@@ -22,9 +23,19 @@ from typing import Callable, Iterator, Sequence
 
 from jaxlint.events import CallPlace, Compile, RunEvents
 from jaxlint.model import Finding, Settings, Span
-from jaxlint.rules.base import Rule, RunContext
+from jaxlint.pytest_plugin import loops
+from jaxlint.rules.base import Rule, RunContext, checks
 from jaxlint.rules.runner import run_run_rules
 from jaxlint.text import char_column
+
+
+def run_sources(rules: Sequence[type[Rule]]) -> frozenset[str]:
+    """The run-time events the selected rules read; the loops are counted from the project's
+    import on when one reads host syncs (so call this before the project is imported)."""
+    sources = frozenset(event for rule in checks(rules, "check_run") for event in rule.run_events)
+    if "syncs" in sources:
+        loops.enable()
+    return sources
 
 
 class _Filter(logging.Filter):
@@ -42,10 +53,14 @@ class RunWatcher:
     """Records JAX's run-time events while ``scope`` is set; ``project(path)``: the files whose
     frames are the project's (a call is placed at the innermost of them)."""
 
-    def __init__(self, project: Callable[[str], bool]) -> None:
+    def __init__(self, project: Callable[[str], bool], sources: frozenset[str] = frozenset({"compiles"})) -> None:
+        from jaxlint.pytest_plugin.syncs import SyncWatcher
+
         self.project = project
         self.scopes: dict[str, RunEvents] = {}
-        self.scope: str | None = None
+        self._scope: str | None = None
+        self.compiles = "compiles" in sources
+        self.syncs = SyncWatcher(project, _call_span) if "syncs" in sources else None
         self._installed: list[tuple[logging.Logger, logging.Filter]] = []
         self._user_explains = False  # the user had jax_explain_cache_misses on: their records stay
         self._in_project: dict[str, bool] = {}
@@ -54,9 +69,21 @@ class RunWatcher:
         self._running: dict[int, tuple[FrameType, int]] = {}
         self._invocations = 0
 
+    @property
+    def scope(self) -> str | None:
+        return self._scope
+
+    @scope.setter
+    def scope(self, scope: str | None) -> None:
+        self._scope = scope
+        if self.syncs is not None:
+            self.syncs.enter(None if scope is None else self.scopes.setdefault(scope, RunEvents(scope)))
+
     def start(self) -> None:
         """Turn JAX's explanations on and listen (nothing happens when already listening)."""
-        if self._installed:
+        if self.syncs is not None:
+            self.syncs.install()
+        if self._installed or not self.compiles:
             return
         from jaxlint.ir import compat
 
@@ -67,7 +94,9 @@ class RunWatcher:
             self._install(name, self._take_other)
 
     def stop(self) -> None:
-        """Put JAX's flag and loggers back as they were."""
+        """Put JAX's flag, loggers and array methods back as they were."""
+        if self.syncs is not None:
+            self.syncs.uninstall()
         if not self._installed:
             return
         from jaxlint.ir import compat
@@ -93,6 +122,8 @@ class RunWatcher:
         """The run-time rules' findings over each scope's events (a rule that raises is a JX906
         finding, as everywhere)."""
         codes = {rule.code for rule in rules}
+        if self.syncs is not None:
+            self.syncs.settle(self.scopes)
         found: list[Finding] = []
         for events in self.scopes.values():
             found += run_run_rules(rules, RunContext(events=events, settings=settings), codes)

@@ -27,11 +27,10 @@ from jaxlint.pytest_plugin import results
 from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
 from jaxlint.pytest_plugin.lint import lint_calls
 from jaxlint.pytest_plugin.results import Linted, Ran
-from jaxlint.pytest_plugin.runtime import RunWatcher
+from jaxlint.pytest_plugin.runtime import RunWatcher, run_sources
 from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.rules import rule_classes
-from jaxlint.rules.base import checks
 from jaxlint.text import relative
 
 WORKER_OUTPUT = "jaxlint"  # the key of xdist's workeroutput holding a worker's findings
@@ -76,13 +75,14 @@ class JaxlintSession:
         self.imported_before = imported_already(files.__contains__) if early else []
         self.other_loaders: list[str] = []  # project modules WatchedImports could not compile (xdist: all workers')
         self.imports: WatchedImports | None = None
+        run_events = run_sources(self.rules)  # before the project's import: its loops may be counted
         if early and not self.imported_before:
             self.imports = WatchedImports(files.__contains__)
         self.watcher = CallWatcher(files, profile=self.imports is None)
         if self.imports is not None:
             self.imports.install(self.watcher.notify)
         # JAX's run-time events (compiles) for the run-time rules, per test: only when one is selected.
-        self.runtime = RunWatcher(files.__contains__) if checks(self.rules, "check_run") else None
+        self.runtime = RunWatcher(files.__contains__, run_events) if run_events else None
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
         self.ran: list[Ran] = []

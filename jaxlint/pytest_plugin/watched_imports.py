@@ -26,6 +26,8 @@ import sys
 from types import CodeType, ModuleType
 from typing import Any, Callable, Iterator, Sequence
 
+from jaxlint.pytest_plugin import loops
+
 # A name no source can spell, found through builtins whatever globals a function runs with.
 NOTIFY = "@jaxlint_called"
 
@@ -140,7 +142,7 @@ def _compile_adds_call(path: str) -> Iterator[None]:
             try:
                 tree = source if isinstance(source, ast.Module) else \
                     original(source, filename, mode, flags | ast.PyCF_ONLY_AST, *args, **kwargs)
-                source = ast.fix_missing_locations(AddNotify().visit(tree))
+                source = ast.fix_missing_locations(_rewritten(tree, path))
             except (ValueError, RecursionError):  # too deep to rewrite: compiled as it is, not watched
                 pass
         return original(source, filename, mode, flags, *args, **kwargs)
@@ -157,10 +159,18 @@ def compile_with_call(source: bytes, path: str) -> CodeType:
     runs the script itself, which no import hook sees). Raises SyntaxError as ``compile`` does."""
     tree = compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     try:
-        tree = ast.fix_missing_locations(AddNotify().visit(tree))
+        tree = ast.fix_missing_locations(_rewritten(tree, path))
     except RecursionError:  # too deep to rewrite: compiled as it is, not watched
         return compile(source, path, "exec", dont_inherit=True)
     return compile(tree, path, "exec", dont_inherit=True)
+
+
+def _rewritten(tree: ast.Module, path: str) -> ast.Module:
+    """The module with the call added to its functions, and its loops counted when a run-time
+    rule reads them (loops.py)."""
+    if loops.counting():
+        tree = loops.CountLoops(path).visit(tree)
+    return AddNotify().visit(tree)
 
 
 class AddNotify(ast.NodeTransformer):

@@ -166,6 +166,8 @@ class Rule:
     options: ClassVar[dict[str, Option]] = {}
     # Whether check_program also runs on the files of the helpers a target called (see above).
     reads_helpers: ClassVar[bool] = True
+    # The run-time events check_run reads ("compiles", "syncs"): only those are watched.
+    run_events: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def finding(cls, path: str, span: Span, message: str, fix: Fix | None = None,

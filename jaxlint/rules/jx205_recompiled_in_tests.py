@@ -45,6 +45,7 @@ class RecompiledInTests(Rule):
     severity = "warning"
     options = {"min-compiles": Option(int, 3, "compiles of one jitted function within one test or one program run",
                                       minimum=2)}
+    run_events = frozenset({"compiles"})
 
     @classmethod
     def check_run(cls, ctx: RunContext) -> Iterable[Finding]:

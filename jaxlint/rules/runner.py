@@ -34,7 +34,8 @@ def run_run_rules(rules: Sequence[type[Rule]], ctx: RunContext, codes: set[str])
     """Every ``check_run`` of ``rules`` (those of ``codes``) over one scope of a run; a rule that
     raises is reported at the first line of the first file where the scope made a call."""
     chosen = checks([r for r in rules if r.code in codes], "check_run")
-    place = next((c.place for c in ctx.events.compiles if c.place is not None), None)
+    places = [c.place for c in ctx.events.compiles] + [s.place for s in ctx.events.syncs]
+    place = next((p for p in places if p is not None), None)
     if not chosen or place is None:
         return []
     return _run(chosen, lambda rule: rule.check_run(ctx), codes, place.path, Span(1, 0, 1, 0), None,
