@@ -161,6 +161,29 @@ def shape_dtype_struct(value: Any) -> Any:
     return jax.ShapeDtypeStruct(shape, dtype)
 
 
+def argument_paths(closed_jaxpr: Any) -> tuple[list[str] | None, list[str] | None]:
+    """(the argument path of each input, ``state[0]``; the result path of each output, ``[0][1]``,
+    ``""`` for a single output) of a traced jitted function, from JAX's debug info; None where
+    unknown. The inputs' names are the jit equation's (the outer trace binds jaxlint's wrapper,
+    whose names are not the user's), read only when its operands are the trace's inputs in order.
+    Result paths start with ``result`` from JAX 0.5 and not before."""
+    jaxpr, _ = open_jaxpr(closed_jaxpr)
+    results = getattr(getattr(jaxpr, "debug_info", None), "result_paths", None)
+    outputs = None
+    if results is not None and len(results) == len(jaxpr.outvars):
+        outputs = [str(p)[len("result"):] if str(p).startswith("result") else str(p) for p in results]
+    inputs = None
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in ("jit", "pjit") and eqn.params.get("jaxpr") is not None \
+                and list(eqn.invars) == list(jaxpr.invars):
+            inner, _ = open_jaxpr(eqn.params["jaxpr"])
+            names = getattr(getattr(inner, "debug_info", None), "arg_names", None)
+            if names is not None and len(names) == len(jaxpr.invars):
+                inputs = [str(n) for n in names]
+            break
+    return inputs, outputs
+
+
 def array_types() -> tuple[type, ...]:
     import numpy as np
 
