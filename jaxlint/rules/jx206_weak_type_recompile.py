@@ -22,8 +22,8 @@ from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.rules.jx203_recompilation_hazard.loops import loop_kind, traced
 from jaxlint.scan.index import DEFS, SourceIndex
 
-# Measured by hand (bench/bench_weak_carry.py): the page example's second compile, JAX 0.10.2, CPU.
-EXTRA_COMPILE = "about 20-40 ms for a small step on this project's CPU machine"
+# Measured by hand (bench/bench_weak_carry.py): the page example's second compile, a busy machine.
+EXTRA_COMPILE = "50-200 ms for a small step on a 2-core CPU, JAX 0.4.35 to 0.10.2"
 
 
 @dataclass(frozen=True)
@@ -167,28 +167,31 @@ def _finding(rule: type[Rule], ctx: ProgramContext, call: ast.Call, name: str,
     start, dtype_in, dtype_out = flips[0]
     leaf = f"`{start.name}{start.path}`"
     scalar = "float" if isinstance(ast.literal_eval(start.literal), float) else "int"
-    loop = index.loops_around(call)[0][0]
-    changes = "" if dtype_in == dtype_out else f" (and {dtype_out}, not {dtype_in})"
-    message = (f"`{name}` is called in a {loop_kind(loop)} with its output fed back as {leaf}, which starts as "
-               f"the Python {scalar} `{index.text(start.literal)}`: jit traces it weakly typed ({dtype_in}) on "
-               f"the first call, `{name}` returns it strongly typed{changes}, so the second call traces and "
-               f"compiles `{name}` again. Cost: one extra compile ({EXTRA_COMPILE}), not one per step; the "
-               "first two calls run different executables.")
+    changes = "" if dtype_in == dtype_out else f" and as {dtype_out}"
+    message = (f"`{name}` is called in a {loop_kind(index.loops_around(call)[0][0])} with its output fed back "
+               f"as {leaf}, which starts as the Python {scalar} `{index.text(start.literal)}`: jit traces it "
+               f"weakly typed ({dtype_in}) on the first call, `{name}` returns it strongly typed{changes}, so "
+               f"the second call traces and compiles `{name}` again")
     if len(flips) > 1:
-        message += f" The same holds for {', '.join(f'`{s.name}{s.path}`' for s, _, _ in flips[1:])}."
+        message += f" (so does {', '.join(f'`{s.name}{s.path}`' for s, _, _ in flips[1:])})"
+    message += f". Cost: one extra compile ({EXTRA_COMPILE}), not one per step; the first two calls run different executables."
     namespace = _jnp(index)
-    fix = None
-    if namespace is not None:
-        edits, casts = {}, []
-        for start, _, out in flips:
-            text = f"{namespace}.{out}({index.text(start.literal)})"
+    if namespace is None:
+        return ctx.finding(rule, message + " Start it as a JAX scalar of the dtype it returns.", index.span(call))
+    edits: dict = {}
+    casts = []
+    for start, _, out in flips:
+        text = f"{namespace}.{out}({index.text(start.literal)})"
+        if index.span(start.literal) not in edits:
             edits[index.span(start.literal)] = text
-            casts.append(text)
-        same = all(i == o for _, i, o in flips)
-        message += f" Start it as `{casts[0]}`, the dtype `{name}` returns."
-        fix = Fix("safe" if same else "display-only",
-                  f"Start {leaf} as `{casts[0]}`" + (f" (and {len(casts) - 1} more)" if len(casts) > 1 else ""),
-                  tuple(Edit(span, text) for span, text in edits.items()))
+            casts.append(f"`{start.name}{start.path}` as `{text}`")
+    said = " and ".join(casts)
+    message += f" Start {said}, the dtype{'s' if len(casts) > 1 else ''} `{name}` returns."
+    # Same dtype: the cast changes no value (the fixer compares the first call's outputs); a
+    # changed dtype (an int that becomes float) may change what the first call computes.
+    same = all(i == o for _, i, o in flips)
+    fix = Fix("safe" if same else "display-only", f"Start {said}",
+              tuple(Edit(span, text) for span, text in edits.items()))
     return ctx.finding(rule, message, index.span(call), fix)
 
 
