@@ -23,8 +23,9 @@ import jax
 import jax.numpy as jnp
 
 compiles = []
+COMPILE = "/jax/core/compile/backend_compile_duration"
 jax.monitoring.register_event_duration_secs_listener(
-    lambda event, seconds, **_: compiles.append(seconds) if event == "/jax/core/compile/backend_compile_duration" else None)
+    lambda event, seconds, **_: compiles.append(seconds) if event == COMPILE else None)
 
 
 @jax.jit

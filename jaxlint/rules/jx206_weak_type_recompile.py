@@ -174,7 +174,8 @@ def _finding(rule: type[Rule], ctx: ProgramContext, call: ast.Call, name: str,
                f"the second call traces and compiles `{name}` again")
     if len(flips) > 1:
         message += f" (so does {', '.join(f'`{s.name}{s.path}`' for s, _, _ in flips[1:])})"
-    message += f". Cost: one extra compile ({EXTRA_COMPILE}), not one per step; the first two calls run different executables."
+    message += (f". Cost: one extra compile ({EXTRA_COMPILE}), not one per step; the first two calls run "
+                "different executables.")
     namespace = _jnp(index)
     if namespace is None:
         return ctx.finding(rule, message + " Start it as a JAX scalar of the dtype it returns.", index.span(call))
