@@ -186,7 +186,7 @@ class Program:
     # For a jitted function: the argument path of each top input (``state[0]``) and the result
     # path of each top output (``[0][1]``; ``""`` for a single output); None when unknown.
     input_paths: list[str] | None = None
-    output_paths: list[str] | None = None
+    output_paths: list[str | None] | None = None
     _stacks: dict[int, tuple[Location, ...]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 

@@ -53,7 +53,7 @@ class WeakTypeRecompile(Rule):
             return
         name = target.bound_name or target.name
         inputs = dict(zip(program.input_paths, program.top.inputs))
-        outputs = dict(zip(program.output_paths, program.top.outputs))
+        outputs = {p: v for p, v in zip(program.output_paths, program.top.outputs) if p is not None}
         for call in _loop_calls(ctx.index, name):
             flips = []
             for param, out_path, start in _fed_back(ctx.index, call, target):
