@@ -115,7 +115,8 @@ def test_fixes_are_written_by_workers_and_leave_one_compile(tmp_path: Path) -> N
     assert result.fix_rejected == []
     assert sorted(f.span.start_line for f in result.fixed) == sorted(
         case_line("JX206", text) for text in ("total = step(total, x)", "params, opt_state = train_step(",
-                                              "state = carry_step(state, x)", "total = accumulate(total, x=x)"))
+                                              "state = carry_step(state, x)", "loss = epoch_step(loss, x)",
+                                              "total = accumulate(total, x=x)"))
     # The display-only cast of the int start that becomes float32 is left.
     assert [(f.code, f.span.start_line) for f in result.findings] == [
         ("JX206", case_line("JX206", "count = count_step(count, rows[i])"))]
@@ -123,15 +124,17 @@ def test_fixes_are_written_by_workers_and_leave_one_compile(tmp_path: Path) -> N
     for before, after in (("total = 0.0\nfor x in rows:\n    total = step(", "total = jnp.float32(0.0)\n"),
                           ("params, opt_state = 1.0, 0\n", "params, opt_state = jnp.float32(1.0), jnp.int32(0)\n"),
                           ("state = (0.0, rows[0])\n", "state = (jnp.float32(0.0), rows[0])\n"),
+                          ("    loss = 0.0  # reset", "    loss = jnp.float32(0.0)  # reset"),
                           ("    total = -1.0\n", "    total = jnp.float32(-1.0)\n")):
         assert before in "\n".join(CASE) + "\n" and after in fixed
-    # The fixed module, run: each fixed step compiled once.
-    probe = fixed + ("\nprint([f._cache_size() for f in (step, train_step, carry_step, accumulate, count_step)])\n")
+    # The fixed module, run: each fixed step compiled once (the int start that becomes float32 twice).
+    steps = "step, train_step, carry_step, epoch_step, accumulate, count_step"
+    probe = fixed + f"\nprint([f._cache_size() for f in ({steps})])\n"
     write(tmp_path, "probe", probe)
     ran = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                          env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"})
     assert ran.returncode == 0, ran.stderr
-    assert json.loads(ran.stdout.splitlines()[-1]) == [1, 1, 1, 1, 2]
+    assert json.loads(ran.stdout.splitlines()[-1]) == [1, 1, 1, 1, 1, 2]
 
 
 BF16 = '''import jax

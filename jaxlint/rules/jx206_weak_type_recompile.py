@@ -94,7 +94,7 @@ def _fed_back(index: SourceIndex, call: ast.Call, target: ast.AST) -> Iterator[t
     params = target.params  # type: ignore[attr-defined]
     passed = [(params[i], a) for i, a in enumerate(call.args) if i < len(params) and not isinstance(a, ast.Starred)]
     passed += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
-    loop = index.loops_around(call)[0][-1]  # the outermost: the state lives across all of them
+    loop = index.loops_around(call)[0][0]  # its start: before this loop, or in an outer one's body
     for param, argument in passed:
         if isinstance(argument, ast.Name) and argument.id in outputs:
             for start in _starts(index, argument.id, loop):
@@ -103,7 +103,8 @@ def _fed_back(index: SourceIndex, call: ast.Call, target: ast.AST) -> Iterator[t
 
 def _starts(index: SourceIndex, name: str, loop: ast.AST) -> list[_Start]:
     """The Python scalar leaves of the value ``name`` holds when ``loop`` starts: its last
-    assignment before the loop in the same block (or an enclosing one, within the scope)."""
+    assignment before the loop in the same block, else in the enclosing blocks (an outer loop's
+    body: a state reset each epoch; then the block before the outer loop), within the scope."""
     child, parent = loop, index.parent(loop)
     while parent is not None:
         for body in _bodies(parent):

@@ -38,6 +38,17 @@ for x in rows:
 
 
 @jax.jit
+def epoch_step(loss, x):
+    return loss + jnp.mean(x)
+
+
+for epoch in range(2):
+    loss = 0.0  # reset each epoch: weak again, but jit's cache holds both entries after the first
+    for x in rows:
+        loss = epoch_step(loss, x)  # expect: JX206
+
+
+@jax.jit
 def count_step(count, x):
     return count + jnp.sum(x)  # an int start becomes f32: compiled again (measured), no fix proven
 
