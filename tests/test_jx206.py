@@ -211,3 +211,38 @@ def test_value_runs_pass_weak_scalars_as_python_scalars() -> None:
     assert type(weak) is float and isinstance(strong, jax.Array)
     assert weak == float(strong)  # the same value, rounded to float32
     assert type(_concrete(jax.ShapeDtypeStruct((), jnp.int32, weak_type=True), 0, 0)) is int
+
+
+EXAMPLES_MODULE = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def step(s, x):
+    return s * 0.9 + jnp.sum(x)
+
+
+def train(xs):
+    s = 0.0
+    for x in xs:
+        s = step(s, x)
+    return s
+'''
+
+
+def test_an_examples_file_passes_a_python_scalar_weakly_typed(tmp_path: Path) -> None:
+    """`jaxlint.example(step, 0.0, x)` is traced as jit traces `step(0.0, x)`: a weakly typed f32[]
+    input, not a constant; the loop is reported. The cast in `train` does not change what the
+    examples file passes, so the values compared before and after are the same run twice: the fix
+    is not applied, and says why."""
+    path = write(tmp_path, "model", EXAMPLES_MODULE)
+    write(tmp_path, "examples", "import jax.numpy as jnp\nimport jaxlint\nfrom model import step\n\n"
+                                "jaxlint.example(step, 0.0, jnp.ones(3))\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nexamples = ["examples.py"]\n', encoding="utf-8")
+    found = check([str(path)], select_rules(["JX206"], None))
+    assert [(f.code, f.span.start_line) for f in found.findings] == [("JX206", 13)]
+    result = check([str(path)], select_rules(["JX206"], None), fix=True)
+    [rejected] = result.fix_rejected
+    assert rejected.fix_rejected == ("the fix is outside `step` and leaves the arguments it is traced with as they "
+                                     "were (f32[], f32[3]), so comparing its values proves nothing about the fix")
+    assert path.read_text(encoding="utf-8") == EXAMPLES_MODULE
