@@ -205,6 +205,11 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     return accepted, text, new_result
 
 
+def _call_fixing_codes() -> set[str]:
+    """Rules whose fixes change what a call passes to the traced function (Rule.fixes_calls)."""
+    return {rule.code for rule in rule_infos() if rule.fixes_calls}
+
+
 def _stabilizing_codes() -> set[str]:
     """Rules whose fixes replace an expression that overflows by a stable one (Rule.stabilizing_fix)."""
     return {rule.code for rule in rule_infos() if rule.stabilizing_fix}
@@ -263,7 +268,8 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
                                         stabilizing=finding.code in _stabilizing_codes())
             if changed is not None:
                 return changed, text, new_result
-            unproven = _outside_and_unchanged(analysis, finding, function, new_result)
+            unproven = _outside_and_unchanged(analysis, finding, function, new_result) \
+                if finding.code in _call_fixing_codes() else None
             if unproven is not None:
                 return unproven, text, new_result
     return None, text, new_result

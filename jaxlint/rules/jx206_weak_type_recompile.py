@@ -42,6 +42,7 @@ class WeakTypeRecompile(Rule):
                "scalar (weakly typed) while the output is strongly typed: the second call compiles again.")
     severity = "warning"
     fix = "safe"
+    fixes_calls = True  # the cast is at the loop's start: see the fixer's check of the traced arguments
     reads_helpers = False  # the call sites are read in the target's own file
 
     @classmethod
