@@ -251,6 +251,9 @@ class Traced:
     notes: list[str] = field(default_factory=list)
     failed_signatures: int = 0  # signatures that raised: their code paths went unchecked (JX800)
     lines: list[int] = field(default_factory=list)  # suppression comments' lines that made equations
+    # Per signature, the positions of its weakly typed inputs (a Python scalar's type), which the
+    # signature's text does not show: the fixer compares them (a cast of a start value changes them).
+    weak_inputs: list[list[int]] = field(default_factory=list)
 
 
 @dataclass

@@ -112,9 +112,9 @@ def test_config_file_flag_inline_overrides_and_isolated(tmp_path):
 def test_select_ignore_extend_select_layer_as_in_ruff(tmp_path):
     files(tmp_path, {"pyproject.toml": '[tool.jaxlint]\nselect = ["JX2", "prng-key-reuse"]\n'
                                        'ignore = ["recompilation-hazard"]\nextend-select = ["JX303"]\n'})
-    assert enabled(tmp_path) == ["JX201", "JX202", "JX204", "JX205", "JX303", "JX401"]
-    assert enabled(tmp_path, "--extend-select", "JX101") == ["JX101", "JX201", "JX202", "JX204", "JX205", "JX303",
-                                                            "JX401"]
+    assert enabled(tmp_path) == ["JX201", "JX202", "JX204", "JX205", "JX206", "JX303", "JX401"]
+    assert enabled(tmp_path, "--extend-select", "JX101") == ["JX101", "JX201", "JX202", "JX204", "JX205", "JX206",
+                                                            "JX303", "JX401"]
     assert enabled(tmp_path, "--ignore", "JX20") == ["JX303", "JX401"]
     # --select replaces the configured selection, its ignores included.
     assert enabled(tmp_path, "--select", "JX203") == ["JX203"]

@@ -205,6 +205,11 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     return accepted, text, new_result
 
 
+def _call_fixing_codes() -> set[str]:
+    """Rules whose fixes change what a call passes to the traced function (Rule.fixes_calls)."""
+    return {rule.code for rule in rule_infos() if rule.fixes_calls}
+
+
 def _stabilizing_codes() -> set[str]:
     """Rules whose fixes replace an expression that overflows by a stable one (Rule.stabilizing_fix)."""
     return {rule.code for rule in rule_infos() if rule.stabilizing_fix}
@@ -263,7 +268,34 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
                                         stabilizing=finding.code in _stabilizing_codes())
             if changed is not None:
                 return changed, text, new_result
+            unproven = _outside_and_unchanged(analysis, finding, function, new_result) \
+                if finding.code in _call_fixing_codes() else None
+            if unproven is not None:
+                return unproven, text, new_result
     return None, text, new_result
+
+
+def _outside_and_unchanged(analysis: FileAnalysis, finding: Finding, function: str, after: Result) -> str | None:
+    """A fix outside the function its values are compared on (JX206's cast of a loop's starting
+    value, at the call) proves something only if it changes what the function is traced with: the
+    same signatures before and after run the same inputs twice. Why not, or None."""
+    target = next((t for t in analysis.targets if t.qualname == function), None)
+    if target is None or finding.fix is None:
+        return None
+    lines = range(target.first_line, target.span.end_line + 1)
+    if any(e.span.start_line in lines or e.span.end_line in lines for e in finding.fix.edits):
+        return None
+    before = _traced_with(function, analysis.result)
+    if before is None or before != _traced_with(function, after):
+        return None
+    return (f"the fix is outside `{function}` and leaves the arguments it is traced with as they were "
+            f"({'; '.join(before[0])}), so comparing its values proves nothing about the fix")
+
+
+def _traced_with(function: str, result: Result | None) -> tuple[list[str], list[list[int]]] | None:
+    """The signatures ``function`` was traced with, and which inputs of each were weakly typed."""
+    traced = next((e for e in result.traced if e.target == function), None) if result is not None else None
+    return None if traced is None else (list(traced.signatures), list(traced.weak_inputs))
 
 
 def _targets(path: str, text: str, config: Config, recorded: frozenset[str]) -> list[Target]:

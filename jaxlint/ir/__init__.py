@@ -47,6 +47,11 @@ class Value:
     def dtype(self) -> Any:
         return getattr(self.aval, "dtype", None)
 
+    @property
+    def weak(self) -> bool:
+        """Weakly typed: a Python scalar's type, which takes the dtype of what it meets."""
+        return bool(getattr(self.aval, "weak_type", False))
+
     def __repr__(self) -> str:
         return f"Value({self.aval})"
 
@@ -182,6 +187,10 @@ class Program:
     # from XLA's optimized module: set by the builder, so this module needs no JAX. Read through
     # ``compiled``, which compiles on a rule's first request only.
     compile: Callable[[str], list[Any]] | None = None
+    # For a jitted function: the argument path of each top input (``state[0]``) and the result
+    # path of each top output (``[0][1]``; ``""`` for a single output); None when unknown.
+    input_paths: list[str] | None = None
+    output_paths: list[str | None] | None = None
     _stacks: dict[int, tuple[Location, ...]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 

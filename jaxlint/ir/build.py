@@ -128,6 +128,7 @@ def build_program(closed_jaxpr: Any) -> Program:
     builder = _Builder(program)
     builder.walk(jaxpr, env, _Context(top, (), (), None, False))
     top.outputs = [builder.read(env, v) for v in jaxpr.outvars]
+    program.input_paths, program.output_paths = compat.argument_paths(closed_jaxpr)
     return program
 
 

@@ -163,6 +163,40 @@ def shape_dtype_struct(value: Any) -> Any:
     return jax.ShapeDtypeStruct(shape, dtype)
 
 
+def argument_paths(closed_jaxpr: Any) -> tuple[list[str] | None, list[str | None] | None]:
+    """(the argument path of each input, ``state[0]``; the result path of each output, ``[0][1]``,
+    ``""`` for a single output, None for one not known) of a traced jitted function, from JAX's
+    debug info; None where nothing is known. The names are the jit equation's (the outer trace
+    binds jaxlint's wrapper, whose names are not the user's), read only when its operands are the
+    trace's inputs in order. Result paths start with ``result`` from JAX 0.5 and not before; before
+    0.5 the outer trace may have no debug info, and the jit's own leaves out the outputs that are
+    its inputs passed through (those stay None: they are the inputs themselves)."""
+    jaxpr, _ = open_jaxpr(closed_jaxpr)
+    call = next((e for e in jaxpr.eqns if e.primitive.name in ("jit", "pjit") and e.params.get("jaxpr") is not None),
+                None)
+    inner = open_jaxpr(call.params["jaxpr"])[0] if call is not None else None
+    inputs = None
+    if call is not None and list(call.invars) == list(jaxpr.invars):
+        names = getattr(getattr(inner, "debug_info", None), "arg_names", None)
+        if names is not None and len(names) == len(jaxpr.invars):
+            inputs = [str(n) for n in names]
+    outputs: list[str | None] | None = None
+    results = getattr(getattr(jaxpr, "debug_info", None), "result_paths", None)
+    if results is not None and len(results) == len(jaxpr.outvars):
+        outputs = [_result_path(p) for p in results]
+    elif call is not None:
+        results = getattr(getattr(inner, "debug_info", None), "result_paths", None)
+        if results is not None and len(results) == len(call.outvars):
+            by_var = {id(v): _result_path(p) for v, p in zip(call.outvars, results)}
+            outputs = [by_var.get(id(v)) for v in jaxpr.outvars]
+    return inputs, outputs
+
+
+def _result_path(path: Any) -> str:
+    text = str(path)
+    return text[len("result"):] if text.startswith("result") else text
+
+
 def array_types() -> tuple[type, ...]:
     return (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
 

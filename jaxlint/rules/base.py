@@ -160,6 +160,9 @@ class Rule:
     # The fixes replace an expression that overflows or loses precision by JAX's stable function
     # (the numerics rules): the fixer accepts new values where the original's were not finite.
     stabilizing_fix: ClassVar[bool] = False
+    # The fixes change what a call passes to the traced function, outside it (JX206's cast start):
+    # the fixer takes them as proven only if the fixed file traces the function with other arguments.
+    fixes_calls: ClassVar[bool] = False
     # Analysis-failure codes (JX9xx) are reported by the pipeline itself and have no check.
     by_pipeline: ClassVar[bool] = False
     # Kebab-case option name -> declaration; read them with ``ctx.option(cls, name)``.

@@ -43,6 +43,7 @@ class RuleInfo:
     by_pipeline: bool = False
     stabilizing_fix: bool = False
     options: dict[str, Option] = field(default_factory=dict)
+    fixes_calls: bool = False
 
     def finding(self, path: str, span: Span, message: str, fix: Fix | None = None,
                 target: str | None = None) -> Finding:
@@ -79,13 +80,14 @@ def rule_info(code: str) -> RuleInfo:
 
 def info_of(rule: type[Rule]) -> RuleInfo:
     return RuleInfo(rule.code, rule.name, rule.summary, rule.severity, rule.fix, rule.by_pipeline,
-                    rule.stabilizing_fix, dict(rule.options))
+                    rule.stabilizing_fix, dict(rule.options), rule.fixes_calls)
 
 
 def _to_json(info: RuleInfo) -> dict[str, Any]:
     type_names = {kind: name for name, kind in OPTION_TYPES.items()}
     return {"code": info.code, "name": info.name, "summary": info.summary, "severity": info.severity,
             "fix": info.fix, "by_pipeline": info.by_pipeline, "stabilizing_fix": info.stabilizing_fix,
+            "fixes_calls": info.fixes_calls,
             "options": [{"name": name, "type": type_names[o.type], "default": o.default,
                          "description": o.description, "minimum": o.minimum} for name, o in info.options.items()]}
 
@@ -94,7 +96,7 @@ def _from_json(entry: dict[str, Any]) -> RuleInfo:
     options = {o["name"]: Option(OPTION_TYPES[o["type"]], o["default"], o["description"], o["minimum"])
                for o in entry["options"]}
     return RuleInfo(entry["code"], entry["name"], entry["summary"], entry["severity"], entry["fix"],
-                    entry["by_pipeline"], entry["stabilizing_fix"], options)
+                    entry["by_pipeline"], entry["stabilizing_fix"], options, entry.get("fixes_calls", False))
 
 
 def sources_digest() -> str:

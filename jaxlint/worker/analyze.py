@@ -256,7 +256,8 @@ class _Analysis:
         if not signatures:
             self._skip(target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
             return
-        traced: list[tuple[str, str, list[str]]] = []  # (argument source, signature, output avals)
+        # (argument source, signature, output avals, positions of the weakly typed inputs)
+        traced: list[tuple[str, str, list[str], list[int]]] = []
         errors: list[str] = []
         reported: set[tuple] = set()
         lines: set[int] = set()  # lines of suppression comments' statements that made equations (JX800)
@@ -297,7 +298,8 @@ class _Analysis:
                 report(explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
                 errors.append(f"{signature}: {describe_error(error)}")
                 continue
-            traced.append((arguments.source, signature, [str(a) for a in closed.out_avals]))
+            traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
+                           [i for i, a in enumerate(closed.in_avals) if getattr(a, "weak_type", False)]))
             if compat.side_effects(closed) and target.qualname not in self.result.effectful:
                 self.result.effectful.append(target.qualname)
             self.traced_calls.append((target.qualname, function, arguments))
@@ -318,7 +320,7 @@ class _Analysis:
                 break
         if traced:
             self.result.traced.append(Traced(target.qualname, traced[0][0], traced[0][1], [t[1] for t in traced],
-                                             request.notes, len(errors), sorted(lines)))
+                                             request.notes, len(errors), sorted(lines), [t[3] for t in traced]))
             self.result.outputs[target.qualname] = [t[2] for t in traced]
         elif inferred:
             # What the other sources said comes first (a stale record, an unbuildable annotation).

@@ -72,8 +72,32 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         # is a plain function that takes the object first (a classmethod resolves bound already).
         if entry.bound is not _UNBOUND and not inspect.ismethod(request.function):
             args = (entry.bound, *args)
-        found.append(ArgumentSet("examples", args, entry.kwargs, call=entry.call))
+        kwargs = entry.kwargs
+        if entry.call is None and request.target.kind in ("jit-decorated", "jit-bound"):
+            args, kwargs = weak_scalars(request.target, args, kwargs)
+        found.append(ArgumentSet("examples", args, kwargs, call=entry.call))
     return found
+
+
+def weak_scalars(target: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A Python int or float passed for a jitted function's traced (not static) parameter is what
+    jit traces as a weakly typed scalar input: so it is here, as a weakly typed ShapeDtypeStruct,
+    rather than a constant of the trace (JX206 reads the weak input; other rules see the same
+    operations, as jit would have traced them)."""
+    params, static = target.params, set(target.static_argnames)
+    static.update(params[i] for i in target.static_argnums if -len(params) <= i < len(params))
+
+    def weak(leaf: Any) -> Any:
+        if type(leaf) is float:
+            return jax.ShapeDtypeStruct((), jax.dtypes.canonicalize_dtype(float), weak_type=True)
+        if type(leaf) is int and -2 ** 31 <= leaf < 2 ** 31:
+            return jax.ShapeDtypeStruct((), jax.dtypes.canonicalize_dtype(int), weak_type=True)
+        return leaf
+
+    traced = lambda name, value: value if name in static else jax.tree_util.tree_map(weak, value)  # noqa: E731
+    names = [params[i] if i < len(params) else None for i in range(len(args))]
+    return (tuple(traced(name, value) for name, value in zip(names, args)),
+            {name: traced(name, value) for name, value in kwargs.items()})
 
 
 def registered_instance(request: ArgumentRequest) -> Any:
