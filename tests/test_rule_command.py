@@ -137,8 +137,9 @@ def test_analysis_failures_print_their_pages() -> None:
 
 
 @pytest.mark.parametrize("query, expected", [
-    ("JX109", "unknown rule 'JX109'; did you mean JX103 (vmap-while-batched-predicate), "
-              "JX102 (vmap-cond-to-select), JX101 (vmap-unbatched-output)?"),
+    # JX309 is one character away too
+    ("JX109", "unknown rule 'JX109'; did you mean JX309 (host-sync-in-loop), "
+              "JX103 (vmap-while-batched-predicate), JX102 (vmap-cond-to-select)?"),
     ("vmap-unbatchd-output", "did you mean JX101 (vmap-unbatched-output)?"),
     ("JX1", "'JX1' is a prefix of JX101, JX102, JX103: name one rule"),
     ("no-such-thing-at-all", "unknown rule 'no-such-thing-at-all'; `jaxlint rules` lists them"),
