@@ -67,9 +67,10 @@ def check_rerunning_stale(run_check: Callable[[bool], CheckResult], stale: list[
     wait for the fresh results), it checks once more, what did not change coming from the cache.
     Says on ``out`` what ran. With ``yield_cpu`` (the command line's check, whose process ends
     with the run), this process and the workers it starts from then on run at a lower CPU priority
-    than the tests: the report waits for the tests, and on two cores check's own tracing
-    otherwise took up to half of their CPU (equinox's session ran in 33 s inside check, 16 s alone).
-    The editor server keeps its priority (its worker is already running, and it outlives the save)."""
+    than the tests: the report waits for the tests, which share the cores with check's own tracing
+    (measured: no clear gain on a quiet machine, where check's first pass is what takes longest;
+    docs/performance.md). The editor server keeps its priority (its worker is already running, and
+    it outlives the save)."""
     if not stale:
         return run_check(True), None
     paths = [path for path, _ in stale]
