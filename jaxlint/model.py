@@ -281,6 +281,9 @@ class Result:
     # Files besides the module the analysis read (the project's modules it imported, the examples
     # files that registered its functions): path -> sha256, for the result cache (engine/cache.py).
     inputs: dict[str, str] = field(default_factory=dict)
+    # Of those files, the functions that ran (qualified names), when the analysis traced nothing
+    # and so knows every one: an edit of any other function's body leaves the result as it is.
+    ran: dict[str, list[str]] = field(default_factory=dict)
     # Why the module was not imported when a package outside the project is missing where jaxlint
     # runs ("optional dependency missing: sklearn"): a coverage entry, not a JX901 finding.
     missing_dependency: str | None = None

@@ -111,6 +111,19 @@ def test_a_changed_helper_invalidates_its_importers_only(tmp_path: Path) -> None
     assert analyzed(run(root)) == set()
 
 
+def test_an_edit_of_an_imported_file_with_no_jax_is_seen_once(tmp_path: Path) -> None:
+    """A module re-linted after an edit of a file it imports keeps its entry's key; the run's
+    index must still be rewritten (the edited file, never scanned, changes no other key)."""
+    root = project(tmp_path)
+    (root / "constants.py").write_text("OFFSET = 1\n")
+    (root / "offsets.py").write_text("import jax\n\nfrom constants import OFFSET\n\n\n@jax.jit\n"
+                                     "def shifted(x):\n    return x + OFFSET\n\n\nshifted(1.0)\n")
+    run(root)
+    (root / "constants.py").write_text("OFFSET = 2\n")
+    assert analyzed(run(root)) == {"offsets.py"}
+    assert analyzed(run(root)) == set()
+
+
 def test_a_changed_examples_file_invalidates_the_modules_it_covers(tmp_path: Path) -> None:
     (tmp_path / "first.py").write_text("import jax.numpy as jnp\n\n\ndef f(x):\n    return jnp.sum(x)\n")
     (tmp_path / "second.py").write_text("import jax.numpy as jnp\n\n\ndef g(x):\n    return jnp.max(x)\n")

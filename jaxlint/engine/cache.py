@@ -13,7 +13,9 @@ parent can see without importing JAX:
   them) and the environment variables JAX reads (``JAX_*``, ``XLA_FLAGS``).
 The entry also lists what the worker saw the module read, checked at each lookup: the project's
 other modules it imported and the examples files that registered its functions, with their
-hashes. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
+hashes. Where the worker traced nothing it also knows which of those files' functions ran; an
+imported file that changed only in the bodies of the others still serves (``ran_code``), so an
+edit of a helper re-lints the modules whose traces or import ran it, not every module importing it. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
 through a rename, so concurrent runs never read half an entry. A run's index (``index/``) holds
 the entries it used, read in one open by the next run with the same paths, rules and settings;
 its entries are checked like files' (the files stay: they serve when the index is missing).
@@ -40,6 +42,7 @@ from typing import Any
 
 from jaxlint.config import signatures
 from jaxlint.engine import installed
+from jaxlint.engine.ran_code import ran_digest
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
@@ -66,6 +69,7 @@ class ResultCache:
     stored: int = 0
     _digests: dict[str, str | None] = field(default_factory=dict)
     _imports: dict[str, frozenset[str]] = field(default_factory=dict)
+    _ran_digests: dict[tuple[str, tuple[str, ...]], str | None] = field(default_factory=dict)  # (file, names)
     _signatures: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # file -> entries (None: unreadable)
     # The last (codes, settings, compile_costs) hashed for scan keys, and its hash: a run asks
     # with equal ones for every file, and dumping the settings each time was a tenth of a warm run.
@@ -96,8 +100,9 @@ class ResultCache:
 
     def save_index(self) -> None:
         """Write the run's index (through a rename: a concurrent run reads the old one or this
-        one) if the entries it used differ from those it read."""
-        if self._index_path is None or not self.writes or self._used.keys() == self._indexed.keys():
+        one) if the entries it used differ from those it read: other keys, or an entry rewritten
+        under its old key (a module re-linted after an edit of a file it imports keeps its key)."""
+        if self._index_path is None or not self.writes or (self.stored == 0 and self._used.keys() == self._indexed.keys()):
             return
         try:
             self._prepare()
@@ -129,9 +134,11 @@ class ResultCache:
             entry, path = self._read(key, "results")
             if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
-            if any(self.digest(file) != digest for file, digest in entry["inputs"].items()):
-                LOG.debug("%s: cache entry out of date (an imported file changed)", job.path)
-                return None
+            ran = entry.get("ran", {})
+            for file, digest in entry["inputs"].items():
+                if self.digest(file) != digest and not (file in ran and self._ran_digest(file, ran[file][1]) == ran[file][0]):
+                    LOG.debug("%s: cache entry out of date (%s changed)", job.path, file)
+                    return None
             result = Result.from_json(entry["result"])
         except FileNotFoundError:
             return None
@@ -151,9 +158,38 @@ class ResultCache:
         if _read_digest(job.path) != source_digest or any(self.digest(f) != d for f, d in inputs.items()):
             return  # a file changed while the module was analyzed: the worker may have read either
         key = self.key(job)
-        entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs,
-                 "result": {**result.to_json(), "timings": {}}}
+        stored = {**result.to_json(), "timings": {}}
+        entry = {"format": FORMAT, "key": key, "path": job.path, "inputs": inputs, "result": stored,
+                 "ran": self._ran_entries(result, stored)}
         self._write(self._entry(key), entry, f"results/{key}")
+
+    def _ran_entries(self, result: Result, stored: dict[str, Any]) -> dict[str, list[Any]]:
+        """For each imported file whose functions that ran are known: [its ran_code digest, their
+        names]. Not for a file the result names: its lines or text may be in a finding or a
+        message, which an edit anywhere in the file can move."""
+        named = json.dumps({k: v for k, v in stored.items() if k not in ("inputs", "ran")})
+        entries: dict[str, list[Any]] = {}
+        for file, names in result.ran.items():
+            if os.path.basename(file) in named:
+                continue
+            digest = self._ran_digest(file, names)
+            if digest is not None:
+                entries[file] = [digest, names]
+        return entries
+
+    def _ran_digest(self, file: str, names: list[str]) -> str | None:
+        """ran_code's digest of the file as this run read it (once per file and names)."""
+        key = (file, tuple(names))
+        if key not in self._ran_digests:
+            self._ran_digests[key] = None
+            try:
+                with open(file, "rb") as handle:
+                    data = handle.read()
+                if hashlib.sha256(data).hexdigest() == self.digest(file):  # the bytes the digests vouch for
+                    self._ran_digests[key] = ran_digest(data, names)
+            except OSError:
+                pass
+        return self._ran_digests[key]
 
     def _write(self, path: str, entry: dict[str, Any], name: str) -> None:
         """Write an entry's file; the index gets what the file holds (JSON's view of it: string

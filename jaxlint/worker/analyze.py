@@ -8,6 +8,7 @@ import importlib
 import sys
 import time
 from functools import cached_property
+from types import CodeType
 from typing import Any, Callable
 
 import jax
@@ -32,7 +33,7 @@ from jaxlint.worker.errors import describe_error
 from jaxlint.worker.frames import parameter_names
 from jaxlint.worker.importer import import_module, is_project_file, is_project_module
 from jaxlint.worker.inprocess import target_for
-from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, VmapRecorder
+from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
@@ -54,6 +55,7 @@ def analyze(job: Job) -> Result:
         analysis = _Analysis(job)
         result = analysis.run()
         result.inputs = _inputs(job, set(sys.modules) - modules, analysis.examples_files)
+        result.ran = {file: names for file, names in result.ran.items() if file in result.inputs}
         return result
     finally:
         for name in set(sys.modules) - modules:
@@ -101,6 +103,9 @@ class _Analysis:
         self.line_owners: dict[str, LineOwners] = {}  # path -> its JAX functions by line, built once
         self.linted: set[int] = set()  # result.linted as a set
         self.examples_files: set[str] = set()  # those that registered a function of the module
+        # Every function run after the import, until something is traced (Result.ran).
+        self.ran = RanRecorder()
+        self.traced_anything = False
 
     @cached_property
     def jax_functions(self) -> list[JaxFunction]:
@@ -123,8 +128,20 @@ class _Analysis:
                 self._import_failed(error)
                 return self.result
         timings["import"] = time.perf_counter() - started
-        context = SourceContext(job.path, job.source, self.index, job.settings,
-                                ModuleRetracer(module, job.path, job.settings))
+        retracer = ModuleRetracer(module, job.path, job.settings)
+        self.ran.start()
+        try:
+            self._analyze_imported(module, retracer, calls, bool(early))
+        finally:
+            self.ran.stop()
+        if not (self.traced_anything or retracer.used or job.kind or job.run_values or job.compile_costs):
+            self.result.ran = _ran_by_file([*calls.ran.values(), *self.ran.ran.values()])
+        return self.result
+
+    def _analyze_imported(self, module: Any, retracer: ModuleRetracer, calls: CallRecorder,
+                          truncated_at_import: bool) -> None:
+        job, timings = self.job, self.result.timings
+        context = SourceContext(job.path, job.source, self.index, job.settings, retracer)
         started = time.perf_counter()
         self.findings.extend(run_source_rules(self.rules, context, self.codes))
         timings["rules"] += time.perf_counter() - started
@@ -140,7 +157,7 @@ class _Analysis:
             self.examples_files = {r.examples_file for r in registrations}
             self.findings.extend(failed)
             timings["examples"] = time.perf_counter() - started
-            if early or examples_truncations:
+            if truncated_at_import or examples_truncations:
                 # JAX warns of a truncation when it traces, not when a cached trace is reused: the
                 # import's calls traced the targets already, so trace them afresh (JX508).
                 jax.clear_caches()
@@ -168,7 +185,6 @@ class _Analysis:
             hook: Callable[[Job, list[TracedCall]], Any] = getattr(importlib.import_module(module_name),
                                                                    function_name)
             self.result.kind_data = hook(job, self.traced_calls)
-        return self.result
 
     def _count_linted(self, closed: Any, target: Target) -> None:
         """Record the JAX functions (of this file and the helpers' files) the trace reached."""
@@ -276,6 +292,8 @@ class _Analysis:
         # its annotations made a target (it may be meant to run eagerly, on concrete shapes).
         inferred = signatures[0].source == INFERRED
         quiet = inferred or target.kind in ("inferred", "annotated", "recorded")
+        self.traced_anything = True  # what runs from here on is not recorded (RanRecorder)
+        self.ran.stop()
         for arguments in signatures:
             signature = format_signature(arguments)
             started = time.perf_counter()
@@ -331,6 +349,18 @@ class _Analysis:
                        + "; ".join(errors))
         else:
             self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
+
+
+def _ran_by_file(codes: list[CodeType]) -> dict[str, list[str]]:
+    """The qualified names of the functions that ran, by file: only files whose module-level code
+    ran under the recording (which confirms that the code's file name is the file's path, and that
+    none of its functions ran before). Nothing before Python 3.11 (no ``co_qualname``)."""
+    if sys.version_info < (3, 11):
+        return {}
+    names: dict[str, set[str]] = {}
+    for code in codes:
+        names.setdefault(code.co_filename, set()).add(code.co_qualname)
+    return {file: sorted(n - {"<module>"}) for file, n in names.items() if "<module>" in n}
 
 
 def _registered_function(registration: Any) -> Any:

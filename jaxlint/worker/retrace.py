@@ -25,12 +25,14 @@ class ModuleRetracer:
 
     def __init__(self, module: Any, path: str, settings: Settings) -> None:
         self.module, self.path, self.settings = module, path, settings
+        self.used = False  # a rule retraced a function: its code ran unrecorded
 
     def argument(self, target: Target, param: str) -> Any:
         known = self._bound(target)
         return None if known is None else known[1].arguments.get(param)
 
     def trace(self, target: Target, overrides: Mapping[str, Any]) -> Retraced:
+        self.used = True
         found = self._bound(target)
         if found is None:
             raise RetraceError("no arguments known for the function (a hint or recorded signatures)")
