@@ -7,7 +7,7 @@
 #   3. store_compare.py: the plugin's findings against check's, and linted counts;
 #   4. a warm `jaxlint check` (nothing changed) against `ruff check --no-cache` on the same
 #      package, REPEAT times each, alternating, the fastest of each kept;
-#   5. with RERUN=1 (needs `check --rerun-tests`): a comment line appended to the module with the
+#   5. with RERUN=1 (needs `check --rerun-tests`): a one-line edit (EDIT, below) of the module with the
 #      most functions the tests linted (from --jaxlint-coverage-report; restored afterwards), then
 #      `jaxlint check --rerun-tests` timed, against the tests it ran (the node ids the store
 #      recorded for the stale modules) run by hand under the plugin, in the same state;
@@ -63,6 +63,35 @@ PYEOF
   echo "  warm check $best_check s, ruff check --no-cache $best_ruff s, ratio $(python3 -c "print(round($best_check / max($best_ruff, 1e-3), 1))")x (goal <= 2x); warm summary: $(grep -E 'linted' "$OUT/$name.warm.log" | head -1)" | tee -a "$OUT/results.txt"
 done
 
+# The one-line edit: EDIT=comment (default) appends a comment line to the module; EDIT=body
+# makes `_touched_by_store_measure = N` the first statement of the module's first function the
+# tests linted (a change of code: every module whose import ran that function is stale too).
+touch_module() {
+  if [ "${EDIT:-comment}" = body ]; then
+    "$PY" - "$module" "$OUT/$name.pytest.coverage.json" "$1" <<'PYEOF' || exit 1
+import ast, json, sys
+path, coverage, round_ = sys.argv[1], sys.argv[2], sys.argv[3]
+lines = sorted(f["first_line"] for f in json.load(open(coverage))["functions"] if f["path"] == path and f.get("linted"))
+source = open(path).read()
+for node in ast.walk(ast.parse(source)):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and lines and \
+            min(d.lineno for d in [node, *node.decorator_list]) == lines[0]:
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(node.body) > 1:
+            first = node.body[1]  # after the docstring
+        text = source.splitlines(keepends=True)
+        indent = text[first.lineno - 1][:first.col_offset]
+        text.insert(first.lineno - 1, f"{indent}_touched_by_store_measure = {round_}\n")
+        open(path, "w").write("".join(text))
+        break
+else:
+    sys.exit(f"no linted function at line {lines[:1]} of {path}")
+PYEOF
+  else
+    echo "# touched by store_measure.sh, round $1" >> "$module"
+  fi
+}
+
 if [ "${RERUN:-0}" = 1 ]; then
   for name in $NAMES; do
     read -r folder package < <("$PY" - "$name" "$HERE" <<'PYEOF'
@@ -81,7 +110,7 @@ print(c.most_common(1)[0][0] if c else '')" "$OUT/$name.pytest.coverage.json")
     [ -n "$module" ] || { echo "== $name: no linted module to touch" | tee -a "$OUT/results.txt"; continue; }
     cp -p "$module" "$OUT/$name.touched.bak"
     trap 'cp -p "$OUT/$name.touched.bak" "$module"' EXIT INT TERM
-    echo "# touched by store_measure.sh" >> "$module"
+    touch_module 0
     # The node ids check --rerun-tests will run (those the store recorded for the stale modules).
     "$PY" - "$package" > "$OUT/$name.rerun.ids" <<'PYEOF'
 import sys
@@ -99,7 +128,7 @@ PYEOF
     # follows an edit of its own (a new comment line).
     for round in $(seq "${RERUN_REPEAT:-1}"); do
       rerun_check() {
-        echo "# touched by store_measure.sh, round $round" >> "$module"
+        touch_module "$round"
         a=$(now); "$PY" -m jaxlint check --rerun-tests ${RERUN_FLAGS:-} --output-format json --exit-zero --jobs "$JOBS" "$package" \
             > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
         check_s=$(secs $a $b)
