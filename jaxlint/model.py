@@ -256,6 +256,11 @@ class Traced:
     weak_inputs: list[list[int]] = field(default_factory=list)
 
 
+# Result.ran's names when every function of a file counts as run: the worker traced something,
+# and a trace runs code unrecorded (only comments, blank lines and positions may then change).
+RAN_ALL = "*"
+
+
 @dataclass
 class Result:
     """What the worker found in one module."""
@@ -282,7 +287,8 @@ class Result:
     # files that registered its functions): path -> sha256, for the result cache (engine/cache.py).
     inputs: dict[str, str] = field(default_factory=dict)
     # Of those files, the functions that ran (qualified names), when the analysis traced nothing
-    # and so knows every one: an edit of any other function's body leaves the result as it is.
+    # and so knows every one: an edit of any other function's body leaves the result as it is
+    # (engine/ran_code.py). [RAN_ALL] when every function counts as run.
     ran: dict[str, list[str]] = field(default_factory=dict)
     # Why the module was not imported when a package outside the project is missing where jaxlint
     # runs ("optional dependency missing: sklearn"): a coverage entry, not a JX901 finding.

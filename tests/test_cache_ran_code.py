@@ -1,6 +1,7 @@
 """An edit of an imported file re-lints only the modules whose analysis ran the edited code
 (engine/ran_code.py, Result.ran): a module that traced nothing keeps its cached result when the
-edit is confined to bodies of functions its import never called. Real analyses in process."""
+edit is confined to bodies of functions its import never called, and no module is re-linted for
+comments and moved lines. Real analyses in process."""
 from __future__ import annotations
 
 import sys
@@ -14,7 +15,7 @@ from jaxlint.config.selection import select_rules
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.ran_code import ran_digest
 from jaxlint.engine.results import CheckResult
-from jaxlint.model import Finding, Result, Span
+from jaxlint.model import RAN_ALL, Finding, Result, Span
 
 RULES = select_rules(None, None)
 needs_qualname = pytest.mark.skipif(sys.version_info < (3, 11), reason="co_qualname is Python 3.11+")
@@ -91,13 +92,22 @@ def test_an_edit_of_a_function_the_import_never_ran_keeps_the_cached_result(tmp_
     root = project(tmp_path)
     first = run(root)
     assert analyzed(first) == {"users.py", "traced.py"}
-    users = next(a.result for a in first.files if a.source.path.endswith("users.py"))
-    assert users.ran == {str(root / "scaling.py"): ["double"]}
+    results = {Path(a.source.path).name: a.result for a in first.files if a.result is not None}
+    assert results["users.py"].ran == {str(root / "scaling.py"): ["double"]}
+    assert results["traced.py"].ran == {str(root / "scaling.py"): [RAN_ALL]}
     edit(root, "    return x - 1\n", "    # clamp later\n    return x - 2\n")
     # traced.py's trace ran never_called, unrecorded: re-linted; users.py only imported it.
     second = run(root)
     assert analyzed(second) == {"traced.py"}
     assert [f.code for f in second.findings] == [f.code for f in first.findings]
+    assert analyzed(run(root)) == set()
+
+
+def test_comments_and_moved_lines_in_an_imported_file_re_lint_nothing(tmp_path: Path) -> None:
+    """Whatever ran, even under a trace: the file's code is the same."""
+    root = project(tmp_path)
+    run(root)
+    edit(root, "SCALE = 2.0\n", "# The scale of everything.\n\n\nSCALE = 2.0  # a float\n")
     assert analyzed(run(root)) == set()
 
 

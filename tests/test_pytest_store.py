@@ -195,6 +195,13 @@ def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> No
     helpers.write_text(HELPERS)
     findings, summary = check(root)
     assert places(findings, root) == EXPECTED and "4 in the test run" in summary
+    # A comment in the helper module: only its own entry is stale (a comment can move its lines),
+    # the code the caller's traces ran is the same.
+    helpers.write_text(HELPERS + "# The end.\n")
+    findings, summary = check(root, "--show-untraced")
+    assert "linted 3 of 4 JAX functions" in summary and "1 changed since the test run" in summary, summary
+    assert "pkg/model.py" not in summary and "changed since: pkg/helpers.py" in summary
+    helpers.write_text(HELPERS)
     # A module none of their traces ran: only its own entry is stale.
     (root / "pkg" / "other.py").write_text(OTHER + "# edited\n")
     findings, summary = check(root)

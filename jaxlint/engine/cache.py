@@ -38,7 +38,7 @@ import marshal
 import os
 import time
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Sequence
 
 from jaxlint.config import signatures
 from jaxlint.engine import installed
@@ -136,7 +136,7 @@ class ResultCache:
                 return None
             ran = entry.get("ran", {})
             for file, digest in entry["inputs"].items():
-                if self.digest(file) != digest and not (file in ran and self._ran_digest(file, ran[file][1]) == ran[file][0]):
+                if self.digest(file) != digest and not (file in ran and self.code_digest(file, ran[file][1]) == ran[file][0]):
                     LOG.debug("%s: cache entry out of date (%s changed)", job.path, file)
                     return None
             result = Result.from_json(entry["result"])
@@ -172,13 +172,14 @@ class ResultCache:
         for file, names in result.ran.items():
             if os.path.basename(file) in named:
                 continue
-            digest = self._ran_digest(file, names)
+            digest = self.code_digest(file, names)
             if digest is not None:
                 entries[file] = [digest, names]
         return entries
 
-    def _ran_digest(self, file: str, names: list[str]) -> str | None:
-        """ran_code's digest of the file as this run read it (once per file and names)."""
+    def code_digest(self, file: str, names: Sequence[str]) -> str | None:
+        """ran_code's digest of the file as this run read it (once per file and names): of the
+        functions ``names`` (``[RAN_ALL]``: all of them) and what runs at import."""
         key = (file, tuple(names))
         if key not in self._ran_digests:
             self._ran_digests[key] = None

@@ -3,17 +3,20 @@ the analysis never called leaves unchanged (result cache).
 
 A module's result depends on the project files it imported, but only on the code of theirs that
 ran. When the worker traced nothing, it knows every function that ran (``Result.ran``); an edit
-confined to the bodies of the others (a comment, a fix in a helper only other modules call)
-cannot change the result. The digest keeps everything that runs at import (module and class
-level, decorators, default values, annotations, docstrings) and the functions that ran, whole;
-the body of every other function is replaced by a marker. Positions are left out, so lines that
-move do not count (a result that names the file is never judged by this digest: the cache checks).
+confined to the bodies of the others (a fix in a helper only other modules call) cannot change
+the result. The digest keeps everything that runs at import (module and class level, decorators,
+default values, annotations, docstrings) and the functions that ran, whole; the body of every
+other function is replaced by a marker. When the worker traced something, every function counts
+as run (``RAN_ALL``). Comments and positions are never part of it, so lines that move do not count
+(a result that names the file is never judged by this digest: the cache checks).
 """
 from __future__ import annotations
 
 import ast
 import hashlib
 from typing import Collection
+
+from jaxlint.model import RAN_ALL
 
 # What an unrun function's body becomes (a string no source holds in that place by accident).
 _UNRUN = "jaxlint: body of a function the analysis did not run"
@@ -26,7 +29,8 @@ def ran_digest(data: bytes, ran: Collection[str]) -> str | None:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):  # ValueError: null bytes
         return None
-    _blank(tree, "", frozenset(ran))
+    if RAN_ALL not in ran:
+        _blank(tree, "", frozenset(ran))
     return hashlib.sha256(ast.dump(tree, include_attributes=False).encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -5,8 +5,10 @@ One entry per module, named by what its result depends on outside the project (t
 path, the selected rules and their options, jaxlint, Python, the installed distributions and the
 JAX environment variables: ``ResultCache.environment``) and holding what it depends on inside:
 the sha256 of the module's bytes and of every project file the traces that linted it ran (the
-files whose functions executed while tracing, and those whose lines made its equations). An entry
-whose digests all still match is used; one with any other digest is stale, and check reports its
+files whose functions executed while tracing, and those whose lines made its equations), and of
+the others their code without comments and positions (ran_code: an edit of their comments leaves
+the entry current). An entry whose digests all still match is used; one with any other digest is
+stale, and check reports its
 functions as changed since the test run, naming the tests that reached them. The findings are
 raw (before per-file-ignores and suppression comments): check settles them with its own
 configuration. Never imports JAX.
@@ -25,7 +27,7 @@ from jaxlint.about import __version__
 from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.lazylog import LazyLogger
-from jaxlint.model import Finding
+from jaxlint.model import RAN_ALL, Finding
 from jaxlint.text import write_text_atomic
 
 if TYPE_CHECKING:
@@ -122,6 +124,7 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
                 "origin": origin, "inputs": inputs,
                 "functions": [asdict(f) for f in sorted(entry["functions"].values(), key=lambda f: f.first_line)],
                 "findings": [f.to_json() for f in entry["findings"]]}
+        data["code"] = _code_digests(cache, data)
         previous = _read(cache, path, config)
         if previous is not None and previous.get("codes") == data["codes"] and _current(cache, previous["inputs"]):
             data = _joined(previous, data)  # another session over the same code: keep what both linted
@@ -197,7 +200,9 @@ def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: s
         functions = [StoredFunction(**f) for f in data["functions"]]
         selected = set(codes)
         findings = [finding for finding in map(Finding.from_json, data["findings"]) if finding.code in selected]
-        changed = [file for file, digest in data["inputs"].items() if cache.digest(file) != digest]
+        code = data.get("code", {})
+        changed = [file for file, digest in data["inputs"].items() if cache.digest(file) != digest
+                   and not (file in code and cache.code_digest(file, [RAN_ALL]) == code[file])]
         stored = StoredModule(os.path.abspath(path), float(data["time"]), str(data["origin"]), functions,
                               findings, not changed, changed)
     except (TypeError, ValueError, KeyError, AttributeError) as error:
@@ -252,6 +257,20 @@ def _current(cache: ResultCache, inputs: Mapping[str, str]) -> bool:
     return all(cache.digest(file) == digest for file, digest in inputs.items())
 
 
+def _code_digests(cache: ResultCache, data: dict) -> dict[str, str]:
+    """The code (ran_code, every function) of each project file the module's traces ran, but for
+    the module itself and any file its entry names: an edit of those files' comments or blank
+    lines leaves the entry current. The module's own lines are in its functions and findings."""
+    named = json.dumps([data["functions"], data["findings"]])
+    digests = {}
+    for file in data["inputs"]:
+        if file != data["path"] and os.path.basename(file) not in named:
+            digest = cache.code_digest(file, [RAN_ALL])
+            if digest is not None:
+                digests[file] = digest
+    return digests
+
+
 def _joined(previous: dict, data: dict) -> dict:
     """Two sessions' entries for the same code (every digest of both current): the functions
     either linted, the findings of both (settle keeps one per place), the inputs of both."""
@@ -266,6 +285,7 @@ def _joined(previous: dict, data: dict) -> dict:
     except (TypeError, ValueError, KeyError, AttributeError):
         return data
     return {**data, "inputs": {**previous["inputs"], **data["inputs"]},
+            "code": {**previous.get("code", {}), **data["code"]},
             "functions": [asdict(f) for f in sorted(functions.values(), key=lambda f: f.first_line)],
             "findings": findings}
 

@@ -17,7 +17,7 @@ from jaxlint.analysis.program import program_findings
 from jaxlint.ir import compat
 from jaxlint.ir import compile as compile_step
 from jaxlint.ir.truncations import TruncationRecorder
-from jaxlint.model import Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
+from jaxlint.model import RAN_ALL, Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
 from jaxlint.rules.base import SourceContext
@@ -134,8 +134,8 @@ class _Analysis:
             self._analyze_imported(module, retracer, calls, bool(early))
         finally:
             self.ran.stop()
-        if not (self.traced_anything or retracer.used or job.kind or job.run_values or job.compile_costs):
-            self.result.ran = _ran_by_file([*calls.ran.values(), *self.ran.ran.values()])
+        self.result.ran = _ran_by_file([*calls.ran.values(), *self.ran.ran.values()],
+                                       everything=self.traced_anything or retracer.used)
         return self.result
 
     def _analyze_imported(self, module: Any, retracer: ModuleRetracer, calls: CallRecorder,
@@ -351,16 +351,17 @@ class _Analysis:
             self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
 
 
-def _ran_by_file(codes: list[CodeType]) -> dict[str, list[str]]:
-    """The qualified names of the functions that ran, by file: only files whose module-level code
-    ran under the recording (which confirms that the code's file name is the file's path, and that
-    none of its functions ran before). Nothing before Python 3.11 (no ``co_qualname``)."""
-    if sys.version_info < (3, 11):
-        return {}
+def _ran_by_file(codes: list[CodeType], everything: bool) -> dict[str, list[str]]:
+    """The qualified names of the functions that ran, by file (``ran_code``), for the files whose
+    module-level code ran under the recording (which confirms that the code's file name is the
+    file's path, and that none of its functions ran before). ``everything``: something ran
+    unrecorded (a trace), so every function counts as run (``RAN_ALL``); so too before
+    Python 3.11, which has no ``co_qualname``."""
     names: dict[str, set[str]] = {}
     for code in codes:
-        names.setdefault(code.co_filename, set()).add(code.co_qualname)
-    return {file: sorted(n - {"<module>"}) for file, n in names.items() if "<module>" in n}
+        names.setdefault(code.co_filename, set()).add(getattr(code, "co_qualname", code.co_name))
+    everything = everything or sys.version_info < (3, 11)
+    return {file: [RAN_ALL] if everything else sorted(n - {"<module>"}) for file, n in names.items() if "<module>" in n}
 
 
 def _registered_function(registration: Any) -> Any:
