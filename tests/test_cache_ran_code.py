@@ -13,7 +13,7 @@ from helpers import check_in_process
 from jaxlint.config import load_config
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.cache import ResultCache
-from jaxlint.engine.ran_code import ran_digest
+from jaxlint.engine.ran_code import names_file, ran_digest
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import RAN_ALL, Finding, Result, Span
 
@@ -137,6 +137,14 @@ def test_a_result_that_names_the_file_is_judged_by_its_bytes(tmp_path: Path) -> 
                    findings=[Finding("JX508", "float64-truncated", "float64 requested", "warning", str(scaling),
                                      Span(5, 4, 5, 16))])
     assert cache._ran_entries(named, named.to_json()) == {}
+
+
+def test_a_file_is_named_by_its_name_not_inside_a_longer_one() -> None:
+    assert names_file("JX101 at /src/pkg/_ad.py:12", "/src/pkg/_ad.py")
+    assert names_file("TRACING CACHE MISS at _ad.py:13:4", "/src/pkg/_ad.py")
+    assert names_file('{"path": "_ad.py"}', "/src/pkg/_ad.py")
+    assert not names_file("tests/test_ad.py::test_grad", "/src/pkg/_ad.py")
+    assert not names_file("see my_ad.py or ad.py", "/src/pkg/_ad.py")
 
 
 def test_the_digest_ignores_comments_moved_lines_and_bodies_that_did_not_run() -> None:

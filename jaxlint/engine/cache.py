@@ -42,7 +42,7 @@ from typing import Any, Sequence
 
 from jaxlint.config import signatures
 from jaxlint.engine import installed
-from jaxlint.engine.ran_code import ran_digest
+from jaxlint.engine.ran_code import names_file, ran_digest
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Job, Result, Settings, Span, Target
 from jaxlint.scan.functions import JaxFunction
@@ -170,7 +170,7 @@ class ResultCache:
         named = json.dumps({k: v for k, v in stored.items() if k not in ("inputs", "ran")})
         entries: dict[str, list[Any]] = {}
         for file, names in result.ran.items():
-            if os.path.basename(file) in named:
+            if names_file(named, file):
                 continue
             digest = self.code_digest(file, names)
             if digest is not None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
+import re
 from typing import Collection
 
 from jaxlint.model import RAN_ALL
@@ -49,3 +51,9 @@ def _blank(node: ast.AST, prefix: str, ran: frozenset[str]) -> None:
             _blank(child, prefix + child.name + ".", ran)
         else:
             _blank(child, prefix, ran)
+
+
+def names_file(text: str, path: str) -> bool:
+    """Whether ``text`` names the file ``path``: its name, not inside a longer one (a result that
+    names ``_ad.py`` may carry its lines; one that names ``test_ad.py`` does not)."""
+    return re.search(r"(?<![\w.-])" + re.escape(os.path.basename(path)), text) is not None

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 from jaxlint.about import __version__
 from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
+from jaxlint.engine.ran_code import names_file
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import RAN_ALL, Finding
 from jaxlint.text import write_text_atomic
@@ -261,10 +262,11 @@ def _code_digests(cache: ResultCache, data: dict) -> dict[str, str]:
     """The code (ran_code, every function) of each project file the module's traces ran, but for
     the module itself and any file its entry names: an edit of those files' comments or blank
     lines leaves the entry current. The module's own lines are in its functions and findings."""
-    named = json.dumps([data["functions"], data["findings"]])
+    # The tests' node ids name test files, not the lines of the files their traces ran.
+    named = json.dumps([[{k: v for k, v in f.items() if k != "tests"} for f in data["functions"]], data["findings"]])
     digests = {}
     for file in data["inputs"]:
-        if file != data["path"] and os.path.basename(file) not in named:
+        if file != data["path"] and not names_file(named, file):
             digest = cache.code_digest(file, [RAN_ALL])
             if digest is not None:
                 digests[file] = digest
