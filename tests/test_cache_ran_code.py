@@ -162,8 +162,8 @@ def test_the_digest_ignores_comments_moved_lines_and_bodies_that_did_not_run() -
     assert ran_digest(b"def broken(:\n", ran) is None
 
 
-def test_the_analysis_leaves_no_profile_hook_behind(tmp_path: Path) -> None:
+def test_the_analysis_leaves_no_profile_or_trace_hook_behind(tmp_path: Path) -> None:
     root = project(tmp_path)
-    before = sys.getprofile()
+    before = sys.getprofile(), sys.gettrace()
     run(root)
-    assert sys.getprofile() is before
+    assert (sys.getprofile(), sys.gettrace()) == before

@@ -20,6 +20,7 @@ from typing import Any
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
 _OPAQUE_NAMES = frozenset({
@@ -50,13 +51,18 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
 
 def ladder(request: ArgumentRequest) -> list[ArgumentSet]:
     """The signatures to try, in order (the first that traces is kept)."""
-    import jax
-    from jax import export
-
     try:
         signature = inspect.signature(request.function)
     except (TypeError, ValueError):
         raise Uninferable("no signature") from None
+    with unrecorded():  # from here on only jaxlint's and JAX's code runs
+        return _signatures(request, signature)
+
+
+def _signatures(request: ArgumentRequest, signature: inspect.Signature) -> list[ArgumentSet]:
+    import jax
+    from jax import export
+
     ranks = _ranks_used(request)
     roles: dict[str, Any] = {}
     for param in signature.parameters.values():
