@@ -110,9 +110,10 @@ print(c.most_common(1)[0][0] if c else '')" "$OUT/$name.pytest.coverage.json")
     [ -n "$module" ] || { echo "== $name: no linted module to touch" | tee -a "$OUT/results.txt"; continue; }
     cp -p "$module" "$OUT/$name.touched.bak"
     trap 'cp -p "$OUT/$name.touched.bak" "$module"' EXIT INT TERM
-    touch_module 0
-    # The node ids check --rerun-tests will run (those the store recorded for the stale modules).
-    "$PY" - "$package" > "$OUT/$name.rerun.ids" <<'PYEOF'
+    # The node ids check --rerun-tests will run (those the store records for the stale modules),
+    # read after each edit, before check runs: by hand runs exactly those.
+    stale_ids() {
+      "$PY" - "$package" > "$OUT/$name.rerun.ids" <<'PYEOF'
 import sys
 from jaxlint.config import load_config
 from jaxlint.engine.cache import ResultCache
@@ -122,13 +123,17 @@ cache = ResultCache(config.cache_dir, config.root)
 stale = stale_in_store([sys.argv[1]], config, [rule.code for rule in config.rules()], cache)
 print("\n".join(dict.fromkeys(test for _, tests in stale for test in tests)))
 PYEOF
-    mapfile -t ids < "$OUT/$name.rerun.ids"  # one node id per line (parametrized ids hold spaces)
+      mapfile -t ids < "$OUT/$name.rerun.ids"  # one node id per line (parametrized ids hold spaces)
+    }
+    touch_module 0
+    stale_ids
     # RERUN_REPEAT rounds; even rounds run the tests by hand first, so neither side always has
     # the warmer file cache. The tests by hand write the store too, so each check --rerun-tests
     # follows an edit of its own (a new comment line).
     for round in $(seq "${RERUN_REPEAT:-1}"); do
       rerun_check() {
         touch_module "$round"
+        stale_ids
         a=$(now); "$PY" -m jaxlint check --rerun-tests ${RERUN_FLAGS:-} --output-format json --exit-zero --jobs "$JOBS" "$package" \
             > "$OUT/$name.rerun.json" 2> "$OUT/$name.rerun.log"; b=$(now)
         check_s=$(secs $a $b)
