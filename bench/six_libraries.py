@@ -11,6 +11,8 @@ The first form runs the jaxlint of WORKTREE (``PYTHONPATH=WORKTREE``) on each li
   the library is the project jaxlint lints); the terminal output kept as ``OUT/LIB.pytest.log``.
 ``OUT/summary.json`` holds the wall times, the finding counts, pytest's outcome and jaxlint's summary
 lines (how many functions each run linted and traced); check's stderr is kept as ``OUT/LIB.check.log``.
+With ``--plain`` the slice also runs without the plugin, right after it (``plain``: its time and the
+plugin's ratio to it).
 
 The libraries are the releases earlier measurements used, unpacked under ``--libs`` (default
 /tmp/libs): optax 0.2.8, equinox 0.13.8, diffrax 0.7.2, numpyro 0.22.0, blackjax 1.7.1, jax-md
@@ -119,11 +121,18 @@ def measure(args: argparse.Namespace) -> None:
         pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q",
                                           "--color=no", "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report",
                                           str(report), *slice_], lib, env, pytest_log)
+        if args.plain:  # the same slice without the plugin, right after: the plugin's cost
+            plain_time, plain_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--color=no",
+                                            *slice_], lib, env, out / f"{name}.plain.log")
         entry = {"check": {"seconds": round(check_time, 1), "status": check_status,
                            "findings": len(findings_of(check_out)), "summary": summary_lines(out / f"{name}.check.log")},
                  "pytest": {"seconds": round(pytest_time, 1), "status": pytest_status, "slice": slice_,
                             "findings": len(findings_of(report)), "outcome": outcome(pytest_log),
                             "summary": summary_lines(pytest_log)}}
+        if args.plain:
+            entry["plain"] = {"seconds": round(plain_time, 1), "status": plain_status,
+                              "outcome": outcome(out / f"{name}.plain.log"),
+                              "plugin_ratio": round(pytest_time / max(plain_time, 1e-3), 2)}
         summary["libraries"][name] = entry
         print(name, json.dumps(entry), flush=True)
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -189,6 +198,8 @@ def main() -> None:
     parser.add_argument("--tests", default="/tmp/measure/tests")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--only", default="", help="comma-separated library names (default: all six)")
+    parser.add_argument("--plain", action="store_true",
+                        help="also run each slice without the plugin (OUT/LIB.plain.log): the plugin's cost")
     args = parser.parse_args()
     if args.compare:
         sys.exit(compare(Path(args.compare[0]), Path(args.compare[1]), args.libs))
