@@ -62,8 +62,9 @@ class FileAnalysis:
         """The JAX functions a test run linted whose entry is stale, not linted here."""
         if self.stored is None or self.stored.fresh:
             return []
-        reached, stale = self._reached_here(), self.stored.linted_lines
-        return [f for f in self.functions if f.first_line in stale and f.first_line not in reached]
+        reached, stored = self._reached_here(), self.stored
+        return [f for f in self.functions
+                if f.first_line not in reached and stored.linted_entry(f.first_line, f.qualname) is not None]
 
     def _reached_here(self) -> set[int]:
         reached = set(self.result.linted) if self.result is not None else set()

@@ -78,6 +78,16 @@ class StoredModule:
     def linted_lines(self) -> set[int]:
         return {f.first_line for f in self.functions if f.linted}
 
+    def linted_entry(self, first_line: int, qualname: str) -> StoredFunction | None:
+        """The entry of a function the session linted: by its first line, else (a stale entry,
+        whose module's lines may have moved since) by its qualified name when only one has it."""
+        linted = [f for f in self.functions if f.linted]
+        found = next((f for f in linted if f.first_line == first_line), None)
+        if found is None and not self.fresh:
+            named = [f for f in linted if f.qualname == qualname]
+            found = named[0] if len(named) == 1 else None
+        return found
+
 
 def cache_for(config: Config, no_cache: bool = False, cache_dir: str | None = None) -> ResultCache | None:
     """The result cache ``jaxlint check`` would use with this configuration: ``cache_dir`` (its

@@ -84,7 +84,6 @@ def coverage(result: CheckResult) -> Coverage:
         here = {f.first_line for f in analysis.linted_here}
         stored = analysis.stored
         changed = {f.first_line for f in analysis.changed_since_test_run}
-        stored_functions = {f.first_line: f for f in stored.functions} if stored is not None else {}
         if stored is not None and stored.fresh:
             for entry in stored.functions:
                 if entry.linted and entry.first_line not in here and entry.signatures:
@@ -123,7 +122,7 @@ def coverage(result: CheckResult) -> Coverage:
             if function.first_line in linted or function.first_line in described:
                 continue
             if function.first_line in changed:
-                tests = stored_functions[function.first_line].tests
+                tests = stored.linted_entry(function.first_line, function.qualname).tests  # type: ignore[union-attr]
                 untraced.append(Untraced(path, function.qualname, function.line, "changed-since-test-run",
                                          f"linted in the {stored.origin} of {stored.when}; changed since: "
                                          + ", ".join(sorted(relative_to(stored.changed, result))), None,
