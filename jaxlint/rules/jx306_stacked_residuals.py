@@ -12,7 +12,8 @@ from jaxlint.ir.memory import Remat
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 
-_LOOP_CALLS = {"scan": ("f", 0), "fori_loop": ("body_fun", 2)}  # callee -> the body's keyword, position
+# The loop calls whose body the fix wraps: the body's keyword and position.
+_LOOP_CALLS = {"jax.lax.scan": ("f", 0), "jax.lax.fori_loop": ("body_fun", 2)}
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class StackedResiduals(Rule):
     summary = ("A loop differentiated in reverse mode saves residuals stacked over its iterations that "
                "jax.checkpoint on its body would not keep.")
     severity = "warning"
-    fix = "display-only"
+    fix = "safe"
     options = {"min-bytes": Option(int, 16 * 2**20, "bytes a loop's stacked residuals must total to be reported",
                                    minimum=0)}
 
@@ -134,19 +135,21 @@ def _message(stacked: _Stacked, memory: Remat) -> str:
 
 
 def _fix(ctx: ProgramContext, span: Span) -> Fix | None:
-    """Wrap the body argument of the loop call at ``span`` in ``jax.checkpoint``."""
-    call = ctx.index.node_at(span, ast.Call) if ctx.index.tree is not None else None
-    name = ctx.index.callee(call) if call is not None else None
-    if call is None or name not in _LOOP_CALLS or "jax" not in ctx.index.module_names:
+    """Wrap the body argument of the ``lax.scan``/``lax.fori_loop`` call at ``span`` in
+    ``jax.checkpoint`` (the file must ``import jax``)."""
+    tree = ctx.index.tree
+    call = ctx.index.node_at(span, ast.Call) if tree is not None else None
+    names = ctx.index.call_names(call) & set(_LOOP_CALLS) if call is not None else set()
+    imports_jax = tree is not None and any(isinstance(node, ast.Import) and any(
+        alias.name == "jax" and alias.asname is None for alias in node.names) for node in tree.body)
+    if call is None or len(names) != 1 or not imports_jax:
         return None
-    keyword, position = _LOOP_CALLS[name]
+    keyword, position = _LOOP_CALLS[next(iter(names))]
     body = next((k.value for k in call.keywords if k.arg == keyword), None)
     if body is None and len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args):
         body = call.args[position]
     if body is None:
         return None
     text = ctx.index.text(body)
-    if text.startswith("jax.checkpoint("):
-        return None
-    return Fix("display-only", f"checkpoint the loop body: jax.checkpoint({text})",
+    return Fix("safe", f"checkpoint the loop body: jax.checkpoint({text})",
                (Edit(ctx.index.span(body), f"jax.checkpoint({text})"),))
