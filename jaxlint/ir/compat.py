@@ -520,9 +520,10 @@ DONATION_WARNING = "Some donated buffers were not usable"
 def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (),
                   keep_unused: bool = False) -> tuple[str, list[int], list[str], int | None]:
     """(optimized HLO text, the argument indices the executable kept, the donation warnings JAX
-    gave, XLA's temporary memory in bytes or None) of a ClosedJaxpr compiled the way ``jax.jit`` compiles it, with ``donated`` (one flag per
-    input) donated. JAX >= 0.5 leaves aliasing to XLA (by buffer size, ``buffer_donor`` for the
-    rest); 0.4.35 matches donations to outputs itself, by shape and dtype, and warns for the rest."""
+    gave, XLA's temporary memory in bytes or None) of a ClosedJaxpr compiled the way ``jax.jit``
+    compiles it, with ``donated`` (one flag per input) donated. JAX >= 0.5 leaves aliasing to XLA
+    (by buffer size, ``buffer_donor`` for the rest); 0.4.35 matches donations to outputs itself,
+    by shape and dtype, and warns for the rest."""
     import warnings
 
     try:
@@ -563,11 +564,6 @@ def eval_closed(closed: Any, inputs: list[Any]) -> list[Any]:
     except ImportError:  # 0.4.35
         from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
     return list(jaxpr_as_fun(closed)(*inputs))
-
-
-def closed_of(jaxpr: Any) -> Any:
-    """A Jaxpr or ClosedJaxpr as a ClosedJaxpr (no consts for an open one)."""
-    return jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(jaxpr, [])
 
 
 def temp_bytes(fun: Any, avals: list[Any]) -> int | None:

@@ -77,7 +77,7 @@ def _stacked(ctx: ProgramContext, minimum: int) -> list[_Stacked]:
             nbytes = costs.nbytes(value)
             if nbytes is None:
                 break  # a symbolic dimension: the size is not known
-            residuals.append(_Residual(value, nbytes, _made_at(ctx, op, index)))
+            residuals.append(_Residual(value, nbytes, _made_at(op, index)))
         else:
             stacked = _Stacked(op, tuple(residuals))
             if residuals and stacked.total >= minimum:
@@ -85,8 +85,9 @@ def _stacked(ctx: ProgramContext, minimum: int) -> list[_Stacked]:
     return found
 
 
-def _made_at(ctx: ProgramContext, loop: Op, index: int) -> str:
-    """Where the body makes its output ``index``: a line, or the body input it passes on."""
+def _made_at(loop: Op, index: int) -> str:
+    """Where the body makes its output ``index``: a line (``file:line`` in another file than the
+    loop's), or the body input it passes on."""
     body = loop.regions[0]
     value = body.outputs[index]
     if value.producer is None:
@@ -100,7 +101,8 @@ def _made_at(ctx: ProgramContext, loop: Op, index: int) -> str:
     if location is None:
         return "the loop body"
     line = f"line {location.span.start_line}"
-    return line if location.path == ctx.path else f"{location.path.rpartition('/')[2]}:{location.span.start_line}"
+    same_file = loop.location is not None and location.path == loop.location.path
+    return line if same_file else f"{location.path.rpartition('/')[2]}:{location.span.start_line}"
 
 
 def _size(nbytes: float) -> str:
