@@ -31,7 +31,8 @@ class _Plan:
 def checkpointed(closed: Any, body: Any) -> Callable[..., list[Any]] | None:
     """A function of ``closed``'s inputs giving its outputs, with the forward scan whose body is
     ``body`` (a ClosedJaxpr of its params) recomputed in the transposed scans that read its stacked
-    residuals; None when no transposed scan of the same jaxpr (calls walked into) reads them."""
+    residuals; None when no transposed scan of the same jaxpr reads them (calls, and scans around
+    the gradient, are walked into: a training loop; a while loop around it is not)."""
     jaxpr, consts = compat.open_jaxpr(closed)
     found = _find(jaxpr, body)
     if found is None:
@@ -41,12 +42,12 @@ def checkpointed(closed: Any, body: Any) -> Callable[..., list[Any]] | None:
 
 
 def _find(jaxpr: Any, body: Any) -> tuple[Any, set[int]] | None:
-    """(the forward scan of ``body``, its residuals) in ``jaxpr`` or a call inside it."""
+    """(the forward scan of ``body``, its residuals) in ``jaxpr`` or a call or scan inside it."""
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "scan" and eqn.params["jaxpr"] is body:
             residuals = _residuals(jaxpr, eqn)
             return (eqn, residuals) if residuals else None
-        inner = _call_body(eqn)
+        inner = eqn.params["jaxpr"] if eqn.primitive.name == "scan" else _call_body(eqn)
         if inner is not None:
             found = _find(compat.open_jaxpr(inner)[0], body)
             if found is not None:
@@ -98,13 +99,34 @@ def _run(jaxpr: Any, consts: list[Any], args: list[Any], plan: _Plan) -> list[An
             outputs = _forward(eqn, inputs, plan)
         elif any(not compat.is_literal(v) and v in plan.replaced for v in eqn.invars):
             outputs = _transposed(eqn, inputs, plan)
-        elif inner is not None and _find(compat.open_jaxpr(inner)[0], plan.forward.params["jaxpr"]) is not None:
+        elif inner is not None and _holds(inner, plan):
             inner_jaxpr, inner_consts = compat.open_jaxpr(inner)
             outputs = _run(inner_jaxpr, inner_consts, inputs, plan)
+        elif eqn.primitive.name == "scan" and _holds(eqn.params["jaxpr"], plan):
+            outputs = _outer(eqn, inputs, plan)  # a loop around the gradient: a training loop
         else:
             outputs = compat.bind_equation(eqn, inputs)
         env.update(zip(eqn.outvars, outputs))
     return [read(v) for v in jaxpr.outvars]
+
+
+def _holds(jaxpr: Any, plan: _Plan) -> bool:
+    """Whether the forward scan of ``plan`` is in ``jaxpr``, or a call or scan inside it."""
+    return _find(compat.open_jaxpr(jaxpr)[0], plan.forward.params["jaxpr"]) is not None
+
+
+def _outer(eqn: Any, inputs: list[Any], plan: _Plan) -> list[Any]:
+    """A scan whose body holds the gradient, its body run the same way."""
+    consts, init, xs = _split(eqn, inputs)
+    body_jaxpr, body_consts = compat.open_jaxpr(eqn.params["jaxpr"])
+    n_carry = int(eqn.params["num_carry"])
+
+    def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
+        out = _run(body_jaxpr, body_consts, [*consts, *carry, *x], plan)
+        return out[:n_carry], out[n_carry:]
+
+    carry, ys = _scan(eqn, step, init, xs)
+    return [*carry, *ys]
 
 
 def _split(eqn: Any, inputs: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
