@@ -14,6 +14,7 @@ from jaxlint.rules.base import Option, ProgramContext, Rule
 
 # The loop calls whose body the fix wraps: the body's keyword and position.
 _LOOP_CALLS = {"jax.lax.scan": ("f", 0), "jax.lax.fori_loop": ("body_fun", 2)}
+_CHECKPOINTS = {"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"}
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,8 @@ def _fix(ctx: ProgramContext, span: Span) -> Fix | None:
     body = next((k.value for k in call.keywords if k.arg == keyword), None)
     if body is None and len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args):
         body = call.args[position]
-    if body is None:
-        return None
+    if body is None or (isinstance(body, ast.Call) and ctx.index.call_names(body) & _CHECKPOINTS):
+        return None  # checkpointed already, with a policy that keeps residuals: not a one-line fix
     text = ctx.index.text(body)
     return Fix("safe", f"checkpoint the loop body: jax.checkpoint({text})",
                (Edit(ctx.index.span(body), f"jax.checkpoint({text})"),))
