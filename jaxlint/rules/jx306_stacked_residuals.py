@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
-from jaxlint.ir import Op, Value, costs
+from jaxlint.ir import Op, Program, Value, costs
 from jaxlint.ir.memory import Remat
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
@@ -49,7 +50,7 @@ class StackedResiduals(Rule):
         minimum = ctx.option(cls, "min-bytes")
         # Compiling costs far more than tracing: only a loop whose stacked residuals reach
         # min-bytes is compiled, twice (as traced and checkpointed), once per signature.
-        for stacked in ctx.program.memo(f"jx306.stacked.{minimum}", lambda: _stacked(ctx, minimum)):
+        for stacked in ctx.program.memo(f"jx306.stacked.{minimum}", lambda: _stacked(ctx.program, minimum)):
             location = stacked.loop.location
             if location is None or location.path != ctx.path:
                 continue
@@ -64,25 +65,22 @@ class StackedResiduals(Rule):
             yield finding
 
 
-def _stacked(ctx: ProgramContext, minimum: int) -> list[_Stacked]:
-    """The forward scans whose stacked outputs that a transposed scan reads total ``minimum``."""
+def _stacked(program: Program, minimum: int) -> list[_Stacked]:
+    """The forward scans whose stacked outputs read by a transposed scan total ``minimum`` bytes."""
     found = []
-    for op in ctx.program.walk():
+    for op in program.walk():
         if op.primitive != "scan" or op.under("transpose"):
             continue
         carry = int(op.params["num_carry"])
-        residuals = []
-        for index, value in enumerate(op.outputs[carry:], start=carry):
-            if not any(use.primitive == "scan" and use.under("transpose") for use in value.uses):
-                continue
-            nbytes = costs.nbytes(value)
-            if nbytes is None:
-                break  # a symbolic dimension: the size is not known
-            residuals.append(_Residual(value, nbytes, _made_at(op, index)))
-        else:
-            stacked = _Stacked(op, tuple(residuals))
-            if residuals and stacked.total >= minimum:
-                found.append(stacked)
+        read = [(index, value) for index, value in enumerate(op.outputs[carry:], start=carry)
+                if any(use.primitive == "scan" and use.under("transpose") for use in value.uses)]
+        sizes = [costs.nbytes(value) for _, value in read]
+        if not read or None in sizes:
+            continue  # no residuals, or a symbolic dimension: their size is not known
+        stacked = _Stacked(op, tuple(_Residual(value, nbytes, _made_at(op, index))
+                                     for (index, value), nbytes in zip(read, sizes)))
+        if stacked.total >= minimum:
+            found.append(stacked)
     return found
 
 
@@ -91,19 +89,18 @@ def _made_at(loop: Op, index: int) -> str:
     loop's), or the body input it passes on."""
     body = loop.regions[0]
     value = body.outputs[index]
-    if value.producer is None:
-        inputs = body.inputs
-        position = next((i for i, v in enumerate(inputs) if v is value), None)
+    if value.producer is None:  # a body input (or a constant) passed on
         consts, carry = int(loop.params["num_consts"]), int(loop.params["num_carry"])
-        if position is not None and consts <= position < consts + carry:
-            return "the carry"
-        return "a scanned input" if position is not None and position >= consts + carry else "a loop constant"
+        position = next((i for i, v in enumerate(body.inputs) if v is value), -1)
+        if position < consts:
+            return "a loop constant"
+        return "the carry" if position < consts + carry else "a scanned input"
     location = value.producer.location
     if location is None:
         return "the loop body"
-    line = f"line {location.span.start_line}"
-    same_file = loop.location is not None and location.path == loop.location.path
-    return line if same_file else f"{location.path.rpartition('/')[2]}:{location.span.start_line}"
+    if loop.location is not None and location.path == loop.location.path:
+        return f"line {location.span.start_line}"
+    return f"{Path(location.path).name}:{location.span.start_line}"
 
 
 def _size(nbytes: float) -> str:
