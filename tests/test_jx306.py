@@ -157,3 +157,32 @@ def test_nothing_compiles_without_large_stacked_residuals(tmp_path: Path) -> Non
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint.rules.JX306]\nmin-bytes = 1048576\n", encoding="utf-8")
     result = check_in_process([str(path)], rule_classes(["JX306"]))
     assert [f.code for f in result.findings] == ["JX306"] and len(compile_step._REMAT) > rebuilt
+
+
+def chained(h, w):
+    def first(h, _):
+        a = jnp.tanh(h @ w)
+        return a, a
+
+    h, ys = lax.scan(first, h, None, length=20)
+
+    def second(c, y):
+        return c + jnp.tanh(y @ w), None
+
+    c, _ = lax.scan(second, h, ys)
+    return c.sum()
+
+
+def test_ys_a_forward_scan_reads_are_not_residuals() -> None:
+    # The first scan's ys feed the second scan (the user's values) and its transposed scan; only
+    # what the transposed scans alone read is dropped and recomputed.
+    grad = jax.grad(chained, argnums=(0, 1))
+    closed = jax.make_jaxpr(grad)(H, W)
+    first = next(e for e in closed.jaxpr.eqns if e.primitive.name == "scan")
+    _, residuals = remat._find(closed.jaxpr, first.params["jaxpr"])
+    assert residuals and 0 not in residuals  # ys 0 is `a`, which the second scan reads
+    rebuilt = remat.checkpointed(closed, first.params["jaxpr"])
+    h = np.random.default_rng(1).normal(size=(64, 256)).astype(np.float32) * 0.1
+    w = np.random.default_rng(2).normal(size=(256, 256)).astype(np.float32) * 0.05
+    for got, want in zip(jax.jit(rebuilt)(h, w), grad(h, w), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)

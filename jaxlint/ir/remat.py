@@ -56,7 +56,8 @@ def _find(jaxpr: Any, body: Any) -> tuple[Any, set[int]] | None:
 
 
 def _residuals(jaxpr: Any, forward: Any) -> set[int]:
-    """The forward scan's ys read by later scans of ``jaxpr`` only, and only as scanned inputs."""
+    """The forward scan's ys read by transposed scans of ``jaxpr`` only, and only as scanned
+    inputs (ys a forward scan reads are the user's, not residuals)."""
     carry = int(forward.params["num_carry"])
     users: dict[Any, list[tuple[Any, int]]] = {}
     for eqn in jaxpr.eqns:
@@ -68,11 +69,18 @@ def _residuals(jaxpr: Any, forward: Any) -> set[int]:
     for index, var in enumerate(forward.outvars[carry:]):
         uses = users.get(var, [])
         if uses and var not in outputs and all(
-                eqn.primitive.name == "scan" and eqn is not forward
+                eqn.primitive.name == "scan" and _transposed_here(eqn)
                 and position >= int(eqn.params["num_consts"]) + int(eqn.params["num_carry"])
                 for eqn, position in uses):
             found.add(index)
     return found
+
+
+def _transposed_here(eqn: Any) -> bool:
+    """Whether the equation was made by transposing (its name stack, relative to its jaxpr, says
+    ``transpose``): the forward scan of the same jaxpr was not, or the IR would not ask."""
+    return any(kind == "transform" and name.startswith("transpose")
+               for kind, name in compat.name_stack_entries(eqn.source_info))
 
 
 def _call_body(eqn: Any) -> Any | None:
