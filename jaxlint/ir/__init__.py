@@ -187,6 +187,10 @@ class Program:
     # from XLA's optimized module: set by the builder, so this module needs no JAX. Read through
     # ``compiled``, which compiles on a rule's first request only.
     compile: Callable[[str], list[Any]] | None = None
+    # Compiles the program as traced and with one forward scan's body checkpointed (its body, a
+    # ClosedJaxpr of its params): a jaxlint.ir.memory.Remat or None. Set by the builder; read
+    # through ``checkpoint_memory``.
+    checkpoint: Callable[[Any], Any] | None = None
     # For a jitted function: the argument path of each top input (``state[0]``) and the result
     # path of each top output (``[0][1]``; ``""`` for a single output); None when unknown.
     input_paths: list[str] | None = None
@@ -205,6 +209,13 @@ class Program:
         """The compiled program's facts of ``kind`` (jaxlint.ir.memory), compiled once per program;
         [] when it does not compile or nothing compiles it (no JAX here)."""
         return self.memo(f"compiled.{kind}", lambda: self.compile(kind) if self.compile is not None else [])
+
+    def checkpoint_memory(self, loop: Op) -> Any:
+        """XLA's temporary memory for the program as traced and with the body of ``loop``, a forward
+        scan of a gradient, checkpointed (jaxlint.ir.memory.Remat), compiled once per loop; None
+        when the program cannot be rebuilt that way or does not compile."""
+        return self.memo(f"checkpoint.{id(loop)}",
+                         lambda: self.checkpoint(loop.params["jaxpr"]) if self.checkpoint is not None else None)
 
     def call_stack(self, op: Op) -> tuple[Location, ...]:
         """The user frames that made ``op``, outermost first; the last is ``op.location`` (when

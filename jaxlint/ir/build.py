@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, compat, primitives
-from jaxlint.ir.compile import compiled_facts
+from jaxlint.ir.compile import checkpoint_memory, compiled_facts
 from jaxlint.model import Span
 
 V = TypeVar("V")  # what a jaxpr variable stands for
@@ -118,7 +118,8 @@ def build_program(closed_jaxpr: Any) -> Program:
     inputs = [Value(v.aval) for v in jaxpr.invars]
     top = Region("top", inputs)
     program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS, read_stack=compat.user_stack,
-                      compile=functools.partial(compiled_facts, closed_jaxpr))
+                      compile=functools.partial(compiled_facts, closed_jaxpr),
+                      checkpoint=functools.partial(checkpoint_memory, closed_jaxpr))
     const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
     for value, array in zip(const_values, consts):
         value.array = array

@@ -517,11 +517,13 @@ def is_user_file(path: str) -> bool:
 DONATION_WARNING = "Some donated buffers were not usable"
 
 
-def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool = False) -> tuple[str, list[int], list[str]]:
+def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (),
+                  keep_unused: bool = False) -> tuple[str, list[int], list[str], int | None]:
     """(optimized HLO text, the argument indices the executable kept, the donation warnings JAX
-    gave) of a ClosedJaxpr compiled the way ``jax.jit`` compiles it, with ``donated`` (one flag per
-    input) donated. JAX >= 0.5 leaves aliasing to XLA (by buffer size, ``buffer_donor`` for the
-    rest); 0.4.35 matches donations to outputs itself, by shape and dtype, and warns for the rest."""
+    gave, XLA's temporary memory in bytes or None) of a ClosedJaxpr compiled the way ``jax.jit``
+    compiles it, with ``donated`` (one flag per input) donated. JAX >= 0.5 leaves aliasing to XLA
+    (by buffer size, ``buffer_donor`` for the rest); 0.4.35 matches donations to outputs itself,
+    by shape and dtype, and warns for the rest."""
     import warnings
 
     try:
@@ -541,7 +543,35 @@ def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool
     if compile_args.get("tuple_args"):
         kept_list = []  # one tuple parameter: the alias map's numbers are not argument numbers
     found = [str(w.message).split("\n")[0] for w in caught if DONATION_WARNING in str(w.message)]
-    return compiled.as_text(), kept_list, found
+    temp = getattr(compiled.memory_analysis(), "temp_size_in_bytes", None)
+    return compiled.as_text(), kept_list, found, int(temp) if temp is not None else None
+
+
+def bind_equation(eqn: Any, inputs: list[Any]) -> list[Any]:
+    """The outputs of one jaxpr equation applied to ``inputs`` (values or tracers), as JAX's
+    ``eval_jaxpr`` applies it: ``get_bind_params`` returned (subfuns, params) up to 0.4.x and
+    returns the params alone in newer releases."""
+    found = eqn.primitive.get_bind_params(eqn.params)
+    subfuns, params = found if isinstance(found, tuple) else ((), found)
+    out = eqn.primitive.bind(*subfuns, *inputs, **params)
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
+def eval_closed(closed: Any, inputs: list[Any]) -> list[Any]:
+    """The outputs of a ClosedJaxpr applied to ``inputs``."""
+    try:
+        from jax.extend.core import jaxpr_as_fun
+    except ImportError:  # 0.4.35
+        from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
+    return list(jaxpr_as_fun(closed)(*inputs))
+
+
+def temp_bytes(fun: Any, avals: list[Any]) -> int | None:
+    """XLA's temporary memory (``memory_analysis().temp_size_in_bytes``) of ``fun`` jitted and
+    compiled for arguments of ``avals``; None when the backend does not say."""
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
+    size = getattr(jax.jit(fun).lower(*args).compile().memory_analysis(), "temp_size_in_bytes", None)
+    return int(size) if size is not None else None
 
 
 def arg_names(jaxpr: Any) -> list[str] | None:

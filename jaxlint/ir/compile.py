@@ -1,8 +1,10 @@
 """The compile step of the memory rules, in the worker: XLA's optimized program for a traced
 signature, read into JAX-free facts (jaxlint.ir.memory). Compiling costs far more than tracing,
 so only what a rule asks for is compiled, and only when the jaxpr has the shape it looks for: a
-top-level jit with donated arguments ("donations"), a scan or while loop ("loops"). A compile
-that fails (symbolic shapes, an unsupported primitive) gives no facts, never an error."""
+top-level jit with donated arguments ("donations"), a scan or while loop ("loops"); JX306 asks
+for one differentiated loop (``checkpoint_memory``: the program compiled as traced and with the
+loop body checkpointed, jaxlint.ir.remat). A compile that fails (symbolic shapes, an unsupported
+primitive) gives no facts, never an error."""
 from __future__ import annotations
 
 import math
@@ -10,13 +12,15 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory
+from jaxlint.ir import compat, hlo, memory, remat
 
 KINDS = ("donations", "loops")
 _LOOPS = frozenset({"scan", "while"})
 # Compiled modules by (jaxpr, donation): a jitted step several targets call compiles once. The
 # jaxpr is kept alive by the entry, so its id stays its own.
 _CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any]] = OrderedDict()
+# Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
+_REMAT: OrderedDict[tuple[int, int], tuple[Any, Any, int | None]] = OrderedDict()
 _CACHE_SIZE = 32
 # Seconds spent compiling in this process (the worker reports its share per module: --timings).
 SPENT = {"seconds": 0.0}
@@ -31,7 +35,37 @@ def compiled_facts(closed: Any, kind: str) -> list[Any]:
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
-def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool) -> tuple[str, list[int], list[str]] | None:
+def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
+    """XLA's temporary memory for ``closed`` as traced and with the forward scan whose body is
+    ``body`` (a ClosedJaxpr from the scan's params) checkpointed; None when the program cannot be
+    rebuilt that way (no transposed scan reads the loop's residuals in the same jaxpr) or either
+    does not compile."""
+    key = (id(closed), id(body))
+    if key not in _REMAT:
+        _REMAT[key] = (closed, body, _checkpointed_temp(closed, body))
+        if len(_REMAT) > _CACHE_SIZE:
+            _REMAT.popitem(last=False)
+    _REMAT.move_to_end(key)
+    checkpointed = _REMAT[key][2]
+    compiled = _compiled(closed, (), False)
+    if checkpointed is None or compiled is None or compiled[3] is None:
+        return None
+    return memory.Remat(compiled[3], checkpointed)
+
+
+def _checkpointed_temp(closed: Any, body: Any) -> int | None:
+    started = time.perf_counter()
+    try:
+        rebuilt = remat.checkpointed(closed, body)
+        return None if rebuilt is None else compat.temp_bytes(rebuilt, [v.aval for v in closed.jaxpr.invars])
+    except Exception:  # a program the rebuild or XLA does not take: no comparison
+        return None
+    finally:
+        SPENT["seconds"] += time.perf_counter() - started
+
+
+def _compiled(closed: Any, donated: tuple[bool, ...],
+              keep_unused: bool) -> tuple[str, list[int], list[str], int | None] | None:
     key = (id(closed), donated)
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -59,7 +93,7 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
         compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)))
         if compiled is None:
             continue
-        text, kept, warnings = compiled
+        text, kept, warnings, _ = compiled
         if not kept or _entry_parameters(text) != len(kept):
             continue  # parameters that are not the kept arguments (a tuple, effect tokens): no map
         aliased, donors = memory.alias_parameters(text)

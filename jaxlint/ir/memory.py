@@ -1,5 +1,5 @@
-"""What the compiled program says about memory, as JAX-free data the memory rules read (JX307,
-JX308), and how it is read from the optimized HLO text (jaxlint.ir.hlo). The worker compiles
+"""What the compiled program says about memory, as JAX-free data the memory rules read (JX306,
+JX307, JX308), and how it is read from the optimized HLO text (jaxlint.ir.hlo). The worker compiles
 (jaxlint.ir.compile); rules see only these types, through ``Program.compiled``."""
 from __future__ import annotations
 
@@ -55,6 +55,15 @@ class LoopCopies:
     body_frames: tuple[Frame, ...]  # innermost frames of the body's instructions (to place it without)
     trip_count: int | None  # XLA's known_trip_count
     copies: tuple[tuple[str, int], ...]  # (shape, bytes) of each copy, per iteration
+
+
+@dataclass(frozen=True)
+class Remat:
+    """XLA's temporary memory for a traced gradient, as traced and with one loop body checkpointed
+    (jaxlint.ir.remat), in bytes."""
+
+    temp_bytes: int
+    checkpointed_temp_bytes: int
 
 
 _ALIAS_ENTRY = re.compile(r"\{[^{}]*\}\s*:\s*\(\s*(\d+)\s*,")
