@@ -233,10 +233,10 @@ def test_args_flag_and_duplicated_in_source(tmp_path: Path, capsys: pytest.Captu
     assert written["extra_flops"] == 0  # XLA did not keep two copies
 
 
-def test_text_output_has_the_four_sections(capsys: pytest.CaptureFixture) -> None:
+def test_text_output_has_the_five_sections(capsys: pytest.CaptureFixture) -> None:
     assert main(["explain", f"{FOUNDING}::my_mapped_function"]) == 0
     out = capsys.readouterr().out
-    headings = ["1. Source -> jaxpr", "2. Optimized HLO", "3. Cost per call", "4. Findings and their price",
+    headings = ["1. Source -> jaxpr", "2. Optimized HLO", "3. Cost per call", "4. Memory", "5. Findings and their price",
                 "Summary"]
     positions = [out.index(h) for h in headings]
     assert positions == sorted(positions)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from jaxlint.explain import classify, hlomap
@@ -46,8 +47,18 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
         result["hlo"] = {"module_name": "", "instructions": [], "fusions": [], "duplicates": [],
                          "error": reason}
         result["cost"] = cost(data, None, [], notes + [f"not compiled: {reason}"])
+    result["memory"] = memory_section(data, result["cost"]["memory"])
     result["eager"] = data.get("eager")
     return result
+
+
+def memory_section(data: dict[str, Any], analysis: dict[str, Any]) -> dict[str, Any]:
+    """The memory section: XLA's memory_analysis() figures (the same object as ``cost.memory``,
+    kept there for schema_version 1), the stacked residuals of each reverse-differentiated loop, and
+    the copies of loop-carried buffers inside compiled while bodies (None: not compiled)."""
+    facts = data.get("memory") or {}
+    return {"analysis": analysis, "differentiated_loops": facts.get("differentiated_loops", []),
+            "loop_copies": facts.get("loop_copies") if data.get("hlo_text") else None}
 
 
 def compiled_figures(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -123,6 +134,16 @@ def finding_place(finding: dict[str, Any], report: dict[str, Any]) -> str:
     if in_explained_file(finding, report):
         return f"line {finding['line']}"
     return f"{finding.get('display_path') or finding['path']}:{finding['line']}"
+
+
+def memory_place(entry: dict[str, Any], report: dict[str, Any]) -> str:
+    """Where a loop of the memory section is: "line 15" in the explained file, "helpers.py:19" in
+    another one, "no source line" without one."""
+    if entry.get("line") is None:
+        return "no source line"
+    if entry.get("path") in (None, report["target"]["path"]):
+        return f"line {entry['line']}"
+    return f"{Path(entry['path']).name}:{entry['line']}"
 
 
 def conclude(report: dict[str, Any]) -> None:

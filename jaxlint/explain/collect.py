@@ -10,6 +10,7 @@ from typing import Any
 
 import jax
 
+from jaxlint.explain import memory
 from jaxlint.explain.listing import eager, listing
 from jaxlint.ir import compat, costs
 from jaxlint.ir.build import build_program
@@ -41,9 +42,11 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
     except Exception as error:  # it traced for the rules; a second trace should too
         data["error"] = f"tracing again failed: {describe_error(error)}"
         return data
-    if mode == "full":
+    program = build_program(closed) if mode == "full" else None
+    if program is not None:
         data["jaxpr"] = listing(closed, job.path)
-        top = build_program(closed).top
+        data["memory"] = {"differentiated_loops": memory.differentiated_loops(program)}
+        top = program.top
         flops, transcendentals = costs.region_flops(top), _transcendentals(top)
         if flops is not None and transcendentals is not None:
             flops -= transcendentals  # XLA counts them apart from FLOPs: so does the estimate
@@ -62,7 +65,10 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
         return data
     data["timings"]["compile"] = time.perf_counter() - started
     data["compiled"] = compat.compiled_costs(compiled)
-    data["hlo_text"] = _elide_constants(compiled.as_text() or "")
+    text = compiled.as_text() or ""
+    if program is not None:
+        data["memory"]["loop_copies"] = memory.loop_copies(program, text, job.path)
+    data["hlo_text"] = _elide_constants(text)
     return data
 
 

@@ -11,7 +11,7 @@ import re
 from html import escape
 from typing import Any, Iterable
 
-from jaxlint.explain.build import finding_place, in_explained_file
+from jaxlint.explain.build import finding_place, in_explained_file, memory_place
 from jaxlint.explain.html_assets import CSS, JS
 from jaxlint.text import read_lines, write_text_atomic
 
@@ -33,7 +33,7 @@ def render_html(report: dict[str, Any]) -> str:
              '<div class="panes">', _source_pane(report), _jaxpr_pane(report), _hlo_pane(report),
              '</div><p class="hint">Hover or focus a line (Tab, then ↑/↓) to light up the lines made '
              "from the same source line; Esc clears.</p>",
-             _cost(report.get("cost") or {}, report.get("eager")), _duplicates(report),
+             _cost(report.get("cost") or {}, report.get("eager")), _memory(report), _duplicates(report),
              _findings(report), f"<script>{JS}</script></body></html>\n"]
     return "\n".join(parts)
 
@@ -191,7 +191,7 @@ def _bytes(value: Any) -> str:
 def _cost(cost: dict[str, Any], eager_figures: Any) -> str:
     if not cost:
         return "<h2>Cost per call</h2><p class=\"empty\">No cost figures (the function was not compiled).</p>"
-    compiled, memory = cost.get("compiled") or {}, cost.get("memory") or {}
+    compiled = cost.get("compiled") or {}
     estimate = cost.get("estimate") or {}
     rows = [("FLOPs", _num(compiled.get("flops")), _num(estimate.get("flops"))),
             ("bytes accessed", _bytes(compiled.get("bytes_accessed")), _bytes(estimate.get("bytes"))),
@@ -200,19 +200,63 @@ def _cost(cost: dict[str, Any], eager_figures: Any) -> str:
     table = ("<table><tr><th></th><th>XLA, compiled</th><th>estimate</th></tr>"
              + "".join(f'<tr><th>{a}</th><td class="n">{_e(b)}</td><td class="n">{_e(c)}</td></tr>'
                        for a, b, c in rows) + "</table>")
-    mem = ("<table><tr><th>memory_analysis</th><th>bytes</th></tr>"
-           + "".join(f'<tr><th>{name}</th><td class="n">{_e(_bytes(memory.get(key)))}</td></tr>'
-                     for name, key in (("arguments", "argument_bytes"), ("outputs", "output_bytes"),
-                                       ("temporaries", "temp_bytes"), ("aliased", "alias_bytes")))
-           + "</table>")
     notes = "".join(f"<li>{_e(n)}</li>" for n in cost.get("notes") or [])
     eager = ""
     if isinstance(eager_figures, dict) and eager_figures.get("ops") is not None:
         eager = (f"<p>Called without jax.jit (op by op): {_e(_num(eager_figures['ops']))} dispatched ops, "
                  f"{_e(_bytes(eager_figures.get('materialized_bytes')))} materialized.</p>")
     labels = f'<p class="meta">XLA, compiled: {_e(xla)}.<br>estimate: {_e(estimate.get("label", "—"))}.</p>'
-    return (f'<h2>Cost per call</h2><div class="tables">{table}{mem}</div>{labels}{eager}'
+    return (f'<h2>Cost per call</h2><div class="tables">{table}</div>{labels}{eager}'
             + (f"<ul>{notes}</ul>" if notes else ""))
+
+
+def _memory(report: dict[str, Any]) -> str:
+    """The memory section: memory_analysis(), each differentiated loop's stacked residuals, the
+    copies of carried buffers inside loop bodies (rows of the explained file light up their line)."""
+    section = report.get("memory") or {}
+    analysis = section.get("analysis") or (report.get("cost") or {}).get("memory") or {}
+    mem = ("<table><tr><th>memory_analysis</th><th>bytes</th></tr>"
+           + "".join(f'<tr><th>{name}</th><td class="n">{_e(_bytes(analysis.get(key)))}</td></tr>'
+                     for name, key in (("arguments", "argument_bytes"), ("outputs", "output_bytes"),
+                                       ("temporaries", "temp_bytes"), ("aliased", "alias_bytes")))
+           + "</table>")
+    loops = section.get("differentiated_loops") or []
+    if loops:
+        rows = "".join(
+            f'<tr{_xref(loop, report)}><td>{_e(memory_place(loop, report))}</td>'
+            f'<td class="n">{_e(_num(loop.get("trips")))}</td><td><code>{_e(r.get("shape"))}</code></td>'
+            f'<td class="n">{_e(_bytes(r.get("bytes")))}</td><td>{_e(r.get("made_at"))}</td></tr>'
+            for loop in loops for r in loop.get("residuals") or [])
+        totals = "".join(f"<li>{_e(memory_place(loop, report))}: {_e(_bytes(loop.get('total_bytes')))} of "
+                         "residuals</li>" for loop in loops)
+        residuals = ("<table><tr><th>loop</th><th>iterations</th><th>residual</th><th>bytes</th>"
+                     f"<th>made at</th></tr>{rows}</table><ul>{totals}</ul>")
+    else:
+        residuals = '<p class="empty">no differentiated loop</p>'
+    copies = section.get("loop_copies")
+    if copies is None:
+        copied = '<p class="empty">not compiled</p>'
+    elif not copies:
+        copied = '<p class="empty">no copy inside a loop body</p>'
+    else:
+        copied = ("<table><tr><th>loop</th><th>copies</th><th>per iteration</th><th>iterations</th>"
+                  "<th>per call</th></tr>"
+                  + "".join(f'<tr{_xref(loop, report)}><td>{_e(memory_place(loop, report))}</td>'
+                            f'<td><code>{_e(", ".join(str(c.get("shape")) for c in loop.get("copies") or []))}'
+                            f'</code></td><td class="n">{_e(_bytes(loop.get("bytes_per_iteration")))}</td>'
+                            f'<td class="n">{_e(_num(loop.get("trips")))}</td>'
+                            f'<td class="n">{_e(_bytes(loop.get("total_bytes")))}</td></tr>' for loop in copies)
+                  + "</table>")
+    return (f'<h2>Memory</h2><div class="tables">{mem}</div>'
+            f"<h3>Residuals saved by differentiated loops</h3>{residuals}"
+            f"<h3>Copies of carried buffers inside loop bodies</h3>{copied}")
+
+
+def _xref(entry: dict[str, Any], report: dict[str, Any]) -> str:
+    """A row of the explained file's line lights up with it."""
+    if entry.get("line") is None or entry.get("path") not in (None, (report.get("target") or {}).get("path")):
+        return ""
+    return f' class="xref" data-line="{_e(entry["line"])}"'
 
 
 def _duplicates(report: dict[str, Any]) -> str:

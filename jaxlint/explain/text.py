@@ -1,11 +1,11 @@
-"""The explain report for a terminal: four sections and a summary, aligned, wrapped to its width."""
+"""The explain report for a terminal: five sections and a summary, aligned, wrapped to its width."""
 from __future__ import annotations
 
 import shutil
 import textwrap
 from typing import Any
 
-from jaxlint.explain.build import finding_place
+from jaxlint.explain.build import finding_place, memory_place
 from jaxlint.explain.target import code
 from jaxlint.text import read_lines
 
@@ -26,7 +26,8 @@ def render(report: dict[str, Any], width: int | None = None) -> str:
     out += ["", "1. Source -> jaxpr", *_jaxpr(report, lines, width)]
     out += ["", *_hlo(report, lines, width)]
     out += ["", "3. Cost per call", *_cost(report, width)]
-    out += ["", "4. Findings and their price", *_findings(report, width)]
+    out += ["", "4. Memory", *_memory(report, width)]
+    out += ["", "5. Findings and their price", *_findings(report, width)]
     if report["summary"]:
         out += ["", "Summary"]
         for sentence in report["summary"]:
@@ -144,7 +145,7 @@ def _number(value: Any) -> str:
 
 def _cost(report: dict[str, Any], width: int) -> list[str]:
     cost = report["cost"]
-    compiled, estimate, memory = cost["compiled"], cost["estimate"], cost["memory"]
+    compiled, estimate = cost["compiled"], cost["estimate"]
     rows = [("", "FLOPs", "bytes accessed", "transcendentals"),
             ("XLA, compiled", _number(compiled["flops"]), _number(compiled["bytes_accessed"]),
              _number(compiled["transcendentals"])),
@@ -153,15 +154,53 @@ def _cost(report: dict[str, Any], width: int) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     out = ["  " + "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
                             for i, cell in enumerate(row)).rstrip() for row in rows]
-    names = (("argument_bytes", "arguments"), ("output_bytes", "outputs"), ("temp_bytes", "temporaries"),
-             ("alias_bytes", "aliased"))
-    out += _wrap("memory: " + ", ".join(f"{label} {_number(memory.get(key))} B" for key, label in names),
-                 width, "  ", "    ")
     out += _wrap(f"XLA: {cost.get('compiled_label', '')}", width, "  ", "    ")
     out += _wrap(f"estimate: {estimate['label']}", width, "  ", "    ")
     for note in cost["notes"]:
         out += _wrap(note, width, "  note: ", "    ")
     return out
+
+
+def _memory(report: dict[str, Any], width: int) -> list[str]:
+    section = report["memory"]
+    analysis = section["analysis"]
+    names = (("argument_bytes", "arguments"), ("output_bytes", "outputs"), ("temp_bytes", "temporaries"),
+             ("alias_bytes", "aliased"))
+    out = _wrap("XLA's memory_analysis(): " + ", ".join(f"{label} {_bytes(analysis.get(key))}" for key, label in names),
+                width, "  ", "    ")
+    loops = section["differentiated_loops"]
+    out.append("  residuals saved by differentiated loops" + ("" if loops else ": no differentiated loop"))
+    for loop in loops:
+        trips = f"{loop['trips']:,} iterations" if loop["trips"] else "trip count unknown"
+        out += _wrap(f"{memory_place(loop, report)} ({trips}): {_bytes(loop['total_bytes'])} of residuals in "
+                     f"{len(loop['residuals'])} stacked array{'s' if len(loop['residuals']) != 1 else ''}",
+                     width, "    ", "      ")
+        shape_width = max(len(r["shape"]) for r in loop["residuals"])
+        for residual in loop["residuals"]:
+            out.append(_clip(f"      {residual['shape']:<{shape_width}}  {_bytes(residual['bytes']):>10}  "
+                             f"made at {residual['made_at']}", width))
+    copies = section["loop_copies"]
+    if copies is None:
+        out.append("  copies of carried buffers inside loop bodies: not compiled")
+        return out
+    out.append("  copies of carried buffers inside loop bodies" + ("" if copies else ": no copy inside a loop body"))
+    for loop in copies:
+        shapes = ", ".join(c["shape"] for c in loop["copies"])
+        total = (f" x {loop['trips']:,} iterations = {_bytes(loop['total_bytes'])} per call" if loop["trips"]
+                 else " (trip count unknown)")
+        out += _wrap(f"{memory_place(loop, report)}: {_bytes(loop['bytes_per_iteration'])} copied per iteration{total} "
+                     f"({shapes})", width, "    ", "      ")
+    return out
+
+
+def _bytes(value: Any) -> str:
+    """``12.5 MiB (13,107,200 B)``; ``44 B``; ``-`` when unknown."""
+    if value is None:
+        return "-"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}"
+    return f"{_number(value)} B"
 
 
 def _findings(report: dict[str, Any], width: int) -> list[str]:

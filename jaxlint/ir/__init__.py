@@ -105,6 +105,24 @@ def loop_body(loop: Op) -> tuple[Region, int, int] | None:
     return None
 
 
+def innermost_loop_over(loops: list[Op], line: int) -> Op | None:
+    """The innermost of ``loops`` whose body holds an op made on ``line``."""
+    found = None
+    for op in loops:
+        if any(inner.location is not None and inner.location.span.start_line == line
+               for region in op.regions for inner in ops_in(region)):
+            found = op  # program order: a nested loop comes after the loop around it
+    return found
+
+
+def ops_in(region: Region) -> Iterator[Op]:
+    """The ops of ``region`` and of the regions inside it, in program order."""
+    for op in region.ops:
+        yield op
+        for inner in op.regions:
+            yield from ops_in(inner)
+
+
 @dataclass(frozen=True)
 class RegionLinks:
     """How values cross into and out of one region of a control-flow op: the operand feeding each

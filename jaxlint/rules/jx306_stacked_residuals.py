@@ -4,35 +4,17 @@ checkpointed (compiled both ways: jaxlint.ir.remat, jaxlint.ir.compile), reporte
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable
 
-from jaxlint.ir import Op, Program, Value, costs
+from jaxlint.ir import costs, residuals
 from jaxlint.ir.memory import Remat
+from jaxlint.ir.residuals import Stacked, shape
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 
 # The loop calls whose body the fix wraps: the body's keyword and position.
 _LOOP_CALLS = {"jax.lax.scan": ("f", 0), "jax.lax.fori_loop": ("body_fun", 2)}
 _CHECKPOINTS = {"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"}
-
-
-@dataclass(frozen=True)
-class _Residual:
-    value: Value  # the forward loop's stacked output a transposed loop reads
-    nbytes: int
-    made_at: str  # the body line that makes it ("line 7"), or what it is ("the carry")
-
-
-@dataclass(frozen=True)
-class _Stacked:
-    loop: Op  # the forward scan
-    residuals: tuple[_Residual, ...]
-
-    @property
-    def total(self) -> int:
-        return sum(r.nbytes for r in self.residuals)
 
 
 class StackedResiduals(Rule):
@@ -50,7 +32,7 @@ class StackedResiduals(Rule):
         minimum = ctx.option(cls, "min-bytes")
         # Compiling costs far more than tracing: only a loop whose stacked residuals reach
         # min-bytes is compiled, twice (as traced and checkpointed), once per signature.
-        for stacked in ctx.program.memo(f"jx306.stacked.{minimum}", lambda: _stacked(ctx.program, minimum)):
+        for stacked in ctx.program.memo(f"jx306.stacked.{minimum}", lambda: residuals.stacked(ctx.program, minimum)):
             location = stacked.loop.location
             if location is None or location.path != ctx.path:
                 continue
@@ -65,44 +47,6 @@ class StackedResiduals(Rule):
             yield finding
 
 
-def _stacked(program: Program, minimum: int) -> list[_Stacked]:
-    """The forward scans whose stacked outputs read by a transposed scan total ``minimum`` bytes."""
-    found = []
-    for op in program.walk():
-        if op.primitive != "scan" or op.under("transpose"):
-            continue
-        carry = int(op.params["num_carry"])
-        read = [(index, value) for index, value in enumerate(op.outputs[carry:], start=carry)
-                if any(use.primitive == "scan" and use.under("transpose") for use in value.uses)]
-        sizes = [costs.nbytes(value) for _, value in read]
-        if not read or None in sizes:
-            continue  # no residuals, or a symbolic dimension: their size is not known
-        stacked = _Stacked(op, tuple(_Residual(value, nbytes, _made_at(op, index))
-                                     for (index, value), nbytes in zip(read, sizes)))
-        if stacked.total >= minimum:
-            found.append(stacked)
-    return found
-
-
-def _made_at(loop: Op, index: int) -> str:
-    """Where the body makes its output ``index``: a line (``file:line`` in another file than the
-    loop's), or the body input it passes on."""
-    body = loop.regions[0]
-    value = body.outputs[index]
-    if value.producer is None:  # a body input (or a constant) passed on
-        consts, carry = int(loop.params["num_consts"]), int(loop.params["num_carry"])
-        position = next((i for i, v in enumerate(body.inputs) if v is value), -1)
-        if position < consts:
-            return "a loop constant"
-        return "the carry" if position < consts + carry else "a scanned input"
-    location = value.producer.location
-    if location is None:
-        return "the loop body"
-    if loop.location is not None and location.path == loop.location.path:
-        return f"line {location.span.start_line}"
-    return f"{Path(location.path).name}:{location.span.start_line}"
-
-
 def _size(nbytes: float) -> str:
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= scale:
@@ -110,17 +54,11 @@ def _size(nbytes: float) -> str:
     return f"{int(nbytes)} bytes"
 
 
-def _shape(value: Value) -> str:
-    dtype = getattr(value.dtype, "name", str(value.dtype))
-    short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}.get(dtype, dtype)
-    return f"{short}[{','.join(str(d) for d in value.shape)}]"
-
-
-def _message(stacked: _Stacked, memory: Remat) -> str:
+def _message(stacked: Stacked, memory: Remat) -> str:
     shapes: dict[str, int] = {}
     by_place: dict[str, int] = {}
     for residual in stacked.residuals:
-        shapes[_shape(residual.value)] = shapes.get(_shape(residual.value), 0) + 1
+        shapes[shape(residual.value)] = shapes.get(shape(residual.value), 0) + 1
         by_place[residual.made_at] = by_place.get(residual.made_at, 0) + residual.nbytes
     what = ", ".join(f"{n} x {shape}" if n > 1 else shape for shape, n in shapes.items())
     largest = sorted(by_place.items(), key=lambda item: -item[1])[:3]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, Region, costs
+from jaxlint.ir import Op, costs, innermost_loop_over
 from jaxlint.ir.memory import Frame, LoopCopies
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
@@ -74,27 +74,10 @@ def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | No
         if body.path != ctx.path:
             continue
         op = next((op for op in loops if op.location.span.start_line == body.line), None) or \
-            _innermost_loop_over(loops, body.line)
+            innermost_loop_over(loops, body.line)
         if op is not None:
             return op.location.span, op
     return None
-
-
-def _innermost_loop_over(loops: list[Op], line: int) -> Op | None:
-    """The innermost of ``loops`` whose body holds an op made on ``line``."""
-    found = None
-    for op in loops:
-        if any(inner.location is not None and inner.location.span.start_line == line
-               for region in op.regions for inner in _ops(region)):
-            found = op  # program order: a nested loop comes after the loop around it
-    return found
-
-
-def _ops(region: Region) -> Iterable[Op]:
-    for op in region.ops:
-        yield op
-        for inner in op.regions:
-            yield from _ops(inner)
 
 
 def _frame_span(source: str, frame: Frame) -> Span:
