@@ -111,8 +111,8 @@ def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: l
     return {"compiled": compiled, "memory": memory,
             "estimate": {"flops": estimate_flops, "bytes": estimate_bytes,
                          "transcendentals": estimate_transcendentals, "label": label},
-            "compiled_label": "Compiled.cost_analysis() and memory_analysis() on CPU, after "
-                              "optimization; a loop body counts once",
+            "compiled_label": "Compiled.cost_analysis() on CPU, after optimization; a loop body "
+                              "counts once",
             "notes": notes}
 
 
