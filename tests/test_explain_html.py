@@ -94,6 +94,11 @@ def test_every_report_string_is_escaped() -> None:
                              "classification": evil, "cause": evil, "extra_flops": 1, "extra_bytes": 0,
                              "explanation": evil}]},
         cost={"compiled": {"flops": 1.0}, "memory": {}, "estimate": {"label": evil}, "notes": [evil]},
+        memory={"analysis": {}, "differentiated_loops": [
+                    {"path": evil, "line": 4, "trips": 2, "total_bytes": 8,
+                     "residuals": [{"shape": evil, "bytes": 8, "made_at": evil}]}],
+                "loop_copies": [{"path": "/p/m.py", "line": 4, "trips": None, "total_bytes": None,
+                                 "bytes_per_iteration": 4, "copies": [{"shape": evil, "bytes": 4}]}]},
         findings=[{"code": evil, "name": evil, "message": evil, "line": 4, "fix": evil,
                    "cost_before": {evil: 1.0}, "cost_after": None, "eager": None, "verdict": evil}],
         summary=[evil])
