@@ -13,9 +13,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from helpers import check_in_process
 
-from jaxlint.config import load_config
+from jaxlint.config import ConfigError, load_config
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.pool import xla_flags
@@ -90,6 +91,16 @@ def test_the_device_count_is_appended_to_the_users_xla_flags_unless_they_set_one
     assert xla_flags(8, "--xla_cpu_use_thunk_runtime=false") == \
         "--xla_cpu_use_thunk_runtime=false --xla_force_host_platform_device_count=8"
     assert xla_flags(8, "--xla_force_host_platform_device_count=2") == "--xla_force_host_platform_device_count=2"
+
+
+def test_the_devices_key_takes_a_whole_number_of_at_least_one(tmp_path: Path) -> None:
+    (tmp_path / "jaxlint.toml").write_text("devices = 8\n")
+    assert load_config([str(tmp_path)]).settings().devices == 8
+    assert load_config([str(tmp_path / "jaxlint.toml")]).devices == 8
+    for wrong in ("0", "true", "2.0", '"8"'):
+        (tmp_path / "jaxlint.toml").write_text(f"devices = {wrong}\n")
+        with pytest.raises(ConfigError, match="`devices`: expected a whole number of CPU devices"):
+            load_config([str(tmp_path)])
 
 
 def cli(root: Path, *args: str, xla: str | None = None) -> subprocess.CompletedProcess:
