@@ -78,11 +78,13 @@ def test_literal_mesh_shapes_are_read() -> None:
     """)
     meshes = literal_meshes(ast.parse(source))
     assert [(m.line, m.shape) for m in meshes] == [(5, (4, 2)), (6, (2, 3)), (7, (16,)), (8, (2, 2, 2)), (9, (3,))]
-    assert largest(meshes) == MeshLiteral(7, (16,)) and largest(meshes).size == 16
+    assert largest(meshes) == MeshLiteral(7, (16,), 7) and largest(meshes).size == 16
     assert literal_meshes_in(source) == meshes
     assert literal_meshes_in("import jax\nx = jnp.zeros(3).reshape(3, 1)\n") == []  # no mesh call: not parsed
     assert literal_meshes_in("jax.make_mesh((2,), ('x',)) +\n") == []  # does not parse
     assert largest([MeshLiteral(1, (1,))]) is None and largest([]) is None
+    [split] = literal_meshes(ast.parse("m = Mesh(\n    np.array(jax.devices()).reshape(\n        4, 2),\n    ('x', 'y'))\n"))
+    assert split.shape == (4, 2) and [split.covers(n) for n in range(1, 6)] == [True, True, True, True, False]
 
 
 def test_the_device_count_is_appended_to_the_users_xla_flags_unless_they_set_one() -> None:
@@ -135,13 +137,20 @@ def test_a_mesh_built_at_import_is_linted_with_the_devices_its_shape_takes(tmp_p
 def test_a_mesh_larger_than_the_devices_is_a_clear_jx901(tmp_path: Path) -> None:
     (tmp_path / "jaxlint.toml").write_text("devices = 4\n")
     (tmp_path / "sharded.py").write_text(MESH_MODULE)
+    # A mesh call over several lines: the error is raised on one of them.
+    (tmp_path / "split.py").write_text(PAIR_MODULE.replace("Mesh(np.array(jax.devices()).reshape(2), (\"data\",))",
+                                                            "Mesh(\n    np.array(jax.devices()).reshape(\n        3, 2),\n"
+                                                            "    (\"data\", \"model\"))"))
     run = cli(tmp_path, "--output-format", "concise")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Traceback" not in run.stdout + run.stderr
-    [line] = run.stdout.splitlines()
+    [line, split] = run.stdout.splitlines()
     assert line.startswith("sharded.py:5:8: JX901 importing the module raised ValueError")
     assert ("the mesh (4, 2) at line 5 takes 8 devices and the worker has 4 CPU devices; "
             "set `devices = 8` under [tool.jaxlint] or pass --devices 8;") in line
+    assert split.startswith("split.py:") and " JX901 " in split
+    assert "the mesh (3, 2) at line 5 takes 6 devices and the worker has 4 CPU devices" in split
+    (tmp_path / "split.py").unlink()
     # The user's own device count in XLA_FLAGS is kept, and the message says where it comes from.
     (tmp_path / "jaxlint.toml").write_text("")
     run = cli(tmp_path, "--output-format", "concise", xla="--xla_force_host_platform_device_count=2")

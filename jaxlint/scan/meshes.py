@@ -21,13 +21,18 @@ _MAY_HAVE_MESH = re.compile(r"\b(?:make_mesh|create_device_mesh|Mesh)\b")
 
 @dataclass(frozen=True)
 class MeshLiteral:
-    line: int  # of the call that makes the mesh (or its device array)
+    line: int  # of the call that makes the mesh
     shape: tuple[int, ...]
+    end_line: int = 0  # the call's last line (0: ``line``)
 
     @property
     def size(self) -> int:
         """The devices the mesh takes."""
         return math.prod(self.shape)
+
+    def covers(self, line: int) -> bool:
+        """Whether ``line`` is one of the call's (an error raised in it points there)."""
+        return self.line <= line <= max(self.line, self.end_line)
 
 
 def literal_meshes(tree: ast.AST) -> list[MeshLiteral]:
@@ -37,7 +42,7 @@ def literal_meshes(tree: ast.AST) -> list[MeshLiteral]:
         if isinstance(node, ast.Call):
             shape = _mesh_shape(node)
             if shape is not None:
-                found.append(MeshLiteral(node.lineno, shape))
+                found.append(MeshLiteral(node.lineno, shape, node.end_lineno or node.lineno))
     return sorted(found, key=lambda mesh: mesh.line)
 
 

@@ -74,7 +74,7 @@ def _mesh_too_large(frame: traceback.FrameSummary | None,
                     meshes: Sequence[MeshLiteral]) -> tuple[MeshLiteral, int] | None:
     """The literal mesh on the line the import raised at, and the worker's device count, when
     the mesh takes more devices than there are."""
-    here = [mesh for mesh in meshes if frame is not None and mesh.line == frame.lineno]
+    here = [mesh for mesh in meshes if frame is not None and frame.lineno is not None and mesh.covers(frame.lineno)]
     if not here:
         return None
     try:
