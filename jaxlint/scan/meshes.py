@@ -48,7 +48,9 @@ def literal_meshes(tree: ast.AST) -> list[MeshLiteral]:
 
 def literal_meshes_in(text: str) -> list[MeshLiteral]:
     """``literal_meshes`` of a module's text; none when it cannot have one or does not parse."""
-    if not _MAY_HAVE_MESH.search(text):
+    # The substring tests first: a warm check asks of every module, and a pattern that begins
+    # with \b is tried at every position of the text.
+    if ("mesh" not in text and "Mesh" not in text) or not _MAY_HAVE_MESH.search(text):
         return []
     try:
         return literal_meshes(ast.parse(text))
