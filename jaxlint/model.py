@@ -189,6 +189,7 @@ class Settings:
     signatures: str = ""  # the signatures file `jaxlint record` writes, absolute
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value
     infer_arguments: bool = True  # `infer-arguments`: guess signatures when no source knows one
+    devices: int | None = None  # `devices`: the worker's CPU devices (None: from literal mesh shapes)
 
 
 @dataclass
@@ -217,6 +218,9 @@ class Job:
     sys_path: list[str] | None = None  # put in front of sys.path, in this order
     sys_path_appended: list[str] = field(default_factory=list)
     packages_from_files: bool = False  # pytest's importlib mode: parents imported by path
+    # The CPU devices the worker starts with (``devices``, else the module's largest literal mesh);
+    # None: JAX's default. Workers of different counts are never shared (engine/pool.py).
+    devices: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -60,6 +60,7 @@ class Config:
     rerun_timeout: float = DEFAULT_RERUN_TIMEOUT
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4
+    devices: int | None = None  # the worker's CPU devices; None: a module's literal mesh shapes (scan/meshes.py)
     output_format: str | None = None  # None: not configured (the writer's default applies)
     cache_dir: str = ""  # the result cache's folder: <root>/.jaxlint_cache unless set
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value set
@@ -87,7 +88,8 @@ class Config:
     def settings(self) -> Settings:
         """What the worker and the rules need of the configuration."""
         return Settings(root=self.root, examples=list(self.examples), signatures=self.signatures,
-                        rule_options=self.options(), infer_arguments=self.infer_arguments)
+                        rule_options=self.options(), infer_arguments=self.infer_arguments,
+                        devices=self.devices)
 
     def excluded(self, path: str, folder: bool | None = None) -> bool:
         """``path`` (absolute) matches exclude or extend-exclude, or is a virtual environment;
@@ -183,7 +185,7 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
         if layer.per_file_ignores is not None:
             config.per_file_ignores = list(layer.per_file_ignores)
         config.per_file_ignores += layer.extend_per_file_ignores or []
-        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "rerun_timeout", "timeout", "jobs", "output_format",
+        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "rerun_timeout", "timeout", "jobs", "devices", "output_format",
                     "cache_dir"):
             if getattr(layer, key) is not None:
                 setattr(config, key, getattr(layer, key))

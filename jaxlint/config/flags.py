@@ -50,6 +50,9 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     group.add_argument("--no-rerun-tests", dest="rerun_tests", action="store_false")
     group.add_argument("--rerun-timeout", dest="rerun_timeout", type=float, default=None, metavar="SECONDS",
                        help="seconds per changed module for the tests --rerun-tests runs (default 300)")
+    group.add_argument("--devices", type=int, default=None, metavar="N",
+                       help="start the workers with N CPU devices, for modules that build a mesh at import "
+                            "(default: the product of a module's literal mesh shape, if any)")
     group.add_argument("--cache-dir", default=None, metavar="DIR",
                        help="the result cache's folder (default: .jaxlint_cache in the project root; "
                             "JAXLINT_CACHE_DIR)")
@@ -115,7 +118,7 @@ def _flag_layer(args: argparse.Namespace) -> Layer:
            "infer-arguments": args.infer_arguments,
            "rerun-tests": getattr(args, "rerun_tests", None),
            "rerun-timeout": getattr(args, "rerun_timeout", None),
-           "timeout": args.timeout, "jobs": args.jobs,
+           "timeout": args.timeout, "jobs": args.jobs, "devices": getattr(args, "devices", None),
            # ruff's order: the flag, else the environment variable, else the configuration
            "cache-dir": getattr(args, "cache_dir", None) or os.environ.get("JAXLINT_CACHE_DIR") or None}
     for key, value in raw.items():
@@ -165,6 +168,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
         "rerun-timeout": config.rerun_timeout,
         "timeout": config.timeout,
         "jobs": config.jobs,
+        "devices": config.devices,
         "output-format": config.output_format,
         "cache-dir": _shown_path(config.cache_dir, config.root),
     }
@@ -175,7 +179,8 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
             out.write(f"# Overridden by: {layer.source}\n")
     for key, value in values.items():
         if value is None:
-            default = "one per core, at most 4" if key == "jobs" else "full"
+            default = {"jobs": "one per core, at most 4",
+                       "devices": "a module's literal mesh shape, else JAX's"}.get(key, "full")
             out.write(f"# {key}: not set (default: {default})\n")
         else:
             out.write(f"{key} = {_toml(value)}\n")

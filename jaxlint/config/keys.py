@@ -43,6 +43,7 @@ class Layer:
     rerun_timeout: float | None = None
     timeout: float | None = None
     jobs: int | None = None
+    devices: int | None = None
     output_format: str | None = None
     cache_dir: str | None = None  # absolute
     rules: dict[str, dict[str, Any]] | None = None  # code -> option -> value
@@ -131,6 +132,12 @@ def _jobs(value: Any, key: _Key) -> int:
     return value
 
 
+def _devices(value: Any, key: _Key) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise key.fail("a whole number of CPU devices, at least 1", value)
+    return value
+
+
 def _cache_dir(value: Any, key: _Key) -> str:
     if not isinstance(value, str) or not value.strip():
         raise key.fail("a folder path", value)
@@ -180,6 +187,7 @@ KEYS: dict[str, Callable[[Any, _Key], Any]] = {
     "rerun-timeout": _timeout,
     "timeout": _timeout,
     "jobs": _jobs,
+    "devices": _devices,
     "output-format": _output_format,
     "cache-dir": _cache_dir,
     "rules": _rules,

@@ -207,7 +207,9 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         pools = []
     try:
         if to_run:
-            _run_all(to_run, pools, codes, cache)
+            # Modules that ask for the same CPU devices one after another: a lane's worker is
+            # replaced only when the count changes.
+            _run_all(sorted(to_run, key=lambda a: a.job.devices or 0), pools, codes, cache)
         for analysis in pending:
             for finding in analysis.result.findings:
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files

@@ -4,13 +4,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jaxlint.engine.imports import import_plan
+from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Job, Result, Settings, Skipped, Span, Target
 from jaxlint.rules.catalog import rule_info
-from jaxlint.text import SourceFile, line_code_span, split_lines
+from jaxlint.scan.meshes import largest, literal_meshes_in
+from jaxlint.text import SourceFile, line_code_span, relative, split_lines
 
 if TYPE_CHECKING:  # a run whose results all come from the cache starts no worker
     from jaxlint.engine.pool import WorkerPool
 
+LOG = LazyLogger(__name__)  # --verbose: the devices a module's mesh asked for
 
 def make_job(source: SourceFile, targets: list[Target], codes: list[str], settings: Settings,
              override: str | None = None, compile_costs: bool = False,
@@ -19,12 +22,26 @@ def make_job(source: SourceFile, targets: list[Target], codes: list[str], settin
     target and report XLA's cost analysis (``--cost compiled``); ``run_values``, to run those
     targets on generated inputs (fix verification), ``wide_values`` also on wide ones."""
     plan = import_plan(source.path)
+    text = override if override is not None else source.text
     return Job(path=source.path, module=plan.module, root=plan.root,
                source=override if override is not None else source.text, targets=list(targets),
                codes=list(codes), settings=settings, override=override, compile_costs=compile_costs,
                run_values=list(run_values or []), wide_values=list(wide_values or []),
                sys_path=plan.sys_path, sys_path_appended=plan.sys_path_appended,
-               packages_from_files=plan.packages_from_files)
+               packages_from_files=plan.packages_from_files, devices=job_devices(source.path, text, settings))
+
+
+def job_devices(path: str, text: str, settings: Settings) -> int | None:
+    """The CPU devices a module's worker starts with: the ``devices`` setting, else as many as
+    the module's largest literal mesh shape takes (said under --verbose), else None (JAX's)."""
+    if settings.devices is not None:
+        return settings.devices
+    mesh = largest(literal_meshes_in(text))
+    if mesh is None:
+        return None
+    LOG.debug("%s: %d CPU devices, the product of the mesh shape %s at line %d (`devices` is unset; "
+              "--devices N or `devices = N` sets them)", relative(path), mesh.size, mesh.shape, mesh.line)
+    return mesh.size
 
 
 def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:

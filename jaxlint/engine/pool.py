@@ -24,6 +24,7 @@ from jaxlint.processes import descendants, kill_all, kill_group
 
 STARTUP_TIMEOUT = 180.0  # importing JAX on a busy machine
 DUMP_WAIT = 2.0  # how long a hung worker gets to print where it is stuck
+DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"  # read when JAX starts its CPU backend
 # A line of a faulthandler dump (the worker prints one on a fatal signal or on SIGUSR1).
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in ')
 _DUMP_NOISE = re.compile(r"^\s*(File \".+\", line \d+ in |(Current thread|Thread) 0x[0-9a-fA-F]+ |"
@@ -34,6 +35,15 @@ def dumped_name(path: str) -> str:
     """``path`` as faulthandler writes it: ASCII, other characters as backslash escapes (which
     backslashreplace writes the same way); it cuts names over 500 characters, ending them in "..."."""
     return path.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def xla_flags(devices: int | None, flags: str | None = None) -> str | None:
+    """The worker's XLA_FLAGS for ``devices`` CPU devices (None: JAX's default): the user's
+    (``flags``, else this process's) with the device count appended, unless they set one."""
+    flags = os.environ.get("XLA_FLAGS") if flags is None else flags
+    if devices is None or (flags and DEVICE_COUNT_FLAG in flags):
+        return flags
+    return f"{flags or ''} {DEVICE_COUNT_FLAG}={devices}".strip()
 
 
 class WorkerFailure(Exception):
@@ -50,7 +60,8 @@ class Worker:
     A third pipe is its lifeline: nothing is written to it, and the worker ends itself when it
     reads its end of file, that is when this process has closed it or ended, however it ended."""
 
-    def __init__(self) -> None:
+    def __init__(self, devices: int | None = None) -> None:
+        self.devices = devices  # the CPU devices asked for (None: JAX's default)
         job_read, job_write = os.pipe()
         result_read, result_write = os.pipe()
         lifeline_read, self.lifeline = os.pipe()  # non-inheritable: no other child holds it open
@@ -59,6 +70,9 @@ class Worker:
         env = dict(os.environ)
         env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator; never grab a GPU
         env["PYTHONUNBUFFERED"] = "1"
+        flags = xla_flags(devices, env.get("XLA_FLAGS"))
+        if flags is not None:  # before the worker imports JAX
+            env["XLA_FLAGS"] = flags
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the user's tree, even from subprocesses
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), package_parent) if p)
@@ -221,7 +235,8 @@ def kill_every_worker() -> None:
 
 
 class WorkerPool:
-    """One live worker at a time, replaced after a timeout or crash."""
+    """One live worker at a time, replaced after a timeout or crash, and by one with other CPU
+    devices for a job that asks for them (``Job.devices``)."""
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.timeout = timeout
@@ -229,21 +244,23 @@ class WorkerPool:
         self.jax_import = 0.0
         self.started = 0  # workers started: zero means JAX was never imported
 
-    def warm(self) -> None:
-        """A live worker, JAX imported (started now if there is none): the editor server's first
-        save does not wait for the import. Raises WorkerFailure."""
+    def warm(self, devices: int | None = None) -> None:
+        """A live worker with ``devices`` CPU devices, JAX imported (started now if there is none):
+        the editor server's first save does not wait for the import. Raises WorkerFailure."""
+        if self.worker is not None and xla_flags(self.worker.devices) != xla_flags(devices):
+            self.close()  # JAX reads the device count once, when its backend starts
         if self.worker is not None and not self.worker.alive():
             # It died after its last result (e.g. a thread the previous module started):
             # not the next module's fault, so start afresh rather than blame it.
             self.close()
         if self.worker is None:
             self.started += 1
-            self.worker = Worker()
+            self.worker = Worker(devices)
             self.jax_import += self.worker.jax_import
 
     def run(self, job: Job) -> Result:
         """The job's result; raises WorkerFailure (the worker is then discarded)."""
-        self.warm()
+        self.warm(job.devices)
         try:
             return self.worker.run(job, self.timeout)
         except WorkerFailure:

@@ -25,6 +25,7 @@ from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
 from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
+from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
@@ -219,7 +220,9 @@ class _Analysis:
             for target in job.targets:
                 self._skip(target, "dependency-missing", missing)
             return
-        finding = failures.import_error(error, job.path)
+        tree = self.index.tree
+        finding = failures.import_error(error, job.path, literal_meshes(tree) if tree is not None else [],
+                                        job.devices)
         explained = self._explained(None, error, finding.span)
         self.findings.extend(explained or ([finding] if finding.code in self.codes else []))
         for target in job.targets:

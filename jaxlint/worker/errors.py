@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import traceback
+from typing import Sequence
 
 from jaxlint.ir import compat
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules.analysis_failures import ImportErrorRule
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
 from jaxlint.rules.jx601_trace_error import hint_for, is_jax_tracing_error
+from jaxlint.scan.meshes import MeshLiteral
 
 
 def user_frames(error: BaseException, path: str) -> tuple[traceback.FrameSummary | None, str]:
@@ -44,7 +46,10 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {head}" if head else type(error).__name__
 
 
-def import_error(error: BaseException, path: str) -> Finding:
+def import_error(error: BaseException, path: str, meshes: Sequence[MeshLiteral] = (),
+                 devices: int | None = None) -> Finding:
+    """JX901 (or JX601) for a module whose import raised; ``meshes``: its literal mesh shapes,
+    ``devices``: the CPU devices its job asked for (``Job.devices``)."""
     frame, raised = user_frames(error, path)
     if isinstance(error, SystemExit):
         message = f"the module exits while being imported (SystemExit({error.code!r})); it was not analyzed"
@@ -55,7 +60,38 @@ def import_error(error: BaseException, path: str) -> Finding:
         return TraceErrorRule.finding(path, _frame_span(frame), message)
     else:
         message = f"importing the module raised {describe_error(error)}{raised}; its functions were not traced"
+        too_large = _mesh_too_large(frame, meshes)
+        if too_large is not None:
+            mesh, count = too_large
+            message = (f"importing the module raised {describe_error(error)}{raised}: the mesh {mesh.shape} at line "
+                       f"{mesh.line} takes {mesh.size} devices and the worker has {count} CPU "
+                       f"device{'s' * (count != 1)}; set `devices = {mesh.size}` under [tool.jaxlint] or pass "
+                       f"--devices {mesh.size}{_xla_flags_note(count, devices)}; its functions were not traced")
     return ImportErrorRule.finding(path, _frame_span(frame), message)
+
+
+def _mesh_too_large(frame: traceback.FrameSummary | None,
+                    meshes: Sequence[MeshLiteral]) -> tuple[MeshLiteral, int] | None:
+    """The literal mesh on the line the import raised at, and the worker's device count, when
+    the mesh takes more devices than there are."""
+    here = [mesh for mesh in meshes if frame is not None and frame.lineno is not None and mesh.covers(frame.lineno)]
+    if not here:
+        return None
+    try:
+        import jax
+
+        count = jax.device_count()
+    except Exception:  # no backend: nothing to compare with
+        return None
+    mesh = max(here, key=lambda m: m.size)
+    return (mesh, count) if mesh.size > count else None
+
+
+def _xla_flags_note(count: int, devices: int | None) -> str:
+    """When the user's XLA_FLAGS chose the count (jaxlint keeps theirs), where to change it."""
+    if devices == count or "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        return ""
+    return " (the --xla_force_host_platform_device_count in your XLA_FLAGS, which jaxlint keeps, sets the count)"
 
 
 def trace_error(error: BaseException, path: str, target: Target, signature: str) -> Finding:
