@@ -19,7 +19,9 @@ from helpers import check_in_process
 from jaxlint.config import ConfigError, load_config
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.jobs import MAX_INFERRED_DEVICES, job_devices
 from jaxlint.engine.pool import xla_flags
+from jaxlint.model import Settings
 from jaxlint.scan.meshes import MeshLiteral, largest, literal_meshes, literal_meshes_in
 
 RULES = select_rules(["ALL"], [])
@@ -85,6 +87,16 @@ def test_literal_mesh_shapes_are_read() -> None:
     assert largest([MeshLiteral(1, (1,))]) is None and largest([]) is None
     [split] = literal_meshes(ast.parse("m = Mesh(\n    np.array(jax.devices()).reshape(\n        4, 2),\n    ('x', 'y'))\n"))
     assert split.shape == (4, 2) and [split.covers(n) for n in range(1, 6)] == [True, True, True, True, False]
+
+
+def test_the_devices_of_a_module_come_from_the_setting_else_its_literal_mesh_up_to_a_limit() -> None:
+    unset, eight = Settings(), Settings(devices=8)
+    assert job_devices("m.py", "mesh = jax.make_mesh((4, 2), ('x', 'y'))\n", unset) == 8
+    assert job_devices("m.py", "mesh = jax.make_mesh((4, 2), ('x', 'y'))\n", Settings(devices=2)) == 2
+    assert job_devices("m.py", "import jax\n", unset) is None and job_devices("m.py", "import jax\n", eight) == 8
+    # A mesh of 4096 devices starts no worker of that size unasked (its import then fails: JX901).
+    assert job_devices("m.py", "mesh = jax.make_mesh((64, 64), ('x', 'y'))\n", unset) is None
+    assert MAX_INFERRED_DEVICES < 64 * 64
 
 
 def test_the_device_count_is_appended_to_the_users_xla_flags_unless_they_set_one() -> None:

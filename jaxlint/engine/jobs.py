@@ -31,6 +31,11 @@ def make_job(source: SourceFile, targets: list[Target], codes: list[str], settin
                packages_from_files=plan.packages_from_files, devices=job_devices(source.path, text, settings))
 
 
+# A literal mesh larger than this starts no worker of its size unless `devices` asks: each forced
+# CPU device costs XLA memory and start-up time (the import then fails with JX901 naming `devices`).
+MAX_INFERRED_DEVICES = 64
+
+
 def job_devices(path: str, text: str, settings: Settings) -> int | None:
     """The CPU devices a module's worker starts with: the ``devices`` setting, else as many as
     the module's largest literal mesh shape takes (said under --verbose), else None (JAX's)."""
@@ -38,6 +43,11 @@ def job_devices(path: str, text: str, settings: Settings) -> int | None:
         return settings.devices
     mesh = largest(literal_meshes_in(text))
     if mesh is None:
+        return None
+    if mesh.size > MAX_INFERRED_DEVICES:
+        LOG.debug("%s: the mesh shape %s at line %d takes %d devices, more than jaxlint simulates unasked (%d); "
+                  "--devices N or `devices = N` sets them", relative(path), mesh.shape, mesh.line, mesh.size,
+                  MAX_INFERRED_DEVICES)
         return None
     LOG.debug("%s: %d CPU devices, the product of the mesh shape %s at line %d (`devices` is unset; "
               "--devices N or `devices = N` sets them)", relative(path), mesh.size, mesh.shape, mesh.line)
