@@ -14,9 +14,11 @@ parent can see without importing JAX:
   them) and the environment variables JAX reads (``JAX_*``, ``XLA_FLAGS``).
 The entry also lists what the worker saw the module read, checked at each lookup: the project's
 other modules it imported and the examples files that registered its functions, with their
-hashes. Where the worker traced nothing it also knows which of those files' functions ran; an
-imported file that changed only in the bodies of the others still serves (``ran_code``), so an
-edit of a helper re-lints the modules whose traces or import ran it, not every module importing it. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
+hashes; and, per imported file, a digest of its code without comments and positions (where the
+worker traced nothing, without the bodies of the functions that never ran: ``ran_code``). A file
+whose bytes changed but whose digest did not still serves, so a comment re-lints nothing and an
+edit inside a helper re-lints the modules whose import or traces ran it, not every module that
+imports it. A corrupt, truncated or foreign entry is a miss (and rewritten); entries are written
 through a rename, so concurrent runs never read half an entry. A run's index (``index/``) holds
 the entries it used, read in one open by the next run with the same paths, rules and settings;
 its entries are checked like files' (the files stay: they serve when the index is missing).
