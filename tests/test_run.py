@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -90,8 +91,11 @@ def project(tmp_path: Path, train: str = TRAIN, config: str = "") -> Path:
 def run(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_RUN")}
     env["JAX_PLATFORMS"] = "cpu"
+    # SIGINT as a terminal's foreground process has it: a suite started in the background by a
+    # shell without job control inherits it ignored, and the program's own SIGINT would do nothing.
+    reset = (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if os.name == "posix" else None
     return subprocess.run([sys.executable, "-m", "jaxlint", "run", *args], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, preexec_fn=reset)
 
 
 def reported(root: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[tuple[str, str, int]]]:
