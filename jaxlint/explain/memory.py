@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlint.ir import Program, costs, innermost_loop_over, memory, residuals
+from jaxlint.ir import Program, aval_text, costs, innermost_loop_over, memory, residuals
 
 
 def differentiated_loops(program: Program) -> list[dict[str, Any]]:
@@ -18,7 +18,7 @@ def differentiated_loops(program: Program) -> list[dict[str, Any]]:
         found.append({"path": location.path if location else None,
                       "line": location.span.start_line if location else None,
                       "trips": costs.trip_count(stacked.loop),
-                      "residuals": [{"shape": residuals.shape(r.value), "bytes": r.nbytes, "made_at": r.made_at}
+                      "residuals": [{"shape": aval_text(r.value), "bytes": r.nbytes, "made_at": r.made_at}
                                     for r in stacked.residuals],
                       "total_bytes": stacked.total})
     return found

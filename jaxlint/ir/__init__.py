@@ -105,6 +105,14 @@ def loop_body(loop: Op) -> tuple[Region, int, int] | None:
     return None
 
 
+def aval_text(value: Value) -> str:
+    """A value's type as jaxprs print it: ``f32[200,64,256]``."""
+    dtype = getattr(value.dtype, "name", str(value.dtype))
+    short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+             "int32": "i32", "int64": "i64", "complex64": "c64"}.get(dtype, dtype)
+    return f"{short}[{','.join(str(d) for d in value.shape)}]"
+
+
 def innermost_loop_over(loops: list[Op], line: int) -> Op | None:
     """The innermost of ``loops`` whose body holds an op made on ``line``."""
     found = None

@@ -62,10 +62,3 @@ def made_at(loop: Op, index: int) -> str:
     if loop.location is not None and location.path == loop.location.path:
         return f"line {location.span.start_line}"
     return f"{Path(location.path).name}:{location.span.start_line}"
-
-
-def shape(value: Value) -> str:
-    """``f32[200,64,256]``."""
-    dtype = getattr(value.dtype, "name", str(value.dtype))
-    short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}.get(dtype, dtype)
-    return f"{short}[{','.join(str(d) for d in value.shape)}]"

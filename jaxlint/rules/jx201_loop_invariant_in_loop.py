@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import ClassVar, Iterable
 
-from jaxlint.ir import Op, Region, Value, loop_body
+from jaxlint.ir import Op, Region, Value, aval_text, loop_body
 from jaxlint.ir.costs import op_flops, trip_count
 from jaxlint.ir.primitives import COSTLY, EFFECTFUL, traits
 from jaxlint.model import Cost, Finding, Span
@@ -175,7 +175,7 @@ def _finding(rule: type[Rule], ctx: ProgramContext, loop: Op, why: str, span: Sp
     kind = "scan" if loop.primitive == "scan" else "while_loop"
     counts: dict[str, int] = defaultdict(int)
     for op in costly:
-        counts[f"{op.primitive} -> {_aval(op.outputs[0])}"] += 1
+        counts[f"{op.primitive} -> {aval_text(op.outputs[0])}"] += 1
     work = ", ".join(f"{n} x {what}" if n > 1 else what for what, n in counts.items())
     runs = f"{trips} iterations" if trips is not None else "every iteration (trip count unknown)"
     wasted = per_iteration * (trips - 1) if trips is not None else None
@@ -198,8 +198,3 @@ def _finding(rule: type[Rule], ctx: ProgramContext, loop: Op, why: str, span: Sp
     return finding
 
 
-def _aval(value: Value) -> str:
-    dtype = getattr(value.dtype, "name", str(value.dtype))
-    short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
-             "int32": "i32", "int64": "i64", "complex64": "c64"}.get(dtype, dtype)
-    return f"{short}[{','.join(str(d) for d in value.shape)}]"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from jaxlint.ir import costs, residuals
+from jaxlint.ir import aval_text, costs, residuals
 from jaxlint.ir.memory import Remat
-from jaxlint.ir.residuals import Stacked, shape
+from jaxlint.ir.residuals import Stacked
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 
@@ -58,7 +58,7 @@ def _message(stacked: Stacked, memory: Remat) -> str:
     shapes: dict[str, int] = {}
     by_place: dict[str, int] = {}
     for residual in stacked.residuals:
-        shapes[shape(residual.value)] = shapes.get(shape(residual.value), 0) + 1
+        shapes[aval_text(residual.value)] = shapes.get(aval_text(residual.value), 0) + 1
         by_place[residual.made_at] = by_place.get(residual.made_at, 0) + residual.nbytes
     what = ", ".join(f"{n} x {shape}" if n > 1 else shape for shape, n in shapes.items())
     largest = sorted(by_place.items(), key=lambda item: -item[1])[:3]
