@@ -106,11 +106,26 @@ def loop_body(loop: Op) -> tuple[Region, int, int] | None:
 
 
 def aval_text(value: Value) -> str:
-    """A value's type as jaxprs print it: ``f32[200,64,256]``."""
+    """A value's type as jaxprs print it: ``f32[200,64,256]``; with the mesh axes a dimension is
+    sharded over where the type carries them (Explicit axes): ``f32[512@data,512]``."""
     dtype = getattr(value.dtype, "name", str(value.dtype))
     short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
              "int32": "i32", "int64": "i64", "complex64": "c64"}.get(dtype, dtype)
-    return f"{short}[{','.join(str(d) for d in value.shape)}]"
+    axes = sharded_axes(value)
+    dims = [f"{d}@{_axes_text(a)}" if a else str(d) for d, a in zip(value.shape, axes)]
+    return f"{short}[{','.join(dims)}]"
+
+
+def sharded_axes(value: Value) -> tuple[tuple[str, ...], ...]:
+    """Per dimension, the mesh axes the value's type shards it over (empty: not sharded, and for
+    every dimension of a type without a sharding: an Auto mesh's, or JAX 0.4.35's)."""
+    spec = getattr(getattr(value.aval, "sharding", None), "spec", None) or ()
+    axes = [() if a is None else (a,) if isinstance(a, str) else tuple(a) for a in spec]
+    return tuple(axes[:len(value.shape)]) + ((),) * (len(value.shape) - len(axes))
+
+
+def _axes_text(axes: tuple[str, ...]) -> str:
+    return axes[0] if len(axes) == 1 else f"({','.join(axes)})"
 
 
 def innermost_loop_over(loops: list[Op], line: int) -> Op | None:

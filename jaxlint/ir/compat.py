@@ -154,13 +154,36 @@ def eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def shape_dtype_struct(value: Any) -> Any:
-    """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak types."""
+    """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak
+    types, and the sharding of a value placed on several devices, so that a function is traced
+    as the program its caller runs (``sharding``)."""
     aval = getattr(value, "aval", None)
     shape, dtype = value.shape, value.dtype
     weak = bool(getattr(aval, "weak_type", False)) or bool(getattr(value, "weak_type", False))
+    placed = sharding(value)
+    if placed is not None:
+        return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak, sharding=placed)
     if weak:
         return jax.ShapeDtypeStruct(shape, dtype, weak_type=True)
     return jax.ShapeDtypeStruct(shape, dtype)
+
+
+def sharding(value: Any) -> Any:
+    """The sharding that places ``value`` on several devices, or None: a concrete array's or a
+    ShapeDtypeStruct's NamedSharding (every version); a tracer's type's, where the mesh's axes
+    are Explicit (JAX >= 0.6: the type says ``f32[8@data,16]``; an Auto or 0.4.35 type says
+    nothing). A single device's sharding is None: it changes nothing about the program."""
+    if is_tracer(value):
+        placed = getattr(getattr(value, "aval", None), "sharding", None)
+        spec = getattr(placed, "spec", None)
+        return placed if spec is not None and any(axis is not None for axis in spec) else None
+    placed = getattr(value, "sharding", None)
+    if not isinstance(placed, jax.sharding.NamedSharding):
+        return None
+    try:
+        return placed if placed.mesh.size > 1 else None
+    except Exception:  # noqa: BLE001 - a mesh that cannot say its size
+        return None
 
 
 def argument_paths(closed_jaxpr: Any) -> tuple[list[str] | None, list[str | None] | None]:
@@ -199,6 +222,21 @@ def _result_path(path: Any) -> str:
 
 def array_types() -> tuple[type, ...]:
     return (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
+
+
+def placed(array: Any, spec: Any) -> Any:
+    """``array`` placed with the sharding of the ShapeDtypeStruct ``spec`` (as is without one): the
+    fixer runs a function on values sharded as it was traced. A tracer's type holds its mesh's
+    axes only (an AbstractMesh, JAX >= 0.6): the first devices are laid out in that shape."""
+    sharding = getattr(spec, "sharding", None)
+    if not isinstance(sharding, jax.sharding.NamedSharding):
+        return array
+    mesh = sharding.mesh
+    if not isinstance(mesh, jax.sharding.Mesh):
+        devices = np.array(jax.devices()[:mesh.size]).reshape(mesh.axis_sizes)
+        mesh = jax.sharding.Mesh(devices, mesh.axis_names, axis_types=mesh.axis_types)
+        sharding = jax.sharding.NamedSharding(mesh, sharding.spec)
+    return jax.device_put(array, sharding)
 
 
 def is_tracer(value: Any) -> bool:

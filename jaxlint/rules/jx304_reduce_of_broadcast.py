@@ -6,6 +6,7 @@ from typing import Any, Iterable
 
 from jaxlint.fixes import reduce_operand
 from jaxlint.ir import Op, costs
+from jaxlint.ir.primitives import SAME_VALUE
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Option, ProgramContext, Rule
 
@@ -56,6 +57,8 @@ def _copy_axes(broadcast: Op) -> tuple[set[int], set[int]]:
 def _check_reduction(rule: type[Rule], ctx: ProgramContext, op: Op, min_elements: int) -> Finding | None:
     value = op.inputs[0]
     broadcast = value.producer
+    while broadcast is not None and broadcast.primitive in SAME_VALUE:  # a sharding constraint, a copy
+        broadcast = broadcast.inputs[0].producer
     if broadcast is None or broadcast.primitive != "broadcast_in_dim" or len(broadcast.inputs) != 1:
         return None  # (a broadcast with dynamic shape operands is left alone)
     source = broadcast.inputs[0]

@@ -110,9 +110,24 @@ def _is_custom_node(value: Any) -> bool:
     return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
 
 
+class _Sharded:
+    """An abstract array placed over a mesh, shown as jaxprs show Explicit types: ``f32[8@data,16]``."""
+
+    def __init__(self, leaf: jax.ShapeDtypeStruct) -> None:
+        plain = hints.format_abstract(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype))
+        spec = tuple(leaf.sharding.spec) + (None,) * (len(leaf.shape) - len(leaf.sharding.spec))
+        dims = [str(d) if axes is None else f"{d}@{axes if isinstance(axes, str) else '(' + ','.join(axes) + ')'}"
+                for d, axes in zip(leaf.shape, spec)]
+        self.text = f"{plain[:plain.index('[')]}[{','.join(dims)}]"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _readable(leaf: Any) -> Any:
     if isinstance(leaf, jax.ShapeDtypeStruct):
-        return leaf
+        sharded = isinstance(getattr(leaf, "sharding", None), jax.sharding.NamedSharding) and leaf.shape
+        return _Sharded(leaf) if sharded and any(a is not None for a in leaf.sharding.spec) else leaf
     if _is_custom_node(leaf):
         children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
         return _Node(leaf, [_shown(child) for child in children])

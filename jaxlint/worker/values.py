@@ -6,8 +6,10 @@ Inputs: each abstract array of a traced signature becomes a concrete one of its 
 dimension evaluated with every symbol 4) and dtype,
 from a NumPy generator seeded with (seed, position): floats standard normal, integers and
 unsigned integers in [0, 4) (small enough to be indices and sizes), booleans half true, typed PRNG
-keys all distinct. For the functions a numerics fix is in, a last "wide" run multiplies the seed-0
-floats by WIDE (1000): there the original overflows, and the fix must add no infinity or NaN.
+keys all distinct; each placed with the sharding it was traced with (a sharded program runs on the
+worker's devices as the module ran it). For the functions a numerics fix is in, a last "wide" run
+multiplies the seed-0 floats by WIDE (1000): there the original overflows, and the fix must add no
+infinity or NaN.
 A weakly typed scalar (a Python scalar the code passed) is passed as a Python scalar of the same
 value. Static arguments are used as they were traced. Outputs travel as float64, complex128,
 int64 or bool bytes (base64), so the parent needs NumPy only.
@@ -47,7 +49,8 @@ def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str],
             unknown = inputs[shapes.index(None)].shape
             runs.append([{"skipped": f"symbolic shape {unknown} with no size to give it"}])
             continue
-        concrete = [jax.ShapeDtypeStruct(shape, spec.dtype, weak_type=bool(getattr(spec, "weak_type", False)))
+        concrete = [jax.ShapeDtypeStruct(shape, spec.dtype, weak_type=bool(getattr(spec, "weak_type", False)),
+                                         sharding=getattr(spec, "sharding", None))
                     for shape, spec in zip(shapes, inputs)]
         runs.append([_run(apply, concrete, seed) for seed in SEEDS]
                     + ([{"wide": _run(apply, concrete, 0, WIDE)}] if qualname in wide else []))
@@ -80,7 +83,7 @@ def _concrete(spec: jax.ShapeDtypeStruct, seed: int, position: int, scale: float
         # Traced weakly typed: the code passed a Python scalar, so run with one (a JAX array would
         # be strongly typed and take another promotion path). Rounded to the dtype, as jit would.
         return np.asarray(data, dtype=dtype).item()
-    return jax.numpy.asarray(data, dtype=dtype)
+    return compat.placed(jax.numpy.asarray(data, dtype=dtype), spec)
 
 
 def _encoded(leaf: Any) -> dict[str, Any]:

@@ -58,8 +58,9 @@ UNSAFE: dict[str, Unsafe] = {
     "acos": Unsafe(frozenset({"arccos", "acos"}), None, 0, "0.0", lambda p, op: abs(p) >= 1),
     "atanh": Unsafe(frozenset({"arctanh", "atanh"}), None, 0, "0.0", lambda p, op: abs(p) == 1),
 }
-# Elementwise ops a cotangent flows back through unchanged in kind (0 stays 0, or becomes NaN).
-PASS = set(UNSAFE) | {
+# Elementwise ops a cotangent flows back through unchanged in kind (0 stays 0, or becomes NaN), and
+# the ops that only move or lay out the numbers (a sharding constraint, a reshard).
+PASS = set(UNSAFE) | patterns.TRANSPARENT | {
     "add", "sub", "mul", "neg", "convert_element_type", "broadcast_in_dim", "reshape", "squeeze",
     "copy", "exp", "exp2", "expm1", "sin", "cos", "tan", "tanh", "logistic", "abs", "max", "min",
     "square", "atan", "sinh", "cosh", "asinh", "erf"}
