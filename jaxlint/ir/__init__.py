@@ -124,6 +124,17 @@ def sharded_axes(value: Value) -> tuple[tuple[str, ...], ...]:
     return tuple(axes[:len(value.shape)]) + ((),) * (len(value.shape) - len(axes))
 
 
+def shards(value: Value) -> int:
+    """The pieces the value's type splits it into over the mesh (1: whole on every device, or a
+    type that does not say): each device holds 1/shards of it."""
+    sizes = dict(getattr(getattr(getattr(value.aval, "sharding", None), "mesh", None), "shape", None) or {})
+    count = 1
+    for axes in sharded_axes(value):
+        for axis in axes:
+            count *= int(sizes.get(axis, 1))
+    return count
+
+
 def _axes_text(axes: tuple[str, ...]) -> str:
     return axes[0] if len(axes) == 1 else f"({','.join(axes)})"
 

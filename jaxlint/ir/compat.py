@@ -5,6 +5,7 @@ Only the worker process imports this module: it imports JAX.
 from __future__ import annotations
 
 import linecache
+import math
 import os
 import re
 from typing import Any, Iterator
@@ -174,9 +175,7 @@ def sharding(value: Any) -> Any:
     are Explicit (JAX >= 0.6: the type says ``f32[8@data,16]``; an Auto or 0.4.35 type says
     nothing). A single device's sharding is None: it changes nothing about the program."""
     if is_tracer(value):
-        placed = getattr(getattr(value, "aval", None), "sharding", None)
-        spec = getattr(placed, "spec", None)
-        return placed if spec is not None and any(axis is not None for axis in spec) else None
+        return sharding_of_type(getattr(value, "aval", None))
     placed = getattr(value, "sharding", None)
     if not isinstance(placed, jax.sharding.NamedSharding):
         return None
@@ -222,6 +221,37 @@ def _result_path(path: Any) -> str:
 
 def array_types() -> tuple[type, ...]:
     return (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
+
+
+def pieces(sharding: Any) -> int:
+    """How many pieces a NamedSharding splits an array into (the product of the mesh axes its
+    spec names; 1 for anything else: replicated, unspecified, one device)."""
+    if not isinstance(sharding, jax.sharding.NamedSharding):
+        return 1
+    sizes = dict(sharding.mesh.shape)
+    named = [a for entry in sharding.spec if entry is not None
+             for a in ((entry,) if isinstance(entry, str) else entry)]
+    return math.prod(sizes.get(a, 1) for a in named)
+
+
+def input_shardings(eqn: Any) -> list[Any]:
+    """The sharding of each input of a jit equation: its ``in_shardings`` entry where it names
+    one (Auto axes, every version), else its type's (Explicit axes); None for the rest."""
+    given = list(eqn.params.get("in_shardings", ()) or ())
+    found = []
+    for index, var in enumerate(eqn.invars):
+        entry = given[index] if index < len(given) else None
+        if not isinstance(entry, jax.sharding.NamedSharding):
+            entry = sharding_of_type(var.aval)
+        found.append(entry)
+    return found
+
+
+def sharding_of_type(aval: Any) -> Any:
+    """The NamedSharding an Explicit type carries (``f32[8@data,16]``), else None."""
+    placed = getattr(aval, "sharding", None)
+    spec = getattr(placed, "spec", None)
+    return placed if spec is not None and any(axis is not None for axis in spec) else None
 
 
 def placed(array: Any, spec: Any) -> Any:
@@ -555,11 +585,13 @@ def is_user_file(path: str) -> bool:
 DONATION_WARNING = "Some donated buffers were not usable"
 
 
-def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (),
-                  keep_unused: bool = False) -> tuple[str, list[int], list[str], int | None]:
+def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool = False,
+                  shardings: list[Any] | None = None) -> tuple[str, list[int], list[str], int | None]:
     """(optimized HLO text, the argument indices the executable kept, the donation warnings JAX
     gave, XLA's temporary memory in bytes or None) of a ClosedJaxpr compiled the way ``jax.jit``
-    compiles it, with ``donated`` (one flag per input) donated. JAX >= 0.5 leaves aliasing to XLA
+    compiles it, with ``donated`` (one flag per input) donated and its inputs placed with
+    ``shardings`` (one per input, None: as the type says), the partitioned program of a sharded
+    jit (its HLO shapes and sizes per device). JAX >= 0.5 leaves aliasing to XLA
     (by buffer size, ``buffer_donor`` for the rest); 0.4.35 matches donations to outputs itself,
     by shape and dtype, and warns for the rest."""
     import warnings
@@ -569,7 +601,9 @@ def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (),
     except ImportError:  # 0.4.35
         from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
     avals = [v.aval for v in closed.jaxpr.invars]
-    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
+    placements = shardings or [None] * len(avals)
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) if s is None else jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s)
+            for a, s in zip(avals, placements)]
     donate = tuple(i for i, d in enumerate(donated) if d)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -18,7 +18,7 @@ KINDS = ("donations", "loops")
 _LOOPS = frozenset({"scan", "while"})
 # Compiled modules by (jaxpr, donation): a jitted step several targets call compiles once. The
 # jaxpr is kept alive by the entry, so its id stays its own.
-_CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any]] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, tuple[bool, ...], str], tuple[Any, Any]] = OrderedDict()
 # Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
 _REMAT: OrderedDict[tuple[int, int], tuple[Any, Any, int | None]] = OrderedDict()
 _CACHE_SIZE = 32
@@ -64,17 +64,22 @@ def _checkpointed_temp(closed: Any, body: Any) -> int | None:
         SPENT["seconds"] += time.perf_counter() - started
 
 
-def _compiled(closed: Any, donated: tuple[bool, ...],
-              keep_unused: bool) -> tuple[str, list[int], list[str], int | None] | None:
-    key = (id(closed), donated)
+def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
+              shardings: list[Any] | None = None) -> tuple[str, list[int], list[str], int | None] | None:
+    key = (id(closed), donated, repr(shardings))  # one jitted function under two jits' shardings: two programs
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][1]
     started = time.perf_counter()
     try:
-        result = compat.compile_jaxpr(closed, donated, keep_unused)
+        result = compat.compile_jaxpr(closed, donated, keep_unused, shardings)
     except Exception:  # symbolic shapes, effects or primitives that do not compile here
         result = None
+    if result is None and shardings:  # shardings this process cannot place (an abstract mesh): as typed
+        try:
+            result = compat.compile_jaxpr(closed, donated, keep_unused)
+        except Exception:
+            result = None
     SPENT["seconds"] += time.perf_counter() - started
     _CACHE[key] = (closed, result)
     if len(_CACHE) > _CACHE_SIZE:
@@ -90,7 +95,10 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
         inner = eqn.params.get("jaxpr")
         if not any(donated) or inner is None or not hasattr(inner, "consts"):
             continue  # donation only means something on a jit the program calls, not a nested one
-        compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)))
+        # Placed as the jit's in_shardings (or its Explicit types) place them: the partitioned
+        # program the user runs, whose sizes are per device.
+        shardings = compat.input_shardings(eqn)
+        compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)), shardings)
         if compiled is None:
             continue
         text, kept, warnings, _ = compiled
@@ -110,17 +118,27 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
                 continue  # a symbolic dimension or an opaque dtype (a PRNG key)
             name = names[index] if index < len(names) and names[index] else f"argument {index}"
             if index not in kept:
-                donations.append(memory.Donation(index, name, shape, nbytes, False, "unused"))
+                donations.append(memory.Donation(index, name, shape, nbytes, False, "unused",
+                                                 compat.pieces(shardings[index])))
                 continue
             parameter = kept.index(index)
             reason = "" if parameter in aliased else "no-output" if parameter in donors else "dropped"
-            donations.append(memory.Donation(index, name, shape, nbytes, parameter in aliased, reason))
+            donations.append(memory.Donation(index, name, shape, nbytes, parameter in aliased, reason,
+                                             compat.pieces(shardings[index])))
         source = compat.function_source(inner.jaxpr)
         defined = memory.Frame(source[1], source[2]) if source is not None else None
         call = tuple(memory.Frame(path, line) for path, line, *_ in compat.user_stack(eqn.source_info))
         found.append(memory.DonatingJit(source[0] if source else "", defined, call, tuple(donations),
-                                        tuple(warnings)))
+                                        tuple(warnings), _partitions(text)))
     return found
+
+
+def _partitions(text: str) -> int:
+    """The devices the compiled program is partitioned over (1: not sharded)."""
+    try:
+        return hlo.parse(text).partitions
+    except ValueError:
+        return 1
 
 
 def _entry_parameters(text: str) -> int | None:
@@ -129,6 +147,22 @@ def _entry_parameters(text: str) -> int | None:
     except ValueError:
         return None
     return sum(1 for i in module.computations[module.entry].instructions if i.opcode == "parameter")
+
+
+def _top_shardings(closed: Any) -> list[Any] | None:
+    """Each input's sharding as the first top-level jit that reads it places it (a jitted target
+    traces to one jit equation, whose in_shardings are the user's); None when none says any."""
+    jaxpr, _ = compat.open_jaxpr(closed)
+    position = {id(var): index for index, var in enumerate(jaxpr.invars)}
+    found: list[Any] = [None] * len(jaxpr.invars)
+    for eqn in jaxpr.eqns:
+        if "in_shardings" not in eqn.params:
+            continue
+        for var, sharding in zip(eqn.invars, compat.input_shardings(eqn)):
+            index = position.get(id(var))
+            if index is not None and found[index] is None:
+                found[index] = sharding
+    return found if any(s is not None for s in found) else None
 
 
 def _has_loop(jaxpr: Any) -> bool:
@@ -143,7 +177,7 @@ def _has_loop(jaxpr: Any) -> bool:
 def _loops(closed: Any) -> list[memory.LoopCopies]:
     if not _has_loop(compat.open_jaxpr(closed)[0]):
         return []
-    compiled = _compiled(closed, (), False)
+    compiled = _compiled(closed, (), False, _top_shardings(closed))
     if compiled is None:
         return []
     try:

@@ -70,6 +70,9 @@ class Module:
     computations: dict[str, Computation]
     entry: str
     frames: dict[int, Frame]
+    # The devices one SPMD program runs on (the header's num_partitions): above 1, the shapes are
+    # each device's share of a sharded program, and every figure read from them is per device.
+    partitions: int = 1
 
     def instructions(self) -> dict[str, Instruction]:
         return {i.name: i for c in self.computations.values() for i in c.instructions}
@@ -128,7 +131,8 @@ def parse(text: str) -> Module:
             current.instructions.append(instruction)
     if not entry:
         raise ValueError("no ENTRY computation in the HLO text")
-    return Module(name, computations, entry, frames)
+    header = re.search(r"\bnum_partitions=(\d+)", lines[0]) if lines else None
+    return Module(name, computations, entry, frames, int(header.group(1)) if header else 1)
 
 
 def _instruction(line: str, computation: str) -> Instruction | None:

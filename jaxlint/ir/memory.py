@@ -32,6 +32,7 @@ class Donation:
     # left), "dropped" (JAX dropped it while lowering: 0.4.35 wants the same shape and dtype) or
     # "unused" (the function never reads it, jit prunes it); "" when aliased.
     reason: str = ""
+    shards: int = 1  # the pieces its sharding splits it into: each device holds nbytes / shards
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class DonatingJit:
     call: tuple[Frame, ...]  # the user frames of the call, outermost first (none: the target itself)
     donations: tuple[Donation, ...]
     warnings: tuple[str, ...]  # JAX's "Some donated buffers were not usable" lines
+    devices: int = 1  # the compiled program's partitions (above 1: a sharded program)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class LoopCopies:
     body_frames: tuple[Frame, ...]  # innermost frames of the body's instructions (to place it without)
     trip_count: int | None  # XLA's known_trip_count
     copies: tuple[tuple[str, int], ...]  # (shape, bytes) of each copy, per iteration
+    devices: int = 1  # the compiled program's partitions: above 1, shapes and bytes are per device
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ def loop_copies(text: str) -> list[LoopCopies]:
                     located.append(_frame(stack[0]))
             frames = tuple(_frame(f) for f in reversed(module.stack(instruction)))
             found.append(LoopCopies(frames, tuple(dict.fromkeys(located)), hlo.trip_count(instruction),
-                                    tuple(copies)))
+                                    tuple(copies), module.partitions))
     return found
 
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from jaxlint.ir import Value, costs
+from jaxlint.ir import Value, costs, shards
 from jaxlint.model import Cost, Edit, Finding, Fix, Span, Target
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.scan.index import SourceIndex
@@ -61,11 +61,11 @@ class MissingDonation(Rule):
         # One finding per jit (they would share its place): every parameter it should donate.
         assert jit is not None  # donated is None without a jit
         argnums = [r.argnum for r in found]
-        total = sum(r.total for r in found)
+        total = sum(_per_device(r) for r in found)
         finding = ctx.finding(cls, _message(found), jit.span, _fix(ctx.source, tree, jit, argnums))
         finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None,
-                            note="device memory: a second buffer the size of each replaced input is "
-                                 "live while the function runs")
+                            note="device memory, per device: a second buffer the size of each replaced "
+                                 "input (a sharded input's share) is live while the function runs")
         yield finding
 
 
@@ -268,15 +268,24 @@ def _message(found: list[_Replaced]) -> str:
             what = f"{getattr(value.dtype, 'name', value.dtype)}[{','.join(str(d) for d in value.shape)}]"
         else:
             what = f"{len(r.leaves)} of its {r.count} arrays"
-        described.append(f"'{r.param}' ({what}, {r.total / 2**20:.1f} MiB, rebound by the call on "
+        share = _per_device(r)
+        each = f", {share / 2**20:.2f} MiB per device" if share != r.total else ""
+        described.append(f"'{r.param}' ({what}, {r.total / 2**20:.1f} MiB{each}, rebound by the call on "
                          f"line {r.line})")
-    total = sum(r.total for r in found)
+    total = sum(_per_device(r) for r in found)
+    where = " on each device" if total != sum(r.total for r in found) else ""
     subject = (f"argument {described[0]} is" if len(found) == 1
                else f"arguments {', '.join(described[:-1])} and {described[-1]} are")
     return (f"{subject} replaced by an output of the same shape and dtype, but not donated; add "
             f"donate_argnums={_argnums_text(sorted(r.argnum for r in found))} so XLA can write the "
             "output into the input's buffer. Cost: without donation the input and the output are both "
-            f"live: {total} bytes of extra device memory per call (and no in-place update).")
+            f"live: {total} bytes of extra device memory{where} per call (and no in-place update).")
+
+
+def _per_device(replaced: _Replaced) -> int:
+    """The bytes of the replaced leaves one device holds: a leaf whose type is sharded over the
+    mesh (Explicit axes) is split among the devices; the whole of any other."""
+    return sum((costs.nbytes(v) or 0) // shards(v) for v in replaced.leaves)
 
 
 def _fix(source: str, tree: ast.Module, jit: _Jit, argnums: list[int]) -> Fix | None:

@@ -46,11 +46,12 @@ class CarryCopiedPerIteration(Rule):
             if trips is None and op is not None and op.primitive == "scan":
                 trips = int(op.params.get("length", 0)) or None
             per_iteration = sum(b for _, b in copies)
-            finding = ctx.finding(cls, _message(copies, per_iteration, trips), span)
+            finding = ctx.finding(cls, _message(copies, per_iteration, trips, loop.devices), span)
             finding.cost = Cost(basis="compiled", flops=0.0,
                                 bytes=float(per_iteration * trips) if trips else float(per_iteration),
                                 equations=None, note="memory traffic: bytes copied "
-                                + ("over all iterations" if trips else "per iteration (trip count unknown)"))
+                                + ("over all iterations" if trips else "per iteration (trip count unknown)")
+                                + (f", on each of the {loop.devices} devices" if loop.devices > 1 else ""))
             yield finding
 
 
@@ -96,14 +97,16 @@ def _size(nbytes: float) -> str:
     return f"{int(nbytes)} bytes"
 
 
-def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None) -> str:
+def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None, devices: int = 1) -> str:
     shapes: dict[str, int] = {}
     for shape, _ in copies:
         shapes[shape] = shapes.get(shape, 0) + 1
     what = ", ".join(f"{shape}{f' x{n}' if n > 1 else ''}" for shape, n in shapes.items())
     total = (f"{_size(per_iteration)} per iteration x {trips} iterations = {_size(per_iteration * trips)}"
              if trips else f"{_size(per_iteration)} per iteration (trip count unknown)")
-    return (f"the compiled loop copies a loop-carried buffer every iteration ({what}): {total} copied. "
+    # A partitioned program's shapes are each device's share: every device copies this much.
+    where = f" on each of the {devices} devices of the mesh (the shapes are each device's share)" if devices > 1 else ""
+    return (f"the compiled loop copies a loop-carried buffer every iteration ({what}): {total} copied{where}. "
             "XLA copies a carry when an in-place update cannot stay in place: usually a `.at[].set` or "
             "dynamic_update_slice that the differentiated loop cannot keep in place, or a body that reads the old value of a carry after writing it. Read what the body needs "
             "before updating the carry, or move the update out of the differentiated loop.")

@@ -36,14 +36,17 @@ class DonationNotAliased(Rule):
         for jit in ctx.program.compiled("donations"):
             wasted = [d for d in jit.donations if not d.aliased]
             total = sum(d.nbytes for d in wasted)
+            per_device = sum(d.nbytes // d.shards for d in wasted)
             if not wasted or total < ctx.option(cls, "min-bytes"):
                 continue
             span = _place(ctx, jit)
             if span is None:
                 continue
             finding = ctx.finding(cls, _message(jit, wasted), span)
-            finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(total), equations=None,
-                                note="device memory: the outputs get new buffers beside the donated ones")
+            # Memory is what each device holds: a sharded argument's share of it.
+            finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(per_device), equations=None,
+                                note="device memory: the outputs get new buffers beside the donated ones"
+                                + (f"; per device, on each of the {jit.devices} devices" if jit.devices > 1 else ""))
             yield finding
 
 
@@ -104,11 +107,24 @@ def _size(nbytes: int) -> str:
         else f"{nbytes} bytes"
 
 
+def _per_device(donation: Donation) -> str:
+    """A sharded argument's share on each device."""
+    return f", {_size(donation.nbytes // donation.shards)} per device" if donation.shards > 1 else ""
+
+
+def _held(jit: DonatingJit, wasted: list[Donation]) -> str:
+    """The bytes a device keeps: on a sharded jit, each device's share."""
+    if jit.devices > 1:
+        return f"{_size(sum(d.nbytes // d.shards for d in wasted))} on each of its {jit.devices} devices,"
+    return _size(sum(d.nbytes for d in wasted))
+
+
 def _message(jit: DonatingJit, wasted: list[Donation]) -> str:
     function = f"`{jit.function}`" if jit.function and jit.function != "<lambda>" else "this jit"
-    parts = [f"'{d.name}' ({d.shape}, {_size(d.nbytes)}): {_WHY.get(d.reason, 'not aliased')}" for d in wasted]
+    parts = [f"'{d.name}' ({d.shape}, {_size(d.nbytes)}{_per_device(d)}): {_WHY.get(d.reason, 'not aliased')}"
+             for d in wasted]
     subject = "donated argument" if len(wasted) == 1 else f"{len(wasted)} donated arguments"
     return (f"{subject} of {function} not aliased to any output: {'; '.join(parts)}. The donation saves "
-            f"nothing ({_size(sum(d.nbytes for d in wasted))} the caller meant to hand over stays allocated "
+            f"nothing ({_held(jit, wasted)} the caller meant to hand over stays allocated "
             "beside the outputs): return a value XLA can write into the buffer (the same byte size; on JAX "
             "0.4.35 the same shape and dtype), or stop donating it.")

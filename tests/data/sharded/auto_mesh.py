@@ -149,6 +149,43 @@ def data_parallel_step(params, batch):
 data_parallel_step.trace(f32(512, 512), f32(64, 512))
 
 
+def shifted(p):
+    def body(p, i):
+        p = p.at[i].set(jnp.sin(p[i - 1]))
+        return p, None
+
+    p, _ = lax.scan(body, p, jnp.arange(1, p.shape[0]))  # expect: JX307
+    return p.sum()
+
+
+def shifted_forward(p):
+    def body(p, i):
+        return p.at[i].set(jnp.sin(p[i - 1])), None
+
+    return lax.scan(body, p, jnp.arange(1, p.shape[0]))[0]
+
+
+# The carry split over `model` along a dimension the loop does not index.
+carry_blocks = NamedSharding(mesh, P(None, "model", None))
+grad_shifted = jax.jit(jax.grad(shifted), in_shardings=carry_blocks)
+grad_shifted.trace(f32(1000, 10, 10))
+jax.jit(shifted_forward, in_shardings=carry_blocks).trace(f32(1000, 10, 10))
+
+
+@functools.partial(jax.jit, in_shardings=rows, donate_argnums=0)  # expect: JX308
+def to_bf16(x):
+    return (x * 2).astype(jnp.bfloat16)
+
+
+@functools.partial(jax.jit, in_shardings=rows, donate_argnums=0)
+def doubled(x):
+    return x * 2
+
+
+to_bf16.trace(f32(1024, 1024))
+doubled.trace(f32(1024, 1024))
+
+
 if __name__ == "__main__":  # the training loop rebinds the parameters each step (JX302 reads it)
     params, donated = jnp.zeros((512, 512)), jnp.zeros((512, 512))
     for batch in jnp.ones((3, 64, 512)):

@@ -143,8 +143,44 @@ def data_parallel_step(params, batch):
     return params - 0.1 * grads, loss
 
 
-sgd.trace(sharded((512, 512), P()), sharded((64, 512), P("data", None)))
+sgd.trace(sharded((512, 512), P(None, "model")), sharded((64, 512), P("data", None)))
 data_parallel_step.trace(sharded((512, 512), P()), sharded((64, 512), P("data", None)))
+
+
+def shifted(p):
+    def body(p, i):
+        p = p.at[i].set(jnp.sin(p[i - 1]))
+        return p, None
+
+    p, _ = lax.scan(body, p, jnp.arange(1, p.shape[0]))  # expect: JX307
+    return p.sum()
+
+
+def shifted_forward(p):
+    def body(p, i):
+        return p.at[i].set(jnp.sin(p[i - 1])), None
+
+    return lax.scan(body, p, jnp.arange(1, p.shape[0]))[0]
+
+
+# The carry split over `model` along a dimension the loop does not index.
+grad_shifted = jax.jit(jax.grad(shifted))
+grad_shifted.trace(sharded((1000, 10, 10), P(None, "model", None)))
+jax.jit(shifted_forward).trace(sharded((1000, 10, 10), P(None, "model", None)))
+
+
+@functools.partial(jax.jit, donate_argnums=0)  # expect: JX308
+def to_bf16(x):
+    return (x * 2).astype(jnp.bfloat16)
+
+
+@functools.partial(jax.jit, donate_argnums=0)
+def doubled(x):
+    return x * 2
+
+
+to_bf16.trace(sharded((1024, 1024), P("data", None)))
+doubled.trace(sharded((1024, 1024), P("data", None)))
 
 
 if __name__ == "__main__":  # the training loop rebinds the parameters each step (JX302 reads it)
