@@ -172,7 +172,7 @@ def shape_dtype_struct(value: Any) -> Any:
 def sharding(value: Any) -> Any:
     """The sharding that places ``value`` on several devices, or None: a concrete array's or a
     ShapeDtypeStruct's NamedSharding (every version); a tracer's type's, where the mesh's axes
-    are Explicit (JAX >= 0.6: the type says ``f32[8@data,16]``; an Auto or 0.4.35 type says
+    are Explicit (newer JAX: the type says ``f32[8@data,16]``; an Auto or 0.4.35 type says
     nothing). A single device's sharding is None: it changes nothing about the program."""
     if is_tracer(value):
         return sharding_of_type(getattr(value, "aval", None))
@@ -257,7 +257,7 @@ def sharding_of_type(aval: Any) -> Any:
 def placed(array: Any, spec: Any) -> Any:
     """``array`` placed with the sharding of the ShapeDtypeStruct ``spec`` (as is without one): the
     fixer runs a function on values sharded as it was traced. A tracer's type holds its mesh's
-    axes only (an AbstractMesh, JAX >= 0.6): the first devices are laid out in that shape."""
+    axes only (an AbstractMesh): the first devices are laid out in that shape."""
     sharding = getattr(spec, "sharding", None)
     if not isinstance(sharding, jax.sharding.NamedSharding):
         return array

@@ -97,9 +97,9 @@ _set(["broadcast_in_dim", "reshape", "squeeze", "expand_dims"], layout="shape")
 _set(["copy", "copy_p"], layout="copy")
 # A sharded program's placement ops: the value itself, laid out over the mesh another way (what
 # XLA makes of them, a collective or nothing, is explain's business, not the rules').
-# sharding_constraint is with_sharding_constraint; reshard and mesh_cast (not in JAX 0.4.35) move a
-# value between the shardings of Explicit axes, which jaxpr types carry (f32[8@data,16]).
-SHARDING_OPS = frozenset({"sharding_constraint", "reshard", "mesh_cast"})
+# sharding_constraint is with_sharding_constraint; reshard (not in JAX 0.4.35) moves a value between
+# the shardings of Explicit axes, which jaxpr types carry (f32[8@data,16]).
+SHARDING_OPS = frozenset({"sharding_constraint", "reshard"})
 _set(SHARDING_OPS, layout="copy", cost="data", linear="all", index_arithmetic=True)
 
 _set(["add", "sub", "mul", "div", "max", "min", "pow", "rem", "atan2", "nextafter"], elementwise="binary")
@@ -171,7 +171,6 @@ for _name, _use in {
     "convert_element_type": KeyUse((), "same"),
     "sharding_constraint": KeyUse((), "same"),
     "reshard": KeyUse((), "same"),
-    "mesh_cast": KeyUse((), "same"),
     "layout_constraint": KeyUse((), "same"),
     "device_put": KeyUse((), "each"),
     "optimization_barrier": KeyUse((), "each", jax="the fallback: consumes its key operands"),
