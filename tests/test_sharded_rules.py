@@ -19,6 +19,9 @@ import jax
 import pytest
 from helpers import case_markers
 
+from jaxlint.config import load_config
+from jaxlint.config.selection import select_rules
+from jaxlint.engine.check import check
 from jaxlint.ir import hlo, primitives
 from jaxlint.ir.primitives import SAME_VALUE, SHARDING_OPS, traits
 
@@ -126,6 +129,44 @@ def test_fixes_are_verified_on_values_sharded_as_traced(tmp_path: Path) -> None:
         assert {code for file, code in remaining if file == name} == \
             {"JX201", "JX302", "JX304", "JX307", "JX308", "JX401", "JX704", "JX706"}, (name, remaining)
     assert "fixed" in run.stderr and "rejected" not in run.stderr, run.stderr
+
+
+# A jitted target sharded by its in_shardings (Auto axes: every supported JAX).
+SHARDED_VMAP = """\
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+@functools.partial(jax.jit, in_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P("data", None))))
+def vmap_first(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[0], b
+
+
+vmap_first.lower(jax.ShapeDtypeStruct((64,), jnp.float32), jax.ShapeDtypeStruct((64, 64), jnp.float32))
+"""
+
+
+def test_a_compiled_saving_of_a_sharded_jit_is_per_device(tmp_path: Path) -> None:
+    # check() starts its workers as subprocesses with the configuration's devices: this process
+    # keeps its own.
+    (tmp_path / "jaxlint.toml").write_text("devices = 8\n")
+    (tmp_path / "sharded_vmap.py").write_text(SHARDED_VMAP)
+    result = check([str(tmp_path)], select_rules(["JX101"], None), cost="compiled", config=load_config([str(tmp_path)]))
+    [finding] = result.findings
+    assert finding.cost.basis == "compiled", finding.cost
+    assert "saved per call, per device (on each of the 8 devices of the sharded program)" in finding.cost.note
 
 
 def test_the_sharding_ops_are_the_value_itself_in_the_primitive_table() -> None:

@@ -163,11 +163,13 @@ def _attach_compiled_costs(before: Result | None, after: Result | None, fixed: l
         memory = [delta(k) for k in ("temp_bytes", "output_bytes")]
         saved_memory = None if None in memory else sum(memory)
         shared = sum(1 for f in fixed if f.target == finding.target) - 1
+        devices = old.get("devices") or 1  # a partitioned program's figures are each device's
         finding.cost = Cost(
             basis="compiled", flops=delta("flops"), bytes=delta("bytes"),
             note=(f"compiled before and after the fix: {_number(delta('flops'))} FLOPs, "
                   f"{_number(delta('bytes'))} bytes accessed, {_number(saved_memory)} bytes of "
                   "temporaries and outputs saved per call"
+                  + (f", per device (on each of the {devices} devices of the sharded program)" if devices > 1 else "")
                   + (f" (together with {shared} other fix{'es' if shared != 1 else ''} in "
                      f"{finding.target})" if shared else "")))
 

@@ -289,6 +289,16 @@ def compiled_costs(compiled: Any) -> dict[str, Any]:
             "output_bytes": field("output_size_in_bytes"), "alias_bytes": field("alias_size_in_bytes")}
 
 
+def compiled_devices(compiled: Any) -> int:
+    """The devices a compiled program runs on (its inputs' shardings span them; 1 without inputs):
+    above 1, its cost and memory figures are one device's share of a partitioned program."""
+    try:
+        shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
+        return max((len(s.device_set) for s in shardings), default=1)
+    except Exception:  # noqa: BLE001 - a compiled object that cannot say
+        return 1
+
+
 # Before 0.7, the equations of a cached jaxpr of one of JAX's own jitted helpers (the inner jits of
 # jax.random.normal, jnp.piecewise) keep the traceback of the call that first traced them, possibly
 # in another function; from 0.7 their tracebacks stop at the jit (no user frame).

@@ -80,7 +80,7 @@ def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | Non
         compiled = jax.jit(apply).lower(*inputs).compile()
     except Exception:
         return None
-    return compat.compiled_costs(compiled)
+    return {**compat.compiled_costs(compiled), "devices": compat.compiled_devices(compiled)}
 
 
 class _Opaque:
