@@ -108,6 +108,21 @@ def test_the_memory_rules_compile_the_partitioned_program_and_say_per_device(che
         assert split["cost"]["bytes"] == 2**19 and "per device" in split["cost"]["note"]
 
 
+def test_a_cost_from_global_shapes_on_a_sharded_program_says_it_is_the_whole_programs(
+        checked: dict[str, Any]) -> None:
+    said = "(The cost is the whole sharded program's, all devices together, not per device.)"
+    # A sharding constraint in the program: the jaxpr says it is sharded.
+    [reduction] = _found(checked, "JX304", "auto_mesh.py")
+    assert reduction["message"].endswith(said) and reduction["cost"]["note"].endswith(said[5:-2])
+    # A figure that is per device already is left as it is.
+    [replicated] = _found(checked, "JX302", "auto_mesh.py")
+    assert said not in replicated["message"]
+    if EXPLICIT:  # types sharded over Explicit axes
+        [invariant] = _found(checked, "JX201", "explicit_mesh.py")
+        assert invariant["message"].endswith(said)
+    # Unsharded near misses elsewhere keep their costs unqualified (tests/test_jx304.py and the others).
+
+
 @pytest.mark.slow
 def test_fixes_are_verified_on_values_sharded_as_traced(tmp_path: Path) -> None:
     root = _project(tmp_path / "project")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from jaxlint.ir import Truncation, VmapRecord
+from jaxlint.ir import Truncation, VmapRecord, is_sharded
 from jaxlint.ir.build import build_program
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.rules import Rule
@@ -45,6 +45,8 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
                              target_path=path, project=others or project, differentiated=differentiated,
                              sources=_sources(path, index, others, project))
     findings = run_program_rules(rules, context, codes)
+    if is_sharded(program):
+        _whole_program(findings)
     if others is None:
         return findings
     for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
@@ -53,6 +55,21 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
             helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
             findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
     return findings
+
+
+def _whole_program(findings: list[Finding]) -> None:
+    """On a sharded program a cost estimated from the jaxpr's shapes counts the global arrays:
+    the whole program's work over all its devices, not one device's; say so where the figure
+    does not already say it is per device."""
+    for finding in findings:
+        cost = finding.cost
+        if cost is None or cost.basis != "shapes" or "per device" in (cost.note or "") + finding.message:
+            continue
+        if not cost.flops and not cost.bytes:
+            continue
+        said = "the cost is the whole sharded program's, all devices together, not per device"
+        finding.cost = dataclasses.replace(cost, note=f"{cost.note}; {said}" if cost.note else said)
+        finding.message = f"{finding.message.rstrip()} ({said[0].upper()}{said[1:]}.)"
 
 
 def _sources(path: str, index: SourceIndex, others: ProjectSources | None,

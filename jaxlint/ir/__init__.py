@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from jaxlint.ir.primitives import SHARDING_OPS
 from jaxlint.model import Span
 
 # Scope names jaxlint's own instrumentation puts on identity markers (jaxlint.worker.instrument).
@@ -133,6 +134,14 @@ def shards(value: Value) -> int:
         for axis in axes:
             count *= int(sizes.get(axis, 1))
     return count
+
+
+def is_sharded(program: Program) -> bool:
+    """Whether the program is laid out over a mesh as far as its jaxpr says: a sharding constraint
+    or reshard, or a type sharded over Explicit axes (a jit's in_shardings alone leave no trace in
+    the jaxpr of an Auto mesh)."""
+    return any(v for v in program.top.inputs if shards(v) > 1) or any(
+        op.primitive in SHARDING_OPS or any(shards(v) > 1 for v in op.outputs) for op in program.walk())
 
 
 def _axes_text(axes: tuple[str, ...]) -> str:
