@@ -184,6 +184,19 @@ def test_a_compiled_saving_of_a_sharded_jit_is_per_device(tmp_path: Path) -> Non
     assert "saved per call, per device (on each of the 8 devices of the sharded program)" in finding.cost.note
 
 
+def test_explain_says_the_compiled_figures_of_a_partitioned_program_are_per_device(tmp_path: Path) -> None:
+    root = _project(tmp_path / "project")
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    # No `devices`: the (4, 2) mesh the module writes as literals gives its worker 8.
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", "--format", "json", "auto_mesh.py::max_copies"],
+                         cwd=root, capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    notes = json.loads(run.stdout)["cost"]["notes"]
+    assert "The compiled program is partitioned over 8 devices: XLA's figures (cost and memory) are per device, " \
+           "one device's share; the estimate counts the whole program, all devices together." in notes
+    assert not any("differ only by XLA's rewrites" in note for note in notes)
+
+
 def test_the_sharding_ops_are_the_value_itself_in_the_primitive_table() -> None:
     assert SHARDING_OPS <= SAME_VALUE and SHARDING_OPS <= primitives.SAME_NUMBERS
     for name in SHARDING_OPS:

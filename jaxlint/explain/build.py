@@ -87,6 +87,11 @@ def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: l
         missing, unknown_trips = hlomap.uncounted_bytes(module, placed)
         estimate_bytes += missing
     loops = [loop for loop in (data.get("estimate") or {}).get("loops", [])]
+    partitions = module.partitions if module is not None else 1
+    if partitions > 1:  # a sharded program: XLA compiled one device's share of it
+        notes.append(f"The compiled program is partitioned over {partitions} devices: XLA's figures (cost and "
+                     "memory) are per device, one device's share; the estimate counts the whole program, "
+                     "all devices together.")
     counted = [loop for loop in loops if loop.get("trips") and loop["trips"] > 1]
     # Loops from one line (a scan and its transpose under grad) share one note.
     same_place = Counter((loop["primitive"], loop["line"], loop["trips"]) for loop in counted)
@@ -99,7 +104,7 @@ def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: l
         ratio = estimate_flops / compiled["flops"]
         notes.append(f"The trip-count-aware estimate is {_number(estimate_flops)} FLOPs per call, "
                      f"{ratio:.1f}x XLA's {_number(compiled['flops'])}: XLA's figure undercounts the loops.")
-    elif not counted and compiled["flops"] is not None and estimate_flops is not None \
+    elif not counted and partitions == 1 and compiled["flops"] is not None and estimate_flops is not None \
             and estimate_flops != compiled["flops"]:
         notes.append(f"Without loops, the estimate ({_number(estimate_flops)}) and XLA's figure "
                      f"({_number(compiled['flops'])}) differ only by XLA's rewrites: fusion copies, "
