@@ -97,6 +97,11 @@ def test_the_memory_rules_compile_the_partitioned_program_and_say_per_device(che
         assert "'x' (float32[1024,1024], 4.0 MiB, 1.0 MiB per device)" in donation["message"]
         assert "nothing (1.0 MiB on each of its 8 devices, the caller" in donation["message"]
         assert donation["cost"]["bytes"] == 2**20
+        # Residuals sized as the global arrays, XLA's temporaries per device (both compiles partitioned).
+        [residuals] = _found(checked, "JX306", file)
+        assert "saves 62.5 MiB (all devices together) of residuals" in residuals["message"]
+        assert "16.6 MiB of temporary memory on each of its 8 devices, 4.1 MiB with jax.checkpoint" \
+               in residuals["message"], residuals["message"]
     # A replicated parameter: each device holds all of it.
     [replicated] = _found(checked, "JX302", "auto_mesh.py")
     assert "(float32[512,512], 1.0 MiB, rebound" in replicated["message"]
@@ -138,7 +143,8 @@ def test_fixes_are_verified_on_values_sharded_as_traced(tmp_path: Path) -> None:
                           "jnp.where(x > 0, jnp.log(jnp.where(x > 0, x, 1.0)), 0.0)",  # JX501
                           "lse = jax.nn.logsumexp(x, axis=-1)", "logp = jax.nn.log_softmax(x, axis=-1)",
                           "p = jax.nn.sigmoid(x)", "jax.nn.log_sigmoid(x)", "jnp.log1p(x)",
-                          "return jnp.linalg.solve(m, b)"):
+                          "return jnp.linalg.solve(m, b)",
+                          "lax.scan(jax.checkpoint(body), h, None, length=200)"):  # JX306, safe
             assert rewritten in fixed, (name, rewritten)
         # What has no fix, or only a display-only one, stays reported.
         assert {code for file, code in remaining if file == name} == \

@@ -648,10 +648,12 @@ def eval_closed(closed: Any, inputs: list[Any]) -> list[Any]:
     return list(jaxpr_as_fun(closed)(*inputs))
 
 
-def temp_bytes(fun: Any, avals: list[Any]) -> int | None:
+def temp_bytes(fun: Any, avals: list[Any], shardings: list[Any] | None = None) -> int | None:
     """XLA's temporary memory (``memory_analysis().temp_size_in_bytes``) of ``fun`` jitted and
-    compiled for arguments of ``avals``; None when the backend does not say."""
-    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
+    compiled for arguments of ``avals`` placed with ``shardings`` (as compile_jaxpr places them);
+    None when the backend does not say."""
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) if s is None else jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s)
+            for a, s in zip(avals, shardings or [None] * len(avals))]
     size = getattr(jax.jit(fun).lower(*args).compile().memory_analysis(), "temp_size_in_bytes", None)
     return int(size) if size is not None else None
 

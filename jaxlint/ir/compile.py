@@ -41,23 +41,25 @@ def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
     rebuilt that way (no transposed scan reads the loop's residuals in the same jaxpr) or either
     does not compile."""
     key = (id(closed), id(body))
+    shardings = _top_shardings(closed)  # both compiled as the user's jit places the inputs
     if key not in _REMAT:
-        _REMAT[key] = (closed, body, _checkpointed_temp(closed, body))
+        _REMAT[key] = (closed, body, _checkpointed_temp(closed, body, shardings))
         if len(_REMAT) > _CACHE_SIZE:
             _REMAT.popitem(last=False)
     _REMAT.move_to_end(key)
     checkpointed = _REMAT[key][2]
-    compiled = _compiled(closed, (), False)
+    compiled = _compiled(closed, (), False, shardings)
     if checkpointed is None or compiled is None or compiled[3] is None:
         return None
-    return memory.Remat(compiled[3], checkpointed)
+    return memory.Remat(compiled[3], checkpointed, _partitions(compiled[0]))
 
 
-def _checkpointed_temp(closed: Any, body: Any) -> int | None:
+def _checkpointed_temp(closed: Any, body: Any, shardings: list[Any] | None) -> int | None:
     started = time.perf_counter()
     try:
         rebuilt = remat.checkpointed(closed, body)
-        return None if rebuilt is None else compat.temp_bytes(rebuilt, [v.aval for v in closed.jaxpr.invars])
+        return None if rebuilt is None else compat.temp_bytes(rebuilt, [v.aval for v in closed.jaxpr.invars],
+                                                              shardings)
     except Exception:  # a program the rebuild or XLA does not take: no comparison
         return None
     finally:

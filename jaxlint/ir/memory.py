@@ -67,6 +67,7 @@ class Remat:
 
     temp_bytes: int
     checkpointed_temp_bytes: int
+    devices: int = 1  # the compiled program's partitions: above 1, both figures are per device
 
 
 _ALIAS_ENTRY = re.compile(r"\{[^{}]*\}\s*:\s*\(\s*(\d+)\s*,")

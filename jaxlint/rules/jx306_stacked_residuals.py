@@ -43,7 +43,8 @@ class StackedResiduals(Rule):
             finding.cost = Cost(basis="compiled", flops=0.0,
                                 bytes=float(memory.temp_bytes - memory.checkpointed_temp_bytes), equations=None,
                                 note="device memory: XLA's temporary bytes, compiled as traced and with "
-                                     "jax.checkpoint on the loop body")
+                                     "jax.checkpoint on the loop body"
+                                     + (f"; per device, on each of {memory.devices}" if memory.devices > 1 else ""))
             yield finding
 
 
@@ -65,9 +66,12 @@ def _message(stacked: Stacked, memory: Remat) -> str:
     places = ", ".join(f"{place} ({_size(nbytes)})" for place, nbytes in largest)
     trips = costs.trip_count(stacked.loop)
     saving = memory.temp_bytes - memory.checkpointed_temp_bytes
-    return (f"the gradient saves {_size(stacked.total)} of residuals of this loop, stacked over its "
+    # A partitioned program's temporaries are each device's; the residuals' sizes are the global arrays'.
+    each = f" on each of its {memory.devices} devices" if memory.devices > 1 else ""
+    whole = " (all devices together)" if memory.devices > 1 else ""
+    return (f"the gradient saves {_size(stacked.total)}{whole} of residuals of this loop, stacked over its "
             f"{trips} iterations ({what}); the largest come from {places}. Compiled, the gradient needs "
-            f"{_size(memory.temp_bytes)} of temporary memory, {_size(memory.checkpointed_temp_bytes)} with "
+            f"{_size(memory.temp_bytes)} of temporary memory{each}, {_size(memory.checkpointed_temp_bytes)} with "
             f"jax.checkpoint on the loop body ({_size(saving)} less), which keeps only what each iteration "
             "receives and computes the body's forward pass again during the backward pass.")
 

@@ -186,6 +186,22 @@ to_bf16.trace(f32(1024, 1024))
 doubled.trace(f32(1024, 1024))
 
 
+def residual(h, w):
+    def body(h, _):
+        a = jnp.tanh(h @ w)
+        return h + jnp.tanh(a @ w), None
+
+    h, _ = lax.scan(body, h, None, length=200)  # expect: JX306
+    return h.sum()
+
+
+# The batch split over `data`: each device stacks its rows' residuals. Unsharded, JX307 reports the
+# 64 KiB carry copied every iteration (tests/rules/JX306.py); each device copies its 16 KiB share,
+# below min-bytes.
+grad_residual = jax.jit(jax.grad(residual, argnums=(0, 1)), in_shardings=(rows, replicated))
+grad_residual.trace(f32(64, 256), f32(256, 256))
+
+
 if __name__ == "__main__":  # the training loop rebinds the parameters each step (JX302 reads it)
     params, donated = jnp.zeros((512, 512)), jnp.zeros((512, 512))
     for batch in jnp.ones((3, 64, 512)):

@@ -183,6 +183,22 @@ to_bf16.trace(sharded((1024, 1024), P("data", None)))
 doubled.trace(sharded((1024, 1024), P("data", None)))
 
 
+def residual(h, w):
+    def body(h, _):
+        a = jnp.tanh(h @ w)
+        return h + jnp.tanh(a @ w), None
+
+    h, _ = lax.scan(body, h, None, length=200)  # expect: JX306
+    return h.sum()
+
+
+# The batch split over `data`: each device stacks its rows' residuals. Unsharded, JX307 reports the
+# 64 KiB carry copied every iteration (tests/rules/JX306.py); each device copies its 16 KiB share,
+# below min-bytes.
+grad_residual = jax.jit(jax.grad(residual, argnums=(0, 1)))
+grad_residual.trace(sharded((64, 256), P("data", None)), sharded((256, 256), P()))
+
+
 if __name__ == "__main__":  # the training loop rebinds the parameters each step (JX302 reads it)
     params = jnp.zeros((512, 512))
     for batch in jnp.ones((3, 64, 512)):
