@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,8 +101,10 @@ def test_the_memory_rules_compile_the_partitioned_program_and_say_per_device(che
         # Residuals sized as the global arrays, XLA's temporaries per device (both compiles partitioned).
         [residuals] = _found(checked, "JX306", file)
         assert "saves 62.5 MiB (all devices together) of residuals" in residuals["message"]
-        assert "16.6 MiB of temporary memory on each of its 8 devices, 4.1 MiB with jax.checkpoint" \
-               in residuals["message"], residuals["message"]
+        # A quarter of the unsharded program's 63 MiB (the batch split 4 ways), the exact figure XLA's.
+        temp, checkpointed = map(float, re.search(r"needs (\S+) MiB of temporary memory on each of its 8 devices, "
+                                                  r"(\S+) MiB with jax.checkpoint", residuals["message"]).groups())
+        assert 14 < temp < 20 and checkpointed < temp - 10, residuals["message"]
     # A replicated parameter: each device holds all of it.
     [replicated] = _found(checked, "JX302", "auto_mesh.py")
     assert "(float32[512,512], 1.0 MiB, rebound" in replicated["message"]
