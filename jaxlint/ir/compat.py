@@ -5,6 +5,7 @@ Only the worker process imports this module: it imports JAX.
 from __future__ import annotations
 
 import linecache
+import math
 import os
 import re
 from typing import Any, Iterator
@@ -626,3 +627,35 @@ def is_conversion_machinery(path: str) -> bool:
 def is_jitted(value: Any) -> bool:
     """A function ``jax.jit`` made (``PjitFunction``, in jaxlib in every supported version)."""
     return type(value).__name__ == "PjitFunction" and type(value).__module__.startswith("jaxlib")
+
+
+def hlo_sharding_text(sharding: Any, ndim: int) -> str | None:
+    """The HLO sharding a jax.sharding.Sharding gives a value of ``ndim`` dimensions, as XLA prints
+    it (``{devices=[2,1,4]<=[4,2]T(1,0)}``); None for anything else or when JAX cannot say. The
+    method is private in every supported release (0.4.35 .. 0.10.2) and prints alike."""
+    if not isinstance(sharding, jax.sharding.Sharding):
+        return None
+    try:
+        return str(sharding._to_xla_hlo_sharding(ndim))
+    except Exception:  # a sharding that has no HLO form for this rank
+        return None
+
+
+def partition_spec_text(sharding: Any) -> str | None:
+    """A NamedSharding's PartitionSpec as ``P('y', None, ('x', 'y'))`` (0.4.35 prints
+    ``PartitionSpec(...)``, 0.10 ``P(...)``), or None for another kind of sharding."""
+    spec = getattr(sharding, "spec", None)
+    if spec is None or not isinstance(sharding, jax.sharding.Sharding):
+        return None
+    return f"P({', '.join(repr(tuple(e)) if isinstance(e, (tuple, list)) else repr(e) for e in spec)})"
+
+
+def mesh_devices(sharding: Any) -> int:
+    """How many devices a sharding spans (1 when it is not a jax.sharding.Sharding)."""
+    if not isinstance(sharding, jax.sharding.Sharding):
+        return 1
+    try:
+        return len(sharding.device_set)
+    except Exception:  # an abstract mesh (Explicit-axis types) has no devices: its axis sizes
+        shape = getattr(getattr(sharding, "mesh", None), "shape", None) or {}
+        return math.prod(shape.values()) if shape else 1

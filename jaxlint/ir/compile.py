@@ -1,7 +1,9 @@
 """The compile step of the memory rules, in the worker: XLA's optimized program for a traced
 signature, read into JAX-free facts (jaxlint.ir.memory). Compiling costs far more than tracing,
 so only what a rule asks for is compiled, and only when the jaxpr has the shape it looks for: a
-top-level jit with donated arguments ("donations"), a scan or while loop ("loops"); JX306 asks
+top-level jit with donated arguments ("donations"), a scan or while loop ("loops"), a sharding
+over more than one device ("rematerializations": the SPMD partitioner's warnings, captured from
+the compile, jaxlint.ir.partitioner); JX306 asks
 for one differentiated loop (``checkpoint_memory``: the program compiled as traced and with the
 loop body checkpointed, jaxlint.ir.remat). A compile that fails (symbolic shapes, an unsupported
 primitive) gives no facts, never an error."""
@@ -10,15 +12,17 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from contextlib import nullcontext
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory, remat
+from jaxlint.ir import compat, hlo, memory, partitioner, remat, sharded
 
-KINDS = ("donations", "loops")
+KINDS = ("donations", "loops", "rematerializations")
 _LOOPS = frozenset({"scan", "while"})
-# Compiled modules by (jaxpr, donation): a jitted step several targets call compiles once. The
-# jaxpr is kept alive by the entry, so its id stays its own.
-_CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any]] = OrderedDict()
+# Compiled modules by (jaxpr, donation), with the partitioner's warnings of their compile: a
+# jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
+# stays its own.
+_CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any, list[str]]] = OrderedDict()
 # Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
 _REMAT: OrderedDict[tuple[int, int], tuple[Any, Any, int | None]] = OrderedDict()
 _CACHE_SIZE = 32
@@ -32,6 +36,8 @@ def compiled_facts(closed: Any, kind: str) -> list[Any]:
         return _donations(closed)
     if kind == "loops":
         return _loops(closed)
+    if kind == "rematerializations":
+        return _rematerializations(closed)
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
@@ -71,12 +77,14 @@ def _compiled(closed: Any, donated: tuple[bool, ...],
         _CACHE.move_to_end(key)
         return _CACHE[key][1]
     started = time.perf_counter()
-    try:
-        result = compat.compile_jaxpr(closed, donated, keep_unused)
-    except Exception:  # symbolic shapes, effects or primitives that do not compile here
-        result = None
+    # Only a sharded program is partitioned: the others compile with descriptor 2 left alone.
+    with partitioner.captured_stderr() if sharded.is_sharded(closed) else nullcontext([]) as warnings:
+        try:
+            result = compat.compile_jaxpr(closed, donated, keep_unused)
+        except Exception:  # symbolic shapes, effects or primitives that do not compile here
+            result = None
     SPENT["seconds"] += time.perf_counter() - started
-    _CACHE[key] = (closed, result)
+    _CACHE[key] = (closed, result, warnings)
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return result
@@ -150,3 +158,11 @@ def _loops(closed: Any) -> list[memory.LoopCopies]:
         return memory.loop_copies(compiled[0])
     except ValueError:  # not the HLO text this parser knows
         return []
+
+
+def _rematerializations(closed: Any) -> list[partitioner.Rematerialization]:
+    if not sharded.is_sharded(closed):
+        return []
+    compiled = _compiled(closed, (), False)
+    lines = _CACHE.get((id(closed), ()), (None, None, []))[2]
+    return sharded.rematerializations(closed, lines, compiled[0] if compiled is not None else None)
