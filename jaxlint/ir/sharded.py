@@ -72,8 +72,9 @@ def _shardings(jaxpr: Any) -> Iterator[tuple[Any, int, Any]]:
             if name in _PER_INPUT or name in _PER_OUTPUT:
                 variables = eqn.invars if name in _PER_INPUT else eqn.outvars
                 if isinstance(values, (tuple, list)) and len(values) == len(variables):
-                    for sharding, var in zip(values, variables):
-                        yield sharding, len(getattr(var.aval, "shape", ())), eqn if name in _PER_OUTPUT else None
+                    computed = _computed_by(eqn) if name in _PER_OUTPUT else [None] * len(values)
+                    for sharding, var, producer in zip(values, variables, computed):
+                        yield sharding, len(getattr(var.aval, "shape", ())), producer
             elif eqn.primitive.name in _CONSTRAINTS and len(eqn.outvars) == 1:
                 operand = producers.get(id(eqn.invars[0]), eqn) if eqn.invars else eqn
                 yield values, len(getattr(eqn.outvars[0].aval, "shape", ())), operand
@@ -83,6 +84,17 @@ def _shardings(jaxpr: Any) -> Iterator[tuple[Any, int, Any]]:
                 yield sharding, len(var.aval.shape), None
         for _, sub in compat.subjaxprs(eqn.params):
             yield from _shardings(compat.open_jaxpr(sub)[0])
+
+
+def _computed_by(eqn: Any) -> list[Any]:
+    """For each output of a jit equation, the equation of its body that computed it (the jit
+    equation itself for an output that is an input passed through)."""
+    inner = eqn.params.get("jaxpr")
+    if inner is None:
+        return [eqn] * len(eqn.outvars)
+    body = compat.open_jaxpr(inner)[0]
+    producers = {id(var): e for e in body.eqns for var in e.outvars}
+    return [producers.get(id(var), eqn) for var in body.outvars]
 
 
 def _names_an_axis(sharding: Any) -> bool:
