@@ -110,7 +110,15 @@ def h(a, b):
 h.lower(X, X)
 """
 
-MODULES = {"repro.py": REPRO, "twin.py": TWIN, "data_parallel.py": DATA_PARALLEL}
+# The repro with the operands' sharding given only by the arguments: a jit without in_shardings,
+# lowered with sharded ShapeDtypeStructs, and called at import with arrays placed on the mesh.
+ARGUMENTS = REPRO.replace("@partial(jax.jit, in_shardings=(blocks, blocks))", "@jax.jit").replace(
+    "X = jax.ShapeDtypeStruct((64, 128, 64), jnp.float32)",
+    "X = jax.ShapeDtypeStruct((64, 128, 64), jnp.float32, sharding=blocks)")
+PLACED = ARGUMENTS.replace("h.lower(X, X)", "a = jax.device_put(jnp.ones((64, 128, 64)), blocks)\nh(a, a)")
+
+MODULES = {"repro.py": REPRO, "twin.py": TWIN, "data_parallel.py": DATA_PARALLEL, "arguments.py": ARGUMENTS,
+           "placed.py": PLACED}
 if hasattr(jax.sharding, "reshard"):  # not on 0.4.35, which has no Explicit axes
     MODULES["explicit.py"] = EXPLICIT
 

@@ -155,12 +155,19 @@ def eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def shape_dtype_struct(value: Any) -> Any:
-    """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak types."""
+    """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak types,
+    and a sharding over more than one device (the compile step places the argument so)."""
     aval = getattr(value, "aval", None)
     shape, dtype = value.shape, value.dtype
     weak = bool(getattr(aval, "weak_type", False)) or bool(getattr(value, "weak_type", False))
     if weak:
         return jax.ShapeDtypeStruct(shape, dtype, weak_type=True)
+    try:
+        sharding = None if is_tracer(value) else getattr(value, "sharding", None)
+    except Exception:  # an array whose sharding cannot be read (deleted, abstract)
+        sharding = None
+    if mesh_devices(sharding) > 1:
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
     return jax.ShapeDtypeStruct(shape, dtype)
 
 
@@ -518,13 +525,14 @@ def is_user_file(path: str) -> bool:
 DONATION_WARNING = "Some donated buffers were not usable"
 
 
-def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (),
-                  keep_unused: bool = False) -> tuple[str, list[int], list[str], int | None]:
+def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool = False,
+                  in_shardings: tuple[Any, ...] | None = None) -> tuple[str, list[int], list[str], int | None]:
     """(optimized HLO text, the argument indices the executable kept, the donation warnings JAX
     gave, XLA's temporary memory in bytes or None) of a ClosedJaxpr compiled the way ``jax.jit``
     compiles it, with ``donated`` (one flag per input) donated. JAX >= 0.5 leaves aliasing to XLA
     (by buffer size, ``buffer_donor`` for the rest); 0.4.35 matches donations to outputs itself,
-    by shape and dtype, and warns for the rest."""
+    by shape and dtype, and warns for the rest. ``in_shardings``: one sharding (or None: left to
+    XLA) per input, the shardings the traced arguments carried."""
     import warnings
 
     try:
@@ -536,7 +544,8 @@ def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (),
     donate = tuple(i for i, d in enumerate(donated) if d)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        lowered = jax.jit(jaxpr_as_fun(closed), donate_argnums=donate, keep_unused=keep_unused).lower(*args)
+        placed = {"in_shardings": in_shardings} if in_shardings is not None else {}
+        lowered = jax.jit(jaxpr_as_fun(closed), donate_argnums=donate, keep_unused=keep_unused, **placed).lower(*args)
         compiled = lowered.compile()
     compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {}) or {}
     kept = compile_args.get("kept_var_idx")

@@ -80,7 +80,7 @@ def _compiled(closed: Any, donated: tuple[bool, ...],
     # Only a sharded program is partitioned: the others compile with descriptor 2 left alone.
     with partitioner.captured_stderr() if sharded.is_sharded(closed) else nullcontext([]) as warnings:
         try:
-            result = compat.compile_jaxpr(closed, donated, keep_unused)
+            result = compat.compile_jaxpr(closed, donated, keep_unused, sharded.input_shardings(closed))
         except Exception:  # symbolic shapes, effects or primitives that do not compile here
             result = None
     SPENT["seconds"] += time.perf_counter() - started

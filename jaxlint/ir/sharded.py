@@ -4,11 +4,15 @@ in the user's terms (jaxlint.ir.partitioner.Rematerialization): PartitionSpecs o
 the user's line, the constraint that asked for the sharding."""
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 from jaxlint.ir import compat, hlo, partitioner
 from jaxlint.ir.memory import Frame
 
+# The shardings a trace's arguments carried (a ShapeDtypeStruct's ``sharding``), by traced program:
+# a jaxpr keeps them only in its types, and only for Explicit mesh axes. id -> (the program, them).
+_INPUTS: dict[int, tuple[weakref.ref, tuple[Any, ...]]] = {}
 # Params that hold one sharding per input or output of their equation.
 _PER_INPUT = ("in_shardings",)
 _PER_OUTPUT = ("out_shardings",)
@@ -16,10 +20,26 @@ _PER_OUTPUT = ("out_shardings",)
 _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
 
 
+def note_inputs(closed: Any, inputs: list[Any]) -> None:
+    """Keep the shardings of the abstract arguments ``closed`` was traced with, for its compile."""
+    shardings = tuple(getattr(leaf, "sharding", None) for leaf in inputs)
+    if any(compat.mesh_devices(s) > 1 for s in shardings) and len(shardings) == len(closed.jaxpr.invars):
+        for key in [k for k, (ref, _) in _INPUTS.items() if ref() is None]:
+            del _INPUTS[key]
+        _INPUTS[id(closed)] = (weakref.ref(closed), shardings)
+
+
+def input_shardings(closed: Any) -> tuple[Any, ...] | None:
+    """The argument shardings ``note_inputs`` kept for ``closed`` (None: no input is sharded)."""
+    ref, shardings = _INPUTS.get(id(closed), (None, None))
+    return shardings if ref is not None and ref() is closed else None
+
+
 def is_sharded(closed: Any) -> bool:
-    """Whether any sharding of the program spans more than one device: a jit's in/out shardings,
-    a sharding constraint, or a value's type (Explicit mesh axes)."""
-    return any(compat.mesh_devices(sharding) > 1 for sharding, _, _ in _shardings(compat.open_jaxpr(closed)[0]))
+    """Whether any sharding of the program spans more than one device: its arguments', a jit's
+    in/out shardings, a sharding constraint, or a value's type (Explicit mesh axes)."""
+    return input_shardings(closed) is not None or \
+        any(compat.mesh_devices(sharding) > 1 for sharding, _, _ in _shardings(compat.open_jaxpr(closed)[0]))
 
 
 def rematerializations(closed: Any, lines: list[str], text: str | None) -> list[partitioner.Rematerialization]:
@@ -29,7 +49,8 @@ def rematerializations(closed: Any, lines: list[str], text: str | None) -> list[
     jaxpr = compat.open_jaxpr(closed)[0]
     specs: dict[str, str] = {}
     constraints: dict[str, tuple[Frame, ...]] = {}
-    for sharding, ndim, eqn in _shardings(jaxpr):
+    arguments = [(s, len(v.aval.shape), None) for s, v in zip(input_shardings(closed) or (), jaxpr.invars)]
+    for sharding, ndim, eqn in [*arguments, *_shardings(jaxpr)]:
         printed = compat.hlo_sharding_text(sharding, ndim)
         spec = compat.partition_spec_text(sharding)
         if printed is None:
