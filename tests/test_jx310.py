@@ -203,3 +203,58 @@ def test_a_compile_keeps_the_warnings_and_gives_back_everything_else(capfd: pyte
         assert caught == []  # filled when the block is left
     assert caught == [NEW_LINE]
     assert capfd.readouterr().err == "E1204 another message of the compile\n"
+
+
+# Under `pytest --jaxlint` the function is traced again with the test's own arrays, in the test's
+# process and with its devices: the operands' sharding comes from the arrays the test placed.
+PLUGIN_MODEL = f"""\
+import jax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+{AUTO_AXES}
+mesh = jax.make_mesh((4, 2), ("x", "y"), **AUTO)
+blocks = NamedSharding(mesh, P("y", None, "x"))
+
+
+def combine(a, b):
+    d = a - b  # expect: JX310
+    return jax.lax.with_sharding_constraint(d, NamedSharding(mesh, P(None, ("x", "y"), None)))
+
+
+def moved(a, b):
+    d = a - b
+    return jax.lax.with_sharding_constraint(d, NamedSharding(mesh, P(None, "y", "x")))
+"""
+
+PLUGIN_TESTS = """\
+import jax
+import jax.numpy as jnp
+
+from model import blocks, combine, moved
+
+
+def test_combine():
+    a = jax.device_put(jnp.ones((64, 128, 64)), blocks)
+    assert combine(a, a).shape == (64, 128, 64)
+
+
+def test_moved():
+    a = jax.device_put(jnp.ones((64, 128, 64)), blocks)
+    assert moved(a, a).shape == (64, 128, 64)
+"""
+
+
+def test_pytest_jaxlint_reports_it_with_the_tests_devices_and_arrays(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(PLUGIN_MODEL)
+    (tmp_path / "test_model.py").write_text(PLUGIN_TESTS)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT",
+                                                             "PYTEST_XDIST_WORKER", "JAXLINT_RECORD")}
+    env |= {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint", "--jaxlint-report",
+                          "report.json", "-q"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert "2 passed" in run.stdout, run.stdout + run.stderr
+    found = sorted(("model.py", f["code"], f["location"]["row"]) for f in
+                   json.loads((tmp_path / "report.json").read_text()))
+    assert found == case_markers(tmp_path / "model.py"), run.stdout
