@@ -117,7 +117,36 @@ ARGUMENTS = REPRO.replace("@partial(jax.jit, in_shardings=(blocks, blocks))", "@
     "X = jax.ShapeDtypeStruct((64, 128, 64), jnp.float32, sharding=blocks)")
 PLACED = ARGUMENTS.replace("h.lower(X, X)", "a = jax.device_put(jnp.ones((64, 128, 64)), blocks)\nh(a, a)")
 
-MODULES = {"repro.py": REPRO, "twin.py": TWIN, "data_parallel.py": DATA_PARALLEL, "arguments.py": ARGUMENTS,
+# Shardings that disagree inside a scan body: each replication runs once per iteration. XLA names
+# the constraints' own operations on 0.10.2; on 0.4.35 the last one has no warning of its own.
+LOOP = f"""\
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+{AUTO_AXES}
+mesh = jax.make_mesh((4, 2), ("x", "y"), **AUTO)
+blocks = NamedSharding(mesh, P("y", None, "x"))
+columns = NamedSharding(mesh, P(None, ("x", "y"), None))
+
+
+@partial(jax.jit, in_shardings=(blocks,))
+def steps(c):
+    def body(c, _):
+        e = jnp.tanh(c) * 2.0  # expect: JX310
+        e = jax.lax.with_sharding_constraint(e, columns)  # expect: JX310
+        return jax.lax.with_sharding_constraint(e + 1.0, blocks), None  # expect(jax>=0.7): JX310
+
+    return jax.lax.scan(body, c, None, length=10)[0]
+
+
+steps.lower(jax.ShapeDtypeStruct((64, 128, 64), jnp.float32))
+"""
+
+MODULES = {"repro.py": REPRO, "loop.py": LOOP, "twin.py": TWIN, "data_parallel.py": DATA_PARALLEL, "arguments.py": ARGUMENTS,
            "placed.py": PLACED}
 if hasattr(jax.sharding, "reshard"):  # not on 0.4.35, which has no Explicit axes
     MODULES["explicit.py"] = EXPLICIT
@@ -175,6 +204,16 @@ def test_the_message_names_the_shardings_the_bytes_and_the_fix(checked: tuple[Pa
     assert "with_sharding_constraint" in message and "mesh axes agree" in message
     # The warning was read from the compile: the user sees the finding, not XLA's log line.
     assert "spmd_partitioner" not in run.stdout + run.stderr
+
+
+def test_a_replication_in_a_loop_body_counts_its_iterations(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
+    _, run = checked
+    findings = [f for f in json.loads(run.stdout) if Path(f["filename"]).name == "loop.py"]
+    assert findings and all("replicates it in a loop body, 10 times per call" in f["message"] for f in findings)
+    # The operation XLA names is said in the user's terms: the call of with_sharding_constraint.
+    constraint = position(LOOP, "e = jax.lax.with_sharding_constraint")[0]
+    assert any(f["location"]["row"] == constraint and "for the with_sharding_constraint (" in f["message"]
+               for f in findings)
 
 
 @pytest.mark.parametrize("line", [NEW_LINE, OLD_LINE], ids=["jax-0.10", "jax-0.4.35"])

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from jaxlint.ir import innermost_loop_over
 from jaxlint.ir.memory import Frame
 from jaxlint.ir.partitioner import Rematerialization
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import char_span
+
+# JAX's names of the operations a user writes as a call of another name.
+_CALLS = {"sharding_constraint": "with_sharding_constraint", "reshard": "reshard", "pjit": "jit", "jit": "jit"}
 
 
 class InvoluntaryFullRematerialization(Rule):
@@ -28,9 +32,11 @@ class InvoluntaryFullRematerialization(Rule):
             if placed is None or placed[0] in seen:
                 continue  # another file's, or the same line again (0.4.35 warns once per operand)
             seen.add(placed[0])
-            finding = ctx.finding(cls, _message(remat, placed[1]), placed[0])
+            trips = _trips(ctx, placed[0].start_line)
+            finding = ctx.finding(cls, _message(remat, placed[1], trips), placed[0])
             finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(remat.nbytes), equations=None,
-                                note="per device: each device holds the whole value for the reshard")
+                                note="per device: each device holds the whole value for the reshard"
+                                + (", every iteration of the loop around it" if trips != 1 else ""))
             yield finding
 
 
@@ -63,6 +69,22 @@ def _span(ctx: ProgramContext, frame: Frame, op_name: str) -> Span:
     return Span(frame.line, start, frame.line, len(text.rstrip()))
 
 
+def _trips(ctx: ProgramContext, line: int) -> int | None:
+    """How many times per call the line runs: 1 outside loops, a scan's length (times the scans
+    around it), None inside a while loop."""
+    loops = list(ctx.ops_here("scan", "while"))
+    trips: int | None = 1
+    while trips is not None:
+        loop = innermost_loop_over(loops, line)
+        if loop is None:
+            return trips
+        length = int(loop.params.get("length", 0) or 0) if loop.primitive == "scan" else 0
+        trips = trips * length if length else None
+        loops.remove(loop)
+        line = loop.location.span.start_line if loop.location is not None else 0
+    return None
+
+
 def _size(nbytes: float) -> str:
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= scale:
@@ -70,13 +92,15 @@ def _size(nbytes: float) -> str:
     return f"{int(nbytes)} bytes"
 
 
-def _message(remat: Rematerialization, own_line: bool) -> str:
+def _message(remat: Rematerialization, own_line: bool, trips: int | None) -> str:
     source = remat.source_spec or f"HLO sharding {remat.source}"
     target = remat.target_spec or f"HLO sharding {remat.target}"
     primitive = remat.op_name.rpartition("/")[2]
-    what = f"the {primitive}" if own_line and primitive else "this value"
+    what = f"the {_CALLS.get(primitive, primitive)}" if own_line and primitive else "this value"
+    where = "" if trips == 1 else f" in a loop body, {trips} times per call" if trips \
+        else " in the body of a while loop, every iteration"
     return (f"the SPMD partitioner found no efficient way from {source} to {target} for {what} "
-            f"({remat.shape}) and replicates it: every device holds all {_size(remat.nbytes)} before "
+            f"({remat.shape}) and replicates it{where}: every device holds all {_size(remat.nbytes)} before "
             "slicing out its shard (XLA's \"Involuntary full rematerialization\"). Constrain the value to "
             "a sharding one collective reaches before this operation (jax.lax.with_sharding_constraint), "
             "or choose shardings whose mesh axes agree (the same axis on the same dimension).")
