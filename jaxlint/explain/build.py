@@ -174,6 +174,7 @@ def conclude(report: dict[str, Any]) -> None:
                        "(listed above); by design.")
     if not duplicates and report["hlo"].get("instructions"):
         summary.append("Nothing is computed more than once in the optimized HLO.")
+    summary += communication.summary(report.get("communication"), report["target"]["path"])
     summary += [note for note in report["cost"]["notes"] if "merged the recomputation" in note
                 or "undercounts" in note]
     summary += [f"{f['code']} ({finding_place(f, report)}): {f['verdict']}" for f in report["findings"]]

@@ -17,7 +17,7 @@ _PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
 # A collective without metadata is traced back to a parameter through these.
 _PASS_THROUGH = frozenset({"bitcast", "copy", "reshape", "transpose", "get-tuple-element", "slice",
                            "dynamic-slice", "fusion", "convert"})
-BYTES_LABEL = ("bytes of one run on one device: the gathered result of an all-gather, the operand of a "
+BYTES_LABEL = ("of one run on one device: the gathered result of an all-gather, the operand of a "
                "reduce-scatter, the buffer exchanged by the others (operand and result are the same size)")
 UNSHARDED_LABEL = ("unsharded: the global argument and output sizes from the traced avals (what one "
                    "device holds without sharding); temporaries have no unsharded figure")
@@ -136,3 +136,19 @@ def _cause(module: hlo.Module, instruction: hlo.Instruction, by_name: dict[str, 
         specs = [s for s in facts.get("outputs") or [] if s]
         return "the output's sharding" + (f" {', '.join(dict.fromkeys(specs))}" if specs else "")
     return "no source metadata"
+
+
+def summary(section: dict[str, Any] | None, path: str) -> list[str]:
+    """Summary sentences: each collective that runs more than once per call, inside a loop body."""
+    if not section or not section["sharded"]:
+        return []
+    sentences = []
+    for c in section["collectives"]:
+        if not c["in_loop"] or not c["runs_per_call"] or c["runs_per_call"] < 2:
+            continue
+        where = f" of line {c['line']}" if c["line"] is not None and c["path"] == path else ""
+        loop = f" at line {c['loop_line']}" if c["loop_line"] else ""
+        axes = f" over {', '.join(c['axes'])}" if c["axes"] else ""
+        sentences.append(f"The {c['kind']}{where} ({c['shape']}{axes}) is inside the loop body{loop}: it runs "
+                         f"{c['runs_per_call']:,} times per call, {c['bytes_per_call']:,} bytes per device in all.")
+    return sentences
