@@ -88,6 +88,15 @@ columns = jax.jit(project, in_shardings=(rows, NamedSharding(mesh, P(None, "mode
 columns.lower(B, W)
 
 
+def double(x):
+    return x * 2
+
+
+# Made replicated on the way out: XLA leaves the all-gather no metadata.
+gathered = jax.jit(double, in_shardings=rows, out_shardings=NamedSharding(mesh, P()))
+gathered.lower(X)
+
+
 @jax.jit
 def plain(x):
     return jnp.sin(x) * 2
@@ -208,6 +217,15 @@ def test_a_reshard_is_an_all_to_all_and_a_roll_a_collective_permute(sharded: Pat
     [permute] = report_of(f"{sharded}::roll_sharded")["communication"]["collectives"]
     assert (permute["kind"], permute["axes"], permute["line"]) == \
         ("collective-permute", ["data"], line_of(sharded, "jnp.roll("))
+
+
+def test_a_collective_without_metadata_is_put_down_to_the_shardings(sharded: Path) -> None:
+    report = report_of(f"{sharded}::gathered")
+    [gather] = report["communication"]["collectives"]
+    assert (gather["kind"], gather["shape"], gather["axes"], gather["line"]) == ("all-gather", "f32[512,512]", ["data"], None)
+    assert gather["cause"] == "the output's sharding P(), from argument 0 (sharded P('data', None))"
+    assert "by the output's sharding P(), from argument 0 (sharded P('data', None)): all-gather f32[512,512] over data" \
+        in " ".join(render(report, width=120).split())
 
 
 def test_a_replicated_parameter_costs_its_full_size_on_every_device(sharded: Path) -> None:

@@ -16,7 +16,7 @@ KINDS = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective
 _PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
 # A collective without metadata is traced back to a parameter through these.
 _PASS_THROUGH = frozenset({"bitcast", "copy", "reshape", "transpose", "get-tuple-element", "slice",
-                           "dynamic-slice", "fusion", "convert"})
+                           "dynamic-slice", "fusion", "call", "convert"})
 BYTES_LABEL = ("of one run on one device: the gathered result of an all-gather, the operand of a "
                "reduce-scatter, the buffer exchanged by the others (operand and result are the same size)")
 UNSHARDED_LABEL = ("unsharded: the global argument and output sizes from the traced avals (what one "
@@ -113,11 +113,36 @@ def _axes(kind: str, instruction: hlo.Instruction, devices: int, mesh: dict[str,
 
 
 def _cause(module: hlo.Module, instruction: hlo.Instruction, by_name: dict[str, hlo.Instruction],
-           facts: dict[str, Any]) -> str:
-    """What made a collective XLA left no metadata on: the sharding of the argument it reads, or of
-    the output it makes."""
-    entry = module.computations[module.entry]
-    root = entry.root
+           facts: dict[str, Any]) -> str | None:
+    """What made a collective XLA left no metadata on: the sharding of the output it makes (a
+    collective at the root reshards the result to ``out_shardings``) and of the argument it reads."""
+    output = _output_index(module, instruction)
+    argument = _argument_index(module, instruction, by_name)
+    arguments, outputs = facts.get("arguments") or [], facts.get("outputs") or []
+    argument_text = None if argument is None else f"argument {argument}" + (
+        f" (sharded {arguments[argument]})" if argument < len(arguments) and arguments[argument] else "")
+    if output is not None:
+        spec = outputs[output] if output < len(outputs) and outputs[output] else None
+        what = "the output's sharding" if len(outputs) <= 1 else f"output {output}'s sharding"
+        made = f"{what} {spec}" if spec else what
+        return f"{made}, from {argument_text}" if argument_text else made
+    return f"{argument_text}'s sharding" if argument_text else None
+
+
+def _output_index(module: hlo.Module, instruction: hlo.Instruction) -> int | None:
+    """Which output of the entry computation the collective is (None: not an output)."""
+    root = module.computations[module.entry].root
+    if root is None:
+        return None
+    if root.name == instruction.name:
+        return 0
+    if root.opcode == "tuple" and instruction.name in root.operands:
+        return root.operands.index(instruction.name)
+    return None
+
+
+def _argument_index(module: hlo.Module, instruction: hlo.Instruction, by_name: dict[str, hlo.Instruction]) -> int | None:
+    """The entry parameter the collective reads, through copies, reshapes and fusions."""
     pending, seen = list(instruction.operands), set()
     while pending:
         name = pending.pop()
@@ -126,16 +151,10 @@ def _cause(module: hlo.Module, instruction: hlo.Instruction, by_name: dict[str, 
         seen.add(name)
         operand = by_name[name]
         if operand.opcode == "parameter" and operand.computation == module.entry:
-            index = int(operand.literal) if (operand.literal or "").isdigit() else None
-            specs = facts.get("arguments") or []
-            spec = specs[index] if index is not None and index < len(specs) and specs[index] else None
-            return f"argument {index}'s sharding" + (f" {spec}" if spec else "")
+            return int(operand.literal) if (operand.literal or "").isdigit() else None
         if operand.opcode in _PASS_THROUGH:
             pending.extend(operand.operands)
-    if root is not None and (root.name == instruction.name or instruction.name in root.operands):
-        specs = [s for s in facts.get("outputs") or [] if s]
-        return "the output's sharding" + (f" {', '.join(dict.fromkeys(specs))}" if specs else "")
-    return "no source metadata"
+    return None
 
 
 def summary(section: dict[str, Any] | None, path: str) -> list[str]:

@@ -271,6 +271,12 @@ def _collective_marks(report: dict[str, Any]) -> dict[int, str]:
     return marks
 
 
+def _collective_place(collective: dict[str, Any], report: dict[str, Any]) -> str:
+    if collective.get("line") is not None:
+        return memory_place(collective, report)
+    return f"by {collective['cause']}" if collective.get("cause") else "no source line"
+
+
 def _communication(report: dict[str, Any]) -> str:
     """The communication section of a program partitioned over several devices (none otherwise):
     its collectives (rows light up their source line) and the per-device memory."""
@@ -286,7 +292,7 @@ def _communication(report: dict[str, Any]) -> str:
     collectives = section.get("collectives") or []
     if collectives:
         rows = "".join(
-            f'<tr{_xref(c, report)}><td>{_e(memory_place(c, report) if c.get("line") else "from " + str(c.get("cause")))}</td>'
+            f'<tr{_xref(c, report)}><td>{_e(_collective_place(c, report))}</td>'
             f'<td><code>{_e(c.get("kind"))}</code></td><td><code>{_e(c.get("shape"))}</code></td>'
             f'<td>{_e(", ".join(c.get("axes") or []) if c.get("axes") is not None else "?")}</td>'
             f'<td class="n">{_e(_bytes(c.get("bytes")))}</td>'

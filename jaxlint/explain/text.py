@@ -213,7 +213,7 @@ def _communication(report: dict[str, Any], lines: dict[int, str], width: int) ->
         axes = f"over {', '.join(c['axes'])}" if c["axes"] else "over devices not on one mesh axis" \
             if c["axes"] is not None else "over unknown axes"
         if c["line"] is None:
-            where = f"from {c['cause']}"
+            where = f"by {c['cause']}" if c["cause"] else "no source line"
         elif c["path"] == report["target"]["path"]:
             where = f"line {c['line']} ({_clip(lines.get(c['line'], ''), 40)})"
         else:
