@@ -16,8 +16,10 @@ import jsonschema
 import pytest
 from helpers import write
 
+from jaxlint.explain import communication, hlomap
 from jaxlint.explain.html import render_html
 from jaxlint.explain.text import render
+from jaxlint.ir import hlo
 from jaxlint.ir.replica_groups import device_groups, mesh_axes_of_groups, mesh_axes_of_pairs
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "explain-schema.json").read_text())
@@ -256,3 +258,32 @@ def test_a_mesh_made_at_import_is_explained_with_the_devices_it_takes(tmp_path: 
     run = explain(f"{unread}::total_sharded")
     assert run.returncode == 2 and "Traceback" not in run.stderr and "devices" in run.stderr, run.stderr
     assert report_of(f"{unread}::total_sharded", "--devices", "8")["communication"]["devices"] == 8
+
+
+def test_devices_takes_a_whole_number_of_at_least_one(tmp_path: Path) -> None:
+    for wrong in ("0", "two"):
+        run = explain(f"{tmp_path / 'm.py'}::f", "--devices", wrong)
+        assert run.returncode == 2, run.stderr
+        assert f"argument --devices: expected a whole number of CPU devices, at least 1, got '{wrong}'" in run.stderr
+
+
+# XLA's CPU backend makes no asynchronous collectives (GPU and TPU do): this module is written by
+# hand, in the text form XLA prints them.
+ASYNC = """\
+HloModule jit_f, is_scheduled=true, num_partitions=8
+
+ENTRY %main.1 (p: f32[128,512]) -> f32[512,512] {
+  %p = f32[128,512]{1,0} parameter(0)
+  %ags = (f32[128,512]{1,0}, f32[512,512]{1,0}) all-gather-start(%p), channel_id=1, replica_groups=[2,4]<=[4,2]T(1,0), dimensions={0}, use_global_device_ids=true, metadata={op_name="jit(f)/dot_general" source_file="/src/m.py" source_line=3}
+  ROOT %agd = f32[512,512]{1,0} all-gather-done(%ags), metadata={op_name="jit(f)/dot_general" source_file="/src/m.py" source_line=3}
+}
+"""
+
+
+def test_an_async_collective_counts_once_with_the_shape_its_done_gives() -> None:
+    module = hlo.parse(ASYNC)
+    facts = {"sharding": {"mesh": {"axis_names": ["data", "model"], "shape": [4, 2]}}}
+    section = communication.section(module, hlomap.place(module), ASYNC, "/src/m.py", facts)
+    [gather] = section["collectives"]
+    assert (gather["kind"], gather["shape"], gather["bytes"]) == ("all-gather", "f32[512,512]", 512 * 512 * 4)
+    assert (gather["axes"], gather["line"], gather["runs_per_call"]) == (["data"], 3, 1)
