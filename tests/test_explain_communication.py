@@ -90,6 +90,22 @@ columns = jax.jit(project, in_shardings=(rows, NamedSharding(mesh, P(None, "mode
 columns.lower(B, W)
 
 
+def nested(x):
+    def inner(c, _):
+        return c - 0.2 * jnp.mean(c), None
+
+    def outer(c, _):
+        c, _ = lax.scan(inner, c, None, length=5)
+        return c, None
+
+    c, _ = lax.scan(outer, x, None, length=10)
+    return c
+
+
+nested_sharded = jax.jit(nested, in_shardings=rows, out_shardings=rows)
+nested_sharded.lower(X)
+
+
 def double(x):
     return x * 2
 
@@ -196,6 +212,13 @@ def test_a_gathered_weight_and_an_all_reduce_in_a_loop_by_source_line(sharded: P
     assert memory["per_device"]["argument_bytes"] == 2 * MIB // 4 and memory["unsharded"]["argument_bytes"] == 2 * MIB
     assert memory["per_device"]["output_bytes"] == MIB // 4 and memory["unsharded"]["output_bytes"] == MIB
     assert any("all-reduce of line" in s and "100 times per call" in s for s in layer["summary"])
+
+
+def test_a_collective_in_nested_loops_runs_the_product_of_their_trip_counts(sharded: Path) -> None:
+    [reduce] = report_of(f"{sharded}::nested_sharded")["communication"]["collectives"]
+    assert (reduce["kind"], reduce["line"]) == ("all-reduce", line_of(sharded, "c - 0.2 * jnp.mean(c)"))
+    assert reduce["in_loop"] and reduce["loop_line"] == line_of(sharded, "c, _ = lax.scan(inner")
+    assert (reduce["runs_per_call"], reduce["bytes_per_call"]) == (50, 200)
 
 
 def test_the_text_and_the_page_show_the_collectives_at_their_lines(sharded: Path, layer: dict) -> None:
