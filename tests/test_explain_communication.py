@@ -235,6 +235,33 @@ def test_the_text_and_the_page_show_the_collectives_at_their_lines(sharded: Path
     assert f'<tr class="xref" data-line="{matmul}">' in table and f'<tr class="xref" data-line="{mean}">' in table
 
 
+DOCS = Path(__file__).parent.parent / "docs" / "explain.md"
+HEADER = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+"""
+
+
+def test_the_docs_show_the_real_section(tmp_path: Path) -> None:
+    docs = DOCS.read_text()
+    section = docs[docs.index("## The communication section"):]
+    program = section[section.index("```python\n") + 10:section.index("```\n\n```\n")]
+    shown = section[section.index("```\n6. Communication") + 4:]
+    shown = shown[:shown.index("```")]
+    path = write(tmp_path, "layer", HEADER + program + "X = jax.ShapeDtypeStruct((512, 512), jnp.float32)\n"
+                                                      "layer_sharded.lower(X, X)\n")
+    assert line_of(path, "h = jnp.tanh(x @ w)") == 12  # the lines the docs name
+    env = {**{k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}, "COLUMNS": "100"}
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", f"{path}::layer_sharded"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr
+    assert shown in run.stdout
+
+
 def test_a_reshard_is_an_all_to_all_and_a_roll_a_collective_permute(sharded: Path) -> None:
     [exchange] = report_of(f"{sharded}::reshard_sharded")["communication"]["collectives"]
     assert (exchange["kind"], exchange["axes"]) == ("all-to-all", ["data"])

@@ -169,5 +169,12 @@ def summary(section: dict[str, Any] | None, path: str) -> list[str]:
         loop = f" at line {c['loop_line']}" if c["loop_line"] else ""
         axes = f" over {', '.join(c['axes'])}" if c["axes"] else ""
         sentences.append(f"The {c['kind']}{where} ({c['shape']}{axes}) is inside the loop body{loop}: it runs "
-                         f"{c['runs_per_call']:,} times per call, {c['bytes_per_call']:,} bytes per device in all.")
+                         f"{c['runs_per_call']:,} times per call, {_size(c['bytes_per_call'])} per device in all.")
     return sentences
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes:,} B"
