@@ -106,6 +106,15 @@ nested_sharded = jax.jit(nested, in_shardings=rows, out_shardings=rows)
 nested_sharded.lower(X)
 
 
+def constrained(x):
+    y = lax.with_sharding_constraint(x * 2, rows)
+    return y.sum()
+
+
+constrained_only = jax.jit(constrained)
+constrained_only.lower(X)
+
+
 def double(x):
     return x * 2
 
@@ -260,6 +269,17 @@ def test_the_docs_show_the_real_section(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr
     assert shown in run.stdout
+
+
+def test_a_sharding_constraint_alone_partitions_the_program(sharded: Path) -> None:
+    report = report_of(f"{sharded}::constrained_only")
+    section = report["communication"]
+    assert section["mesh"] == {"axis_names": ["data", "model"], "shape": [4, 2]}
+    assert section["arguments"] == [None] and section["outputs"] == ["P()"]
+    [reduce] = section["collectives"]
+    assert (reduce["kind"], reduce["axes"]) == ("all-reduce", ["data"])
+    assert reduce["line"] == line_of(sharded, "return y.sum()")
+    assert "shardings: arguments chosen by XLA; outputs P()" in render(report)
 
 
 def test_a_reshard_is_an_all_to_all_and_a_roll_a_collective_permute(sharded: Path) -> None:

@@ -287,8 +287,8 @@ def _communication(report: dict[str, Any]) -> str:
     over = ", ".join(f"{n}={s}" for n, s in zip(mesh.get("axis_names") or [], mesh.get("shape") or []))
     head = (f'<h2>Communication</h2><p class="meta">{_e(section.get("devices"))} devices'
             + (f", mesh {_e(over)}" if over else "") + ". Arguments "
-            + _e(", ".join(map(str, section.get("arguments") or [])) or "—") + "; outputs "
-            + _e(", ".join(map(str, section.get("outputs") or [])) or "—") + ".</p>")
+            + _e(", ".join(s or "chosen by XLA" for s in section.get("arguments") or []) or "—") + "; outputs "
+            + _e(", ".join(s or "chosen by XLA" for s in section.get("outputs") or []) or "—") + ".</p>")
     collectives = section.get("collectives") or []
     if collectives:
         rows = "".join(

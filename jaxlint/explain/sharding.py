@@ -14,8 +14,9 @@ import numpy as np
 
 def sharding_facts(compiled: Any, closed: Any) -> dict[str, Any]:
     """{"mesh": {"axis_names", "shape"} or None, "arguments"/"outputs": a PartitionSpec text per
-    array leaf ("P('data', None)"; None for a sharding without a mesh), "unsharded": the global
-    argument and output bytes}."""
+    array leaf ("P('data', None)"; None for a sharding XLA chose, which has no mesh), "unsharded":
+    the global argument and output bytes}. JAX gives the outputs the mesh of a sharding constraint
+    inside the function when no argument has one."""
     inputs = _leaves(compiled.input_shardings)
     outputs = _leaves(compiled.output_shardings)
     mesh = next((s.mesh for s in inputs + outputs if _named(s)), None)

@@ -204,8 +204,9 @@ def _communication(report: dict[str, Any], lines: dict[int, str], width: int) ->
     over = (", mesh " + " x ".join(f"{n}={s}" for n, s in zip(mesh["axis_names"], mesh["shape"]))) if mesh else ""
     out = ["", f"6. Communication ({section['devices']} devices{over})"]
     if section["arguments"] or section["outputs"]:
-        out += _wrap(f"shardings: arguments {', '.join(map(str, section['arguments'])) or '-'}; "
-                     f"outputs {', '.join(map(str, section['outputs'])) or '-'}", width, "  ", "    ")
+        arguments, outputs = (", ".join(spec or "chosen by XLA" for spec in section[key]) or "-"
+                              for key in ("arguments", "outputs"))
+        out += _wrap(f"shardings: arguments {arguments}; outputs {outputs}", width, "  ", "    ")
     collectives = section["collectives"]
     if not collectives:
         out.append("  no collective: each device computes its part without communicating")
