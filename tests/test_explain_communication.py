@@ -337,23 +337,27 @@ def test_devices_takes_a_whole_number_of_at_least_one(tmp_path: Path) -> None:
         assert f"argument --devices: expected a whole number of CPU devices, at least 1, got '{wrong}'" in run.stderr
 
 
-# XLA's CPU backend makes no asynchronous collectives (GPU and TPU do): this module is written by
-# hand, in the text form XLA prints them.
+# XLA's CPU backend makes no asynchronous collectives and no reduce-scatter (it all-reduces and
+# slices; GPU and TPU make both): this module is written by hand, in the text form XLA prints.
 ASYNC = """\
 HloModule jit_f, is_scheduled=true, num_partitions=8
 
 ENTRY %main.1 (p: f32[128,512]) -> f32[512,512] {
   %p = f32[128,512]{1,0} parameter(0)
   %ags = (f32[128,512]{1,0}, f32[512,512]{1,0}) all-gather-start(%p), channel_id=1, replica_groups=[2,4]<=[4,2]T(1,0), dimensions={0}, use_global_device_ids=true, metadata={op_name="jit(f)/dot_general" source_file="/src/m.py" source_line=3}
-  ROOT %agd = f32[512,512]{1,0} all-gather-done(%ags), metadata={op_name="jit(f)/dot_general" source_file="/src/m.py" source_line=3}
+  %agd = f32[512,512]{1,0} all-gather-done(%ags), metadata={op_name="jit(f)/dot_general" source_file="/src/m.py" source_line=3}
+  ROOT %rs = f32[128,512]{1,0} reduce-scatter(%agd), channel_id=2, replica_groups={{0,2,4,6},{1,3,5,7}}, dimensions={0}, to_apply=%add
 }
 """
 
 
-def test_an_async_collective_counts_once_with_the_shape_its_done_gives() -> None:
+def test_an_async_collective_counts_once_and_a_reduce_scatter_by_its_operand() -> None:
     module = hlo.parse(ASYNC)
     facts = {"sharding": {"mesh": {"axis_names": ["data", "model"], "shape": [4, 2]}}}
     section = communication.section(module, hlomap.place(module), ASYNC, "/src/m.py", facts)
-    [gather] = section["collectives"]
+    [gather, scatter] = section["collectives"]
     assert (gather["kind"], gather["shape"], gather["bytes"]) == ("all-gather", "f32[512,512]", 512 * 512 * 4)
     assert (gather["axes"], gather["line"], gather["runs_per_call"]) == (["data"], 3, 1)
+    # A reduce-scatter's bytes are its operand's: what each device sends into the reduction.
+    assert (scatter["kind"], scatter["shape"], scatter["bytes"]) == ("reduce-scatter", "f32[128,512]", 512 * 512 * 4)
+    assert (scatter["axes"], scatter["line"], scatter["cause"]) == (["data"], None, "the output's sharding")
