@@ -284,7 +284,7 @@ def test_a_sharding_constraint_alone_partitions_the_program(sharded: Path) -> No
 
 def test_a_reshard_is_an_all_to_all_and_a_roll_a_collective_permute(sharded: Path) -> None:
     [exchange] = report_of(f"{sharded}::reshard_sharded")["communication"]["collectives"]
-    assert (exchange["kind"], exchange["axes"]) == ("all-to-all", ["data"])
+    assert (exchange["kind"], exchange["axes"], exchange["shape"]) == ("all-to-all", ["data"], "4 x f32[128,1,128]")
     assert exchange["line"] == line_of(sharded, "with_sharding_constraint") and exchange["bytes"] == 512 * 512 * 4 // 4
     [permute] = report_of(f"{sharded}::roll_sharded")["communication"]["collectives"]
     assert (permute["kind"], permute["axes"], permute["line"]) == \

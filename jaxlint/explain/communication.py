@@ -56,7 +56,7 @@ def section(module: hlo.Module, placed: list[hlomap.Placed], hlo_text: str, path
         loop = loops.get(entry.loop or "")
         runs = entry.trips
         collectives.append({
-            "kind": kind, "name": instruction.name, "shape": hlo.plain_shape(result_shape), "bytes": nbytes,
+            "kind": kind, "name": instruction.name, "shape": _shape_text(result_shape), "bytes": nbytes,
             "axes": _axes(kind, instruction, devices, mesh),
             "groups": instruction.attrs.get("replica_groups") or instruction.attrs.get("source_target_pairs"),
             "path": frame_path, "line": line, "op_name": instruction.metadata.get("op_name"),
@@ -90,6 +90,16 @@ def _result_shape(instruction: hlo.Instruction, placed: list[hlomap.Placed]) -> 
     done = instruction.opcode[:-len("start")] + "done"
     return next((e.instruction.shape for e in placed if e.instruction.opcode == done
                  and e.instruction.operands[:1] == [instruction.name]), instruction.shape)
+
+
+def _shape_text(shape: str) -> str:
+    """The shape without layouts; a tuple of equal arrays (an all-to-all's pieces) as ``4 x f32[128,1,128]``."""
+    plain = hlo.plain_shape(shape)
+    if plain.startswith("("):
+        parts = [part.strip() for part in plain.strip("()").split(", ") if part.strip()]
+        if len(parts) > 1 and len(set(parts)) == 1:
+            return f"{len(parts)} x {parts[0]}"
+    return plain
 
 
 def _source(module: hlo.Module, instruction: hlo.Instruction, path: str) -> tuple[str | None, int | None]:
