@@ -1,10 +1,11 @@
 """Benchmark: time per stage and peak worker memory of `jaxlint check` (run by hand).
 
-    python bench/bench_check.py [--repeat 5]
+    python bench/bench_check.py [--repeat 5] [--ignore JX306,JX307,JX308]
 
 Cases: the founding example; a tree of 200 files without JAX code; a project of 20 modules,
 each with a jitted function holding the founding pattern; `--fix` on the founding example.
-Prints the median of each stage.
+Prints the median of each stage. ``--ignore`` leaves rules out of the default selection (what a rule
+family costs).
 """
 from __future__ import annotations
 
@@ -43,8 +44,10 @@ def make_cases(root: Path) -> dict[str, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
-    repeat = parser.parse_args().repeat
-    rules = select_rules(None, None)
+    parser.add_argument("--ignore", default="", help="rule codes to leave out, comma-separated")
+    options = parser.parse_args()
+    repeat = options.repeat
+    rules = select_rules(None, [code for code in options.ignore.split(",") if code])
     with tempfile.TemporaryDirectory() as tmp:
         for name, (path, jobs) in make_cases(Path(tmp)).items():
             walls, stages = [], {}
