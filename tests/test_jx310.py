@@ -229,6 +229,21 @@ def test_both_dialects_of_the_warning_are_parsed(line: str) -> None:
     assert partitioner.parse("Involuntary full rematerialization, cut short") is None
 
 
+def test_only_a_program_sharded_over_several_devices_is_compiled_for_the_warning() -> None:
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from jaxlint.ir import sharded
+
+    assert not sharded.is_sharded(jax.make_jaxpr(lambda x: jnp.tanh(x) * 2)(jnp.ones(4)))
+    # This process has one device: a mesh over it shards nothing, constraint or not.
+    one = NamedSharding(Mesh(np.array(jax.devices()[:1]), ("data",)), P("data"))
+    assert not sharded.is_sharded(jax.make_jaxpr(lambda x: jax.lax.with_sharding_constraint(x * 2, one))(jnp.ones(4)))
+    assert sharded.input_shardings(jax.make_jaxpr(lambda x: x)(jnp.ones(4))) is None
+
+
 def test_the_whole_shape_is_the_shard_times_its_tiles() -> None:
     assert partitioner.full_shape("f32[4,16,2]", "{devices=[2,1,4]<=[4,2]T(1,0)}") == "f32[8,16,8]"
     assert partitioner.full_shape("bf16[2,16]", "{devices=[4,1,2]<=[8] last_tile_dim_replicate}") == "bf16[8,16]"
