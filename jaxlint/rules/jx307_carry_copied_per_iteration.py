@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, costs, innermost_loop_over, ops_in
-from jaxlint.ir.memory import Frame, LoopCopies
+from jaxlint.ir import Op, costs, ops_in
+from jaxlint.ir.memory import Frame, LoopCopies, loop_in_file
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.text import char_span
@@ -66,23 +66,16 @@ def _large_loop(ctx: ProgramContext, minimum: int) -> bool:
 
 def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | None:
     """(span, the IR loop) where the loop is reported in this context's file, or None when it is not
-    this file's: the while's own innermost frame the program reports in; without one (JAX 0.4.35
-    gives a transposed loop no metadata) the loop whose body made the body's instructions."""
-    loops = [op for op in ctx.ops_here(*_LOOPS)]
+    this file's: its innermost frame among the files the context reports in must be this file's
+    (memory.loop_in_file places it there)."""
     frame = next((f for f in reversed(loop.frames) if ctx.reports_in(f.path)), None)
-    if frame is not None:
-        if frame.path != ctx.path:
-            return None
-        op = next((op for op in loops if op.location.span.start_line == frame.line), None)
-        return (op.location.span, op) if op is not None else (_frame_span(ctx.source, frame), None)
-    for body in loop.body_frames:
-        if body.path != ctx.path:
-            continue
-        op = next((op for op in loops if op.location.span.start_line == body.line), None) or \
-            innermost_loop_over(loops, body.line)
-        if op is not None:
-            return op.location.span, op
-    return None
+    if frame is not None and frame.path != ctx.path:
+        return None
+    placed = loop_in_file(loop, list(ctx.ops_here(*_LOOPS)), ctx.path)
+    if placed is None:
+        return None
+    at, op = placed
+    return (op.location.span, op) if op is not None else (_frame_span(ctx.source, at), None)
 
 
 def _frame_span(source: str, frame: Frame) -> Span:
