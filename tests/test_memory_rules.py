@@ -8,13 +8,14 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-from helpers import case_line, checked_case
+from helpers import case_line, check_in_process, checked_case
 from jax import lax
 
 from jaxlint.ir import compat
 from jaxlint.ir import compile as compile_step
 from jaxlint.ir.build import build_program
 from jaxlint.ir.memory import alias_parameters
+from jaxlint.rules.registry import rule_classes
 
 X = jax.ShapeDtypeStruct((1024, 1024), jnp.float32)
 NEW_JAX = compat.JAX_VERSION >= (0, 5, 0)
@@ -51,6 +52,41 @@ def test_jx307_reports_bytes_times_trip_count_at_the_scan() -> None:
     assert finding.span.start_line == line
     assert "f32[1000,10,10] x2" in finding.message and "x 999 iterations" in finding.message
     assert finding.cost is not None and finding.cost.bytes == 2 * 400_000 * 999
+    assert "usually a `.at[].set`" in finding.message  # the body's in-place update is the cause
+
+
+# A scan of plain weight updates: no in-place update in the body, yet XLA's CPU backend copies carried
+# weights its matmuls read (both JAX versions here; which weights differs between them).
+TRAIN_STEP = """\
+import jax
+import jax.numpy as jnp
+
+
+def loss(params, x):
+    for w in params:
+        x = jnp.tanh(x @ w)
+    return x.sum()
+
+
+# jaxlint: args params=[f32[256, 256], f32[256, 256], f32[256, 256]], x=f32[64, 256]
+@jax.jit
+def train(params, x):
+    def step(p, _):
+        g = jax.grad(loss)(p, x)
+        return [a - 1e-3 * b for a, b in zip(p, g)], None
+    return jax.lax.scan(step, params, None, length=20)[0]
+"""
+
+
+def test_jx307_says_when_no_in_place_update_explains_the_copy(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(TRAIN_STEP)
+    findings = [f for f in check_in_process([str(path)], rule_classes(["JX307"]), jobs=1).findings]
+    assert [f.span.start_line for f in findings] == [TRAIN_STEP.splitlines().index(
+        "    return jax.lax.scan(step, params, None, length=20)[0]") + 1]
+    assert "f32[256,256]" in findings[0].message and "x 20 iterations" in findings[0].message
+    assert "Nothing in the loop's body updates an array in place" in findings[0].message
+    assert "usually a `.at[].set`" not in findings[0].message
 
 
 def test_alias_map_of_a_pytree_donation() -> None:

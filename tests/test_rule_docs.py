@@ -53,8 +53,9 @@ def run(path: Path, fix: bool = False) -> CheckResult:
 
 # Pages whose Example only a worker process can give (the in-process analysis enforces no time
 # limit, and a crash would end the test process): code -> the `jaxlint check` flags to use.
-# The JX902 Example sleeps for 600 s, far past the limit.
-WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": []}
+# The JX902 Example sleeps for 600 s, far past the limit. JX310's builds a (4, 2) mesh: its worker
+# gets 8 CPU devices from the literal mesh shape, this test process keeps its own.
+WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": [], "JX310": []}
 # Pages whose Example no code can give, and why.
 NOT_EXECUTABLE = {"JX906": "only a bug in jaxlint gives it; test_internal_error.py injects one"}
 # Pages of run-time rules, whose Example only a run gives: checked with a real `jaxlint run`.

@@ -21,6 +21,19 @@ def add_parser(commands: Any) -> None:
     explain.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page")
     explain.add_argument("--timeout", type=seconds, default=None,
                          help="seconds for importing, tracing and compiling (default 60)")
+    explain.add_argument("--devices", type=_devices, default=None, metavar="N",
+                         help="start the worker with N CPU devices, for a module that builds a mesh at import "
+                              "(default: the `devices` setting, else the product of the module's literal mesh shape)")
+
+
+def _devices(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of CPU devices, at least 1, got {text!r}")
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxlint.explain.run import explain
 
     try:
-        report = explain(args.function, args.args, args.timeout)
+        report = explain(args.function, args.args, args.timeout, args.devices)
     except ExplainError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2

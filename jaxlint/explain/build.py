@@ -5,7 +5,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from jaxlint.explain import classify, hlomap
+from jaxlint.explain import classify, communication, hlomap
 from jaxlint.explain.target import display
 from jaxlint.ir import hlo
 from jaxlint.model import Finding, Result, Target
@@ -42,11 +42,13 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
         result["hlo"] = section
         notes += classify.remat_merged(context, section["duplicates"])
         result["cost"] = cost(data, module, placed, notes)
+        result["communication"] = communication.section(module, placed, data["hlo_text"], path, data)
     else:
         reason = data.get("compile_error") or "not compiled"
         result["hlo"] = {"module_name": "", "instructions": [], "fusions": [], "duplicates": [],
                          "error": reason}
         result["cost"] = cost(data, None, [], notes + [f"not compiled: {reason}"])
+        result["communication"] = None
     result["memory"] = memory_section(data, result["cost"]["memory"])
     result["eager"] = data.get("eager")
     return result
@@ -177,6 +179,7 @@ def conclude(report: dict[str, Any]) -> None:
                        "(listed above); by design.")
     if not duplicates and report["hlo"].get("instructions"):
         summary.append("Nothing is computed more than once in the optimized HLO.")
+    summary += communication.summary(report.get("communication"), report["target"]["path"])
     summary += [note for note in report["cost"]["notes"] if "merged the recomputation" in note
                 or "undercounts" in note]
     summary += [f"{f['code']} ({finding_place(f, report)}): {f['verdict']}" for f in report["findings"]]

@@ -12,6 +12,7 @@ import jax
 
 from jaxlint.explain import memory
 from jaxlint.explain.listing import eager, listing
+from jaxlint.explain.sharding import sharding_facts
 from jaxlint.ir import compat, costs
 from jaxlint.ir.build import build_program
 from jaxlint.model import Job
@@ -65,6 +66,8 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
         return data
     data["timings"]["compile"] = time.perf_counter() - started
     data["compiled"] = compat.compiled_costs(compiled)
+    if mode == "full":
+        data["sharding"] = sharding_facts(compiled, closed)
     text = compiled.as_text() or ""
     if program is not None:
         data["memory"]["loop_copies"] = memory.loop_copies(program, text, job.path)

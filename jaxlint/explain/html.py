@@ -33,7 +33,7 @@ def render_html(report: dict[str, Any]) -> str:
              '<div class="panes">', _source_pane(report), _jaxpr_pane(report), _hlo_pane(report),
              '</div><p class="hint">Hover or focus a line (Tab, then ↑/↓) to light up the lines made '
              "from the same source line; Esc clears.</p>",
-             _cost(report.get("cost") or {}, report.get("eager")), _memory(report), _duplicates(report),
+             _cost(report.get("cost") or {}, report.get("eager")), _memory(report), _communication(report), _duplicates(report),
              _findings(report), f"<script>{JS}</script></body></html>\n"]
     return "\n".join(parts)
 
@@ -85,7 +85,7 @@ def _referenced_lines(report: dict[str, Any]) -> set[int]:
     jaxpr_rows = (report.get("jaxpr") or {}).get("lines") or []
     hlo_rows = (report.get("hlo") or {}).get("instructions") or []
     duplicates = (report.get("hlo") or {}).get("duplicates") or []
-    rows = [*jaxpr_rows, *hlo_rows, *duplicates, *(report.get("findings") or [])]
+    rows = [*jaxpr_rows, *hlo_rows, *duplicates, *(report.get("findings") or []), *_collectives_here(report)]
     return {r["line"] for r in rows if isinstance(r.get("line"), int)}
 
 
@@ -99,12 +99,13 @@ def _source_pane(report: dict[str, Any]) -> str:
     file_lines = _read_lines(source.get("path"), outside)
     for number in outside:
         shown[number] = (file_lines.get(number, "(not in this function)"), "outside")
+    marks = _collective_marks(report)
     rows, previous = [], None
     for number in sorted(shown):
         if previous is not None and number != previous + 1:
             rows.append('<div class="gap">⋮</div>')
         text, extra = shown[number]
-        rows.append(_row("src", number, _e(text), extra, f' id="src-{number}"', first=not rows))
+        rows.append(_row("src", number, _e(text) + marks.get(number, ""), extra, f' id="src-{number}"', first=not rows))
         previous = number
     body = "".join(rows) or '<div class="empty">No source.</div>'
     target = report.get("target") or {}
@@ -250,6 +251,68 @@ def _memory(report: dict[str, Any]) -> str:
     return (f'<h2>Memory</h2><div class="tables">{mem}</div>'
             f"<h3>Residuals saved by differentiated loops</h3>{residuals}"
             f"<h3>Copies of carried buffers inside loop bodies</h3>{copied}")
+
+
+def _collectives_here(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The collectives made by a line of the explained file."""
+    section = report.get("communication") or {}
+    path = (report.get("target") or {}).get("path")
+    return [c for c in section.get("collectives") or [] if c.get("line") is not None and c.get("path") == path]
+
+
+def _collective_marks(report: dict[str, Any]) -> dict[int, str]:
+    """line -> badges naming the collectives it made (and their runs per call inside a loop)."""
+    marks: dict[int, str] = {}
+    for c in _collectives_here(report):
+        runs = f" ×{_num(c.get('runs_per_call'))}" if c.get("in_loop") else ""
+        title = f"{c.get('shape')} over {', '.join(c.get('axes') or ['?'])}, {_bytes(c.get('bytes'))} per run"
+        marks[c["line"]] = marks.get(c["line"], "") + \
+            f'<span class="badge comm" title="{_e(title)}">{_e(c.get("kind"))}{_e(runs)}</span>'
+    return marks
+
+
+def _collective_place(collective: dict[str, Any], report: dict[str, Any]) -> str:
+    if collective.get("line") is not None:
+        return memory_place(collective, report)
+    return f"by {collective['cause']}" if collective.get("cause") else "no source line"
+
+
+def _communication(report: dict[str, Any]) -> str:
+    """The communication section of a program partitioned over several devices (none otherwise):
+    its collectives (rows light up their source line) and the per-device memory."""
+    section = report.get("communication") or {}
+    if not section.get("sharded"):
+        return ""
+    mesh = section.get("mesh") or {}
+    over = ", ".join(f"{n}={s}" for n, s in zip(mesh.get("axis_names") or [], mesh.get("shape") or []))
+    head = (f'<h2>Communication</h2><p class="meta">{_e(section.get("devices"))} devices'
+            + (f", mesh {_e(over)}" if over else "") + ". Arguments "
+            + _e(", ".join(s or "chosen by XLA" for s in section.get("arguments") or []) or "—") + "; outputs "
+            + _e(", ".join(s or "chosen by XLA" for s in section.get("outputs") or []) or "—") + ".</p>")
+    collectives = section.get("collectives") or []
+    if collectives:
+        rows = "".join(
+            f'<tr{_xref(c, report)}><td>{_e(_collective_place(c, report))}</td>'
+            f'<td><code>{_e(c.get("kind"))}</code></td><td><code>{_e(c.get("shape"))}</code></td>'
+            f'<td>{_e(", ".join(c.get("axes") or []) if c.get("axes") is not None else "?")}</td>'
+            f'<td class="n">{_e(_bytes(c.get("bytes")))}</td>'
+            f'<td>{_e(memory_place({"line": c.get("loop_line"), "path": c.get("path")}, report) if c.get("in_loop") else "—")}</td>'
+            f'<td class="n">{_e(_num(c.get("runs_per_call")))}</td><td class="n">{_e(_bytes(c.get("bytes_per_call")))}</td></tr>'
+            for c in collectives)
+        table = ("<table><tr><th>source</th><th>collective</th><th>shape</th><th>mesh axes</th><th>bytes</th>"
+                 f"<th>loop</th><th>runs per call</th><th>bytes per call</th></tr>{rows}</table>"
+                 f'<p class="meta">bytes: {_e(section.get("bytes_label"))}.</p>')
+    else:
+        table = '<p class="empty">no collective: each device computes its part without communicating</p>'
+    memory = section.get("memory") or {}
+    per_device, unsharded = memory.get("per_device") or {}, memory.get("unsharded") or {}
+    mem = ("<table><tr><th></th><th>per device</th><th>unsharded</th></tr>"
+           + "".join(f'<tr><th>{name}</th><td class="n">{_e(_bytes(per_device.get(key)))}</td>'
+                     f'<td class="n">{_e(_bytes(unsharded.get(key)))}</td></tr>'
+                     for name, key in (("arguments", "argument_bytes"), ("outputs", "output_bytes"),
+                                       ("temporaries", "temp_bytes")))
+           + f'</table><p class="meta">{_e(memory.get("unsharded_label"))}.</p>')
+    return head + table + mem
 
 
 def _xref(entry: dict[str, Any], report: dict[str, Any]) -> str:

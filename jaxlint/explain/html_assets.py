@@ -26,7 +26,7 @@ font-size:12px;background:var(--panel)}
 .comp{position:sticky;left:0;border-top:1px solid var(--line);font-style:italic}
 .dup{box-shadow:inset 3px 0 var(--dup)}
 .badge{display:inline-block;margin-left:.6em;padding:0 .4em;border-radius:3px;font-size:.85em;
-color:#fff;background:var(--dup);white-space:nowrap;position:sticky;right:.3em}.badge.recomputed-expensive{background:var(--bad)}
+color:#fff;background:var(--dup);white-space:nowrap;position:sticky;right:.3em}.badge.recomputed-expensive{background:var(--bad)}.badge.comm{background:var(--accent)}
 .empty{color:var(--muted);padding:.5em}
 .tag{margin-left:.6em;color:var(--muted);font-size:.85em}
 table{border-collapse:collapse;margin:.3rem 0;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid var(--line);padding:.2em .6em;

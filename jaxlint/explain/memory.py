@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlint.ir import Program, aval_text, costs, innermost_loop_over, memory, residuals
+from jaxlint.ir import Program, aval_text, costs, memory, residuals
 
 
 def differentiated_loops(program: Program) -> list[dict[str, Any]]:
@@ -52,18 +52,7 @@ def loop_copies(program: Program, hlo_text: str, path: str) -> list[dict[str, An
 
 
 def _place(loop: memory.LoopCopies, ir_loops: list[Any], path: str) -> tuple[memory.Frame | None, Any]:
-    """(the loop's frame, the IR loop at it): its own frame in ``path``; without one (JAX 0.4.35
-    gives a transposed loop no metadata) the IR loop whose body made the body's instructions; else
-    its innermost frame elsewhere."""
-    here = [op for op in ir_loops if op.location.path == path]
-    frame = next((f for f in reversed(loop.frames) if f.path == path), None)
-    if frame is not None:
-        return frame, next((op for op in here if op.location.span.start_line == frame.line), None)
-    for body in loop.body_frames:
-        if body.path != path:
-            continue
-        op = next((op for op in here if op.location.span.start_line == body.line), None) or \
-            innermost_loop_over(here, body.line)
-        if op is not None:
-            return memory.Frame(path, op.location.span.start_line), op
-    return (loop.frames[-1] if loop.frames else None), None
+    """(the loop's frame, the IR loop at it): in ``path`` (memory.loop_in_file), else its innermost
+    frame elsewhere."""
+    placed = memory.loop_in_file(loop, [op for op in ir_loops if op.location.path == path], path)
+    return placed or ((loop.frames[-1] if loop.frames else None), None)

@@ -1,6 +1,7 @@
 """``explain()``: the whole report for one function (worker job, HLO, costs, priced fixes)."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -11,8 +12,11 @@ from jaxlint.explain.job import run
 from jaxlint.explain.target import find_target, parse_spec, read
 
 
-def explain(spec: str, args: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-    """The report for ``PATH::QUALNAME``; raises ExplainError with a message for the user."""
+def explain(spec: str, args: str | None = None, timeout: float | None = None,
+            devices: int | None = None) -> dict[str, Any]:
+    """The report for ``PATH::QUALNAME``; raises ExplainError with a message for the user.
+    ``devices``: the worker's CPU devices (--devices), else the configuration's ``devices``, else
+    the product of the module's literal mesh shape (jaxlint.engine.jobs.job_devices), else JAX's."""
 
     started = time.perf_counter()
     path, qualname = parse_spec(spec)
@@ -23,15 +27,18 @@ def explain(spec: str, args: str | None = None, timeout: float | None = None) ->
         codes = sorted({rule.code for rule in config.rules()} - config.ignored_codes(path))
     except ConfigError as error:
         raise ExplainError(f"configuration error: {error}") from None
+    settings = config.settings()
+    if devices is not None:
+        settings = dataclasses.replace(settings, devices=devices)
     timings: dict[str, float] = {}
     with WorkerPool(timeout or config.timeout or DEFAULT_TIMEOUT) as pool:
-        result = run(pool, source, target, codes, config.settings(), "full")
+        result = run(pool, source, target, codes, settings, "full")
         data = result.kind_data
         timings["analysis"] = time.perf_counter() - started
         report = build.report(path, source.text, target, data, args is not None)
         findings = build.own_findings(result, target)
         priced = time.perf_counter()
-        report["findings"] = [price.price(pool, source, target, finding, data, config.settings(), args, report)
+        report["findings"] = [price.price(pool, source, target, finding, data, settings, args, report)
                               for finding in findings]
         timings["pricing fixes"] = time.perf_counter() - priced
     build.conclude(report)

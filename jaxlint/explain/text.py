@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from jaxlint.explain.build import finding_place, memory_place
@@ -28,6 +29,7 @@ def render(report: dict[str, Any], width: int | None = None) -> str:
     out += ["", "3. Cost per call", *_cost(report, width)]
     out += ["", "4. Memory", *_memory(report, width)]
     out += ["", "5. Findings and their price", *_findings(report, width)]
+    out += _communication(report, lines, width)
     if report["summary"]:
         out += ["", "Summary"]
         for sentence in report["summary"]:
@@ -190,6 +192,51 @@ def _memory(report: dict[str, Any], width: int) -> list[str]:
                  else " (trip count unknown)")
         out += _wrap(f"{memory_place(loop, report)}: {_bytes(loop['bytes_per_iteration'])} copied per iteration{total} "
                      f"({shapes})", width, "    ", "      ")
+    return out
+
+
+def _communication(report: dict[str, Any], lines: dict[int, str], width: int) -> list[str]:
+    """Section 6, for a program partitioned over several devices only (an unsharded one has none)."""
+    section = report.get("communication")
+    if not section or not section["sharded"]:
+        return []
+    mesh = section["mesh"]
+    over = (", mesh " + " x ".join(f"{n}={s}" for n, s in zip(mesh["axis_names"], mesh["shape"]))) if mesh else ""
+    out = ["", f"6. Communication ({section['devices']} devices{over})"]
+    if section["arguments"] or section["outputs"]:
+        arguments, outputs = (", ".join(spec or "chosen by XLA" for spec in section[key]) or "-"
+                              for key in ("arguments", "outputs"))
+        out += _wrap(f"shardings: arguments {arguments}; outputs {outputs}", width, "  ", "    ")
+    collectives = section["collectives"]
+    if not collectives:
+        out.append("  no collective: each device computes its part without communicating")
+    for c in collectives:
+        axes = f"over {', '.join(c['axes'])}" if c["axes"] else "over devices not on one mesh axis" \
+            if c["axes"] is not None else "over unknown axes"
+        if c["line"] is None:
+            where = f"by {c['cause']}" if c["cause"] else "no source line"
+        elif c["path"] == report["target"]["path"]:
+            where = f"line {c['line']} ({_clip(lines.get(c['line'], ''), 40)})"
+        else:
+            where = f"{Path(c['path']).name}:{c['line']}"
+        runs = c["runs_per_call"]
+        if not c["in_loop"]:
+            per_call = ""
+        elif runs is None:
+            per_call = ", in a loop body (trip count unknown)"
+        else:
+            loop = f" at line {c['loop_line']}" if c["loop_line"] else ""
+            per_call = f", in the loop body{loop}: {runs:,} runs = {_bytes(c['bytes_per_call'])} per call"
+        out += _wrap(f"{where}: {c['kind']} {c['shape']} {axes}, {_bytes(c['bytes'])}{per_call}",
+                     width, "  ", "      ")
+    memory = section["memory"]
+    per_device, unsharded = memory["per_device"], memory["unsharded"]
+    out += _wrap(f"memory per device: arguments {_bytes(per_device['argument_bytes'])} "
+                 f"(unsharded {_bytes(unsharded['argument_bytes'])}), outputs {_bytes(per_device['output_bytes'])} "
+                 f"(unsharded {_bytes(unsharded['output_bytes'])}), temporaries {_bytes(per_device['temp_bytes'])}",
+                 width, "  ", "    ")
+    out += _wrap(section["bytes_label"], width, "  bytes: ", "    ")
+    out += _wrap(memory["unsharded_label"], width, "  ", "    ")
     return out
 
 

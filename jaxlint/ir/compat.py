@@ -156,8 +156,8 @@ def eval_shape(fun: Any, *args: Any, **kwargs: Any) -> Any:
 
 def shape_dtype_struct(value: Any) -> Any:
     """Abstract stand-in (ShapeDtypeStruct) for an array, tracer or abstract value; keeps weak
-    types, and the sharding of a value placed on several devices, so that a function is traced
-    as the program its caller runs (``sharding``)."""
+    types, and a sharding over more than one device (``sharding``): the function is traced as the
+    program its caller runs, and the compile step places the argument so."""
     aval = getattr(value, "aval", None)
     shape, dtype = value.shape, value.dtype
     weak = bool(getattr(aval, "weak_type", False)) or bool(getattr(value, "weak_type", False))
@@ -171,18 +171,16 @@ def shape_dtype_struct(value: Any) -> Any:
 
 def sharding(value: Any) -> Any:
     """The sharding that places ``value`` on several devices, or None: a concrete array's or a
-    ShapeDtypeStruct's NamedSharding (every version); a tracer's type's, where the mesh's axes
-    are Explicit (newer JAX: the type says ``f32[8@data,16]``; an Auto or 0.4.35 type says
-    nothing). A single device's sharding is None: it changes nothing about the program."""
+    ShapeDtypeStruct's (every version); a tracer's type's, where the mesh's axes are Explicit
+    (newer JAX: the type says ``f32[8@data,16]``; an Auto or 0.4.35 type says nothing). A single
+    device's sharding is None: it changes nothing about the program."""
     if is_tracer(value):
         return sharding_of_type(getattr(value, "aval", None))
-    placed = getattr(value, "sharding", None)
-    if not isinstance(placed, jax.sharding.NamedSharding):
-        return None
     try:
-        return placed if placed.mesh.size > 1 else None
-    except Exception:  # noqa: BLE001 - a mesh that cannot say its size
+        placed = getattr(value, "sharding", None)
+    except Exception:  # an array whose sharding cannot be read (deleted, abstract)
         return None
+    return placed if mesh_devices(placed) > 1 else None
 
 
 def argument_paths(closed_jaxpr: Any) -> tuple[list[str] | None, list[str | None] | None]:
@@ -235,16 +233,12 @@ def pieces(sharding: Any) -> int:
 
 
 def input_shardings(eqn: Any) -> list[Any]:
-    """The sharding of each input of a jit equation: its ``in_shardings`` entry where it names
-    one (Auto axes, every version), else its type's (Explicit axes); None for the rest."""
+    """The sharding of each input of a jit equation where its ``in_shardings`` entry names one
+    (a jit's in_shardings, every version); None for the rest (an Explicit type places its value
+    itself: ``sharding_of_type``)."""
     given = list(eqn.params.get("in_shardings", ()) or ())
-    found = []
-    for index, var in enumerate(eqn.invars):
-        entry = given[index] if index < len(given) else None
-        if not isinstance(entry, jax.sharding.NamedSharding):
-            entry = sharding_of_type(var.aval)
-        found.append(entry)
-    return found
+    return [entry if isinstance(entry, jax.sharding.NamedSharding) else None
+            for entry in given[:len(eqn.invars)]] + [None] * (len(eqn.invars) - len(given))
 
 
 def sharding_of_type(aval: Any) -> Any:
@@ -259,10 +253,10 @@ def placed(array: Any, spec: Any) -> Any:
     fixer runs a function on values sharded as it was traced. A tracer's type holds its mesh's
     axes only (an AbstractMesh): the first devices are laid out in that shape."""
     sharding = getattr(spec, "sharding", None)
-    if not isinstance(sharding, jax.sharding.NamedSharding):
+    if not isinstance(sharding, jax.sharding.Sharding):
         return array
-    mesh = sharding.mesh
-    if not isinstance(mesh, jax.sharding.Mesh):
+    mesh = getattr(sharding, "mesh", None)
+    if isinstance(sharding, jax.sharding.NamedSharding) and not isinstance(mesh, jax.sharding.Mesh):
         devices = np.array(jax.devices()[:mesh.size]).reshape(mesh.axis_sizes)
         mesh = jax.sharding.Mesh(devices, mesh.axis_names, axis_types=mesh.axis_types)
         sharding = jax.sharding.NamedSharding(mesh, sharding.spec)
@@ -596,14 +590,14 @@ DONATION_WARNING = "Some donated buffers were not usable"
 
 
 def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool = False,
-                  shardings: list[Any] | None = None) -> tuple[str, list[int], list[str], int | None]:
+                  in_shardings: tuple[Any, ...] | None = None) -> tuple[str, list[int], list[str], int | None]:
     """(optimized HLO text, the argument indices the executable kept, the donation warnings JAX
     gave, XLA's temporary memory in bytes or None) of a ClosedJaxpr compiled the way ``jax.jit``
-    compiles it, with ``donated`` (one flag per input) donated and its inputs placed with
-    ``shardings`` (one per input, None: as the type says), the partitioned program of a sharded
-    jit (its HLO shapes and sizes per device). JAX >= 0.5 leaves aliasing to XLA
+    compiles it, with ``donated`` (one flag per input) donated. JAX >= 0.5 leaves aliasing to XLA
     (by buffer size, ``buffer_donor`` for the rest); 0.4.35 matches donations to outputs itself,
-    by shape and dtype, and warns for the rest."""
+    by shape and dtype, and warns for the rest. ``in_shardings``: one sharding (or None: left to
+    XLA) per input, the shardings the traced arguments carried or the user's jit gives them: the
+    partitioned program, whose HLO shapes and sizes are per device."""
     import warnings
 
     try:
@@ -611,13 +605,12 @@ def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool
     except ImportError:  # 0.4.35
         from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
     avals = [v.aval for v in closed.jaxpr.invars]
-    placements = shardings or [None] * len(avals)
-    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) if s is None else jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s)
-            for a, s in zip(avals, placements)]
+    args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
     donate = tuple(i for i, d in enumerate(donated) if d)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        lowered = jax.jit(jaxpr_as_fun(closed), donate_argnums=donate, keep_unused=keep_unused).lower(*args)
+        placed = {"in_shardings": in_shardings} if in_shardings is not None else {}
+        lowered = jax.jit(jaxpr_as_fun(closed), donate_argnums=donate, keep_unused=keep_unused, **placed).lower(*args)
         compiled = lowered.compile()
     compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {}) or {}
     kept = compile_args.get("kept_var_idx")
@@ -648,7 +641,7 @@ def eval_closed(closed: Any, inputs: list[Any]) -> list[Any]:
     return list(jaxpr_as_fun(closed)(*inputs))
 
 
-def temp_bytes(fun: Any, avals: list[Any], shardings: list[Any] | None = None) -> int | None:
+def temp_bytes(fun: Any, avals: list[Any], shardings: tuple[Any, ...] | None = None) -> int | None:
     """XLA's temporary memory (``memory_analysis().temp_size_in_bytes``) of ``fun`` jitted and
     compiled for arguments of ``avals`` placed with ``shardings`` (as compile_jaxpr places them);
     None when the backend does not say."""
@@ -710,3 +703,35 @@ def is_conversion_machinery(path: str) -> bool:
 def is_jitted(value: Any) -> bool:
     """A function ``jax.jit`` made (``PjitFunction``, in jaxlib in every supported version)."""
     return type(value).__name__ == "PjitFunction" and type(value).__module__.startswith("jaxlib")
+
+
+def hlo_sharding_text(sharding: Any, ndim: int) -> str | None:
+    """The HLO sharding a jax.sharding.Sharding gives a value of ``ndim`` dimensions, as XLA prints
+    it (``{devices=[2,1,4]<=[4,2]T(1,0)}``); None for anything else or when JAX cannot say. The
+    method is private in every supported release (0.4.35 .. 0.10.2) and prints alike."""
+    if not isinstance(sharding, jax.sharding.Sharding):
+        return None
+    try:
+        return str(sharding._to_xla_hlo_sharding(ndim))
+    except Exception:  # a sharding that has no HLO form for this rank
+        return None
+
+
+def partition_spec_text(sharding: Any) -> str | None:
+    """A NamedSharding's PartitionSpec as ``P('y', None, ('x', 'y'))`` (0.4.35 prints
+    ``PartitionSpec(...)``, 0.10 ``P(...)``), or None for another kind of sharding."""
+    spec = getattr(sharding, "spec", None)
+    if spec is None or not isinstance(sharding, jax.sharding.Sharding):
+        return None
+    return f"P({', '.join(repr(tuple(e)) if isinstance(e, (tuple, list)) else repr(e) for e in spec)})"
+
+
+def mesh_devices(sharding: Any) -> int:
+    """How many devices a sharding spans (1 when it is not a jax.sharding.Sharding)."""
+    if not isinstance(sharding, jax.sharding.Sharding):
+        return 1
+    try:
+        return len(sharding.device_set)
+    except Exception:  # an abstract mesh (Explicit-axis types) has no devices: its axis sizes
+        shape = getattr(getattr(sharding, "mesh", None), "shape", None) or {}
+        return math.prod(shape.values()) if shape else 1

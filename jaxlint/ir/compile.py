@@ -1,7 +1,9 @@
 """The compile step of the memory rules, in the worker: XLA's optimized program for a traced
 signature, read into JAX-free facts (jaxlint.ir.memory). Compiling costs far more than tracing,
 so only what a rule asks for is compiled, and only when the jaxpr has the shape it looks for: a
-top-level jit with donated arguments ("donations"), a scan or while loop ("loops"); JX306 asks
+top-level jit with donated arguments ("donations"), a scan or while loop ("loops"), a sharding
+over more than one device ("rematerializations": the SPMD partitioner's warnings, captured from
+the compile, jaxlint.ir.partitioner); JX306 asks
 for one differentiated loop (``checkpoint_memory``: the program compiled as traced and with the
 loop body checkpointed, jaxlint.ir.remat). A compile that fails (symbolic shapes, an unsupported
 primitive) gives no facts, never an error."""
@@ -10,15 +12,17 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from contextlib import nullcontext
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory, remat
+from jaxlint.ir import compat, hlo, memory, partitioner, remat, sharded
 
-KINDS = ("donations", "loops")
+KINDS = ("donations", "loops", "rematerializations")
 _LOOPS = frozenset({"scan", "while"})
-# Compiled modules by (jaxpr, donation): a jitted step several targets call compiles once. The
-# jaxpr is kept alive by the entry, so its id stays its own.
-_CACHE: OrderedDict[tuple[int, tuple[bool, ...], str], tuple[Any, Any]] = OrderedDict()
+# Compiled modules by (jaxpr, donation), with the partitioner's warnings of their compile: a
+# jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
+# stays its own.
+_CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any, list[str]]] = OrderedDict()
 # Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
 _REMAT: OrderedDict[tuple[int, int], tuple[Any, Any, int | None]] = OrderedDict()
 _CACHE_SIZE = 32
@@ -32,6 +36,8 @@ def compiled_facts(closed: Any, kind: str) -> list[Any]:
         return _donations(closed)
     if kind == "loops":
         return _loops(closed)
+    if kind == "rematerializations":
+        return _rematerializations(closed)
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
@@ -41,7 +47,7 @@ def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
     rebuilt that way (no transposed scan reads the loop's residuals in the same jaxpr) or either
     does not compile."""
     key = (id(closed), id(body))
-    shardings = _top_shardings(closed)  # both compiled as the user's jit places the inputs
+    shardings = _placement(closed)  # both compiled as the user's jit places the inputs
     if key not in _REMAT:
         _REMAT[key] = (closed, body, _checkpointed_temp(closed, body, shardings))
         if len(_REMAT) > _CACHE_SIZE:
@@ -54,7 +60,7 @@ def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
     return memory.Remat(compiled[3], checkpointed, _partitions(compiled[0]))
 
 
-def _checkpointed_temp(closed: Any, body: Any, shardings: list[Any] | None) -> int | None:
+def _checkpointed_temp(closed: Any, body: Any, shardings: tuple[Any, ...] | None) -> int | None:
     started = time.perf_counter()
     try:
         rebuilt = remat.checkpointed(closed, body)
@@ -68,22 +74,27 @@ def _checkpointed_temp(closed: Any, body: Any, shardings: list[Any] | None) -> i
 
 def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
               shardings: list[Any] | None = None) -> tuple[str, list[int], list[str], int | None] | None:
-    key = (id(closed), donated, repr(shardings))  # one jitted function under two jits' shardings: two programs
+    """The compile of ``closed`` with its inputs placed by ``shardings`` (None: ``_placement``)."""
+    key = (id(closed), donated)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][1]
     started = time.perf_counter()
-    try:
-        result = compat.compile_jaxpr(closed, donated, keep_unused, shardings)
-    except Exception:  # symbolic shapes, effects or primitives that do not compile here
-        result = None
-    if result is None and shardings:  # shardings this process cannot place (an abstract mesh): as typed
+    placed = tuple(shardings) if shardings is not None else _placement(closed)
+    # Only a sharded program is partitioned: the others compile with descriptor 2 left alone.
+    with partitioner.captured_stderr() if placed is not None or sharded.is_sharded(closed) \
+            else nullcontext([]) as warnings:
         try:
-            result = compat.compile_jaxpr(closed, donated, keep_unused)
-        except Exception:
+            result = compat.compile_jaxpr(closed, donated, keep_unused, placed)
+        except Exception:  # symbolic shapes, effects or primitives that do not compile here
             result = None
+        if result is None and placed is not None:  # shardings this process cannot place (an abstract mesh)
+            try:
+                result = compat.compile_jaxpr(closed, donated, keep_unused)
+            except Exception:
+                result = None
     SPENT["seconds"] += time.perf_counter() - started
-    _CACHE[key] = (closed, result)
+    _CACHE[key] = (closed, result, warnings)
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return result
@@ -97,10 +108,11 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
         inner = eqn.params.get("jaxpr")
         if not any(donated) or inner is None or not hasattr(inner, "consts"):
             continue  # donation only means something on a jit the program calls, not a nested one
-        # Placed as the jit's in_shardings (or its Explicit types) place them: the partitioned
-        # program the user runs, whose sizes are per device.
+        # Placed as the jit's in_shardings place them (Explicit types place themselves): the
+        # partitioned program the user runs, whose sizes are per device.
         shardings = compat.input_shardings(eqn)
-        compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)), shardings)
+        compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)),
+                             shardings if any(s is not None for s in shardings) else None)
         if compiled is None:
             continue
         text, kept, warnings, _ = compiled
@@ -121,12 +133,12 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
             name = names[index] if index < len(names) and names[index] else f"argument {index}"
             if index not in kept:
                 donations.append(memory.Donation(index, name, shape, nbytes, False, "unused",
-                                                 compat.pieces(shardings[index])))
+                                                 compat.pieces(shardings[index] or compat.sharding_of_type(aval))))
                 continue
             parameter = kept.index(index)
             reason = "" if parameter in aliased else "no-output" if parameter in donors else "dropped"
             donations.append(memory.Donation(index, name, shape, nbytes, parameter in aliased, reason,
-                                             compat.pieces(shardings[index])))
+                                             compat.pieces(shardings[index] or compat.sharding_of_type(aval))))
         source = compat.function_source(inner.jaxpr)
         defined = memory.Frame(source[1], source[2]) if source is not None else None
         call = tuple(memory.Frame(path, line) for path, line, *_ in compat.user_stack(eqn.source_info))
@@ -151,7 +163,14 @@ def _entry_parameters(text: str) -> int | None:
     return sum(1 for i in module.computations[module.entry].instructions if i.opcode == "parameter")
 
 
-def _top_shardings(closed: Any) -> list[Any] | None:
+def _placement(closed: Any) -> tuple[Any, ...] | None:
+    """How the program's inputs are placed: the shardings its traced arguments carried, else those
+    of the top-level jit that reads them (a jit's in_shardings on an Auto mesh); None: neither."""
+    found = sharded.input_shardings(closed)
+    return found if found is not None else _top_shardings(closed)
+
+
+def _top_shardings(closed: Any) -> tuple[Any, ...] | None:
     """Each input's sharding as the first top-level jit that reads it places it (a jitted target
     traces to one jit equation, whose in_shardings are the user's); None when none says any."""
     jaxpr, _ = compat.open_jaxpr(closed)
@@ -164,7 +183,7 @@ def _top_shardings(closed: Any) -> list[Any] | None:
             index = position.get(id(var))
             if index is not None and found[index] is None:
                 found[index] = sharding
-    return found if any(s is not None for s in found) else None
+    return tuple(found) if any(s is not None for s in found) else None
 
 
 def _has_loop(jaxpr: Any) -> bool:
@@ -179,10 +198,18 @@ def _has_loop(jaxpr: Any) -> bool:
 def _loops(closed: Any) -> list[memory.LoopCopies]:
     if not _has_loop(compat.open_jaxpr(closed)[0]):
         return []
-    compiled = _compiled(closed, (), False, _top_shardings(closed))
+    compiled = _compiled(closed, (), False)
     if compiled is None:
         return []
     try:
         return memory.loop_copies(compiled[0])
     except ValueError:  # not the HLO text this parser knows
         return []
+
+
+def _rematerializations(closed: Any) -> list[partitioner.Rematerialization]:
+    if not sharded.is_sharded(closed):
+        return []
+    compiled = _compiled(closed, (), False)
+    lines = _CACHE.get((id(closed), ()), (None, None, []))[2]
+    return sharded.rematerializations(closed, lines, compiled[0] if compiled is not None else None)

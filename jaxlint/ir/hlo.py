@@ -79,7 +79,11 @@ class Module:
 
     def stack(self, instruction: Instruction) -> list[Frame]:
         """The user frames that made ``instruction``, innermost first."""
-        meta = instruction.metadata
+        return self.frames_of(instruction.metadata)
+
+    def frames_of(self, meta: dict[str, str]) -> list[Frame]:
+        """The user frames of an instruction's metadata (also one printed outside the module, as
+        the partitioner's log names it), innermost first."""
         if "stack_frame_id" in meta:
             frames, seen = [], set()
             frame_id = _int(meta["stack_frame_id"])

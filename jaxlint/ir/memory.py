@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from jaxlint.ir import hlo
+from jaxlint.ir import Op, hlo, innermost_loop_over
 
 
 @dataclass(frozen=True)
@@ -150,3 +150,21 @@ def _reached(module: hlo.Module, name: str) -> list[hlo.Instruction]:
 
 def _frame(frame: hlo.Frame) -> Frame:
     return Frame(frame.file, frame.line, frame.column, frame.end_column)
+
+
+def loop_in_file(loop: LoopCopies, loops: list[Op], path: str) -> tuple[Frame, Op | None] | None:
+    """Where a compiled while loop is in ``path``, with the IR loop at it (``loops``: the IR's scans
+    and whiles made in ``path``): its own innermost frame there; without one (JAX 0.4.35 gives a
+    transposed loop no metadata) the IR loop whose body made the body's instructions; None when
+    neither is in ``path``."""
+    frame = next((f for f in reversed(loop.frames) if f.path == path), None)
+    if frame is not None:
+        return frame, next((op for op in loops if op.location.span.start_line == frame.line), None)
+    for body in loop.body_frames:
+        if body.path != path:
+            continue
+        op = next((op for op in loops if op.location.span.start_line == body.line), None) or \
+            innermost_loop_over(loops, body.line)
+        if op is not None:
+            return Frame(path, op.location.span.start_line), op
+    return None

@@ -21,7 +21,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 import jax
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.ir import Truncation, compat
+from jaxlint.ir import Truncation, compat, sharded
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
@@ -211,5 +211,7 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]
     args, kwargs = split_arguments(code, params)
     with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
         with TruncationRecorder() as truncations:
-            closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*[call.leaves[i] for i in dynamic])
+            inputs = [call.leaves[i] for i in dynamic]
+            closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*inputs)
+        sharded.note_inputs(closed, inputs)  # the compile step places the arguments as the test did
         yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs)), truncations

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, costs, innermost_loop_over
-from jaxlint.ir.memory import Frame, LoopCopies
+from jaxlint.ir import Op, costs, ops_in
+from jaxlint.ir.memory import Frame, LoopCopies, loop_in_file
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.text import char_span
 
 _LOOPS = ("scan", "while")
+# What updates an array in place (`.at[]`, lax.dynamic_update_slice): the usual reason XLA copies a carry.
+_IN_PLACE = frozenset({"dynamic_update_slice", "scatter", "scatter-add", "scatter_add", "scatter-mul",
+                       "scatter_mul", "scatter-min", "scatter_min", "scatter-max", "scatter_max"})
 
 
 class CarryCopiedPerIteration(Rule):
@@ -46,7 +49,9 @@ class CarryCopiedPerIteration(Rule):
             if trips is None and op is not None and op.primitive == "scan":
                 trips = int(op.params.get("length", 0)) or None
             per_iteration = sum(b for _, b in copies)
-            finding = ctx.finding(cls, _message(copies, per_iteration, trips, loop.devices), span)
+            in_place = op is None or any(inner.primitive in _IN_PLACE for region in op.regions
+                                         for inner in ops_in(region))
+            finding = ctx.finding(cls, _message(copies, per_iteration, trips, in_place, loop.devices), span)
             finding.cost = Cost(basis="compiled", flops=0.0,
                                 bytes=float(per_iteration * trips) if trips else float(per_iteration),
                                 equations=None, note="memory traffic: bytes copied "
@@ -62,23 +67,16 @@ def _large_loop(ctx: ProgramContext, minimum: int) -> bool:
 
 def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | None:
     """(span, the IR loop) where the loop is reported in this context's file, or None when it is not
-    this file's: the while's own innermost frame the program reports in; without one (JAX 0.4.35
-    gives a transposed loop no metadata) the loop whose body made the body's instructions."""
-    loops = [op for op in ctx.ops_here(*_LOOPS)]
+    this file's: its innermost frame among the files the context reports in must be this file's
+    (memory.loop_in_file places it there)."""
     frame = next((f for f in reversed(loop.frames) if ctx.reports_in(f.path)), None)
-    if frame is not None:
-        if frame.path != ctx.path:
-            return None
-        op = next((op for op in loops if op.location.span.start_line == frame.line), None)
-        return (op.location.span, op) if op is not None else (_frame_span(ctx.source, frame), None)
-    for body in loop.body_frames:
-        if body.path != ctx.path:
-            continue
-        op = next((op for op in loops if op.location.span.start_line == body.line), None) or \
-            innermost_loop_over(loops, body.line)
-        if op is not None:
-            return op.location.span, op
-    return None
+    if frame is not None and frame.path != ctx.path:
+        return None
+    placed = loop_in_file(loop, list(ctx.ops_here(*_LOOPS)), ctx.path)
+    if placed is None:
+        return None
+    at, op = placed
+    return (op.location.span, op) if op is not None else (_frame_span(ctx.source, at), None)
 
 
 def _frame_span(source: str, frame: Frame) -> Span:
@@ -97,7 +95,8 @@ def _size(nbytes: float) -> str:
     return f"{int(nbytes)} bytes"
 
 
-def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None, devices: int = 1) -> str:
+def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None, in_place: bool,
+             devices: int = 1) -> str:
     shapes: dict[str, int] = {}
     for shape, _ in copies:
         shapes[shape] = shapes.get(shape, 0) + 1
@@ -106,7 +105,13 @@ def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | Non
              if trips else f"{_size(per_iteration)} per iteration (trip count unknown)")
     # A partitioned program's shapes are each device's share: every device copies this much.
     where = f" on each of the {devices} devices of the mesh (the shapes are each device's share)" if devices > 1 else ""
-    return (f"the compiled loop copies a loop-carried buffer every iteration ({what}): {total} copied{where}. "
-            "XLA copies a carry when an in-place update cannot stay in place: usually a `.at[].set` or "
+    copied = f"the compiled loop copies a loop-carried buffer every iteration ({what}): {total} copied{where}. "
+    if not in_place:
+        # Seen on the CPU backend for scans of plain weight updates (which weights, differs by JAX version).
+        return (copied + "Nothing in the loop's body updates an array in place (no `.at[]` update or "
+                "dynamic_update_slice), the usual cause: XLA's buffer assignment chose these copies, and another "
+                "XLA version or backend may not make them. Weigh the bytes against the body's own work before "
+                "changing the code; the source may offer nothing to change.")
+    return (copied + "XLA copies a carry when an in-place update cannot stay in place: usually a `.at[].set` or "
             "dynamic_update_slice that the differentiated loop cannot keep in place, or a body that reads the old value of a carry after writing it. Read what the body needs "
             "before updating the carry, or move the update out of the differentiated loop.")

@@ -36,9 +36,12 @@ def main() -> None:
     sys.dont_write_bytecode = True  # never litter the user's tree with __pycache__
     # Python stacks on stderr, where the runner finds the line a module crashed or hung on:
     # on a fatal signal (a segfault), and on SIGUSR1 (sent when the time limit is up).
+    # They go to the saved copy of descriptor 2: a module, or the compile step while it reads XLA's
+    # log (jaxlint.ir.partitioner), may point descriptor 2 elsewhere for a while.
     _save_streams()
-    faulthandler.enable()
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    stacks = os.fdopen(_SAVED_FDS[2], "w", closefd=False)  # faulthandler keeps a reference
+    faulthandler.enable(file=stacks)
+    faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
     os._exit = _exit_with_stack
     started = time.perf_counter()
     importlib.import_module("jax")  # paid once per worker, before any job

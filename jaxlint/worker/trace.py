@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxlint.ir import compat
+from jaxlint.ir import compat, sharded
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
 
@@ -69,7 +69,9 @@ class NotArrays(TypeError):
 def trace_function(function: Any, arguments: ArgumentSet) -> Any:
     """The ClosedJaxpr of ``function`` applied to the abstract arguments."""
     apply, inputs = bind(function, arguments)
-    return jax.make_jaxpr(apply)(*inputs)
+    closed = jax.make_jaxpr(apply)(*inputs)
+    sharded.note_inputs(closed, inputs)  # the compile step places the arguments as they were
+    return closed
 
 
 def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | None:

@@ -58,7 +58,7 @@ def max_of_data(x):
 
 
 max_copies.trace(sharded((32,), P()))
-max_of_data.trace(sharded((64, 32), P(None, "model")))
+max_of_data.trace(sharded((64, 32), P("data", None)))
 
 
 @jax.jit
