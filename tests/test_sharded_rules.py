@@ -221,3 +221,42 @@ def test_the_partitions_of_a_compiled_module_are_read_from_its_header() -> None:
     plain = hlo.parse("HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[2,8]{1,0})->"
                       "f32[2,8]{1,0}}" + body)
     assert (sharded.partitions, plain.partitions) == (8, 1)
+
+
+# Sharded only by a jit's in_shardings on an Auto mesh: the jaxpr's types say nothing, the jit's
+# params do (ir.build places the values the jit reads).
+SHARDED_BY_IN_SHARDINGS = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
+rows = NamedSharding(mesh, P("data", None))
+
+
+def sgd_step(params, batch):
+    grads = jax.grad(lambda p: jnp.mean((batch @ p) ** 2))(params)
+    return params - 0.1 * grads
+
+
+sgd = jax.jit(sgd_step, in_shardings=(rows, rows), out_shardings=rows)
+sgd.trace(jax.ShapeDtypeStruct((1024, 1024), jnp.float32), jax.ShapeDtypeStruct((64, 1024), jnp.float32))
+
+
+def train(params, batches):
+    for batch in batches:
+        params = sgd(params, batch)
+    return params
+"""
+
+
+def test_a_jit_s_in_shardings_make_jx302_count_each_device_s_share(tmp_path: Path) -> None:
+    (tmp_path / "jaxlint.toml").write_text("devices = 8\n")
+    (tmp_path / "sgd.py").write_text(SHARDED_BY_IN_SHARDINGS)
+    result = check([str(tmp_path)], select_rules(["JX302"], None), config=load_config([str(tmp_path)]))
+    [finding] = result.findings
+    # 4 MiB of parameters split over the mesh's 4 rows: each device holds 1 MiB of them.
+    assert "4.0 MiB, 1.00 MiB per device" in finding.message, finding.message
+    assert "1048576 bytes of extra device memory on each device per call" in finding.message

@@ -27,7 +27,7 @@ class Location:
 class Value:
     """One SSA value: a jaxpr variable, literal or constant, after inlining."""
 
-    __slots__ = ("aval", "producer", "uses", "literal", "const", "array", "region_input")
+    __slots__ = ("aval", "producer", "uses", "literal", "const", "array", "region_input", "placement")
 
     def __init__(self, aval: Any, literal: Any = None, const: bool = False) -> None:
         self.aval = aval
@@ -39,6 +39,8 @@ class Value:
         # holds the same object.
         self.array: Any = None
         self.region_input: Region | None = None
+        # The NamedSharding a jit's in_shardings gives this value (an Auto mesh's types say none).
+        self.placement: Any = None
 
     @property
     def shape(self) -> tuple:
@@ -120,7 +122,7 @@ def aval_text(value: Value) -> str:
 def sharded_axes(value: Value) -> tuple[tuple[str, ...], ...]:
     """Per dimension, the mesh axes the value's type shards it over (empty: not sharded, and for
     every dimension of a type without a sharding: an Auto mesh's, or JAX 0.4.35's)."""
-    spec = getattr(getattr(value.aval, "sharding", None), "spec", None) or ()
+    spec = getattr(_sharding(value), "spec", None) or ()
     axes = [() if a is None else (a,) if isinstance(a, str) else tuple(a) for a in spec]
     return tuple(axes[:len(value.shape)]) + ((),) * (len(value.shape) - len(axes))
 
@@ -128,7 +130,7 @@ def sharded_axes(value: Value) -> tuple[tuple[str, ...], ...]:
 def shards(value: Value) -> int:
     """The pieces the value's type splits it into over the mesh (1: whole on every device, or a
     type that does not say): each device holds 1/shards of it."""
-    sizes = dict(getattr(getattr(getattr(value.aval, "sharding", None), "mesh", None), "shape", None) or {})
+    sizes = dict(getattr(getattr(_sharding(value), "mesh", None), "shape", None) or {})
     count = 1
     for axes in sharded_axes(value):
         for axis in axes:
@@ -136,12 +138,21 @@ def shards(value: Value) -> int:
     return count
 
 
+def _sharding(value: Value) -> Any:
+    """The sharding that lays the value out: its type's (Explicit axes), else the one a jit's
+    in_shardings gives it (``Value.placement``)."""
+    typed = getattr(value.aval, "sharding", None)
+    if any(axis is not None for axis in getattr(typed, "spec", None) or ()):
+        return typed
+    return value.placement
+
+
 def is_sharded(program: Program) -> bool:
     """Whether the program is laid out over a mesh as far as its jaxpr says: a sharding constraint
-    or reshard, or a type sharded over Explicit axes (a jit's in_shardings alone leave no trace in
-    the jaxpr of an Auto mesh)."""
+    or reshard, a type sharded over Explicit axes, or an input a jit's in_shardings shards."""
     return any(v for v in program.top.inputs if shards(v) > 1) or any(
-        op.primitive in SHARDING_OPS or any(shards(v) > 1 for v in op.outputs) for op in program.walk())
+        op.primitive in SHARDING_OPS or any(shards(v) > 1 for v in (*op.inputs, *op.outputs))
+        for op in program.walk())
 
 
 def _axes_text(axes: tuple[str, ...]) -> str:

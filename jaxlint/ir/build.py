@@ -31,6 +31,7 @@ class JaxprWalker(Generic[V, C, E]):
             if eqn.primitive.name in self.inlined and subs:
                 inner, consts = compat.open_jaxpr(subs[0][1])
                 if len(inner.invars) == len(inputs):
+                    self.inline_inputs(eqn, inputs)
                     inner_env = dict(zip(inner.invars, inputs))
                     inner_env.update((v, self.constant(v, c)) for v, c in _with_values(inner.constvars, consts))
                     self.walk(inner, inner_env, self.inline_context(eqn, inner, here, ctx))
@@ -65,6 +66,9 @@ class JaxprWalker(Generic[V, C, E]):
     def inline_context(self, eqn: Any, inner: Any, here: E, ctx: C) -> C:
         """The context of ``inner``, the body of the call ``eqn`` walked in place."""
         raise NotImplementedError
+
+    def inline_inputs(self, eqn: Any, inputs: list[V]) -> None:
+        """Before the body of the call ``eqn`` is walked in place with ``inputs`` as its inputs."""
 
     def equation(self, eqn: Any, inputs: list[V], here: E, ctx: C) -> tuple[list[V], Any]:
         """(what its outputs stand for, a node the region hooks receive)."""
@@ -180,9 +184,15 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
             value.producer = op
         return outputs, op
 
+    def inline_inputs(self, eqn: Any, inputs: list[Value]) -> None:
+        _place(eqn, inputs)
+
     def enter_region(self, op: Op, eqn: Any, name: str, jaxpr: Any, inputs: list[Value], here: _Place,
                      ctx: _Context) -> tuple[list[Value], _Context]:
         sub_inputs = [Value(v.aval) for v in jaxpr.invars]
+        if len(inputs) == len(sub_inputs):
+            _place(eqn, inputs)
+            _place(eqn, sub_inputs)
         region = Region(name, sub_inputs, parent=op)
         for value in sub_inputs:
             value.region_input = region
@@ -197,3 +207,13 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
     def done(self, op: Op | None, eqn: Any, ctx: _Context) -> None:
         if op is not None:  # None: jaxlint's marker
             ctx.region.ops.append(op)
+
+
+def _place(eqn: Any, values: list[Value]) -> None:
+    """An Auto mesh's layout lives only in a jit's ``in_shardings``: the values the jit reads keep
+    the sharding it gives them (the first jit that places a value wins)."""
+    if "in_shardings" not in eqn.params:
+        return
+    for value, sharding in zip(values, compat.input_shardings(eqn)):
+        if sharding is not None and value.placement is None and any(axis is not None for axis in sharding.spec):
+            value.placement = sharding
