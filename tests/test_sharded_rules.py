@@ -260,3 +260,21 @@ def test_a_jit_s_in_shardings_make_jx302_count_each_device_s_share(tmp_path: Pat
     # 4 MiB of parameters split over the mesh's 4 rows: each device holds 1 MiB of them.
     assert "4.0 MiB, 1.00 MiB per device" in finding.message, finding.message
     assert "1048576 bytes of extra device memory on each device per call" in finding.message
+
+
+def test_more_rules_on_a_program_sharded_by_in_shardings(tmp_path: Path) -> None:
+    # JX102, JX303, JX503, JX504 and JX505 on values an Auto mesh's in_shardings place, each with a
+    # quiet near miss; JX303's safe fix verified on values sharded as traced.
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy(MODULES / "more_rules.py", root)
+    (root / "jaxlint.toml").write_text("devices = 8\n")
+    run = _jaxlint(root)
+    found = sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(run.stdout))
+    assert found == case_markers(root), run.stderr
+    [gather] = [f for f in json.loads(run.stdout) if f["code"] == "JX303"]
+    assert gather["message"].endswith("(The cost is the whole sharded program's, all devices together, not per device.)")
+    fixed = _jaxlint(root, "--fix")
+    assert "Traceback" not in fixed.stderr and "rejected" not in fixed.stderr, fixed.stderr
+    assert "return x[:, 0:4]  # expect: JX303" in (root / "more_rules.py").read_text()
+    assert {f["code"] for f in json.loads(fixed.stdout)} == {"JX102", "JX503", "JX504", "JX505"}
