@@ -110,7 +110,7 @@ def loop_body(loop: Op) -> tuple[Region, int, int] | None:
 
 def aval_text(value: Value) -> str:
     """A value's type as jaxprs print it: ``f32[200,64,256]``; with the mesh axes a dimension is
-    sharded over where the type carries them (Explicit axes): ``f32[512@data,512]``."""
+    sharded over where its type (Explicit axes) or a jit's in_shardings say: ``f32[512@data,512]``."""
     dtype = getattr(value.dtype, "name", str(value.dtype))
     short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
              "int32": "i32", "int64": "i64", "complex64": "c64"}.get(dtype, dtype)
@@ -120,16 +120,16 @@ def aval_text(value: Value) -> str:
 
 
 def sharded_axes(value: Value) -> tuple[tuple[str, ...], ...]:
-    """Per dimension, the mesh axes the value's type shards it over (empty: not sharded, and for
-    every dimension of a type without a sharding: an Auto mesh's, or JAX 0.4.35's)."""
+    """Per dimension, the mesh axes the value is sharded over (``_sharding``; empty: not sharded,
+    and for every dimension of a value nothing places)."""
     spec = getattr(_sharding(value), "spec", None) or ()
     axes = [() if a is None else (a,) if isinstance(a, str) else tuple(a) for a in spec]
     return tuple(axes[:len(value.shape)]) + ((),) * (len(value.shape) - len(axes))
 
 
 def shards(value: Value) -> int:
-    """The pieces the value's type splits it into over the mesh (1: whole on every device, or a
-    type that does not say): each device holds 1/shards of it."""
+    """The pieces the value's sharding splits it into over the mesh (1: whole on every device, or
+    nothing says): each device holds 1/shards of it."""
     sizes = dict(getattr(getattr(_sharding(value), "mesh", None), "shape", None) or {})
     count = 1
     for axes in sharded_axes(value):
