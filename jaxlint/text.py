@@ -306,3 +306,11 @@ def relative(path: str) -> str:
     except ValueError:
         return path
     return path if rel.startswith("..") else rel
+
+
+def size_text(nbytes: float) -> str:
+    """A byte count as findings write it: ``1.5 MiB``, ``64.0 KiB``, ``12 bytes``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} bytes"

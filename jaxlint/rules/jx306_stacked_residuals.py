@@ -11,6 +11,7 @@ from jaxlint.ir.memory import Remat
 from jaxlint.ir.residuals import Stacked
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
+from jaxlint.text import size_text
 
 # The loop calls whose body the fix wraps: the body's keyword and position.
 _LOOP_CALLS = {"jax.lax.scan": ("f", 0), "jax.lax.fori_loop": ("body_fun", 2)}
@@ -48,13 +49,6 @@ class StackedResiduals(Rule):
             yield finding
 
 
-def _size(nbytes: float) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}"
-    return f"{int(nbytes)} bytes"
-
-
 def _message(stacked: Stacked, memory: Remat) -> str:
     shapes: dict[str, int] = {}
     by_place: dict[str, int] = {}
@@ -63,16 +57,17 @@ def _message(stacked: Stacked, memory: Remat) -> str:
         by_place[residual.made_at] = by_place.get(residual.made_at, 0) + residual.nbytes
     what = ", ".join(f"{n} x {shape}" if n > 1 else shape for shape, n in shapes.items())
     largest = sorted(by_place.items(), key=lambda item: -item[1])[:3]
-    places = ", ".join(f"{place} ({_size(nbytes)})" for place, nbytes in largest)
+    places = ", ".join(f"{place} ({size_text(nbytes)})" for place, nbytes in largest)
     trips = costs.trip_count(stacked.loop)
     saving = memory.temp_bytes - memory.checkpointed_temp_bytes
     # A partitioned program's temporaries are each device's; the residuals' sizes are the global arrays'.
     each = f" on each of its {memory.devices} devices" if memory.devices > 1 else ""
     whole = " (all devices together)" if memory.devices > 1 else ""
-    return (f"the gradient saves {_size(stacked.total)}{whole} of residuals of this loop, stacked over its "
+    return (f"the gradient saves {size_text(stacked.total)}{whole} of residuals of this loop, stacked over its "
             f"{trips} iterations ({what}); the largest come from {places}. Compiled, the gradient needs "
-            f"{_size(memory.temp_bytes)} of temporary memory{each}, {_size(memory.checkpointed_temp_bytes)} with "
-            f"jax.checkpoint on the loop body ({_size(saving)} less), which keeps only what each iteration "
+            f"{size_text(memory.temp_bytes)} of temporary memory{each}, "
+            f"{size_text(memory.checkpointed_temp_bytes)} with jax.checkpoint on the loop body "
+            f"({size_text(saving)} less), which keeps only what each iteration "
             "receives and computes the body's forward pass again during the backward pass.")
 
 

@@ -8,7 +8,7 @@ from jaxlint.ir import Op, costs, ops_in
 from jaxlint.ir.memory import Frame, LoopCopies, loop_in_file
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
-from jaxlint.text import char_span
+from jaxlint.text import char_span, size_text
 
 _LOOPS = ("scan", "while")
 # What updates an array in place (`.at[]`, lax.dynamic_update_slice): the usual reason XLA copies a carry.
@@ -88,21 +88,14 @@ def _frame_span(source: str, frame: Frame) -> Span:
     return Span(frame.line, start, frame.line, len(text.rstrip()))
 
 
-def _size(nbytes: float) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}"
-    return f"{int(nbytes)} bytes"
-
-
 def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None, in_place: bool,
              devices: int = 1) -> str:
     shapes: dict[str, int] = {}
     for shape, _ in copies:
         shapes[shape] = shapes.get(shape, 0) + 1
     what = ", ".join(f"{shape}{f' x{n}' if n > 1 else ''}" for shape, n in shapes.items())
-    total = (f"{_size(per_iteration)} per iteration x {trips} iterations = {_size(per_iteration * trips)}"
-             if trips else f"{_size(per_iteration)} per iteration (trip count unknown)")
+    total = (f"{size_text(per_iteration)} per iteration x {trips} iterations = {size_text(per_iteration * trips)}"
+             if trips else f"{size_text(per_iteration)} per iteration (trip count unknown)")
     # A partitioned program's shapes are each device's share: every device copies this much.
     where = f" on each of the {devices} devices of the mesh (the shapes are each device's share)" if devices > 1 else ""
     copied = f"the compiled loop copies a loop-carried buffer every iteration ({what}): {total} copied{where}. "

@@ -8,7 +8,7 @@ from typing import Iterable
 from jaxlint.ir.memory import DonatingJit, Donation, Frame
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
-from jaxlint.text import char_span
+from jaxlint.text import char_span, size_text
 
 _DONATE_KEYWORDS = ("donate_argnums", "donate_argnames")
 
@@ -102,26 +102,21 @@ def _line_span(source: str, frame: Frame) -> Span:
     return Span(frame.line, start, frame.line, len(text.rstrip()))
 
 
-def _size(nbytes: int) -> str:
-    return f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.1f} KiB" if nbytes >= 2**10 \
-        else f"{nbytes} bytes"
-
-
 def _per_device(donation: Donation) -> str:
     """A sharded argument's share on each device."""
-    return f", {_size(donation.nbytes // donation.shards)} per device" if donation.shards > 1 else ""
+    return f", {size_text(donation.nbytes // donation.shards)} per device" if donation.shards > 1 else ""
 
 
 def _held(jit: DonatingJit, wasted: list[Donation]) -> str:
     """The bytes a device keeps: on a sharded jit, each device's share."""
     if jit.devices > 1:
-        return f"{_size(sum(d.nbytes // d.shards for d in wasted))} on each of its {jit.devices} devices,"
-    return _size(sum(d.nbytes for d in wasted))
+        return f"{size_text(sum(d.nbytes // d.shards for d in wasted))} on each of its {jit.devices} devices,"
+    return size_text(sum(d.nbytes for d in wasted))
 
 
 def _message(jit: DonatingJit, wasted: list[Donation]) -> str:
     function = f"`{jit.function}`" if jit.function and jit.function != "<lambda>" else "this jit"
-    parts = [f"'{d.name}' ({d.shape}, {_size(d.nbytes)}{_per_device(d)}): {_WHY.get(d.reason, 'not aliased')}"
+    parts = [f"'{d.name}' ({d.shape}, {size_text(d.nbytes)}{_per_device(d)}): {_WHY.get(d.reason, 'not aliased')}"
              for d in wasted]
     subject = "donated argument" if len(wasted) == 1 else f"{len(wasted)} donated arguments"
     return (f"{subject} of {function} not aliased to any output: {'; '.join(parts)}. The donation saves "

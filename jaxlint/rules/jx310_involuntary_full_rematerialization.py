@@ -10,7 +10,7 @@ from jaxlint.ir.memory import Frame
 from jaxlint.ir.partitioner import Rematerialization
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
-from jaxlint.text import char_span
+from jaxlint.text import char_span, size_text
 
 # JAX's names of the operations a user writes as a call of another name.
 _CALLS = {"sharding_constraint": "with_sharding_constraint", "reshard": "reshard", "pjit": "jit", "jit": "jit"}
@@ -85,13 +85,6 @@ def _trips(ctx: ProgramContext, line: int) -> int | None:
     return None
 
 
-def _size(nbytes: float) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}"
-    return f"{int(nbytes)} bytes"
-
-
 def _message(remat: Rematerialization, own_line: bool, trips: int | None) -> str:
     source = remat.source_spec or f"HLO sharding {remat.source}"
     target = remat.target_spec or f"HLO sharding {remat.target}"
@@ -100,7 +93,7 @@ def _message(remat: Rematerialization, own_line: bool, trips: int | None) -> str
     where = "" if trips == 1 else f" in a loop body, {trips} times per call" if trips \
         else " in the body of a while loop, every iteration"
     return (f"the SPMD partitioner found no efficient way from {source} to {target} for {what} "
-            f"({remat.shape}) and replicates it{where}: every device holds all {_size(remat.nbytes)} before "
+            f"({remat.shape}) and replicates it{where}: every device holds all {size_text(remat.nbytes)} before "
             "slicing out its shard (XLA's \"Involuntary full rematerialization\"). Constrain the value to "
             "a sharding one collective reaches before this operation (jax.lax.with_sharding_constraint), "
             "or choose shardings whose mesh axes agree (the same axis on the same dimension).")
