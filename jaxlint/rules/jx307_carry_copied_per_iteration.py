@@ -106,5 +106,6 @@ def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | Non
                 "XLA version or backend may not make them. Weigh the bytes against the body's own work before "
                 "changing the code; the source may offer nothing to change.")
     return (copied + "XLA copies a carry when an in-place update cannot stay in place: usually a `.at[].set` or "
-            "dynamic_update_slice that the differentiated loop cannot keep in place, or a body that reads the old value of a carry after writing it. Read what the body needs "
-            "before updating the carry, or move the update out of the differentiated loop.")
+            "dynamic_update_slice that the differentiated loop cannot keep in place, or a body that reads the old "
+            "value of a carry after writing it. Read what the body needs before updating the carry, or move the "
+            "update out of the differentiated loop.")
