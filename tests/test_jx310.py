@@ -237,10 +237,10 @@ def test_only_a_program_sharded_over_several_devices_is_compiled_for_the_warning
 
     from jaxlint.ir import sharded
 
-    assert not sharded.is_sharded(jax.make_jaxpr(lambda x: jnp.tanh(x) * 2)(jnp.ones(4)))
+    assert not sharded.is_partitioned(jax.make_jaxpr(lambda x: jnp.tanh(x) * 2)(jnp.ones(4)))
     # This process has one device: a mesh over it shards nothing, constraint or not.
     one = NamedSharding(Mesh(np.array(jax.devices()[:1]), ("data",)), P("data"))
-    assert not sharded.is_sharded(jax.make_jaxpr(lambda x: jax.lax.with_sharding_constraint(x * 2, one))(jnp.ones(4)))
+    assert not sharded.is_partitioned(jax.make_jaxpr(lambda x: jax.lax.with_sharding_constraint(x * 2, one))(jnp.ones(4)))
     assert sharded.input_shardings(jax.make_jaxpr(lambda x: x)(jnp.ones(4))) is None
 
 

@@ -82,7 +82,7 @@ def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
     started = time.perf_counter()
     placed = tuple(shardings) if shardings is not None else _placement(closed)
     # Only a sharded program is partitioned: the others compile with descriptor 2 left alone.
-    with partitioner.captured_stderr() if placed is not None or sharded.is_sharded(closed) \
+    with partitioner.captured_stderr() if placed is not None or sharded.is_partitioned(closed) \
             else nullcontext([]) as warnings:
         try:
             result = compat.compile_jaxpr(closed, donated, keep_unused, placed)
@@ -208,7 +208,7 @@ def _loops(closed: Any) -> list[memory.LoopCopies]:
 
 
 def _rematerializations(closed: Any) -> list[partitioner.Rematerialization]:
-    if not sharded.is_sharded(closed):
+    if not sharded.is_partitioned(closed):
         return []
     compiled = _compiled(closed, (), False)
     lines = _CACHE.get((id(closed), ()), (None, None, []))[2]

@@ -35,7 +35,7 @@ def input_shardings(closed: Any) -> tuple[Any, ...] | None:
     return shardings if ref is not None and ref() is closed else None
 
 
-def is_sharded(closed: Any) -> bool:
+def is_partitioned(closed: Any) -> bool:
     """Whether any sharding of the program spans more than one device: its arguments', a jit's
     in/out shardings, a sharding constraint, or a value's type (Explicit mesh axes)."""
     return input_shardings(closed) is not None or \
