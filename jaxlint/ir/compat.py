@@ -286,6 +286,22 @@ def sharded_struct(struct: Any, mesh: Any, shards: tuple[tuple[str, ...], ...]) 
     return jax.ShapeDtypeStruct(struct.shape, struct.dtype, sharding=jax.sharding.NamedSharding(mesh, spec))
 
 
+def shards_of(sharding: Any) -> tuple[tuple[str, ...], ...] | None:
+    """Per dimension, the mesh axes a NamedSharding splits it over (``sharded_struct``'s inverse);
+    None for another kind of sharding or a spec entry that names no axes (``P.UNCONSTRAINED``)."""
+    if not isinstance(sharding, jax.sharding.NamedSharding):
+        return None
+    shards = []
+    for entry in sharding.spec:
+        if entry is None or isinstance(entry, str):
+            shards.append(() if entry is None else (entry,))
+        elif isinstance(entry, (tuple, list)) and all(isinstance(axis, str) for axis in entry):
+            shards.append(tuple(entry))
+        else:
+            return None
+    return tuple(shards)
+
+
 def is_tracer(value: Any) -> bool:
     return isinstance(value, jax.core.Tracer)
 

@@ -54,21 +54,27 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
 def module_mesh(module: Any, axes: list[str]) -> Any:
     """The module-level mesh whose axis names include all of ``axes`` (a sharded hint's); an
     ArgumentError when the module has none or several."""
-    meshes: dict[int, tuple[str, Any]] = {}
-    for name, value in vars(module).items():
-        if compat.is_mesh(value):
-            meshes.setdefault(id(value), (name, value))  # a mesh bound to two names is one mesh
-    fitting = [(name, mesh) for name, mesh in meshes.values() if set(axes) <= set(mesh.axis_names)]
+    meshes = module_meshes(vars(module))
+    fitting = [(name, mesh) for name, mesh in meshes if set(axes) <= set(mesh.axis_names)]
     if len(fitting) == 1:
         return fitting[0][1]
     wanted = f"mesh ax{'is' if len(axes) == 1 else 'es'} {', '.join(map(repr, axes))}"
     if not fitting:
-        have = "; ".join(f"{name} has {', '.join(map(repr, mesh.axis_names))}" for name, mesh in meshes.values())
+        have = "; ".join(f"{name} has {', '.join(map(repr, mesh.axis_names))}" for name, mesh in meshes)
         raise ArgumentError(f"hint splits dimensions over {wanted}, but no module-level mesh has "
                             f"{'it' if len(axes) == 1 else 'them all'} ({have or 'the module defines no mesh'})")
     names = ", ".join(name for name, _ in fitting)
     raise ArgumentError(f"hint splits dimensions over {wanted}, which several module-level meshes have ({names}): "
                         "register the arguments with their shardings in an examples file instead (docs/arguments.md)")
+
+
+def module_meshes(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(name, mesh) of each mesh a module's namespace holds (a mesh bound to two names is one)."""
+    meshes: dict[int, tuple[str, Any]] = {}
+    for name, value in namespace.items():
+        if compat.is_mesh(value):
+            meshes.setdefault(id(value), (name, value))
+    return list(meshes.values())
 
 
 def placer(mesh: Any) -> hints.Place:
