@@ -308,3 +308,36 @@ def test_jaxlint_record_writes_a_sharding_the_check_can_place_again(tmp_path: Pa
     run = check(tmp_path)
     found = sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(run.stdout))
     assert found == case_markers(tmp_path / "model.py"), run.stdout + run.stderr
+
+
+# explain's communication section for a layer whose arguments' shardings only the hint states (the
+# older mesh spelling, Auto axes on every JAX): w is split along its contracting dimension.
+LAYER = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh
+
+mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
+
+
+# jaxlint: args x=f32[512@data, 512], w=f32[512@data, 512]
+@jax.jit
+def layer(x, w):
+    return jnp.tanh(x @ w)
+"""
+
+
+def test_explain_shows_the_communication_a_sharded_hint_causes(tmp_path: Path) -> None:
+    path = tmp_path / "layer.py"
+    path.write_text(LAYER)
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", f"{path}::layer", "--format", "json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, env=environment())
+    assert run.returncode == 0, run.stderr
+    section = json.loads(run.stdout)["communication"]
+    assert section["devices"] == 8 and section["arguments"] == ["P('data', None)", "P('data', None)"]
+    [gather] = section["collectives"]
+    assert (gather["kind"], gather["line"], gather["shape"]) == ("all-gather", position(LAYER, "x @ w")[0], "f32[512,512]")
+    assert gather["axes"] == ["data"]
+    memory = section["memory"]
+    assert memory["per_device"]["argument_bytes"] * 4 == memory["unsharded"]["argument_bytes"] == 2 * 512 * 512 * 4
