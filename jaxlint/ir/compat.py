@@ -257,10 +257,49 @@ def placed(array: Any, spec: Any) -> Any:
         return array
     mesh = getattr(sharding, "mesh", None)
     if isinstance(sharding, jax.sharding.NamedSharding) and not isinstance(mesh, jax.sharding.Mesh):
-        devices = np.array(jax.devices()[:mesh.size]).reshape(mesh.axis_sizes)
-        mesh = jax.sharding.Mesh(devices, mesh.axis_names, axis_types=mesh.axis_types)
-        sharding = jax.sharding.NamedSharding(mesh, sharding.spec)
+        sharding = jax.sharding.NamedSharding(_on_devices(mesh), sharding.spec)
     return jax.device_put(array, sharding)
+
+
+def _on_devices(mesh: Any) -> Any:
+    """An AbstractMesh laid out on the first devices in its shape (a program over it compiles).
+    0.4.35's meshes have no axis types (every axis is Auto)."""
+    devices = np.array(jax.devices()[:mesh.size]).reshape(mesh.axis_sizes)
+    types = getattr(mesh, "axis_types", None)
+    return jax.sharding.Mesh(devices, mesh.axis_names, **({} if types is None else {"axis_types": types}))
+
+
+def is_mesh(value: Any) -> bool:
+    """A device mesh (``Mesh``, from ``jax.make_mesh`` too) or an ``AbstractMesh`` (0.4.35 has both)."""
+    return isinstance(value, (jax.sharding.Mesh, jax.sharding.AbstractMesh))
+
+
+def sharded_struct(struct: Any, mesh: Any, shards: tuple[tuple[str, ...], ...]) -> Any:
+    """``struct`` split over ``mesh``: per dimension, the mesh axes it is split over (a hint's
+    ``f32[512@data, 512]``). On Explicit axes (newer JAX) the traced types carry the sharding; on
+    Auto axes (0.4.35: all) the compile step places the argument so. An AbstractMesh is laid out on
+    the first devices, as ``placed`` does."""
+    if not isinstance(mesh, jax.sharding.Mesh):
+        mesh = _on_devices(mesh)
+    spec = jax.sharding.PartitionSpec(*(None if not axes else axes[0] if len(axes) == 1 else tuple(axes)
+                                        for axes in shards))
+    return jax.ShapeDtypeStruct(struct.shape, struct.dtype, sharding=jax.sharding.NamedSharding(mesh, spec))
+
+
+def shards_of(sharding: Any) -> tuple[tuple[str, ...], ...] | None:
+    """Per dimension, the mesh axes a NamedSharding splits it over (``sharded_struct``'s inverse);
+    None for another kind of sharding or a spec entry that names no axes (``P.UNCONSTRAINED``)."""
+    if not isinstance(sharding, jax.sharding.NamedSharding):
+        return None
+    shards = []
+    for entry in sharding.spec:
+        if entry is None or isinstance(entry, str):
+            shards.append(() if entry is None else (entry,))
+        elif isinstance(entry, (tuple, list)) and all(isinstance(axis, str) for axis in entry):
+            shards.append(tuple(entry))
+        else:
+            return None
+    return tuple(shards)
 
 
 def is_tracer(value: Any) -> bool:

@@ -227,7 +227,7 @@ def _observe(item: Watched, frame: FrameType) -> dict[str, str] | None:
         if index == 0 and item.bound_first:
             continue
         try:
-            signature[name] = _text(abstractify(local[name]), name)
+            signature[name] = _text(abstractify(local[name]), name, frame.f_globals)
         except Unrecordable as error:
             if not _at_default(frame, item.target, name, local):
                 item.unrecordable = item.unrecordable or str(error)
@@ -238,15 +238,44 @@ def _observe(item: Watched, frame: FrameType) -> dict[str, str] | None:
     return None
 
 
-def _text(value: Any, path: str) -> str:
-    """Hint text of an abstractified value; Unrecordable when parse_hint could not read it back."""
+def _text(value: Any, path: str, namespace: dict[str, Any]) -> str:
+    """Hint text of an abstractified value; Unrecordable when parse_hint could not read it back.
+    An array sharded over a mesh the function's module holds is written with its mesh axes."""
     from jaxlint.scan import hints
 
     _check(value, f"argument {path}")
-    text = hints.format_abstract(value)
+    text = hints.format_abstract(_with_shards(value, namespace))
     if len(text) > MAX_TEXT:
         raise Unrecordable(f"argument {path}: a value of {len(text)} characters")
     return text
+
+
+def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
+    """``tree`` with each array sharded over a mesh the worker finds again (the namespace's one mesh
+    with the sharding's axes, of the same shape: ``argsources.hint.module_mesh``) as an ArraySpec
+    naming its mesh axes; any other array stays as it is (recorded without its sharding)."""
+    import jax
+
+    from jaxlint.ir import compat
+    from jaxlint.scan.hints import ArraySpec
+    from jaxlint.worker.argsources.hint import module_meshes
+
+    if type(tree) in (tuple, list):
+        return type(tree)(_with_shards(child, namespace) for child in tree)
+    if type(tree) is dict:
+        return {key: _with_shards(child, namespace) for key, child in tree.items()}
+    if not isinstance(tree, jax.ShapeDtypeStruct):
+        return tree
+    sharding = getattr(tree, "sharding", None)
+    shards = compat.shards_of(sharding)
+    axes = {axis for dim in shards or () for axis in dim}
+    if not axes:
+        return tree
+    meshes = [mesh for _, mesh in module_meshes(namespace) if axes <= set(mesh.axis_names)]
+    if len(meshes) != 1 or tuple(dict(meshes[0].shape).items()) != tuple(dict(sharding.mesh.shape).items()):
+        return tree
+    shards = shards + ((),) * (len(tree.shape) - len(shards))
+    return ArraySpec(getattr(tree.dtype, "name", None) or str(tree.dtype), tuple(tree.shape), shards)
 
 
 def _check(tree: Any, path: str) -> None:

@@ -1,5 +1,9 @@
 """Parse ``# jaxlint: args x=f32[], y=f32[n, 3], k=3`` hint comments into argument specs.
 
+A dimension may name the mesh axes it is split over, as jaxprs print sharded types:
+``f32[512@data, 512]``, ``f32[512@(data,model)]``; the worker finds the mesh (``to_abstract``'s
+``place``).
+
 Pure Python on purpose: hints are parsed while collecting targets, before (and often
 without) importing jax. Only ``to_abstract`` touches jax, and imports it lazily.
 """
@@ -54,6 +58,8 @@ _LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionErr
 class ArraySpec:
     dtype: str  # numpy dtype name, e.g. "float32", "bfloat16"
     dims: tuple[int | str, ...]  # ints are fixed sizes, strs are symbolic dimension names
+    # Per dimension, the mesh axes it is split over (``512@data``); () when no dimension is.
+    shards: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,8 +111,19 @@ def dim_names(spec: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(d for leaf in arrays for d in leaf.dims if isinstance(d, str)))
 
 
-def to_abstract(spec: dict[str, Any]) -> dict[str, Any]:
-    """ArraySpec -> jax.ShapeDtypeStruct, StaticSpec -> its value; containers keep their types."""
+def mesh_axes(spec: dict[str, Any]) -> list[str]:
+    """The mesh axes the hint splits dimensions over, in first-appearance order."""
+    arrays = [leaf for leaf in _leaves(spec) if isinstance(leaf, ArraySpec)]
+    return list(dict.fromkeys(axis for leaf in arrays for axes in leaf.shards for axis in axes))
+
+
+Place = Callable[[Any, tuple[tuple[str, ...], ...]], Any]
+
+
+def to_abstract(spec: dict[str, Any], place: Place | None = None) -> dict[str, Any]:
+    """ArraySpec -> jax.ShapeDtypeStruct, StaticSpec -> its value; containers keep their types.
+    ``place(struct, shards)`` gives a sharded ArraySpec's struct its sharding (the worker knows the
+    module's mesh); without it such a spec is a HintError."""
     import jax
 
     names = dim_names(spec)
@@ -120,7 +137,12 @@ def to_abstract(spec: dict[str, Any]) -> dict[str, Any]:
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, ArraySpec):
             shape = tuple(symbols[d] if isinstance(d, str) else d for d in leaf.dims)
-            return jax.ShapeDtypeStruct(shape, _key_dtype(leaf.dtype) if is_key(leaf.dtype) else leaf.dtype)
+            struct = jax.ShapeDtypeStruct(shape, _key_dtype(leaf.dtype) if is_key(leaf.dtype) else leaf.dtype)
+            if not leaf.shards:
+                return struct
+            if place is None:
+                raise HintError(f"{_format(leaf, ',')} names mesh axes, but no mesh is known here")
+            return place(struct, leaf.shards)
         if isinstance(leaf, StaticSpec):
             return leaf.value
         raise TypeError(f"not an ArraySpec or StaticSpec: {leaf!r}")
@@ -288,7 +310,8 @@ def _parse_key(text: str, m: re.Match[str], end: int, item: str, path: str) -> A
         dtype, bracket = f"key<{impl.group()}>", close + 1
     if bracket >= end or text[bracket] != "[":
         raise HintError(f"missing dimensions after {dtype!r} in {path} (write {dtype}[] for one key)", bracket)
-    return ArraySpec(dtype, _parse_array(text, m, bracket, end, item, path, key=True).dims)
+    array = _parse_array(text, m, bracket, end, item, path, key=True)
+    return ArraySpec(dtype, array.dims, array.shards)
 
 
 def _parse_array(
@@ -305,8 +328,14 @@ def _parse_array(
         extra, array = text[close + 1 : end].strip(), text[m.start() : close + 1]
         raise HintError(f"unexpected {extra!r} after {array!r} in {path}", close + 1)
     dims: list[int | str] = []
+    shards: list[tuple[str, ...]] = []
     for s, e in _items(text, bracket + 1, close, f"dimension in {path}"):
+        at = text.find("@", s, e)
+        shards.append(() if at == -1 else _mesh_axes(text, at + 1, e, path))
+        s, e = _strip(text, s, e if at == -1 else at)
         dim = text[s:e]
+        if not dim:
+            raise HintError(f"missing the size before '@' in {path} (e.g. f32[512@data])", s)
         if _INT.fullmatch(dim):
             dims.append(int(dim))
         elif _NAME.fullmatch(dim):
@@ -318,7 +347,23 @@ def _parse_array(
         else:
             message = f"dimension {dim!r} of {path} is not a non-negative integer or a name"
             raise HintError(message, s)
-    return ArraySpec(DTYPES.get(dtype, dtype), tuple(dims))
+    named = [axis for axes in shards for axis in axes]
+    repeated = next((axis for axis in named if named.count(axis) > 1), None)
+    if repeated is not None:
+        raise HintError(f"mesh axis {repeated!r} splits {path} twice (an axis splits one dimension)", bracket)
+    return ArraySpec(DTYPES.get(dtype, dtype), tuple(dims), tuple(shards) if named else ())
+
+
+def _mesh_axes(text: str, start: int, end: int, path: str) -> tuple[str, ...]:
+    """The mesh axes after a dimension's ``@``: one name (``data``) or several (``(data,model)``)."""
+    start, end = _strip(text, start, end)
+    several = start < end and text[start] == "(" and text[end - 1] == ")"
+    pieces = _items(text, start + 1, end - 1, f"mesh axis in {path}") if several else [(start, end)]
+    axes = tuple(text[s:e] for s, e in pieces)
+    if not axes or not all(_NAME.fullmatch(axis) for axis in axes):
+        raise HintError(f"expected a mesh axis name or several in parentheses after '@' in {path}, e.g. "
+                        f"f32[512@data, 512] or f32[512@(data,model)], got {text[start:end]!r}", start)
+    return axes
 
 
 def _parse_container(text: str, start: int, end: int, item: str, path: str) -> Any:
@@ -382,7 +427,7 @@ def _format(tree: Any, dim_sep: str) -> str:
         inner = ", ".join(f"{key!r}: {_format(child, dim_sep)}" for key, child in tree.items())
         return "{" + inner + "}"
     if isinstance(tree, ArraySpec):
-        return _format_array(tree.dtype, tree.dims, dim_sep)
+        return _format_array(tree.dtype, tree.dims, dim_sep, tree.shards)
     if isinstance(tree, StaticSpec):
         return repr(tree.value)
     if hasattr(tree, "shape") and hasattr(tree, "dtype"):  # ShapeDtypeStruct, arrays, tracers
@@ -392,5 +437,9 @@ def _format(tree: Any, dim_sep: str) -> str:
     return repr(tree)
 
 
-def _format_array(dtype: str, dims: Any, dim_sep: str) -> str:
-    return f"{_SHORT_NAMES.get(dtype, dtype)}[{dim_sep.join(str(d) for d in dims)}]"
+def _format_array(dtype: str, dims: Any, dim_sep: str, shards: tuple[tuple[str, ...], ...] = ()) -> str:
+    texts = [str(d) for d in dims]
+    for index, axes in enumerate(shards):
+        if axes:  # as jaxprs print a sharded type: 512@data, 512@(data,model)
+            texts[index] += f"@{axes[0]}" if len(axes) == 1 else f"@({','.join(axes)})"
+    return f"{_SHORT_NAMES.get(dtype, dtype)}[{dim_sep.join(texts)}]"

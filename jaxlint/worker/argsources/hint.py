@@ -5,8 +5,10 @@ call used, else one an examples file registered (a bound method or a module inst
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Any
 
+from jaxlint.ir import compat
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet
 from jaxlint.worker.argsources.examples import registered_instance
@@ -25,8 +27,12 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         if unknown:
             raise ArgumentError(f"hint names {', '.join(map(repr, unknown))}, not parameters of "
                                 f"{target.name}({', '.join(target.params)})")
+    axes = hints.mesh_axes(spec)
+    place = placer(module_mesh(request.module, axes)) if axes else None
     try:
-        values = hints.to_abstract(spec)
+        values = hints.to_abstract(spec, place)
+    except ArgumentError:
+        raise
     except Exception as error:  # e.g. a dimension name JAX rejects
         raise ArgumentError(f"hint cannot be turned into abstract values: {error}") from None
     method = "." in target.qualname and target.params[:1] == ["self"]
@@ -43,6 +49,49 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
                                 "module is imported, or register an instance in an examples file")
         return [ArgumentSet("hint", (instance,), values)]
     return [ArgumentSet("hint", (), values)]
+
+
+def module_mesh(module: Any, axes: list[str]) -> Any:
+    """The module-level mesh whose axis names include all of ``axes`` (a sharded hint's); an
+    ArgumentError when the module has none or several."""
+    meshes = module_meshes(vars(module))
+    fitting = [(name, mesh) for name, mesh in meshes if set(axes) <= set(mesh.axis_names)]
+    if len(fitting) == 1:
+        return fitting[0][1]
+    wanted = f"mesh ax{'is' if len(axes) == 1 else 'es'} {', '.join(map(repr, axes))}"
+    if not fitting:
+        have = "; ".join(f"{name} has {', '.join(map(repr, mesh.axis_names))}" for name, mesh in meshes)
+        raise ArgumentError(f"hint splits dimensions over {wanted}, but no module-level mesh has "
+                            f"{'it' if len(axes) == 1 else 'them all'} ({have or 'the module defines no mesh'})")
+    names = ", ".join(name for name, _ in fitting)
+    raise ArgumentError(f"hint splits dimensions over {wanted}, which several module-level meshes have ({names}): "
+                        "register the arguments with their shardings in an examples file instead (docs/arguments.md)")
+
+
+def module_meshes(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(name, mesh) of each mesh a module's namespace holds (a mesh bound to two names is one)."""
+    meshes: dict[int, tuple[str, Any]] = {}
+    for name, value in namespace.items():
+        if compat.is_mesh(value):
+            meshes.setdefault(id(value), (name, value))
+    return list(meshes.values())
+
+
+def placer(mesh: Any) -> hints.Place:
+    """What gives a sharded hint's array its sharding over ``mesh``; a size the axes do not divide
+    is an ArgumentError (JAX would refuse the argument)."""
+    sizes = dict(mesh.shape)
+
+    def place(struct: Any, shards: tuple[tuple[str, ...], ...]) -> Any:
+        for dim, (size, axes) in enumerate(zip(struct.shape, shards)):
+            pieces = math.prod(sizes[axis] for axis in axes)
+            if isinstance(size, int) and size % pieces:
+                raise ArgumentError(f"{hints.format_abstract(struct)}: dimension {dim} (size {size}) cannot be split "
+                                    f"over mesh ax{'is' if len(axes) == 1 else 'es'} {', '.join(map(repr, axes))} "
+                                    f"({pieces} pieces): the size must be a multiple of {pieces}")
+        return compat.sharded_struct(struct, mesh, shards)
+
+    return place
 
 
 def _required(function: Any, skip_first: bool) -> set[str]:

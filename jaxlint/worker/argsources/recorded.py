@@ -7,7 +7,8 @@ from typing import Any
 
 from jaxlint.config import signatures
 from jaxlint.scan import hints
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources.hint import module_mesh, placer
 
 # Path -> ((mtime_ns, size), functions or the reason the file is unusable): a worker reads the
 # file once, not once per target, and sees a re-recorded file.
@@ -34,8 +35,8 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     found = []
     for recorded in entry["signatures"]:
         try:
-            values = _values(recorded, target.params)
-        except (hints.HintError, ValueError, TypeError) as error:  # a hand-edited file
+            values = _values(recorded, target.params, request.module)
+        except (hints.HintError, ArgumentError, ValueError, TypeError) as error:  # a hand-edited file, a mesh gone
             request.notes.append(f"recorded signature {recorded} of {target.name} is unusable ({error}); "
                                  "re-run jaxlint record")
             continue
@@ -63,14 +64,16 @@ def _load(path: str) -> dict[str, Any] | str:
     return cached[1]
 
 
-def _values(recorded: dict[str, str], params: list[str]) -> dict[str, Any]:
+def _values(recorded: dict[str, str], params: list[str], module: Any) -> dict[str, Any]:
     """Parameter name -> abstract value. One hint for the whole signature: named dimensions
-    (none today, but a hand-written entry may have them) are shared across arguments."""
+    (none today, but a hand-written entry may have them) are shared across arguments; an array
+    recorded sharded (``f32[8@data]``) is placed over the module's mesh, as a hint's is."""
     unknown = [name for name in recorded if name not in params]
     if unknown:
         raise ValueError(f"{', '.join(unknown)} not a parameter")
     spec = hints.parse_hint(", ".join(f"{name}={text}" for name, text in recorded.items()))
-    return hints.to_abstract(spec)
+    axes = hints.mesh_axes(spec)
+    return hints.to_abstract(spec, placer(module_mesh(module, axes)) if axes else None)
 
 
 def _call(function: Any, values: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
