@@ -334,7 +334,10 @@ def test_explain_shows_the_communication_a_sharded_hint_causes(tmp_path: Path) -
     run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", f"{path}::layer", "--format", "json"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600, env=environment())
     assert run.returncode == 0, run.stderr
-    section = json.loads(run.stdout)["communication"]
+    report = json.loads(run.stdout)
+    # The arguments line states the hint's shardings as the hint wrote them.
+    assert [a["abstract"] for a in report["arguments"]["signature"]] == ["f32[512@data,512]"] * 2
+    section = report["communication"]
     assert section["devices"] == 8 and section["arguments"] == ["P('data', None)", "P('data', None)"]
     [gather] = section["collectives"]
     assert (gather["kind"], gather["line"], gather["shape"]) == ("all-gather", position(LAYER, "x @ w")[0], "f32[512,512]")

@@ -93,7 +93,8 @@ def _trace(function: Any, arguments: Any) -> tuple[Any, Any]:
 
 
 def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
-    """[{"name", "abstract"}] per argument: ``f32[8,128]`` for arrays, ``static: 3`` for values."""
+    """[{"name", "abstract"}] per argument: ``f32[8,128]`` for arrays (``f32[8@data,128]`` where a
+    NamedSharding places it), ``static: 3`` for values."""
     try:
         bound = inspect.signature(function).bind_partial(*arguments.args, **arguments.kwargs)
         items = list(bound.arguments.items())
@@ -104,7 +105,7 @@ def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
         leaves = jax.tree_util.tree_leaves(value)
         is_static = not any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in leaves)
         try:
-            text = hints.format_abstract(value)
+            text = hints.format_abstract(value, shardings=True)
         except Exception:  # an object whose repr fails
             text = f"<{type(value).__name__}>"
         shown.append({"name": name, "abstract": f"static: {text}" if is_static else text})
