@@ -120,9 +120,10 @@ class _TestRun:
         self.paths, self.tests = paths, tests
         command = [sys.executable, "-m", "pytest", "--jaxlint", "--jaxlint-exit-zero", "-q", *tests]
         # The cache folder goes by the environment, not --jaxlint-cache-dir: pytest takes an
-        # existing path among its arguments, option values included, into its choice of rootdir,
-        # and the rootdir decides which conftest.py files load. The session must be the one the
-        # user gets by hand (measured on equinox: its tests' conftest was skipped, 2.5 s slower).
+        # existing path among its arguments, option values included, into its choice of rootdir
+        # and configuration file. The session must be the one the user gets by hand (measured on
+        # equinox: the cache folder in its tree made pytest take its pyproject's addopts, run-time
+        # type checks, 2.5 s slower).
         environment = {**os.environ, "JAXLINT_CACHE_DIR": cache.folder}
         self.started = time.perf_counter()
         self.process = subprocess.Popen(command, cwd=root, env=environment, stdout=subprocess.PIPE,
