@@ -848,11 +848,15 @@ def _placement(local: dict[str, Any], code: Any) -> JitPlacement | None:
     given, donated = tuple(local["in_shardings_flat"]), tuple(bool(d) for d in local["donated_invars"])
     if len(given) != len(leaves) or len(donated) != len(leaves):
         return None
-    in_shardings = tuple(s if not isinstance(s, UnspecifiedValue) and s is not None
+    # Only shardings over several devices, which a jit outside the test's mesh context can take (a
+    # PartitionSpec needs the context): None lets the jit choose, as the user's None does.
+    in_shardings = tuple(s if isinstance(s, jax.sharding.Sharding) and mesh_devices(s) > 1
                          else None if is_tracer(leaf) else sharding(leaf)
                          for s, leaf in zip(given, leaves))
-    out = info.out_shardings_treedef.unflatten(info.out_shardings_leaves)
-    out_shardings = None if isinstance(out, UnspecifiedValue) else out
+    outs = info.out_shardings_leaves
+    placed_outs = all(s is None or isinstance(s, (jax.sharding.Sharding, UnspecifiedValue)) for s in outs) \
+        and any(isinstance(s, jax.sharding.Sharding) and mesh_devices(s) > 1 for s in outs)
+    out_shardings = info.out_shardings_treedef.unflatten(outs) if placed_outs else None
     return JitPlacement(function, tuple(args), kwargs, in_shardings, donated, out_shardings)
 
 

@@ -215,14 +215,27 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]
     with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
         with TruncationRecorder() as truncations:
             inputs = [call.leaves[i] for i in dynamic]
-            if call.placement is not None:  # as the test's jit placed it: the sharded program
-                names = leaf_names(code, call.treedef, len(call.leaves))
-                names = [names[i] for i in dynamic]
-                closed = jax.make_jaxpr(placed_jit(apply, call.placement, dynamic, code, names))(*inputs)
-                if call.placement.out_shardings is not None:  # spread over the result just traced
-                    closed = jax.make_jaxpr(placed_jit(apply, call.placement, dynamic, code, names,
-                                                       results))(*inputs)
-            else:
+            closed = _placed_trace(call, apply, dynamic, inputs, results, truncations) \
+                if call.placement is not None else None
+            if closed is None:
+                truncations.clear()  # those of a placed trace that failed: this one warns again
                 closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*inputs)
         sharded.note_inputs(closed, inputs)  # the compile step places the arguments as the test did
         yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs)), truncations
+
+
+def _placed_trace(call: Call, apply: Callable[..., list[Any]], dynamic: list[int], inputs: list[Any],
+                  results: list[Any], truncations: list[Truncation]) -> Any:
+    """The jaxpr of ``apply`` under a jit placed as the test's jit placed the call (the sharded
+    program); None when JAX refuses that placement here: the call is traced as before, unplaced."""
+    assert call.placement is not None
+    names = leaf_names(call.code, call.treedef, len(call.leaves))
+    names = [names[i] for i in dynamic]
+    try:
+        closed = jax.make_jaxpr(placed_jit(apply, call.placement, dynamic, call.code, names))(*inputs)
+        if call.placement.out_shardings is not None:  # spread over the result just traced
+            truncations.clear()  # the first trace's: the second warns again
+            closed = jax.make_jaxpr(placed_jit(apply, call.placement, dynamic, call.code, names, results))(*inputs)
+    except Exception:  # noqa: BLE001 - the function's own error comes again from the unplaced trace
+        return None
+    return closed
