@@ -50,6 +50,13 @@ def scaled(n, a, b):
     return a * n + b  # expect JX310
 
 
+def scaled_sum(n, a, b):
+    return jax.lax.with_sharding_constraint(a * n + b, columns)  # expect JX310
+
+
+scaled_by_two = jax.jit(partial(scaled_sum, 2.0), in_shardings=(blocks, blocks))
+
+
 @jax.jit
 def placed(a, b):
     d = a + b  # expect JX310
@@ -72,6 +79,11 @@ def cast(x, scale):
     return (x * scale).astype(jnp.bfloat16)
 
 
+@partial(jax.jit, in_shardings=NamedSharding(mesh, P("x")), donate_argnums=0)  # expect JX308
+def rows_cast(x):
+    return x.astype(jnp.bfloat16)
+
+
 @partial(jax.jit, donate_argnums=0)
 def scale(x, factor):
     return x * factor
@@ -81,12 +93,13 @@ TESTS = '''\
 import jax
 import jax.numpy as jnp
 
-from pkg.model import blocks, cast, halve, placed, repro, scale, scaled, twin, unplaced
+from pkg.model import blocks, cast, halve, placed, repro, rows_cast, scale, scaled, scaled_by_two, twin, unplaced
 
 
 def test_in_shardings():
     a = jnp.ones((64, 128, 64))
     assert repro(a, a).shape == twin(a, a).shape == scaled(2.0, a, a).shape == a.shape
+    assert scaled_by_two(a, a).shape == a.shape
 
 
 def test_committed_arguments():
@@ -100,6 +113,7 @@ def test_donation():
     assert halve(0.5, jnp.ones((256, 256))).dtype == jnp.bfloat16
     assert cast(x=jnp.ones((256, 256)), scale=0.5).dtype == jnp.bfloat16
     assert scale(jnp.ones((256, 256)), 0.5).dtype == jnp.float32
+    assert rows_cast(jnp.ones((256, 256))).dtype == jnp.bfloat16
 '''
 
 
@@ -144,9 +158,12 @@ def test_a_jits_in_shardings_reach_the_trace(run: dict[str, Any]) -> None:
     [finding] = _at(run, "JX310", "    d = a + b  # expect JX310")
     assert "from P('y', None, 'x') to P(None, ('x', 'y'), None)" in finding["message"]
     assert ("JX310", MODEL.splitlines().index("def twin(a, b):") + 2) not in run["found"]
-    # A static argument before the sharded ones, and out_shardings instead of a constraint.
-    [scaled] = _at(run, "JX310", "return a * n + b")
+    # A static argument before the sharded ones, and out_shardings instead of a constraint; a jit
+    # of a partial, whose first argument the partial holds.
+    [scaled] = _at(run, "JX310", "return a * n + b  # expect")
     assert "to P(None, ('x', 'y'), None)" in scaled["message"]
+    [partial] = _at(run, "JX310", "columns)  # expect JX310")
+    assert "from P('y', None, 'x') to P(None, ('x', 'y'), None)" in partial["message"]
 
 
 def test_a_committed_arguments_sharding_reaches_the_trace(run: dict[str, Any]) -> None:
@@ -167,3 +184,7 @@ def test_donation_reaches_the_trace(run: dict[str, Any]) -> None:
                                        "(float32[256,256], 256.0 KiB)"), halve["message"]
     [cast] = _at(run, "JX308", 'donate_argnames="x")  # expect JX308')
     assert "of `cast` not aliased to any output: 'x' (float32[256,256]" in cast["message"]
+    # Donated and split in four by the jit's in_shardings: what each device holds.
+    [rows] = _at(run, "JX308", 'P("x")), donate_argnums=0)  # expect JX308')
+    assert "'x' (float32[256,256], 256.0 KiB, 64.0 KiB per device)" in rows["message"], rows["message"]
+    assert rows["cost"]["bytes"] == 64 * 1024 and "on each of the 8 devices" in rows["cost"]["note"]

@@ -41,7 +41,10 @@ def call_placement(frame: FrameType, params: list[Any], free_leaves: int) -> Pla
     found = compat.jit_placement(frame)
     if found is None:
         return None
-    indices = trace_input_indices(frame.f_code, params, found)
+    try:
+        indices = trace_input_indices(frame.f_code, params, found)
+    except Exception:  # noqa: BLE001 - arguments it cannot match: the call is kept unplaced
+        return None
     if indices is None:
         return None
     indices += [None] * free_leaves
