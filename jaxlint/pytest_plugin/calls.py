@@ -21,9 +21,12 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
+
+if TYPE_CHECKING:  # placement.py imports JAX: only once a call holds arrays
+    from jaxlint.pytest_plugin.placement import Placement
 
 MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
 MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
@@ -47,6 +50,7 @@ class Call:
     x64: bool  # jax_enable_x64 at the call: the trace uses the same
     staged: bool  # it ran under jax.jit (or in a scan or cond body): traced under jit too
     differentiated: bool = False  # it ran under jax.grad, jvp or vjp (JX704 reads it)
+    placement: Placement | None = None  # the jit that traced it: its shardings and donation
 
 
 @dataclass
@@ -222,6 +226,7 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
     import numpy as np
 
     from jaxlint.ir import compat
+    from jaxlint.pytest_plugin.placement import call_placement
 
     code, local = frame.f_code, frame.f_locals
     params = [local[name] for name in parameter_names(code)]
@@ -239,11 +244,14 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
     if not any_array:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
+    # A jit's shardings and donation are not in the tracers it passes: read from the jit itself.
+    placement = call_placement(frame, params, len(jax.tree_util.tree_leaves(free))) if staged else None
     try:
-        key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract)))
+        key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract),
+                    placement.key() if placement is not None else None))
     except TypeError:  # aux data of a pytree node that cannot be hashed: every call is new
         key = id(frame)
-    return key, Call(code, frame.f_globals, abstract, treedef, x64, staged, differentiated)
+    return key, Call(code, frame.f_globals, abstract, treedef, x64, staged, differentiated, placement)
 
 
 def _abstract(leaf: Any) -> Any:

@@ -25,6 +25,7 @@ from jaxlint.ir import Truncation, compat, sharded
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
+from jaxlint.pytest_plugin.placement import leaf_names, placed_jit
 from jaxlint.pytest_plugin.results import Linted, Ran
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
@@ -193,6 +194,7 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]
     of ``call`` on its kept arguments, with the vmap records of the trace kept until the block ends."""
     code = call.code
     dynamic = [i for i, leaf in enumerate(call.leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
+    results: list[Any] = []  # the result's structure and which leaves are arrays (out_shardings)
 
     def apply(*values: Any) -> list[Any]:
         filled = list(call.leaves)
@@ -204,14 +206,36 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]
         args, kwargs = split_arguments(code, params)
         # The jaxpr keeps every equation the call made, returned or not: a factory's, an
         # initializer's that stores its arrays on ``self``, a check's that returns a bool.
-        return [leaf for leaf in jax.tree_util.tree_leaves(_call(function, args, kwargs))
-                if isinstance(leaf, jax.Array)]
+        leaves, treedef = jax.tree_util.tree_flatten(_call(function, args, kwargs))
+        results[:] = [treedef, [isinstance(leaf, jax.Array) for leaf in leaves]]
+        return [leaf for leaf in leaves if isinstance(leaf, jax.Array)]
 
     params = jax.tree_util.tree_unflatten(call.treedef, call.leaves)[0]
     args, kwargs = split_arguments(code, params)
     with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
         with TruncationRecorder() as truncations:
             inputs = [call.leaves[i] for i in dynamic]
-            closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*inputs)
+            closed = _placed_trace(call, apply, dynamic, inputs, results, truncations) \
+                if call.placement is not None else None
+            if closed is None:
+                truncations.clear()  # those of a placed trace that failed: this one warns again
+                closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*inputs)
         sharded.note_inputs(closed, inputs)  # the compile step places the arguments as the test did
         yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs)), truncations
+
+
+def _placed_trace(call: Call, apply: Callable[..., list[Any]], dynamic: list[int], inputs: list[Any],
+                  results: list[Any], truncations: list[Truncation]) -> Any:
+    """The jaxpr of ``apply`` under a jit placed as the test's jit placed the call (the sharded
+    program); None when JAX refuses that placement here: the call is traced as before, unplaced."""
+    assert call.placement is not None
+    names = leaf_names(call.code, call.treedef, len(call.leaves))
+    names = [names[i] for i in dynamic]
+    try:
+        closed = jax.make_jaxpr(placed_jit(apply, call.placement, dynamic, call.code, names))(*inputs)
+        if call.placement.out_shardings is not None:  # spread over the result just traced
+            truncations.clear()  # the first trace's: the second warns again
+            closed = jax.make_jaxpr(placed_jit(apply, call.placement, dynamic, call.code, names, results))(*inputs)
+    except Exception:  # noqa: BLE001 - the function's own error comes again from the unplaced trace
+        return None
+    return closed
