@@ -79,15 +79,17 @@ def add_one(v):
 # jaxlint: args x=f32[8@data, 16]
 def train(x):
     for _ in range(3):
-        x = jax.jit(add_one)(x)  # expect: JX203
+        x = jax.jit(add_one, out_shardings=rows)(x)  # expect: JX203
     return x
 
 
 # jaxlint: args x=f32[8@data, 16]
 def train_hoisted(x):
-    step = jax.jit(add_one)
+    step = jax.jit(add_one, out_shardings=rows)
     for _ in range(3):
         x = step(x)
+    for sharding in (rows, blocks):  # a wrapper per sharding: quiet
+        x = jax.jit(add_one, out_shardings=sharding)(x)
     return x
 
 
