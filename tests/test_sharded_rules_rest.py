@@ -6,12 +6,14 @@ findings (rest_auto_noqa.py, named to be checked before rest_explicit.py: that m
 with the same device count.
 
 jaxlint runs in a subprocess with `devices = 8` (the forced device count reaches only its workers);
-one check, whose JSON the tests read, and one fixing run. JX205 and JX309 are run-time rules: their
-sharded cases are in test_jx205.py."""
+one check, whose JSON the tests read, and one fixing run. JX205, a run-time rule, on programs run
+under `jaxlint run` (below); JX309 (host syncs) reads no sharding."""
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,63 @@ def test_fixes_are_verified_on_values_sharded_as_traced(tmp_path: Path) -> None:
             {"JX103", "JX202", "JX301", "JX305", "JX502", "JX506", "JX507", "JX508", "JX601", "JX602"}, \
             (name, remaining)
     assert "fixed" in run.stderr and "rejected" not in run.stderr, run.stderr
+
+
+# JX205 is a run-time rule: a program run under `jaxlint run` on 8 CPU devices (set by the program
+# before JAX starts), calling one jitted step with its input placed four ways.
+RESHARDED = '''\
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+MESH
+
+
+@jax.jit
+def step(w, x):
+    return w + x.sum()
+
+
+w = jnp.ones(16)
+for spec in (P("data", None), P(None, "model"), P(("data", "model"), None), P()):
+    w = step(w, jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, spec)))  # expect JX205
+print("trained", float(w.sum()))
+'''
+AUTO = 'mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))'
+EXPLICIT_MESH = 'mesh = jax.make_mesh((4, 2), ("data", "model"))\njax.sharding.set_mesh(mesh)'
+
+
+def _recompiles(tmp_path: Path, mesh: str) -> list[dict[str, Any]]:
+    from test_jx205 import environment, recompiles
+
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "script.py").write_text(RESHARDED.replace("MESH", mesh))
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json",
+                          "-o", "report.json", "--", sys.executable, "script.py"], cwd=tmp_path,
+                         env=environment(), capture_output=True, text=True, timeout=600)
+    assert run.stdout.startswith("trained "), run.stdout + run.stderr
+    assert "Compiling" not in run.stderr + run.stdout  # the records jax_log_compiles raised are dropped
+    return list(recompiles(tmp_path).values())
+
+
+def test_a_recompile_only_an_input_s_sharding_caused_on_an_auto_mesh_is_recognized(tmp_path: Path) -> None:
+    # Auto axes: the trace is the same (no tracing-cache miss), only the compile JAX logs says why.
+    [finding] = _recompiles(tmp_path, AUTO)
+    assert finding["location"]["row"] == 19 and "compiled 4 times" in finding["message"], finding["message"]
+    assert "input 1 came with " in finding["message"] and \
+        "P(None, 'model'), P(('data', 'model'), None), P()): place the argument on the same devices, " \
+        "with the same sharding, on every call" in finding["message"], finding["message"]
+
+
+@pytest.mark.skipif(not EXPLICIT, reason="Explicit axes are newer than this JAX")
+def test_a_recompile_on_explicit_axes_names_the_sharding_once(tmp_path: Path) -> None:
+    # The shardings are in the types: JAX's explanation names each; one cause, not one per pair.
+    [finding] = _recompiles(tmp_path, EXPLICIT_MESH)
+    assert "`x` came with 4 shardings (f32[8@data,16], f32[8,16@model], f32[8@(data,model),16], f32[8,16]): " \
+           "place the argument on the same devices, with the same sharding, on every call. Each" \
+        in finding["message"], finding["message"]
+    assert "shape" not in finding["message"]
