@@ -172,3 +172,48 @@ def test_a_recompile_on_explicit_axes_names_the_sharding_once(tmp_path: Path) ->
            "place the argument on the same devices, with the same sharding, on every call. Each" \
         in finding["message"], finding["message"]
     assert "shape" not in finding["message"]
+
+
+# JX309, run-time too: a loss converted to a Python float on every step of a loop calling a jitted
+# step whose batch is split over `data` (few steps: each runs an all-reduce on 8 CPU devices).
+SYNCED = '''\
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
+
+
+@jax.jit
+def step(w, x):
+    return w * 0.99, jnp.mean((x @ w) ** 2)
+
+
+w = jax.device_put(jnp.ones((16, 16)), NamedSharding(mesh, P()))
+x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("data", None)))
+for i in range(25):
+    w, loss = step(w, x)
+    print(f"{i} {float(loss):.3f}")  # expect JX309
+for i in range(60):
+    w, loss = step(w, x)
+    if i % 30 == 0:
+        print(float(loss))  # every 30th step: quiet
+print("trained", float(w.sum()))
+'''
+
+
+def test_a_host_sync_on_each_step_of_a_sharded_loop_is_reported(tmp_path: Path) -> None:
+    from test_jx205 import environment
+
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nselect = ["JX309"]\n')
+    (tmp_path / "script.py").write_text(SYNCED)
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json",
+                          "-o", "report.json", "--", sys.executable, "script.py"], cwd=tmp_path,
+                         env=environment(), capture_output=True, text=True, timeout=600)
+    assert "trained " in run.stdout, run.stdout + run.stderr
+    found = [(f["code"], f["location"]["row"]) for f in json.loads((tmp_path / "report.json").read_text())]
+    assert found == [("JX309", 21)], found
