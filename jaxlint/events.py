@@ -12,8 +12,10 @@ from jaxlint.model import Span
 
 # What JAX's explanation of a tracing-cache miss names: an argument whose type (shape, dtype,
 # weak type) changed, a static argument's value, another change of the arguments' pytree, of the
-# tracing context (a config or context manager), or nothing it could explain.
-DifferenceKind = Literal["type", "static", "tree", "context", "unexplained"]
+# tracing context (a config or context manager), or nothing it could explain; "sharding": a
+# compile with no tracing-cache miss whose logged argument mapping (``jax_log_compiles``) differs
+# from the function's last compile (an input placed with another sharding on an Auto mesh).
+DifferenceKind = Literal["type", "static", "tree", "context", "unexplained", "sharding"]
 
 
 @dataclass(frozen=True)

@@ -886,3 +886,35 @@ def test_wrapper_doc_example_is_reported_and_fixed_into_use_instead(tmp_path: Pa
     assert finding.fix is not None and finding.fix.applicability == "safe"
     assert apply_edits(example, list(finding.fix.edits)) == use_instead
     assert check([str(write(tmp_path, "use_instead", use_instead))], select_rules(["JX203"], None)).findings == []
+
+
+NAMED_ARGUMENTS = '''\
+import jax
+
+INLINE = False
+
+
+def add_one(v):
+    return v + 1.0
+
+
+# jaxlint: args x=f32[3]
+def train(x):
+    for _ in range(3):
+        x = jax.jit(add_one, inline=INLINE)(x)
+    for inline in (False, True):  # a wrapper per value: not reported
+        x = jax.jit(add_one, inline=inline)(x)
+    return x
+'''
+
+
+@pytest.mark.slow
+def test_fix_hoists_a_jit_whose_arguments_are_plain_names(tmp_path: Path) -> None:
+    # `in_shardings=rows` on a sharded program (tests/data/sharded/rest_auto.py): a name the loop
+    # does not bind is the same value before it.
+    path = tmp_path / "named.py"
+    path.write_text(NAMED_ARGUMENTS, encoding="utf-8")
+    fixed = check([str(path)], select_rules(["JX203"], None), fix=True)
+    assert fixed.fix_rejected == [] and fixed.findings == []
+    assert "    add_one_jit_13 = jax.jit(add_one, inline=INLINE)\n    for _ in range(3):\n        x = add_one_jit_13(x)\n" \
+        in path.read_text(encoding="utf-8")

@@ -321,3 +321,33 @@ def test_an_inner_jit_traced_into_an_outer_one_is_not_a_compile_of_its_own() -> 
         for logger in loggers:
             logger.removeFilter(seen)
     assert under == {"<lambda>": False, "twice": True}  # the outer at the top; the inner under its trace
+
+
+def test_the_compiles_jax_logs_are_read_on_this_version() -> None:
+    # jax_log_compiles' record of each compile: the function and each input's sharding, which tell
+    # a compile no tracing-cache miss explains (tests/test_sharded_rules_rest.py: on 8 devices).
+    messages: list[str] = []
+
+    class Taken(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            messages.append(record.getMessage())
+            return False
+
+    taken = Taken()
+    logger = logging.getLogger(compat.COMPILE_LOGGER)
+    logger.addFilter(taken)
+    previous = compat.log_compiles(True)
+    try:
+        def twice(x, y):
+            return x * 2 + y
+
+        jax.jit(twice)(jnp.ones(3), jnp.ones(3))
+    finally:
+        compat.log_compiles(previous)
+        logger.removeFilter(taken)
+    parsed = [compat.parse_compile(m) for m in messages]
+    assert ("twice", ("UnspecifiedValue", "UnspecifiedValue")) in parsed, messages
+    assert compat.parse_compile("Compiling jit(f) with global shapes and types (ShapedArray(float32[8,16]),). "
+                                "Argument mapping: (NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types="
+                                "(Auto, Auto)), spec=P(('data', 'model'), None), memory_kind=device),).") == \
+        ("f", ("P(('data', 'model'), None)",))

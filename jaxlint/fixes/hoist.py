@@ -43,9 +43,10 @@ def hoist_fix(index: SourceIndex, call: ast.Call, function: ast.Lambda | ast.Nam
         if a.defaults or any(d is not None for d in a.kw_defaults):
             return None  # defaults are evaluated when the lambda is created
     others = [*call.args[1:], *call.keywords]
-    if any(k.arg is None for k in call.keywords) or not all(_literal(n) for n in others):
-        return None  # static_argnums=..., donate_argnums=...: literals only, no calls moved
+    if any(k.arg is None for k in call.keywords) or not all(_literal(n) or _plain_name(n) for n in others):
+        return None  # static_argnums=..., in_shardings=rows: literals and plain names only, no calls moved
     free = {n.id for n in ast.walk(call.func) if isinstance(n, ast.Name)} | free_names(function)
+    free |= {n.id for o in others for n in ast.walk(o) if isinstance(n, ast.Name)}  # the loop must not bind them
     target = None
     for loop in loops:  # innermost first; bindings of an outer loop include the inner one's
         bound = bound_names(loop)
@@ -77,6 +78,12 @@ def _literal(node: ast.AST) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _plain_name(node: ast.AST) -> bool:
+    """A name read as it is (``in_shardings=rows``): evaluated before the loop it is the same value,
+    since no loop the jit leaves binds it."""
+    return isinstance(node.value if isinstance(node, ast.keyword) else node, ast.Name)
 
 
 def _movable_assignment(source: str, call: ast.Call, loop: ast.AST, parents: dict,

@@ -530,6 +530,46 @@ _STATIC = re.compile(r"Static\(val=(?P<value>.*)\)$")
 _FUNCTION = re.compile(r"^(?:for )?(?P<name>\S+?)(?: id=\d+)?(?: defined at (?P<defined>.+))?$")
 
 
+# With ``jax_log_compiles`` on, each compile is logged too, the only word of a compile that no
+# tracing-cache miss explains (an argument placed with another sharding on an Auto mesh: the trace
+# is the same, the lowering is not): "Compiling jit(step) with global shapes and types (...).
+# Argument mapping: (NamedSharding(mesh=..., spec=P('data', None), ...), UnspecifiedValue)." (0.4.x:
+# "Compiling step ... [...]", PartitionSpec). The flag raises these loggers' records to WARNING.
+COMPILE_LOGGER = "jax._src.interpreters.pxla"
+LOG_COMPILES_ONLY = {COMPILE_LOGGER: ("Compiling ",), "jax._src.dispatch": ("Finished ",),
+                     "jax._src.compiler": ("Persistent compilation cache hit",)}
+_COMPILING = re.compile(r"^Compiling (?:jit\((?P<jit>[^()\s]+)\)|(?P<name>\S+)) with global shapes and types "
+                        r".*\. Argument mapping: \((?P<mapping>.*)\)\.$", re.S)
+_SPEC = re.compile(r"spec=(?:PartitionSpec|P)\((?P<axes>.*?)\)(?:, memory_kind=|\)$)")
+
+
+def log_compiles(on: bool) -> bool:
+    """Set ``jax_log_compiles`` globally; returns the value it had."""
+    previous = bool(_jax_config.log_compiles.value)
+    if previous != on:
+        jax.config.update("jax_log_compiles", on)
+    return previous
+
+
+def parse_compile(message: str) -> tuple[str, tuple[str, ...]] | None:
+    """(function name, each input's sharding: ``P('data', None)``, or the text JAX printed) of a
+    compile ``jax_log_compiles`` logged; None for another record."""
+    found = _COMPILING.match(message)
+    if found is None:
+        return None
+    items, depth, start, text = [], 0, 0, found.group("mapping")
+    for index, char in enumerate(text + ","):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:index].strip())
+            start = index + 1
+    shardings = []
+    for item in filter(None, items):
+        spec = _SPEC.search(item)
+        shardings.append(f"P({spec.group('axes')})" if spec else item)
+    return found.group("jit") or found.group("name"), tuple(shardings)
+
+
 def explain_cache_misses(on: bool) -> bool:
     """Set ``jax_explain_cache_misses`` globally; returns the value it had."""
     previous = bool(_jax_config.explain_cache_misses.value)

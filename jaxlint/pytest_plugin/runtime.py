@@ -3,11 +3,13 @@ tests' collection, or a whole program under ``jaxlint run``), for the run-time r
 (``Rule.check_run``, e.g. JX205).
 
 The events come from JAX, never from timing: with ``jax_explain_cache_misses`` on, JAX explains
-each miss of jit's tracing cache in a log record (ir/compat.py reads the text of each version).
+each miss of jit's tracing cache in a log record (ir/compat.py reads the text of each version);
+with ``jax_log_compiles`` on, it logs each compile with its arguments' shardings, which tells a
+compile no tracing-cache miss explains (an input placed with another sharding on an Auto mesh).
 A filter on JAX's logger takes each record as it is made, in the thread of the call, so the
 stack still holds the project's frame that made the call. The records the flag adds are then
 dropped (unless the user had the flag on), so the test run's logging is as without jaxlint; the
-flag and the filters are put back when the watching stops. The host syncs (the conversions of a
+flags and the filters are put back when the watching stops. The host syncs (the conversions of a
 device array to a Python value in a loop, JX309) come from syncs.py, which wraps the array's
 conversion methods and counts the project's loops (loops.py) while a scope is set. Each source
 runs only when a selected rule reads it (``Rule.run_events``).
@@ -21,7 +23,7 @@ import sys
 from types import FrameType
 from typing import Callable, Iterator, Sequence
 
-from jaxlint.events import CallPlace, Compile, RunEvents
+from jaxlint.events import CacheMiss, CallPlace, Compile, Difference, RunEvents
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin import loops
 from jaxlint.rules.base import Rule, RunContext, checks
@@ -63,6 +65,11 @@ class RunWatcher:
         self.syncs = SyncWatcher(project, _call_span) if "syncs" in sources else None
         self._installed: list[tuple[logging.Logger, logging.Filter]] = []
         self._user_explains = False  # the user had jax_explain_cache_misses on: their records stay
+        self._user_logs_compiles = False  # the same for jax_log_compiles
+        # The project functions compiled so far, by name: their last miss and argument shardings;
+        # the one whose tracing-cache miss is compiling now (its compile record comes next).
+        self._compiled: dict[str, tuple[CacheMiss, tuple[str, ...] | None]] = {}
+        self._missed: str | None = None
         self._in_project: dict[str, bool] = {}
         # id -> (frame, invocation) of the project frames that made a compiling call and were
         # still running at the last one: held, so that no new frame can take the id meanwhile.
@@ -88,8 +95,11 @@ class RunWatcher:
         from jaxlint.ir import compat
 
         self._user_explains = compat.explain_cache_misses(True)
+        self._user_logs_compiles = compat.log_compiles(True)
         for name in compat.CACHE_MISS_LOGGERS:
             self._install(name, self._take_miss)
+        for name in compat.LOG_COMPILES_ONLY:
+            self._install(name, self._take_logged)
         for name in compat.EXPLAIN_ONLY_LOGGERS:
             self._install(name, self._take_other)
 
@@ -105,8 +115,11 @@ class RunWatcher:
             logger.removeFilter(installed)
         self._installed = []
         self._running.clear()
+        self._compiled.clear()
         if not self._user_explains:
             compat.explain_cache_misses(False)
+        if not self._user_logs_compiles:
+            compat.log_compiles(False)
 
     @contextlib.contextmanager
     def scoped(self, scope: str) -> Iterator[None]:
@@ -149,7 +162,42 @@ class RunWatcher:
             if miss is not None:
                 events = self.scopes.setdefault(self.scope, RunEvents(self.scope))
                 events.compiles.append(Compile(miss, self._place(sys._getframe(1))))
+                self._missed = miss.function
+                self._compiled[miss.function] = (miss, self._compiled.get(miss.function, (miss, None))[1])
         return self._user_explains
+
+    def _take_logged(self, record: logging.LogRecord) -> bool:
+        """A record ``jax_log_compiles`` raised: a compile's (its shardings), or dispatch timings."""
+        from jaxlint.ir import compat
+
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        prefixes = compat.LOG_COMPILES_ONLY.get(record.name, ())
+        if not message.startswith(prefixes):
+            return True
+        logged = compat.parse_compile(message) if record.name == compat.COMPILE_LOGGER else None
+        if logged is not None and self.scope is not None and not compat.under_jit():
+            self._take_compile(*logged)
+        return self._user_logs_compiles or record.levelno != logging.WARNING
+
+    def _take_compile(self, function: str, shardings: tuple[str, ...]) -> None:
+        """A compile of a project function its tracing-cache miss did not announce, with inputs
+        sharded otherwise than at its last compile: a compile the shardings caused."""
+        missed, self._missed = self._missed, None
+        known = self._compiled.get(function)
+        if known is None:
+            return  # JAX's own helpers: no miss of theirs is the project's
+        miss, before = known
+        self._compiled[function] = (miss, shardings)
+        if missed == function or before is None or len(before) != len(shardings) or before == shardings:
+            return
+        differences = tuple(Difference("sharding", f"input {i}", old, new, f"input {i}: {old} -> {new}")
+                            for i, (old, new) in enumerate(zip(before, shardings)) if old != new)
+        events = self.scopes.setdefault(self.scope or "", RunEvents(self.scope or ""))
+        events.compiles.append(Compile(CacheMiss(miss.function, miss.defined_at, False, differences),
+                                       self._place(sys._getframe(3))))
 
     def _take_other(self, record: logging.LogRecord) -> bool:
         from jaxlint.ir import compat

@@ -23,6 +23,8 @@ from jaxlint.rules.base import Rule, RunContext
 
 _TYPE = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
 _POSITIONAL = re.compile(r"^\[0\]\[(\d+)\]")
+_ANNOTATION = re.compile(r"\(\{[^{}]*\}\)$")  # the mesh's axis types after a sharded type
+_DIM_COMMA = re.compile(r",(?![^()]*\))")  # between dimensions, not inside ``8@(data,model)``
 _KEYWORD = re.compile(r"^\[1\]\[['\"](.+?)['\"]\]")
 
 _PAD = "pad or bucket the varying axis to a few fixed sizes (masking the padding), so each size compiles once"
@@ -76,13 +78,16 @@ def _message(function: str, defined_at: str, count: int, scope: str, caller: str
     defined = f"defined at {os.path.basename(path)}:{line}" if path else ""
     causes: dict[str, str] = {}  # what JAX says changed -> what removes it, first seen first
     sizes: dict[tuple[str, int], list[str]] = {}  # (argument, axis) -> the sizes it took
+    layouts: dict[str, list[str]] = {}  # argument -> the shardings it took
     for miss in misses:
         if miss.unseen:
             causes[f"a new function object each time, made at the same line ({defined or _code(function)})"] = _HOIST
         for difference in miss.differences:
-            _cause(difference, causes, sizes)
+            _cause(difference, causes, sizes, layouts)
     for (name, axis), values in sizes.items():
         causes[f"axis {axis} of {name} took {len(values)} sizes ({', '.join(values)})"] = _PAD
+    for name, values in layouts.items():  # one cause per argument, however many shardings it took
+        causes[f"{name} came with {len(values)} shardings ({', '.join(values)})"] = _SHARDING
     run = "" if caller in ("<module>", "") else f"within one call of {_code(caller)}, "
     scope_text = run + ("in this program's run" if scope == "program" else f"in the test {scope}")
     explained = "; ".join(f"{what}: {remedy}" for what, remedy in causes.items()) or "JAX gave no explanation"
@@ -93,9 +98,13 @@ def _message(function: str, defined_at: str, count: int, scope: str, caller: str
             "(milliseconds to seconds each).")
 
 
-def _cause(difference: Difference, causes: dict[str, str], sizes: dict[tuple[str, int], list[str]]) -> None:
+def _cause(difference: Difference, causes: dict[str, str], sizes: dict[tuple[str, int], list[str]],
+           layouts: dict[str, list[str]]) -> None:
     name = _argument(difference.where)
-    if difference.kind == "type":
+    if difference.kind == "sharding":  # a compile JAX logged with no tracing-cache miss (Auto axes)
+        taken = layouts.setdefault(name, [])
+        taken += [layout for layout in (difference.before, difference.now) if layout not in taken]
+    elif difference.kind == "type":
         before, now = _parsed(difference.before), _parsed(difference.now)
         if before is None or now is None:
             causes[f"the type of {name} changed ({difference.before} -> {difference.now})"] = _SHAPE
@@ -111,8 +120,12 @@ def _cause(difference: Difference, causes: dict[str, str], sizes: dict[tuple[str
         elif before[2] != now[2]:
             flip = "weakly typed (a Python scalar) to a JAX array" if before[2] else "a JAX array to weakly typed"
             causes[f"{name} flipped from {flip}, {difference.before} -> {difference.now}"] = _WEAK
-        else:  # JAX adds the sharding when that is what differs
-            causes[f"the sharding of {name} changed ({difference.before} -> {difference.now})"] = _SHARDING
+        else:  # JAX adds the sharding when that is what differs (Explicit axes: in the type)
+            pair = (_unannotated(difference.before), _unannotated(difference.now))
+            if pair[0] == pair[1]:  # only the mesh differs ({} -> {Auto: ...}): JAX's text as it is
+                pair = (difference.before, difference.now)
+            taken = layouts.setdefault(name, [])
+            taken += [t for t in pair if t not in taken]
     elif difference.kind == "static":
         causes[f"the static {name} changed value ({difference.before} -> {difference.now})"] = _STATIC
     elif difference.kind == "tree":
@@ -131,12 +144,20 @@ def _parsed(text: str) -> tuple[str, tuple[str, ...], bool] | None:
     found = _TYPE.match(text.strip())
     if found is None:
         return None
-    dims = tuple(d.split("@")[0].strip() for d in found.group("dims").split(",") if d.strip())
+    dims = tuple(d.split("@")[0].strip() for d in _DIM_COMMA.split(found.group("dims")) if d.strip())
     return found.group("dtype"), dims, "weak_type=True" in found.group("rest")
 
 
+def _unannotated(text: str) -> str:
+    """``f32[8@data,16]`` of ``f32[8@data,16]({Explicit: ('data', 'model')})``."""
+    return _ANNOTATION.sub("", text.strip())
+
+
 def _argument(where: str) -> str:
-    """JAX's name of an argument as the message shows it: ``x``, ``params['w']``, or a position."""
+    """JAX's name of an argument as the message shows it: ``x``, ``params['w']``, or a position
+    (``input 1`` of a logged compile: the flattened inputs, one per array)."""
+    if where.startswith("input "):
+        return where
     positional, keyword = _POSITIONAL.match(where), _KEYWORD.match(where)
     if positional:
         return f"argument {positional.group(1)}"

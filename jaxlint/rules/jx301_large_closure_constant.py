@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, Value, costs
+from jaxlint.ir import Op, Value, costs, is_sharded
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import Option, ProgramContext, Rule
 
@@ -103,11 +103,15 @@ def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Value, Op]
     )
     if len(found) > 1:
         message = message.replace(" is captured", " are captured", 1)
+    note = "bytes embedded in the compiled program as constants; the cost is compile time and device memory, " \
+           "not per-call work"
+    if is_sharded(ctx.program):  # a constant is replicated: each device holds all of it
+        message = message.replace("its own copy on the device.", "its own copy on each device of the sharded "
+                                  "program: the cost is per device, each device holds all of it.")
+        note += "; per device: each device of the sharded program holds all of it"
     assert found[0][1].location is not None  # check_program keeps located uses only
     finding = ctx.finding(rule, message, found[0][1].location.span)
-    finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None,
-                        note="bytes embedded in the compiled program as constants; the cost is "
-                             "compile time and device memory, not per-call work")
+    finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None, note=note)
     return finding
 
 

@@ -8,6 +8,7 @@ from typing import Iterable
 from jaxlint.ir import innermost_loop_over
 from jaxlint.ir.memory import Frame
 from jaxlint.ir.partitioner import Rematerialization
+from jaxlint.ir.primitives import CALLBACKS
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import char_span, size_text
@@ -27,7 +28,10 @@ class InvoluntaryFullRematerialization(Rule):
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         seen: set[Span] = set()
+        callbacks = any(op.primitive in CALLBACKS for op in ctx.program.walk())
         for remat in ctx.program.compiled("rematerializations"):
+            if callbacks and remat.target.startswith("{maximal"):
+                continue  # a host callback runs on one device: the partitioner gathers its operands there
             placed = _place(ctx, remat)
             if placed is None or placed[0] in seen:
                 continue  # another file's, or the same line again (0.4.35 warns once per operand)

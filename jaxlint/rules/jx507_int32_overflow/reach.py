@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from jaxlint.ir import Op, Value
+from jaxlint.ir.primitives import SHARDING_OPS
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ def _transpose(op: Op, ins: list[Reach | None]) -> Reach | None:
 
 
 def _same(op: Op, ins: list[Reach | None]) -> Reach | None:
-    """The operand's values at other positions (rev, copy) or the same ones (device_put)."""
+    """The operand's values at other positions (rev, copy) or the same ones (device_put, a
+    sharding constraint or reshard: the value laid out anew)."""
     return ins[0]
 
 
@@ -229,4 +231,5 @@ TRANSFER: dict[str, Callable[[Op, list[Reach | None]], Reach | None]] = {
     "slice": _constant_view, "dynamic_slice": _constant_view, "gather": _constant_view,
     "concatenate": _concatenate, "iota": _iota, "neg": _neg, "abs": _abs,
     "reduce_max": _reduce_extreme, "reduce_min": _reduce_extreme, "reduce_sum": _reduce_sum,
+    **{name: _same for name in SHARDING_OPS},
 }
