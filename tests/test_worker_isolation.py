@@ -14,6 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
+import pytest
+
 # f32 * np.float64 widens to f64 only under x64 (JX502); JAX's default keeps f32 and is quiet.
 WIDENS_UNDER_X64 = '''\
 import jax
@@ -198,3 +201,48 @@ def test_option_fixed_once_backends_start_is_left_quietly(tmp_path: Path) -> Non
     assert found == {"a.py": [], "b.py": [("JX502", 8)]}
     assert "jax_num_cpu_devices" not in run.stderr
     assert "(2 targets traced)" in run.stderr
+
+
+# jax.sharding.set_mesh at import (JAX >= 0.6) sets the thread's mesh, which is no option: the next
+# module, on a mesh of Auto axes, must not trace under a's Explicit one.
+SETS_A_GLOBAL_MESH = '''\
+import jax
+import jax.numpy as jnp
+
+mesh = jax.make_mesh((4, 2), ("data", "model"))
+jax.sharding.set_mesh(mesh)
+
+
+@jax.jit
+def double(x):
+    return x * 2
+
+
+double(jnp.ones((8, 4)))
+'''
+CONSTRAINS_ON_AN_AUTO_MESH = '''\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("rows", "cols"))
+
+
+@jax.jit
+def spread(x):
+    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P("rows", None)))
+
+
+spread(jnp.ones((8, 4)))
+'''
+
+
+@pytest.mark.skipif(not hasattr(jax.sharding, "set_mesh"), reason="no jax.sharding.set_mesh in this JAX")
+def test_a_mesh_set_at_import_does_not_reach_the_next(tmp_path: Path) -> None:
+    root = project(tmp_path, a=SETS_A_GLOBAL_MESH, b=CONSTRAINS_ON_AN_AUTO_MESH)
+    (root / "jaxlint.toml").write_text("devices = 8\n")
+    run = jaxlint(root, env=environment_without_jax_settings())
+    assert findings_by_file(run, root) == {"a.py": [], "b.py": []}, run.stdout
+    assert "(2 targets traced)" in run.stderr, run.stderr

@@ -405,18 +405,33 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def config_snapshot() -> tuple[dict[str, Any], dict[str, Any]]:
-    """(global value of every JAX option, this thread's overrides), for ``restore_config``."""
-    return {name: _global_value(h) for name, h in _option_holders().items()}, _local_values()
+# The states ``jax.sharding.set_mesh`` sets for the thread (JAX >= 0.6), which are not options: a
+# module that calls it at import would otherwise leave its mesh to the modules analyzed after it.
+_MESH_STATES = tuple(state for name in ("abstract_mesh_context_manager", "device_context")
+                     for state in [getattr(_jax_config, name, None)] if hasattr(state, "swap_local"))
+
+ConfigSnapshot = tuple[dict[str, Any], dict[str, Any], tuple[Any, ...]]
 
 
-def restore_config(snapshot: tuple[dict[str, Any], dict[str, Any]]) -> bool:
+def config_snapshot() -> ConfigSnapshot:
+    """(global value of every JAX option, this thread's overrides, the thread's mesh context), for
+    ``restore_config``."""
+    meshes = tuple(state.get_local() for state in _MESH_STATES)
+    return {name: _global_value(h) for name, h in _option_holders().items()}, _local_values(), meshes
+
+
+def restore_config(snapshot: ConfigSnapshot) -> bool:
     """Put back every option changed since ``snapshot`` (through ``jax.config.update``, so JAX's
-    hooks run); returns whether any was. Options registered since are left as they are, and so
-    are those that cannot change any more (``jax_num_cpu_devices`` once the backends started)."""
-    saved_globals, saved_locals = snapshot
+    hooks run) and the mesh context; returns whether any was. Options registered since are left as
+    they are, and so are those that cannot change any more (``jax_num_cpu_devices`` once the
+    backends started)."""
+    saved_globals, saved_locals, saved_meshes = snapshot
     holders = _option_holders()
     changed = False
+    for state, value in zip(_MESH_STATES, saved_meshes):
+        if state.get_local() is not value:
+            changed = True
+            state.set_local(value)
     local_values = _local_values()
     for name in set(local_values) | set(saved_locals):
         value = saved_locals.get(name, _UNSET)
