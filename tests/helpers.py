@@ -292,3 +292,23 @@ def assert_case_fixed(code: str, root: Path, result: CheckResult, fixed: dict[st
         assert f"    return {before}  # expect: {code}\n" in expected, before
         expected = expected.replace(f"    return {before}  #", f"    return {after}  #")
     assert (root / f"{code}.py").read_text(encoding="utf-8") == expected
+
+
+@functools.lru_cache(maxsize=None)
+def _collective_timeout_flag() -> str:
+    """XLA's flag that gives CPU collectives 600 s to meet instead of 40, where this jaxlib knows
+    it (newer than 0.4.35: an unknown flag in XLA_FLAGS aborts the process, hence the probe)."""
+    import subprocess
+
+    flag = "--xla_cpu_collective_call_terminate_timeout_seconds=600"
+    env = {**os.environ, "XLA_FLAGS": flag, "JAX_PLATFORMS": "cpu"}
+    probe = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], env=env, capture_output=True,
+                           timeout=300)
+    return flag if probe.returncode == 0 else ""
+
+
+def forced_devices_flags(count: int) -> str:
+    """XLA_FLAGS for a subprocess that runs sharded programs on ``count`` CPU devices. On 2 busy
+    cores, 8 device threads can take longer than XLA's 40 s to meet at a collective, and XLA then
+    aborts the process: the flag above gives them time."""
+    return f"--xla_force_host_platform_device_count={count} {_collective_timeout_flag()}".strip()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jax
 import pytest
-from helpers import case_markers, position
+from helpers import case_markers, forced_devices_flags, position
 
 from jaxlint.ir import partitioner
 
@@ -305,7 +305,7 @@ def test_pytest_jaxlint_reports_it_with_the_tests_devices_and_arrays(tmp_path: P
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT",
                                                              "PYTEST_XDIST_WORKER", "JAXLINT_RECORD")}
-    env |= {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    env |= {"XLA_FLAGS": forced_devices_flags(8), "JAX_PLATFORMS": "cpu"}
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint", "--jaxlint-report",
                           "report.json", "-q"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert "2 passed" in run.stdout, run.stdout + run.stderr

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 import pytest
+from helpers import forced_devices_flags
 
 # A Mesh of the devices has Auto axes on every supported JAX (jax.make_mesh makes Explicit ones on
 # newer JAX). jax-ml/jax#21562: operands P('y', None, 'x') on a (4, 2) mesh, the sum constrained to
@@ -132,7 +133,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (root / "tests" / "test_model.py").write_text(TESTS)
     env = {k: v for k, v in os.environ.items()
            if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "PYTEST_XDIST_WORKER")}
-    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=forced_devices_flags(8))
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint", "--jaxlint-report",
                            "report.json", "--jaxlint-no-cache", "-v"],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600)

@@ -18,7 +18,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from helpers import case_markers, position
+from helpers import case_markers, forced_devices_flags, position
 from jax.sharding import Mesh
 
 from jaxlint.scan.hints import HintError, describe, mesh_axes, parse_hint, to_abstract
@@ -296,7 +296,7 @@ def test_jaxlint_record_writes_a_sharding_the_check_can_place_again(tmp_path: Pa
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_model.py").write_text(RECORDED_TESTS)
     # The tests run with 8 devices (the recording's pytest process); the check infers them.
-    env = environment() | {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    env = environment() | {"XLA_FLAGS": forced_devices_flags(8)}
     run = subprocess.run([sys.executable, "-m", "jaxlint", "record", "--", sys.executable, "-m", "pytest", "-q",
                           "-p", "no:cacheprovider", "tests/"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=600)

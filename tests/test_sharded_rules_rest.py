@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import case_markers
+from helpers import case_markers, forced_devices_flags
 from test_sharded_rules import EXPLICIT, MODULES, _jaxlint
 
 WHOLE = "(The cost is the whole sharded program's, all devices together, not per device.)"
@@ -118,7 +118,7 @@ def test_fixes_are_verified_on_values_sharded_as_traced(tmp_path: Path) -> None:
 # before JAX starts), calling one jitted step with its input placed four ways.
 RESHARDED = '''\
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "XLA_FLAGS_8"
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -146,7 +146,7 @@ def _recompiles(tmp_path: Path, mesh: str) -> list[dict[str, Any]]:
     from test_jx205 import environment, recompiles
 
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    (tmp_path / "script.py").write_text(RESHARDED.replace("MESH", mesh))
+    (tmp_path / "script.py").write_text(RESHARDED.replace("MESH", mesh).replace("XLA_FLAGS_8", forced_devices_flags(8)))
     run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json",
                           "-o", "report.json", "--", sys.executable, "script.py"], cwd=tmp_path,
                          env=environment(), capture_output=True, text=True, timeout=600)
@@ -178,7 +178,7 @@ def test_a_recompile_on_explicit_axes_names_the_sharding_once(tmp_path: Path) ->
 # step whose batch is split over `data` (few steps: each runs an all-reduce on 8 CPU devices).
 SYNCED = '''\
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "XLA_FLAGS_8"
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -210,7 +210,7 @@ def test_a_host_sync_on_each_step_of_a_sharded_loop_is_reported(tmp_path: Path) 
     from test_jx205 import environment
 
     (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nselect = ["JX309"]\n')
-    (tmp_path / "script.py").write_text(SYNCED)
+    (tmp_path / "script.py").write_text(SYNCED.replace("XLA_FLAGS_8", forced_devices_flags(8)))
     run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json",
                           "-o", "report.json", "--", sys.executable, "script.py"], cwd=tmp_path,
                          env=environment(), capture_output=True, text=True, timeout=600)
