@@ -105,11 +105,19 @@ def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
         leaves = jax.tree_util.tree_leaves(value)
         is_static = not any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in leaves)
         try:
-            text = hints.format_abstract(value, shardings=True)
+            text = hints.format_abstract(jax.tree_util.tree_map(_with_mesh_axes, value))
         except Exception:  # an object whose repr fails
             text = f"<{type(value).__name__}>"
         shown.append({"name": name, "abstract": f"static: {text}" if is_static else text})
     return shown
+
+
+def _with_mesh_axes(leaf: Any) -> Any:
+    """An array a NamedSharding places, as the hint that states its mesh axes (``f32[8@data,4]``)."""
+    shards = compat.shards_of(getattr(leaf, "sharding", None)) if isinstance(leaf, jax.ShapeDtypeStruct) else None
+    if not shards or not any(shards):
+        return leaf
+    return hints.ArraySpec(getattr(leaf.dtype, "name", None) or str(leaf.dtype), tuple(leaf.shape), shards)
 
 
 def _transcendentals(region: Any) -> float | None:

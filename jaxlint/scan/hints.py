@@ -184,10 +184,9 @@ def describe(spec: dict[str, Any]) -> str:
     return ", ".join(f"{name}={_format(tree, ', ')}" for name, tree in spec.items())
 
 
-def format_abstract(value: Any, shardings: bool = False) -> str:
-    """Render a pytree of ShapeDtypeStruct / arrays / static values like ``(f32[n,3], 2)``; with
-    ``shardings``, an array placed by a NamedSharding shows its mesh axes (``f32[512@data,512]``)."""
-    return _format(value, ",", shardings)
+def format_abstract(value: Any) -> str:
+    """Render a pytree of ShapeDtypeStruct / arrays / static values like ``(f32[n,3], 2)``."""
+    return _format(value, ",")
 
 
 # --- scanning -----------------------------------------------------------------------------
@@ -418,14 +417,14 @@ def _map_leaves(fn: Callable[[Any], Any], tree: Any) -> Any:
     return fn(tree)
 
 
-def _format(tree: Any, dim_sep: str, shardings: bool = False) -> str:
+def _format(tree: Any, dim_sep: str) -> str:
     if isinstance(tree, tuple):
-        inner = ", ".join(_format(child, dim_sep, shardings) for child in tree)
+        inner = ", ".join(_format(child, dim_sep) for child in tree)
         return f"({inner},)" if len(tree) == 1 else f"({inner})"
     if isinstance(tree, list):
-        return "[" + ", ".join(_format(child, dim_sep, shardings) for child in tree) + "]"
+        return "[" + ", ".join(_format(child, dim_sep) for child in tree) + "]"
     if isinstance(tree, dict):
-        inner = ", ".join(f"{key!r}: {_format(child, dim_sep, shardings)}" for key, child in tree.items())
+        inner = ", ".join(f"{key!r}: {_format(child, dim_sep)}" for key, child in tree.items())
         return "{" + inner + "}"
     if isinstance(tree, ArraySpec):
         return _format_array(tree.dtype, tree.dims, dim_sep, tree.shards)
@@ -434,17 +433,8 @@ def _format(tree: Any, dim_sep: str, shardings: bool = False) -> str:
     if hasattr(tree, "shape") and hasattr(tree, "dtype"):  # ShapeDtypeStruct, arrays, tracers
         dtype = tree.dtype
         name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
-        return _format_array(name, tree.shape, dim_sep, _spec_axes(tree) if shardings else ())
+        return _format_array(name, tree.shape, dim_sep)
     return repr(tree)
-
-
-def _spec_axes(value: Any) -> tuple[tuple[str, ...], ...]:
-    """The mesh axes of each dimension of a value placed by a NamedSharding; () for any other."""
-    spec = getattr(getattr(value, "sharding", None), "spec", None)
-    if spec is None:
-        return ()
-    return tuple(() if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-                 for entry in tuple(spec)[:len(value.shape)])
 
 
 def _format_array(dtype: str, dims: Any, dim_sep: str, shards: tuple[tuple[str, ...], ...] = ()) -> str:
