@@ -1,13 +1,11 @@
 """The rules test_sharded_rules.py does not try, on sharded programs: each one's trigger from
 tests/rules/ and a quiet near miss, over a (4, 2) mesh of Auto axes (tests/data/sharded/rest_auto.py,
 every supported JAX) and of Explicit axes (rest_explicit.py, newer JAX only), `# noqa` on sharded
-findings (rest_auto_noqa.py, named to be checked before rest_explicit.py: that module's global
-`set_mesh` stays set in the worker for the modules imported after it); fixes verified on values
-with the same device count.
+findings (rest_auto_noqa.py); fixes verified on values with the same device count.
 
 jaxlint runs in a subprocess with `devices = 8` (the forced device count reaches only its workers);
-one check, whose JSON the tests read, and one fixing run. JX205, a run-time rule, on programs run
-under `jaxlint run` (below); JX309 (host syncs) reads no sharding."""
+one check, whose JSON the tests read, and one fixing run. The run-time rules JX205 and JX309 on
+programs run under `jaxlint run` (below)."""
 from __future__ import annotations
 
 import json
