@@ -117,7 +117,7 @@ def _with_mesh_axes(leaf: Any) -> Any:
     shards = compat.shards_of(getattr(leaf, "sharding", None)) if isinstance(leaf, jax.ShapeDtypeStruct) else None
     if not shards or not any(shards):
         return leaf
-    return hints.ArraySpec(getattr(leaf.dtype, "name", None) or str(leaf.dtype), tuple(leaf.shape), shards)
+    return hints.sharded_spec(leaf, shards)
 
 
 def _transcendentals(region: Any) -> float | None:

@@ -257,7 +257,7 @@ def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
     import jax
 
     from jaxlint.ir import compat
-    from jaxlint.scan.hints import ArraySpec
+    from jaxlint.scan.hints import sharded_spec
     from jaxlint.worker.argsources.hint import module_meshes
 
     if type(tree) in (tuple, list):
@@ -274,8 +274,7 @@ def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
     meshes = [mesh for _, mesh in module_meshes(namespace) if axes <= set(mesh.axis_names)]
     if len(meshes) != 1 or tuple(dict(meshes[0].shape).items()) != tuple(dict(sharding.mesh.shape).items()):
         return tree
-    shards = shards + ((),) * (len(tree.shape) - len(shards))
-    return ArraySpec(getattr(tree.dtype, "name", None) or str(tree.dtype), tuple(tree.shape), shards)
+    return sharded_spec(tree, shards)
 
 
 def _check(tree: Any, path: str) -> None:

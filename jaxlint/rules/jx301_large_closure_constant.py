@@ -94,20 +94,21 @@ def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Value, Op]
     described = ", ".join(f"{_aval_text(value)} ({size / 2**20:.1f} MiB)"
                           for (value, _), size in zip(found, sizes))
     subject = "a constant" if len(found) == 1 else f"{len(found)} constants"
+    sharded = is_sharded(ctx.program)  # a constant is replicated: each device holds all of it
+    copy = ("its own copy on each device of the sharded program: the cost is per device, each device holds all "
+            "of it." if sharded else "its own copy on the device.")
     message = (
         f"{described} is captured by the traced function as {subject} instead of being passed as "
         f"an argument; pass it as an argument of the jitted function. Cost: the {total} bytes are "
         "embedded in the compiled program: every compilation copies them into the HLO and "
         "compiles slower (a 16 MB constant took about 3x the compile time of the same program "
-        "taking it as an argument), and the executable keeps its own copy on the device."
+        f"taking it as an argument), and the executable keeps {copy}"
     )
     if len(found) > 1:
         message = message.replace(" is captured", " are captured", 1)
     note = "bytes embedded in the compiled program as constants; the cost is compile time and device memory, " \
            "not per-call work"
-    if is_sharded(ctx.program):  # a constant is replicated: each device holds all of it
-        message = message.replace("its own copy on the device.", "its own copy on each device of the sharded "
-                                  "program: the cost is per device, each device holds all of it.")
+    if sharded:
         note += "; per device: each device of the sharded program holds all of it"
     assert found[0][1].location is not None  # check_program keeps located uses only
     finding = ctx.finding(rule, message, found[0][1].location.span)

@@ -62,6 +62,13 @@ class ArraySpec:
     shards: tuple[tuple[str, ...], ...] = ()
 
 
+def sharded_spec(array: Any, shards: tuple[tuple[str, ...], ...]) -> ArraySpec:
+    """An array (``ShapeDtypeStruct``, array) as the hint that states the mesh axes of each of its
+    dimensions (``f32[8@data,4]``); ``shards`` may leave out the trailing dimensions."""
+    name = getattr(array.dtype, "name", None) or str(array.dtype)
+    return ArraySpec(name, tuple(array.shape), tuple(shards) + ((),) * (len(array.shape) - len(shards)))
+
+
 @dataclass(frozen=True)
 class StaticSpec:
     value: object
