@@ -190,6 +190,7 @@ class Settings:
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value
     infer_arguments: bool = True  # `infer-arguments`: guess signatures when no source knows one
     devices: int | None = None  # `devices`: the worker's CPU devices (None: from literal mesh shapes)
+    target: str = "cpu"  # `target`: the chip every compile is for (jaxlint.chips; ir/target_devices.py)
 
 
 @dataclass

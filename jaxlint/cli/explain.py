@@ -24,6 +24,9 @@ def add_parser(commands: Any) -> None:
     explain.add_argument("--devices", type=_devices, default=None, metavar="N",
                          help="start the worker with N CPU devices, for a module that builds a mesh at import "
                               "(default: the `devices` setting, else the product of the module's literal mesh shape)")
+    explain.add_argument("--target", default=None, metavar="TARGET",
+                         help="compile for this chip: cpu, tpu-v5e, tpu-v6e, tpu-v5p, tpu-v4 or a slice such as "
+                              "tpu-v5e:2x4 (default: the `target` setting, else cpu)")
 
 
 def _devices(text: str) -> int:
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxlint.explain.run import explain
 
     try:
-        report = explain(args.function, args.args, args.timeout, args.devices)
+        report = explain(args.function, args.args, args.timeout, args.devices, args.target)
     except ExplainError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2

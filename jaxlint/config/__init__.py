@@ -61,6 +61,7 @@ class Config:
     timeout: float = DEFAULT_TIMEOUT
     jobs: int | None = None  # None: one worker per core, at most 4
     devices: int | None = None  # the worker's CPU devices; None: a module's literal mesh shapes (scan/meshes.py)
+    target: str = "cpu"  # the chip every function is compiled for (jaxlint.chips)
     output_format: str | None = None  # None: not configured (the writer's default applies)
     cache_dir: str = ""  # the result cache's folder: <root>/.jaxlint_cache unless set
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> option -> value set
@@ -89,7 +90,7 @@ class Config:
         """What the worker and the rules need of the configuration."""
         return Settings(root=self.root, examples=list(self.examples), signatures=self.signatures,
                         rule_options=self.options(), infer_arguments=self.infer_arguments,
-                        devices=self.devices)
+                        devices=self.devices, target=self.target)
 
     def excluded(self, path: str, folder: bool | None = None) -> bool:
         """``path`` (absolute) matches exclude or extend-exclude, or is a virtual environment;
@@ -185,10 +186,22 @@ def resolve(layers: list[Layer], path: str | None) -> Config:
         if layer.per_file_ignores is not None:
             config.per_file_ignores = list(layer.per_file_ignores)
         config.per_file_ignores += layer.extend_per_file_ignores or []
-        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "rerun_timeout", "timeout", "jobs", "devices", "output_format",
+        for key in ("force_exclude", "respect_gitignore", "infer_arguments", "rerun_tests", "rerun_timeout", "timeout", "jobs", "devices", "target", "output_format",
                     "cache_dir"):
             if getattr(layer, key) is not None:
                 setattr(config, key, getattr(layer, key))
         for code, values in (layer.rules or {}).items():
             config.rule_options.setdefault(code, {}).update(values)
+    _check_target(config.target)
     return config
+
+
+def _check_target(name: str) -> None:
+    """A TPU target needs the libtpu the installed JAX pins: without it, one line (exit 2) says
+    what to install before any worker starts."""
+    from jaxlint.chips import TargetError, check_installed, parse_target
+
+    try:
+        check_installed(parse_target(name))
+    except TargetError as error:
+        raise ConfigError(str(error)) from None

@@ -53,6 +53,9 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     group.add_argument("--devices", type=int, default=None, metavar="N",
                        help="start the workers with N CPU devices, for modules that build a mesh at import "
                             "(default: the product of a module's literal mesh shape, if any)")
+    group.add_argument("--target", default=None, metavar="TARGET",
+                       help="compile for this chip: cpu (the default), tpu-v5e, tpu-v6e, tpu-v5p, tpu-v4, or a "
+                            "TPU slice such as tpu-v5e:2x4 (needs jaxlint[tpu]; no TPU is used)")
     group.add_argument("--cache-dir", default=None, metavar="DIR",
                        help="the result cache's folder (default: .jaxlint_cache in the project root; "
                             "JAXLINT_CACHE_DIR)")
@@ -119,6 +122,7 @@ def _flag_layer(args: argparse.Namespace) -> Layer:
            "rerun-tests": getattr(args, "rerun_tests", None),
            "rerun-timeout": getattr(args, "rerun_timeout", None),
            "timeout": args.timeout, "jobs": args.jobs, "devices": getattr(args, "devices", None),
+           "target": getattr(args, "target", None),
            # ruff's order: the flag, else the environment variable, else the configuration
            "cache-dir": getattr(args, "cache_dir", None) or os.environ.get("JAXLINT_CACHE_DIR") or None}
     for key, value in raw.items():
@@ -169,6 +173,7 @@ def show_settings(config: Config, out: TextIO = sys.stdout) -> None:
         "timeout": config.timeout,
         "jobs": config.jobs,
         "devices": config.devices,
+        "target": config.target,
         "output-format": config.output_format,
         "cache-dir": _shown_path(config.cache_dir, config.root),
     }

@@ -44,6 +44,7 @@ class Layer:
     timeout: float | None = None
     jobs: int | None = None
     devices: int | None = None
+    target: str | None = None  # the compile target's name (jaxlint.chips)
     output_format: str | None = None
     cache_dir: str | None = None  # absolute
     rules: dict[str, dict[str, Any]] | None = None  # code -> option -> value
@@ -138,6 +139,17 @@ def _devices(value: Any, key: _Key) -> int:
     return value
 
 
+def _target(value: Any, key: _Key) -> str:
+    from jaxlint.chips import TargetError, parse_target
+
+    if not isinstance(value, str):
+        raise key.fail('a target name such as "cpu", "tpu-v5e" or "tpu-v5e:2x4"', value)
+    try:
+        return parse_target(value).name
+    except TargetError as error:
+        raise key.error(str(error)) from None
+
+
 def _cache_dir(value: Any, key: _Key) -> str:
     if not isinstance(value, str) or not value.strip():
         raise key.fail("a folder path", value)
@@ -188,6 +200,7 @@ KEYS: dict[str, Callable[[Any, _Key], Any]] = {
     "timeout": _timeout,
     "jobs": _jobs,
     "devices": _devices,
+    "target": _target,
     "output-format": _output_format,
     "cache-dir": _cache_dir,
     "rules": _rules,

@@ -13,7 +13,7 @@ import jax
 from jaxlint.explain import memory
 from jaxlint.explain.listing import eager, listing
 from jaxlint.explain.sharding import sharding_facts
-from jaxlint.ir import compat, costs
+from jaxlint.ir import compat, costs, target_devices
 from jaxlint.ir.build import build_program
 from jaxlint.model import Job
 from jaxlint.scan import hints
@@ -83,13 +83,14 @@ def _trace(function: Any, arguments: Any) -> tuple[Any, Any]:
 
     if arguments.call is None and hasattr(function, "trace") and hasattr(function, "lower"):
         try:
-            traced = function.trace(*arguments.args, **arguments.kwargs)
+            traced = function.trace(*target_devices.place_tree(arguments.args),
+                                    **target_devices.place_tree(arguments.kwargs))
             return traced.jaxpr, traced.lower
         except Exception:  # e.g. arguments its own jit rejects as given: trace it as check does
             jax.clear_caches()
     apply, inputs = bind(function, arguments)
     closed = jax.make_jaxpr(apply)(*inputs)
-    return closed, lambda: jax.jit(apply).lower(*inputs)
+    return closed, lambda: target_devices.lower(apply, inputs)
 
 
 def signature(function: Any, arguments: Any) -> list[dict[str, str]]:

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import time
 from typing import Any
 
+from jaxlint.chips import TargetError, check_installed, parse_target
 from jaxlint.config import DEFAULT_TIMEOUT, ConfigError, load_config
+from jaxlint.config.keys import parse_snippet
 from jaxlint.engine.pool import WorkerPool
 from jaxlint.explain import ExplainError, build, price
 from jaxlint.explain.job import run
@@ -13,17 +17,24 @@ from jaxlint.explain.target import find_target, parse_spec, read
 
 
 def explain(spec: str, args: str | None = None, timeout: float | None = None,
-            devices: int | None = None) -> dict[str, Any]:
+            devices: int | None = None, chip: str | None = None) -> dict[str, Any]:
     """The report for ``PATH::QUALNAME``; raises ExplainError with a message for the user.
     ``devices``: the worker's CPU devices (--devices), else the configuration's ``devices``, else
-    the product of the module's literal mesh shape (jaxlint.engine.jobs.job_devices), else JAX's."""
+    the product of the module's literal mesh shape (jaxlint.engine.jobs.job_devices), else JAX's.
+    ``chip``: the compile target (--target), else the configuration's ``target``."""
 
     started = time.perf_counter()
     path, qualname = parse_spec(spec)
     source = read(path)
     target = find_target(path, source.text, qualname, args)
+    if chip is not None:
+        try:
+            check_installed(parse_target(chip))
+        except TargetError as error:
+            raise ExplainError(str(error)) from None
     try:
-        config = load_config([path])
+        overrides = [] if chip is None else [parse_snippet(f"target = {json.dumps(chip)}", os.getcwd())]
+        config = load_config([path], overrides=overrides)
         codes = sorted({rule.code for rule in config.rules()} - config.ignored_codes(path))
     except ConfigError as error:
         raise ExplainError(f"configuration error: {error}") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from jaxlint.chips import CPU, Target
 from jaxlint.ir.primitives import SHARDING_OPS
 from jaxlint.model import Span
 
@@ -263,6 +264,9 @@ class Program:
     # ClosedJaxpr of its params): a jaxlint.ir.memory.Remat or None. Set by the builder; read
     # through ``checkpoint_memory``.
     checkpoint: Callable[[Any], Any] | None = None
+    # The chip ``compile`` and ``checkpoint`` compile for (``target``): its label goes in the
+    # messages of rules that quote compiled figures ("on TPU v5e").
+    target: Target = CPU
     # For a jitted function: the argument path of each top input (``state[0]``) and the result
     # path of each top output (``[0][1]``; ``""`` for a single output); None when unknown.
     input_paths: list[str] | None = None

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, compat, primitives
+from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, compat, primitives, target_devices
 from jaxlint.ir.compile import checkpoint_memory, compiled_facts
 from jaxlint.model import Span
 
@@ -123,7 +123,8 @@ def build_program(closed_jaxpr: Any) -> Program:
     top = Region("top", inputs)
     program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS, read_stack=compat.user_stack,
                       compile=functools.partial(compiled_facts, closed_jaxpr),
-                      checkpoint=functools.partial(checkpoint_memory, closed_jaxpr))
+                      checkpoint=functools.partial(checkpoint_memory, closed_jaxpr),
+                      target=target_devices.current())
     const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
     for value, array in zip(const_values, consts):
         value.array = array

@@ -17,6 +17,7 @@ from jax._src import config as _jax_config
 from jax._src import source_info_util
 
 from jaxlint.events import CacheMiss, Difference
+from jaxlint.ir import target_devices
 
 try:  # Jaxpr and friends moved to jax.extend.core; jax.core lost them in 0.6.0.
     from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
@@ -704,7 +705,8 @@ def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         placed = {"in_shardings": in_shardings} if in_shardings is not None else {}
-        lowered = jax.jit(jaxpr_as_fun(closed), donate_argnums=donate, keep_unused=keep_unused, **placed).lower(*args)
+        lowered = target_devices.lower(jaxpr_as_fun(closed), args, donate_argnums=donate, keep_unused=keep_unused,
+                                       **placed)
         compiled = lowered.compile()
     compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {}) or {}
     kept = compile_args.get("kept_var_idx")
@@ -741,7 +743,7 @@ def temp_bytes(fun: Any, avals: list[Any], shardings: tuple[Any, ...] | None = N
     None when the backend does not say."""
     args = [jax.ShapeDtypeStruct(a.shape, a.dtype) if s is None else jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s)
             for a, s in zip(avals, shardings or [None] * len(avals))]
-    size = getattr(jax.jit(fun).lower(*args).compile().memory_analysis(), "temp_size_in_bytes", None)
+    size = getattr(target_devices.lower(fun, args).compile().memory_analysis(), "temp_size_in_bytes", None)
     return int(size) if size is not None else None
 
 

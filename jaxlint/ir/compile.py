@@ -15,16 +15,16 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory, partitioner, remat, sharded
+from jaxlint.ir import compat, hlo, memory, partitioner, remat, sharded, target_devices
 
 KINDS = ("donations", "loops", "rematerializations")
 _LOOPS = frozenset({"scan", "while"})
-# Compiled modules by (jaxpr, donation), with the partitioner's warnings of their compile: a
+# Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
 # jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
 # stays its own.
-_CACHE: OrderedDict[tuple[int, tuple[bool, ...]], tuple[Any, Any, list[str]]] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, tuple[bool, ...], str], tuple[Any, Any, list[str]]] = OrderedDict()
 # Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
-_REMAT: OrderedDict[tuple[int, int], tuple[Any, Any, int | None]] = OrderedDict()
+_REMAT: OrderedDict[tuple[int, int, str], tuple[Any, Any, int | None]] = OrderedDict()
 _CACHE_SIZE = 32
 # Seconds spent compiling in this process (the worker reports its share per module: --timings).
 SPENT = {"seconds": 0.0}
@@ -46,7 +46,7 @@ def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
     ``body`` (a ClosedJaxpr from the scan's params) checkpointed; None when the program cannot be
     rebuilt that way (no transposed scan reads the loop's residuals in the same jaxpr) or either
     does not compile."""
-    key = (id(closed), id(body))
+    key = (id(closed), id(body), target_devices.current().name)
     shardings = _placement(closed)  # both compiled as the user's jit places the inputs
     if key not in _REMAT:
         _REMAT[key] = (closed, body, _checkpointed_temp(closed, body, shardings))
@@ -75,7 +75,7 @@ def _checkpointed_temp(closed: Any, body: Any, shardings: tuple[Any, ...] | None
 def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
               shardings: list[Any] | None = None) -> tuple[str, list[int], list[str], int | None] | None:
     """The compile of ``closed`` with its inputs placed by ``shardings`` (None: ``_placement``)."""
-    key = (id(closed), donated)
+    key = (id(closed), donated, target_devices.current().name)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key][1]
@@ -211,5 +211,5 @@ def _rematerializations(closed: Any) -> list[partitioner.Rematerialization]:
     if not sharded.is_partitioned(closed):
         return []
     compiled = _compiled(closed, (), False)
-    lines = _CACHE.get((id(closed), ()), (None, None, []))[2]
+    lines = _CACHE.get((id(closed), (), target_devices.current().name), (None, None, []))[2]
     return sharded.rematerializations(closed, lines, compiled[0] if compiled is not None else None)

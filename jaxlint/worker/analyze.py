@@ -37,6 +37,8 @@ from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
+from jaxlint.chips import parse_target
+from jaxlint.ir import target_devices
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
 from jaxlint.worker.traced_lines import LineOwners, equation_lines, reached_in_files, suppression_lines
 
@@ -52,6 +54,10 @@ def analyze(job: Job) -> Result:
     # A user file named like a module the worker already uses (``types.py``, ``code.py``)
     # replaces it in sys.modules while it is analyzed; put the original back afterwards.
     shadowed = sys.modules.get(job.module)
+    # Every compile of this job is for the job's target; a TPU's devices are made now, so a
+    # libtpu that refuses fails the job loudly instead of leaving each compile without facts.
+    target_devices.use(parse_target(job.settings.target))
+    target_devices.devices()
     try:
         analysis = _Analysis(job)
         result = analysis.run()

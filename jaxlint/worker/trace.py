@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxlint.ir import compat, sharded
+from jaxlint.ir import compat, sharded, target_devices
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
 
@@ -79,7 +79,7 @@ def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | Non
     compile (symbolic shapes, errors). Run without jaxlint's instrumentation in the trace."""
     apply, inputs = bind(function, arguments)
     try:
-        compiled = jax.jit(apply).lower(*inputs).compile()
+        compiled = target_devices.lower(apply, inputs).compile()
     except Exception:
         return None
     return {**compat.compiled_costs(compiled), "devices": compat.compiled_devices(compiled)}

@@ -1,0 +1,179 @@
+"""Where every compile goes: the one owner of the compile target in a process that imports JAX
+(the worker, or an in-process driver: ``pytest --jaxlint``, ``jaxlint run``, ``jaxlint.lint``).
+
+On the CPU target nothing changes: inputs stay where JAX puts them. On a TPU target libtpu
+describes the target topology's chips as compile-only devices (``jax.experimental.topologies``),
+every compiled input is placed on them (an unplaced one on the first chip, a mesh's sharding on
+the same mesh shape laid on the slice's chips) and XLA's TPU compiler builds the program a real
+chip would run. Nothing opens a chip; JAX's own backend stays the CPU (``JAX_PLATFORMS=cpu``).
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from jaxlint.chips import CPU, Target, TargetError, parse_target
+
+ENV = "JAXLINT_TARGET"  # the worker's target, set by the parent that starts it
+# libtpu's start-up asks a metadata server and the environment for the host's own TPU; a
+# deviceless compile needs neither, and a TPU VM's chip held by a training job must not stop it.
+LIBTPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "TPU_ACCELERATOR_TYPE": "v5litepod-1",
+              "TPU_WORKER_HOSTNAMES": "localhost", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+_AVAILABLE = re.compile(r"exceeds available HBM \(([0-9.]+)([KMGT]?)\)")
+_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+
+_state: dict[str, Any] = {"target": None, "devices": {}, "hbm": {}}
+
+
+class TargetUnavailable(Exception):
+    """The target's devices cannot be made here (libtpu missing or refusing): one line, exit 2."""
+
+
+def current() -> Target:
+    """The process's target: set by ``use``, else the worker's environment, else the CPU."""
+    if _state["target"] is None:
+        text = os.environ.get(ENV, "").strip()
+        _state["target"] = parse_target(text) if text else CPU
+    return _state["target"]
+
+
+def use(target: Target) -> None:
+    """Compile for ``target`` from now on (an in-process driver's setting)."""
+    _state["target"] = target
+
+
+def devices(target: Target | None = None) -> list[Any] | None:
+    """The compile-only devices of ``target`` (the current one), in libtpu's order; None for the CPU."""
+    target = target or current()
+    if not target.is_tpu:
+        return None
+    if target.name not in _state["devices"]:
+        _state["devices"][target.name] = _topology_devices(target)
+    return _state["devices"][target.name]
+
+
+def _topology_devices(target: Target) -> list[Any]:
+    for key, value in LIBTPU_ENV.items():
+        os.environ.setdefault(key, value)  # read by libtpu when it loads, once per process
+    from jax.experimental import topologies
+
+    options: dict[str, Any] = {}
+    if target.chips == 1:
+        options["chips_per_host_bounds"] = (1, 1, 1)
+    if target.megacore:
+        options["chip_config_name"] = "megacore"
+    try:
+        found = list(topologies.get_topology_desc(target.topology, "tpu", **options).devices)
+    except Exception as error:  # noqa: BLE001 - libtpu missing, or a topology it refuses
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise TargetUnavailable(f"cannot compile for {target.name} ({target.label}): {message}") from None
+    if len(found) != target.chips:
+        raise TargetUnavailable(f"{target.name}: libtpu describes {len(found)} devices for the topology "
+                                f"{target.topology}, not {target.chips} chips")
+    return found
+
+
+def place(struct: Any, sharding: Any = None) -> Any:
+    """``struct`` (a ShapeDtypeStruct or an aval) placed for the current target: on the CPU as
+    given (``sharding`` or its own); on a TPU its sharding laid on the target's chips, an unplaced
+    input on the first chip."""
+    sharding = sharding if sharding is not None else getattr(struct, "sharding", None)
+    target_devices = devices()
+    if target_devices is None:
+        if sharding is None:
+            return jax.ShapeDtypeStruct(struct.shape, struct.dtype)
+        return jax.ShapeDtypeStruct(struct.shape, struct.dtype, sharding=sharding)
+    return jax.ShapeDtypeStruct(struct.shape, struct.dtype, sharding=on_target(sharding))
+
+
+def on_target(sharding: Any) -> Any:
+    """A sharding of the CPU's devices (or an abstract mesh's) moved to the target's chips: the
+    same mesh shape and axes over the slice's first chips; anything else on the first chip."""
+    target_devices = devices()
+    if target_devices is None:
+        return sharding
+    if isinstance(sharding, jax.sharding.NamedSharding):
+        return jax.sharding.NamedSharding(laid_on_chips(sharding.mesh, target_devices), sharding.spec,
+                                          **_memory_kind(sharding))
+    if sharding is not None and len(getattr(sharding, "device_set", ())) > 1:
+        raise TargetUnavailable(f"a {type(sharding).__name__} over {len(sharding.device_set)} devices cannot be "
+                                f"laid on {current().label}")
+    return jax.sharding.SingleDeviceSharding(target_devices[0])
+
+
+def laid_on_chips(mesh: Any, chips: list[Any]) -> Any:
+    """``mesh`` (its shape and axis names) over the first ``mesh.size`` of ``chips``."""
+    size = int(np.prod(mesh.axis_sizes)) if hasattr(mesh, "axis_sizes") else mesh.size
+    if size > len(chips):
+        raise TargetUnavailable(f"a mesh of {size} devices ({dict(zip(mesh.axis_names, mesh.axis_sizes))}) does not "
+                                f"fit {current().label}: give a slice with at least {size} chips, e.g. "
+                                f"{current().generation and 'tpu-' + current().generation}:2x4")
+    laid = np.array(chips[:size], dtype=object).reshape(tuple(mesh.axis_sizes))
+    types = getattr(mesh, "axis_types", None)
+    return jax.sharding.Mesh(laid, mesh.axis_names, **({} if types is None else {"axis_types": types}))
+
+
+def _memory_kind(sharding: Any) -> dict[str, Any]:
+    kind = getattr(sharding, "memory_kind", None)
+    return {} if kind in (None, "device") else {"memory_kind": kind}
+
+
+def place_tree(tree: Any) -> Any:
+    """Every ShapeDtypeStruct leaf of ``tree`` placed for the current target."""
+    if devices() is None:
+        return tree
+    return jax.tree_util.tree_map(lambda leaf: place(leaf) if isinstance(leaf, jax.ShapeDtypeStruct) else leaf,
+                                  tree)
+
+
+def lower(fun: Callable[..., Any], args: list[Any], **jit_options: Any) -> Any:
+    """``jax.jit(fun, **jit_options).lower(*args)`` for the current target: args placed, and a
+    program without inputs placed by its outputs. ``in_shardings`` (CPU placements) are moved too."""
+    if devices() is None:
+        return jax.jit(fun, **jit_options).lower(*args)
+    shardings = jit_options.pop("in_shardings", None)
+    if shardings is not None:
+        args = [place(a, s) for a, s in zip(args, shardings)]
+    else:
+        args = [place(a) if isinstance(a, jax.ShapeDtypeStruct) else a for a in args]
+    if not jax.tree_util.tree_leaves(args):
+        jit_options["out_shardings"] = jax.sharding.SingleDeviceSharding(devices()[0])
+    return jax.jit(fun, **jit_options).lower(*args)
+
+
+def available_hbm(target: Target | None = None) -> int | None:
+    """Bytes of HBM the target's compiler lets one chip's program use (15.75 GiB on a v5e), read
+    from the compiler's own refusal of a program far too large; None for the CPU."""
+    target = target or current()
+    if not target.is_tpu:
+        return None
+    if target.name not in _state["hbm"]:
+        _state["hbm"][target.name] = _probe_hbm(target)
+    return _state["hbm"][target.name]
+
+
+def _probe_hbm(target: Target) -> int | None:
+    chip = jax.sharding.SingleDeviceSharding(devices(target)[0])
+    huge = jax.ShapeDtypeStruct((2 ** 18, 2 ** 18), np.float32, sharding=chip)  # 256 GiB of temporaries
+    try:
+        jax.jit(lambda x: (x @ x) @ x, out_shardings=chip).lower(huge).compile()
+    except Exception as error:  # noqa: BLE001 - the refusal is the answer
+        return parse_available(str(error))
+    return None
+
+
+def parse_available(message: str) -> int | None:
+    """The ``available HBM (15.75G)`` of XLA's RESOURCE_EXHAUSTED message, in bytes."""
+    match = _AVAILABLE.search(message)
+    if match is None:
+        return None
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def describe_unavailable(error: Exception) -> str:
+    """One line for a target that cannot be used (TargetError, TargetUnavailable)."""
+    return str(error) if isinstance(error, (TargetError, TargetUnavailable)) else f"{type(error).__name__}: {error}"
