@@ -71,6 +71,11 @@ class Target:
         return f"{base} {'x'.join(map(str, self.shape))} slice ({self.chips} chips)"
 
     @property
+    def chip_label(self) -> str:
+        """One chip of it: "TPU v5e" (the slice's label without its shape), "CPU"."""
+        return GENERATIONS[self.generation].label if self.is_tpu else "CPU"
+
+    @property
     def topology(self) -> str:
         """libtpu's topology name: "v5e:1x1", "v5:2x2x1"."""
         generation = GENERATIONS[self.generation]

@@ -5,7 +5,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from jaxlint.explain import classify, communication, hlomap
+from jaxlint.explain import chip, classify, communication, hlomap
 from jaxlint.explain.target import display
 from jaxlint.ir import hlo
 from jaxlint.model import Finding, Result, Target
@@ -38,10 +38,16 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
         section = hlomap.hlo_section(module, placed, path)
         context = classify.Context(module, placed, path, file_lines, jaxpr)
         section["duplicates"] = classify.classify_all(context)
-        section["compiled_on"] = "cpu"
+        section["compiled_on"] = (data.get("chip") or {}).get("name", "cpu")
+        section["compiled_on_label"] = (data.get("chip") or {}).get("label", "CPU")
         result["hlo"] = section
         notes += classify.remat_merged(context, section["duplicates"])
         result["cost"] = cost(data, module, placed, notes)
+        # The estimate's FLOPs count the whole program, its bytes (XLA's) one device's share.
+        estimate = result["cost"]["estimate"]
+        flops = _sum(estimate["flops"], estimate["transcendentals"])
+        result["cost"]["time"] = chip.time_estimate(data.get("chip"), flops / module.partitions if flops else flops,
+                                                    estimate["bytes"])
         result["communication"] = communication.section(module, placed, data["hlo_text"], path, data)
     else:
         reason = data.get("compile_error") or "not compiled"
@@ -49,7 +55,11 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
                          "error": reason}
         result["cost"] = cost(data, None, [], notes + [f"not compiled: {reason}"])
         result["communication"] = None
+    result["chip"] = data.get("chip")
     result["memory"] = memory_section(data, result["cost"]["memory"])
+    result["memory"]["hbm"] = (chip.hbm_use(data.get("chip"), result["cost"]["memory"],
+                                            module.partitions if data.get("hlo_text") else 1)
+                               or chip.refused(data.get("chip"), data.get("compile_error")))
     result["eager"] = data.get("eager")
     return result
 
@@ -118,8 +128,8 @@ def cost(data: dict[str, Any], module: hlo.Module | None, placed: list, notes: l
     return {"compiled": compiled, "memory": memory,
             "estimate": {"flops": estimate_flops, "bytes": estimate_bytes,
                          "transcendentals": estimate_transcendentals, "label": label},
-            "compiled_label": "Compiled.cost_analysis() on CPU, after optimization; a loop body "
-                              "counts once",
+            "compiled_label": f"Compiled.cost_analysis() on {(data.get('chip') or {}).get('label', 'CPU')}, "
+                              "after optimization; a loop body counts once",
             "notes": notes}
 
 
@@ -192,3 +202,7 @@ def _float(value: Any) -> float | None:
 
 def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def _sum(*values: float | None) -> float | None:
+    return None if any(v is None for v in values) else sum(values)  # type: ignore[arg-type]

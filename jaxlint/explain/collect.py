@@ -11,6 +11,7 @@ from typing import Any
 import jax
 
 from jaxlint.explain import memory
+from jaxlint.explain.chip import chip_facts
 from jaxlint.explain.listing import eager, listing
 from jaxlint.explain.sharding import sharding_facts
 from jaxlint.ir import compat, costs, target_devices
@@ -37,7 +38,8 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
     # Traces cached while jaxlint's vmap markers were active would come back with them.
     jax.clear_caches()
     data: dict[str, Any] = {"arguments": {"source": arguments.source,
-                                          "signature": signature(function, arguments)}}
+                                          "signature": signature(function, arguments)},
+                            "chip": _chip()}
     try:
         closed, lower = _trace(function, arguments)
     except Exception as error:  # it traced for the rules; a second trace should too
@@ -75,22 +77,34 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
     return data
 
 
+def _chip() -> dict[str, Any]:
+    target = target_devices.current()
+    return chip_facts(target.name, target.label, target.chip_label, target.is_tpu, target_devices.available_hbm(), target.bf16_flops,
+                      target.hbm_bandwidth, target.chips)
+
+
 def _trace(function: Any, arguments: Any) -> tuple[Any, Any]:
     """(ClosedJaxpr, a thunk lowering it). A jax.jit wrapper is traced through its own ``trace`` so
     its static_argnums and Python scalars behave as they do when the user calls it; anything else
     is wrapped in jit with the non-array leaves static, as check traces it."""
     from jaxlint.worker.trace import bind
 
-    if arguments.call is None and hasattr(function, "trace") and hasattr(function, "lower"):
+    # On a TPU target the jaxpr is compiled (lower_jaxpr): the wrapper's own lowering would
+    # place the program on the CPU devices its shardings name.
+    tpu = target_devices.current().is_tpu
+    if arguments.call is None and hasattr(function, "trace") and hasattr(function, "lower") and not tpu:
         try:
-            traced = function.trace(*target_devices.place_tree(arguments.args),
-                                    **target_devices.place_tree(arguments.kwargs))
+            traced = function.trace(*arguments.args, **arguments.kwargs)
             return traced.jaxpr, traced.lower
         except Exception:  # e.g. arguments its own jit rejects as given: trace it as check does
             jax.clear_caches()
     apply, inputs = bind(function, arguments)
     closed = jax.make_jaxpr(apply)(*inputs)
-    return closed, lambda: target_devices.lower(apply, inputs)
+    if tpu:
+        from jaxlint.ir.compile import placement
+
+        return closed, lambda: target_devices.lower_jaxpr(closed, list(inputs), in_shardings=placement(closed))
+    return closed, lambda: jax.jit(apply).lower(*inputs)
 
 
 def signature(function: Any, arguments: Any) -> list[dict[str, str]]:

@@ -76,10 +76,11 @@ def _jaxpr(report: dict[str, Any], lines: dict[int, str], width: int) -> list[st
 def _hlo(report: dict[str, Any], lines: dict[int, str], width: int) -> list[str]:
     section = report["hlo"]
     if section.get("error"):
-        return ["2. Optimized HLO", *_wrap(f"not compiled: {section['error']}", width, "  ", "  ")]
+        on = (report.get("chip") or {}).get("label", "CPU")
+        return [f"2. Optimized HLO ({on})", *_wrap(f"not compiled: {section['error']}", width, "  ", "  ")]
     instructions = section["instructions"]
     fusions = section["fusions"]
-    out = _wrap(f"2. Optimized HLO (CPU): {section['module_name']}, {len(instructions)} instructions, "
+    out = _wrap(f"2. Optimized HLO ({section.get('compiled_on_label', 'CPU')}): {section['module_name']}, {len(instructions)} instructions, "
                 f"{len(fusions)} fusion{'s' if len(fusions) != 1 else ''}", width, "", "   ")
     by_id = {i["id"]: i for i in instructions}
     if fusions:
@@ -158,6 +159,11 @@ def _cost(report: dict[str, Any], width: int) -> list[str]:
                             for i, cell in enumerate(row)).rstrip() for row in rows]
     out += _wrap(f"XLA: {cost.get('compiled_label', '')}", width, "  ", "    ")
     out += _wrap(f"estimate: {estimate['label']}", width, "  ", "    ")
+    timed = cost.get("time")
+    if timed:
+        out += _wrap(f"time per call: {_seconds(timed['seconds'])} ({timed['bound']}-bound: compute "
+                     f"{_seconds(timed['compute_seconds'])}, memory {_seconds(timed['memory_seconds'])}) "
+                     f"{timed['label']}", width, "  ", "    ")
     for note in cost["notes"]:
         out += _wrap(note, width, "  note: ", "    ")
     return out
@@ -170,6 +176,13 @@ def _memory(report: dict[str, Any], width: int) -> list[str]:
              ("alias_bytes", "aliased"))
     out = _wrap("XLA's memory_analysis(): " + ", ".join(f"{label} {_bytes(analysis.get(key))}" for key, label in names),
                 width, "  ", "    ")
+    hbm = section.get("hbm")
+    if hbm:
+        chip = (report.get("chip") or {}).get("chip_label", "")
+        share = f" ({hbm['share']:.1%})" if hbm.get("share") is not None else ""
+        per = " per device" if hbm.get("per_device") else ""
+        out += _wrap(f"HBM of one {chip} chip: {_bytes(hbm['peak_bytes'])}{per} of {_bytes(hbm['hbm_bytes'])}{share}"
+                     + (f": {hbm['note']}" if hbm.get("note") else ""), width, "  ", "    ")
     loops = section["differentiated_loops"]
     out.append("  residuals saved by differentiated loops" + ("" if loops else ": no differentiated loop"))
     for loop in loops:
@@ -271,3 +284,11 @@ def _findings(report: dict[str, Any], width: int) -> list[str]:
                          f" -> {_number(new.get('materialized_bytes'))} bytes materialized", width, "    ", "      ")
         out += _wrap(f"verdict: {finding['verdict']}", width, "    ", "      ")
     return out
+
+
+def _seconds(value: float) -> str:
+    """1.2 s, 3.4 ms, 5.6 us."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns" if value >= 1e-10 else "under 0.1 ns"

@@ -695,18 +695,14 @@ def compile_jaxpr(closed: Any, donated: tuple[bool, ...] = (), keep_unused: bool
     partitioned program, whose HLO shapes and sizes are per device."""
     import warnings
 
-    try:
-        from jax.extend.core import jaxpr_as_fun
-    except ImportError:  # 0.4.35
-        from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
     avals = [v.aval for v in closed.jaxpr.invars]
     args = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
     donate = tuple(i for i, d in enumerate(donated) if d)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         placed = {"in_shardings": in_shardings} if in_shardings is not None else {}
-        lowered = target_devices.lower(jaxpr_as_fun(closed), args, donate_argnums=donate, keep_unused=keep_unused,
-                                       **placed)
+        lowered = target_devices.lower_jaxpr(closed, args, donate_argnums=donate, keep_unused=keep_unused,
+                                             **placed)
         compiled = lowered.compile()
     compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {}) or {}
     kept = compile_args.get("kept_var_idx")

@@ -47,7 +47,7 @@ def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
     rebuilt that way (no transposed scan reads the loop's residuals in the same jaxpr) or either
     does not compile."""
     key = (id(closed), id(body), target_devices.current().name)
-    shardings = _placement(closed)  # both compiled as the user's jit places the inputs
+    shardings = placement(closed)  # both compiled as the user's jit places the inputs
     if key not in _REMAT:
         _REMAT[key] = (closed, body, _checkpointed_temp(closed, body, shardings))
         if len(_REMAT) > _CACHE_SIZE:
@@ -80,7 +80,7 @@ def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
         _CACHE.move_to_end(key)
         return _CACHE[key][1]
     started = time.perf_counter()
-    placed = tuple(shardings) if shardings is not None else _placement(closed)
+    placed = tuple(shardings) if shardings is not None else placement(closed)
     # Only a sharded program is partitioned: the others compile with descriptor 2 left alone.
     with partitioner.captured_stderr() if placed is not None or sharded.is_partitioned(closed) \
             else nullcontext([]) as warnings:
@@ -163,7 +163,7 @@ def _entry_parameters(text: str) -> int | None:
     return sum(1 for i in module.computations[module.entry].instructions if i.opcode == "parameter")
 
 
-def _placement(closed: Any) -> tuple[Any, ...] | None:
+def placement(closed: Any) -> tuple[Any, ...] | None:
     """How the program's inputs are placed: the shardings its traced arguments carried, else those
     of the top-level jit that reads them (a jit's in_shardings on an Auto mesh); None: neither."""
     found = sharded.input_shardings(closed)

@@ -21,8 +21,12 @@ from jaxlint.chips import CPU, Target, TargetError, parse_target
 ENV = "JAXLINT_TARGET"  # the worker's target, set by the parent that starts it
 # libtpu's start-up asks a metadata server and the environment for the host's own TPU; a
 # deviceless compile needs neither, and a TPU VM's chip held by a training job must not stop it.
+# Its compiler logs to files under /tmp/tpu_logs unless told otherwise: warnings go to
+# descriptor 2 instead, where the SPMD partitioner's "Involuntary full rematerialization" is read
+# as on the CPU (ir/partitioner.py), and no log files are left behind.
 LIBTPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "TPU_ACCELERATOR_TYPE": "v5litepod-1",
-              "TPU_WORKER_HOSTNAMES": "localhost", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+              "TPU_WORKER_HOSTNAMES": "localhost", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
+              "TPU_STDERR_LOG_LEVEL": "1", "TPU_LOG_DIR": "disabled"}
 _AVAILABLE = re.compile(r"exceeds available HBM \(([0-9.]+)([KMGT]?)\)")
 _UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
 
@@ -177,3 +181,56 @@ def parse_available(message: str) -> int | None:
 def describe_unavailable(error: Exception) -> str:
     """One line for a target that cannot be used (TargetError, TargetUnavailable)."""
     return str(error) if isinstance(error, (TargetError, TargetUnavailable)) else f"{type(error).__name__}: {error}"
+
+
+def retarget(closed: Any) -> Any:
+    """``closed`` (a ClosedJaxpr) with every sharding and mesh its equations name (a nested jit's
+    in/out shardings, a sharding constraint, a shard_map's mesh) moved to the target's chips, so
+    that it compiles there; itself on the CPU target."""
+    if devices() is None:
+        return closed
+    from jax.extend.core import ClosedJaxpr
+
+    return ClosedJaxpr(_retarget_jaxpr(closed.jaxpr), closed.consts)
+
+
+def _retarget_jaxpr(jaxpr: Any) -> Any:
+    eqns = [eqn.replace(params={name: _retarget_value(value) for name, value in eqn.params.items()})
+            for eqn in jaxpr.eqns]
+    return jaxpr.replace(eqns=eqns)
+
+
+def _retarget_value(value: Any) -> Any:
+    from jax.extend.core import ClosedJaxpr, Jaxpr
+
+    if isinstance(value, ClosedJaxpr):
+        return ClosedJaxpr(_retarget_jaxpr(value.jaxpr), value.consts)
+    if isinstance(value, Jaxpr):
+        return _retarget_jaxpr(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_retarget_value(v) for v in value)
+    if isinstance(value, jax.sharding.Mesh):
+        return laid_on_chips(value, devices())
+    if isinstance(value, jax.sharding.NamedSharding) and isinstance(value.mesh, jax.sharding.Mesh):
+        return on_target(value)
+    if isinstance(value, jax.sharding.SingleDeviceSharding):
+        return on_target(value)
+    return value
+
+
+def lower_jaxpr(closed: Any, args: list[Any], **jit_options: Any) -> Any:
+    """``lower`` of a ClosedJaxpr, retargeted first."""
+    try:
+        from jax.extend.core import jaxpr_as_fun
+    except ImportError:  # 0.4.35
+        from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
+    return lower(jaxpr_as_fun(retarget(closed)), args, **jit_options)
+
+
+def lower_function(fun: Callable[..., Any], args: list[Any]) -> Any:
+    """``fun`` jitted and lowered for the current target. On a TPU it is traced first and its
+    jaxpr retargeted: the meshes its body names (a sharding constraint, a nested jit's
+    shardings) are the CPU's until then."""
+    if devices() is None:
+        return jax.jit(fun).lower(*args)
+    return lower_jaxpr(jax.make_jaxpr(fun)(*args), list(args))

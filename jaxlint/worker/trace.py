@@ -79,7 +79,7 @@ def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | Non
     compile (symbolic shapes, errors). Run without jaxlint's instrumentation in the trace."""
     apply, inputs = bind(function, arguments)
     try:
-        compiled = target_devices.lower(apply, inputs).compile()
+        compiled = target_devices.lower_function(apply, inputs).compile()
     except Exception:
         return None
     return {**compat.compiled_costs(compiled), "devices": compat.compiled_devices(compiled)}

@@ -1,0 +1,75 @@
+"""What the compile target adds to the explain report: the memory against the chip's HBM and an
+estimated time per call from the chip's published peaks (a roofline: the larger of FLOPs at the
+peak rate and bytes at the peak bandwidth). JAX-free; the worker sends the target's facts."""
+from __future__ import annotations
+
+from typing import Any
+
+# At or above this share of the chip's HBM a program is said to be close to the limit (JX311
+# reports only what does not fit).
+NEAR_FULL = 0.90
+
+
+def hbm_use(chip: dict[str, Any] | None, memory: dict[str, Any], partitions: int = 1) -> dict[str, Any] | None:
+    """Peak bytes (arguments + outputs + temporaries - aliased, as XLA's memory_analysis gives
+    them for one device) against the chip's available HBM; None on the CPU or without figures."""
+    if not chip or not chip.get("is_tpu") or not chip.get("hbm_bytes"):
+        return None
+    parts = [memory.get(key) for key in ("argument_bytes", "output_bytes", "temp_bytes")]
+    if any(part is None for part in parts):
+        return None
+    peak = sum(parts) - (memory.get("alias_bytes") or 0)
+    share = peak / chip["hbm_bytes"]
+    note = None
+    if share >= 1:
+        note = f"does not fit: {share:.0%} of the HBM of one {chip['chip_label']} chip"
+    elif share >= NEAR_FULL:
+        note = (f"close to the limit: {share:.0%} of the HBM of one {chip['chip_label']} chip; a larger batch or "
+                "another buffer will not fit")
+    return {"peak_bytes": peak, "hbm_bytes": chip["hbm_bytes"], "share": share, "per_device": partitions > 1,
+            "note": note}
+
+
+def time_estimate(chip: dict[str, Any] | None, flops: float | None, nbytes: float | None) -> dict[str, Any] | None:
+    """Seconds per call on one chip of the target at its peaks, for one chip's ``flops`` and
+    ``nbytes``, and which bound dominates; None on the CPU or without figures."""
+    if not chip or not chip.get("is_tpu") or flops is None or nbytes is None:
+        return None
+    compute = flops / chip["bf16_flops"]
+    memory = nbytes / chip["hbm_bandwidth"]
+    bound = "memory" if memory >= compute else "compute"
+    return {"seconds": max(compute, memory), "compute_seconds": compute, "memory_seconds": memory,
+            "bound": bound,
+            "label": (f"at the peaks of one {chip['chip_label']} chip ({chip['bf16_flops'] / 1e12:.0f} TFLOP/s bf16, "
+                      f"{chip['hbm_bandwidth'] / 1e9:.0f} GB/s HBM): the larger of FLOPs / peak and bytes / "
+                      "bandwidth, from the trip-count-aware estimate; a lower bound, on the "
+                      f"{bound} side")}
+
+
+def chip_facts(name: str, label: str, chip_label: str, is_tpu: bool, hbm_bytes: int | None, bf16_flops: float,
+               hbm_bandwidth: float, chips: int) -> dict[str, Any]:
+    """The worker's description of its target for the report."""
+    return {"name": name, "label": label, "chip_label": chip_label, "is_tpu": is_tpu, "hbm_bytes": hbm_bytes,
+            "bf16_flops": bf16_flops, "hbm_bandwidth": hbm_bandwidth, "chips": chips}
+
+
+_SIZE = r"\(([0-9.]+)([KMGT]?)\)"
+_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+
+
+def refused(chip: dict[str, Any] | None, compile_error: str | None) -> dict[str, Any] | None:
+    """The HBM figures of XLA's refusal ("the total memory required for HLO temporaries (48.00G)
+    exceeds available HBM (15.75G)"), as ``hbm_use`` gives them; None for another error."""
+    import re
+
+    if not chip or not chip.get("is_tpu") or not compile_error or "Ran out of memory" not in compile_error:
+        return None
+    needed = re.search(r"required for [^(]*" + _SIZE, compile_error)
+    available = re.search(r"available HBM " + _SIZE, compile_error)
+    if needed is None:
+        return None
+    peak = int(float(needed.group(1)) * _UNITS[needed.group(2)])
+    hbm = int(float(available.group(1)) * _UNITS[available.group(2)]) if available else chip.get("hbm_bytes")
+    return {"peak_bytes": peak, "hbm_bytes": hbm, "share": peak / hbm if hbm else None, "per_device": False,
+            "note": f"does not fit: XLA's compiler for {chip['chip_label']} refuses it, the temporaries alone need "
+                    f"{peak / 2 ** 30:.2f} GiB of the chip's {hbm / 2 ** 30:.2f} GiB" if hbm else "does not fit"}
