@@ -6,7 +6,8 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from jaxlint.ir import Truncation, VmapRecord, is_sharded
+from jaxlint.chips import parse_target
+from jaxlint.ir import Truncation, VmapRecord, is_sharded, target_devices
 from jaxlint.ir.build import build_program
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.rules import Rule
@@ -34,6 +35,8 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
     the records the tracer's vmap recorder made (worker/instrument.py), for JX101; ``truncations``:
     the 64-bit dtype requests JAX truncated while ``closed`` was traced (ir/truncations.py), for JX508."""
     try:
+        # The driver's target (a worker's job, the plugin's or lint's configuration) compiles it.
+        target_devices.use(parse_target((settings or Settings()).target))
         program = build_program(closed)
     except Exception as error:
         return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",

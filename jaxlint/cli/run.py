@@ -50,6 +50,8 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--config", action="append", default=[], metavar="CONFIG_OPTION",
                      help="a configuration file used instead of the one found (its folder is the root), "
                           "or a `KEY = VALUE` TOML line overriding one setting, as for check")
+    run.add_argument("--target", default=None, metavar="TARGET",
+                     help="compile for this chip (as `jaxlint check --target`); default: the configuration's target")
     run.add_argument("--isolated", action="store_true",
                      help="ignore all configuration files (the root is the current directory)")
     run.add_argument("--no-cache", action="store_true",
@@ -134,6 +136,8 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
         print(f"jaxlint: no such file: {target}", file=sys.stderr)
         return 2
     try:
+        if args.target:  # a snippet as --config gives one: checked here, and again in the program
+            args.config = [*args.config, f"target = {json.dumps(args.target)}"]
         config = load_options([], args.config, args.isolated)
     except ConfigError as error:
         print(f"jaxlint: configuration error: {error}", file=sys.stderr)

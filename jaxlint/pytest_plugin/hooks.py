@@ -31,6 +31,9 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--jaxlint-cache-dir", metavar="PATH", default=None,
                     help="the result cache folder to write to (as `jaxlint check --cache-dir`; default: "
                          "JAXLINT_CACHE_DIR, else the configuration's cache-dir, else .jaxlint_cache)")
+    group.addoption("--jaxlint-target", metavar="TARGET", default=None,
+                    help="compile for this chip (as `jaxlint check --target`: cpu, tpu-v5e, tpu-v5e:2x4, ...); "
+                         "default: the configuration's target, else cpu")
     group.addoption("--jaxlint-exit-zero", action="store_true", default=False,
                     help="report the findings without changing the exit status")
 

@@ -102,6 +102,20 @@ class JaxlintSession:
         after the early hooks)."""
         return hasattr(self.pytest_config, "workerinput")
 
+    def _choose_target(self, name: str | None) -> None:
+        """--jaxlint-target over the configuration's ``target``; a bad one is a usage error."""
+        if name is None:
+            return
+        from jaxlint.chips import TargetError, check_installed, parse_target
+
+        try:
+            target = parse_target(name)
+            check_installed(target)
+        except TargetError as error:
+            self._uninstall()
+            raise pytest.UsageError(f"jaxlint: --jaxlint-target: {error}") from None
+        self.config.target = target.name
+
     def pytest_configure(self, config: Any) -> None:
         """The options, which ``config.getoption`` gives only once the early hooks are done."""
         try:
@@ -110,6 +124,7 @@ class JaxlintSession:
             self.report_path = config.getoption("jaxlint_report")
             self.coverage_path = config.getoption("jaxlint_coverage_report")
             self.watch_all = bool(config.getoption("jaxlint_watch_all"))
+            self._choose_target(config.getoption("jaxlint_target"))
             for path in (self.report_path, self.coverage_path):
                 if path and not self.is_worker:
                     check_writable(path)
