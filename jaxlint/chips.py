@@ -135,6 +135,24 @@ def libtpu_pin() -> str | None:
     return None
 
 
+def _off_registry() -> bool:
+    """The installed JAX's ``tpu`` extra also needs a package PyPI does not have (JAX 0.4.35 pins
+    ``libtpu-nightly`` from Google's own index): ``jaxlint[tpu]`` cannot install it."""
+    try:
+        requires = importlib.metadata.requires("jax") or []
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return any(r.partition(";")[0].strip().startswith("libtpu-nightly") and "tpu" in r.partition(";")[2]
+               for r in requires)
+
+
+def install_line(pin: str | None) -> str:
+    """What to run to get the libtpu the installed JAX pins."""
+    if pin and _off_registry():
+        return f'pip install "{pin}"'
+    return 'pip install "jaxlint[tpu]"'
+
+
 def check_installed(target: Target) -> None:
     """TargetError with the one line that says what to install, when ``target`` is a TPU and the
     libtpu the installed JAX pins is missing or another version."""
@@ -148,7 +166,7 @@ def check_installed(target: Target) -> None:
     wanted = f' ({pin}, which jax {jax_version} pins)' if pin else ""
     if importlib.util.find_spec("libtpu") is None:
         raise TargetError(f"target {target.name} compiles with libtpu, which is not installed: "
-                          f'pip install "jaxlint[tpu]"{wanted}')
+                          f"{install_line(pin)}{wanted}")
     if pin and "==" in pin:
         try:
             installed = importlib.metadata.version("libtpu")
@@ -157,7 +175,7 @@ def check_installed(target: Target) -> None:
         wanted_version = pin.split("==", 1)[1]
         if not _matches(installed, wanted_version):
             raise TargetError(f"target {target.name}: libtpu {installed} is installed but jax {jax_version} "
-                              f'needs {pin}: pip install "jaxlint[tpu]"')
+                              f"needs {pin}: {install_line(pin)}")
 
 
 def _matches(version: str, pattern: str) -> bool:

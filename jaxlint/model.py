@@ -298,6 +298,9 @@ class Result:
     # Why the module was not imported when a package outside the project is missing where jaxlint
     # runs ("optional dependency missing: sklearn"): a coverage entry, not a JX901 finding.
     missing_dependency: str | None = None
+    # Why some programs were not compiled for the target (a mesh larger than its slice): their
+    # compiled figures are missing, which the summary says (ir/target_devices.take_refusals).
+    not_compiled: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -76,6 +76,9 @@ def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) ->
         out.write(f"jaxlint: warning: no Python files in {path}\n")
     for path, why in result.not_written:  # even with --quiet: a fix the user asked for was not made
         out.write(f"jaxlint: {relative(path)}: not fixed: {why}\n")
+    for analysis in result.files:  # even with --quiet: figures the target did not give
+        for why in analysis.result.not_compiled if analysis.result is not None else []:
+            out.write(f"jaxlint: warning: {relative(analysis.source.path)}: not compiled for the target: {why}\n")
     warning = report.coverage_warning(result)
     if not args.quiet:
         _write_summary(args, result, out)

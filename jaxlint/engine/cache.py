@@ -5,7 +5,7 @@ the settings and jaxlint).
 One entry per module, named by a hash of everything its worker result depends on that the
 parent can see without importing JAX:
 - the job: the module's path, source, targets with their hints, the selected rules, the settings
-  (examples and signatures files, rule options, infer-arguments, devices), ``--cost``, the
+  (examples and signatures files, rule options, infer-arguments, devices, target), ``--cost``, the
   CPU devices its worker starts with (``Job.devices``);
 - the signatures file's entries for the module's functions (not the rest of the file);
 - the text of each examples file that imports the module or a package above it;

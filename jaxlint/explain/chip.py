@@ -62,14 +62,18 @@ def refused(chip: dict[str, Any] | None, compile_error: str | None) -> dict[str,
     exceeds available HBM (15.75G)"), as ``hbm_use`` gives them; None for another error."""
     import re
 
-    if not chip or not chip.get("is_tpu") or not compile_error or "Ran out of memory" not in compile_error:
+    if not chip or not chip.get("is_tpu") or not compile_error or "RESOURCE_EXHAUSTED" not in compile_error:
         return None
-    needed = re.search(r"required for [^(]*" + _SIZE, compile_error)
-    available = re.search(r"available HBM " + _SIZE, compile_error)
+    # libtpu 0.0.42: "required for HLO temporaries (48.00G) exceeds available HBM (15.75G)";
+    # libtpu 0.0.2: "Requires 384.00G, has 14.96G available".
+    needed = re.search(r"required for [^(]*" + _SIZE, compile_error) or re.search(r"Requires ([0-9.]+)([KMGT]?)",
+                                                                                  compile_error)
+    available = re.search(r"available HBM " + _SIZE, compile_error) or re.search(r"has ([0-9.]+)([KMGT]?) available",
+                                                                                 compile_error)
     if needed is None:
         return None
     peak = int(float(needed.group(1)) * _UNITS[needed.group(2)])
     hbm = int(float(available.group(1)) * _UNITS[available.group(2)]) if available else chip.get("hbm_bytes")
     return {"peak_bytes": peak, "hbm_bytes": hbm, "share": peak / hbm if hbm else None, "per_device": False,
-            "note": f"does not fit: XLA's compiler for {chip['chip_label']} refuses it, the temporaries alone need "
+            "note": f"does not fit: XLA's compiler for {chip['chip_label']} refuses it, needing "
                     f"{peak / 2 ** 30:.2f} GiB of the chip's {hbm / 2 ** 30:.2f} GiB" if hbm else "does not fit"}

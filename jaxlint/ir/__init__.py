@@ -281,6 +281,12 @@ class Program:
             self._memo[key] = compute()
         return self._memo[key]
 
+    @property
+    def target_note(self) -> str:
+        """The sentence a message quoting compiled figures ends with on a TPU target ("" on the
+        CPU, whose messages stay as they were)."""
+        return f" Compiled for {self.target.label}." if self.target.is_tpu else ""
+
     def compiled(self, kind: str) -> list[Any]:
         """The compiled program's facts of ``kind`` (jaxlint.ir.memory), compiled once per program;
         [] when it does not compile or nothing compiles it (no JAX here)."""

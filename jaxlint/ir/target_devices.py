@@ -27,10 +27,15 @@ ENV = "JAXLINT_TARGET"  # the worker's target, set by the parent that starts it
 LIBTPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "TPU_ACCELERATOR_TYPE": "v5litepod-1",
               "TPU_WORKER_HOSTNAMES": "localhost", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
               "TPU_STDERR_LOG_LEVEL": "1", "TPU_LOG_DIR": "disabled"}
-_AVAILABLE = re.compile(r"exceeds available HBM \(([0-9.]+)([KMGT]?)\)")
+# libtpu 0.0.42 (JAX 0.10): "... exceeds available HBM (15.75G)"; libtpu 0.0.2 (JAX 0.4.35):
+# "Requires 384.00G, has 14.96G available".
+_AVAILABLE = re.compile(r"exceeds available HBM \(([0-9.]+)([KMGT]?)\)|has ([0-9.]+)([KMGT]?) available")
 _UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
 
 _state: dict[str, Any] = {"target": None, "devices": {}, "hbm": {}}
+# Why programs of the current job could not be laid on the target (a mesh larger than the
+# slice): the compiles that need it give no facts, and the user is told (Result.not_compiled).
+_REFUSALS: list[str] = []
 
 
 class TargetUnavailable(Exception):
@@ -81,6 +86,13 @@ def _topology_devices(target: Target) -> list[Any]:
     return found
 
 
+def take_refusals() -> list[str]:
+    """The reasons gathered since the last call (each once), and forget them."""
+    found = list(_REFUSALS)
+    _REFUSALS.clear()
+    return found
+
+
 def place(struct: Any, sharding: Any = None) -> Any:
     """``struct`` (a ShapeDtypeStruct or an aval) placed for the current target: on the CPU as
     given (``sharding`` or its own); on a TPU its sharding laid on the target's chips, an unplaced
@@ -101,8 +113,8 @@ def on_target(sharding: Any) -> Any:
     if target_devices is None:
         return sharding
     if isinstance(sharding, jax.sharding.NamedSharding):
-        return jax.sharding.NamedSharding(laid_on_chips(sharding.mesh, target_devices), sharding.spec,
-                                          **_memory_kind(sharding))
+        # No memory kind: the CPU's default one (0.4.35: "unpinned_host") is none a TPU's.
+        return jax.sharding.NamedSharding(laid_on_chips(sharding.mesh, target_devices), sharding.spec)
     if sharding is not None and len(getattr(sharding, "device_set", ())) > 1:
         raise TargetUnavailable(f"a {type(sharding).__name__} over {len(sharding.device_set)} devices cannot be "
                                 f"laid on {current().label}")
@@ -113,17 +125,16 @@ def laid_on_chips(mesh: Any, chips: list[Any]) -> Any:
     """``mesh`` (its shape and axis names) over the first ``mesh.size`` of ``chips``."""
     size = int(np.prod(mesh.axis_sizes)) if hasattr(mesh, "axis_sizes") else mesh.size
     if size > len(chips):
-        raise TargetUnavailable(f"a mesh of {size} devices ({dict(zip(mesh.axis_names, mesh.axis_sizes))}) does not "
-                                f"fit {current().label}: give a slice with at least {size} chips, e.g. "
-                                f"{current().generation and 'tpu-' + current().generation}:2x4")
+        shape = ", ".join(f"{name}={n}" for name, n in zip(mesh.axis_names, mesh.axis_sizes))
+        message = (f"its mesh ({shape}) has {size} devices and {current().label} has {len(chips)} "
+                   f"chip{'s' if len(chips) != 1 else ''}: give a slice of at least {size} chips "
+                   f"(`target = \"tpu-{current().generation}:AxB\"`)")
+        if message not in _REFUSALS:
+            _REFUSALS.append(message)
+        raise TargetUnavailable(message)
     laid = np.array(chips[:size], dtype=object).reshape(tuple(mesh.axis_sizes))
     types = getattr(mesh, "axis_types", None)
     return jax.sharding.Mesh(laid, mesh.axis_names, **({} if types is None else {"axis_types": types}))
-
-
-def _memory_kind(sharding: Any) -> dict[str, Any]:
-    kind = getattr(sharding, "memory_kind", None)
-    return {} if kind in (None, "device") else {"memory_kind": kind}
 
 
 def place_tree(tree: Any) -> Any:
@@ -175,7 +186,8 @@ def parse_available(message: str) -> int | None:
     match = _AVAILABLE.search(message)
     if match is None:
         return None
-    return int(float(match.group(1)) * _UNITS[match.group(2)])
+    number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+    return int(float(number) * _UNITS[unit])
 
 
 def describe_unavailable(error: Exception) -> str:

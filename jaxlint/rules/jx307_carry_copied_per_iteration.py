@@ -51,7 +51,8 @@ class CarryCopiedPerIteration(Rule):
             per_iteration = sum(b for _, b in copies)
             in_place = op is None or any(inner.primitive in _IN_PLACE for region in op.regions
                                          for inner in ops_in(region))
-            finding = ctx.finding(cls, _message(copies, per_iteration, trips, in_place, loop.devices), span)
+            finding = ctx.finding(cls, _message(copies, per_iteration, trips, in_place, loop.devices)
+                                  + ctx.program.target_note, span)
             finding.cost = Cost(basis="compiled", flops=0.0,
                                 bytes=float(per_iteration * trips) if trips else float(per_iteration),
                                 equations=None, note="memory traffic: bytes copied "

@@ -42,7 +42,7 @@ class DonationNotAliased(Rule):
             span = _place(ctx, jit)
             if span is None:
                 continue
-            finding = ctx.finding(cls, _message(jit, wasted), span)
+            finding = ctx.finding(cls, _message(jit, wasted) + ctx.program.target_note, span)
             # Memory is what each device holds: a sharded argument's share of it.
             finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(per_device), equations=None,
                                 note="device memory: the outputs get new buffers beside the donated ones"

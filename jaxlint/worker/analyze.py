@@ -58,11 +58,13 @@ def analyze(job: Job) -> Result:
     # libtpu that refuses fails the job loudly instead of leaving each compile without facts.
     target_devices.use(parse_target(job.settings.target))
     target_devices.devices()
+    target_devices.take_refusals()  # a previous job's
     try:
         analysis = _Analysis(job)
         result = analysis.run()
         result.inputs = _inputs(job, set(sys.modules) - modules, analysis.examples_files)
         result.ran = {file: names for file, names in result.ran.items() if file in result.inputs}
+        result.not_compiled = target_devices.take_refusals()
         return result
     finally:
         for name in set(sys.modules) - modules:

@@ -1,0 +1,227 @@
+"""The compile target (`target` / --target): its forms and errors, the libtpu it needs, and
+check, explain and the in-process drivers compiling for a TPU without one (libtpu's compile-only
+devices; tpu-facts.md). Tests that compile for a TPU skip where libtpu is not installed."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxlint.chips import CPU, TargetError, parse_target
+
+REPO = Path(__file__).resolve().parent.parent
+FOUNDING = REPO / "examples" / "founding.py"
+needs_libtpu = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
+                                  reason="libtpu is not installed (jaxlint[tpu]): no TPU target to compile for")
+
+
+def jaxlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+
+
+@pytest.mark.parametrize("text, chips, label, topology", [
+    ("tpu-v5e", 1, "TPU v5e", "v5e:1x1"),
+    ("tpu-v6e", 1, "TPU v6e", "v6e:1x1"),
+    ("tpu-v5p", 1, "TPU v5p", "v5:1x1x1"),
+    ("tpu-v4", 1, "TPU v4", "v4:1x1x1"),
+    ("tpu-v5e:2x4", 8, "TPU v5e 2x4 slice (8 chips)", "v5e:2x4"),
+    ("TPU-V5P:2x2x1", 4, "TPU v5p 2x2x1 slice (4 chips)", "v5:2x2x1"),
+])
+def test_target_forms(text: str, chips: int, label: str, topology: str) -> None:
+    target = parse_target(text)
+    assert (target.chips, target.label, target.topology, target.is_tpu) == (chips, label, topology, True)
+    assert parse_target("cpu") == CPU and not CPU.is_tpu and CPU.label == "CPU"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("gpu", "unknown target 'gpu'"),
+    ("tpu-v7", "unknown target 'tpu-v7'"),
+    ("tpu-v5e:2x2x1", "a slice of it is 2 sizes, e.g. tpu-v5e:2x4"),
+    ("tpu-v5p:2x2", "a slice of it is 3 sizes, e.g. tpu-v5p:2x2x1"),
+    ("tpu-v5e:0x4", "unknown topology '0x4'"),
+])
+def test_unknown_targets_name_the_valid_forms(text: str, says: str) -> None:
+    with pytest.raises(TargetError) as error:
+        parse_target(text)
+    assert says in str(error.value)
+    assert "cpu, tpu-v5e, tpu-v6e, tpu-v5p, tpu-v4 (one chip)" in str(error.value)
+
+
+def test_a_bad_target_is_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("import jax\n")
+    flag = jaxlint("check", "--target", "tpu-v9", ".", cwd=tmp_path)
+    assert flag.returncode == 2 and "Traceback" not in flag.stderr
+    assert "unknown target 'tpu-v9'" in flag.stderr and "tpu-v5e:2x4" in flag.stderr
+    (tmp_path / "jaxlint.toml").write_text('target = "tpu-v5e:3"\n')
+    key = jaxlint("check", ".", cwd=tmp_path)
+    assert key.returncode == 2 and "Traceback" not in key.stderr
+    assert "`target`" in key.stderr and "unknown topology '3'" in key.stderr
+    explain = jaxlint("explain", "--target", "nope", f"{FOUNDING}::my_mapped_function", cwd=tmp_path)
+    assert explain.returncode == 2 and "unknown target 'nope'" in explain.stderr and "Traceback" not in explain.stderr
+
+
+def test_show_settings_shows_the_target(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("import jax\n")
+    assert 'target = "cpu"' in jaxlint("check", "--show-settings", ".", cwd=tmp_path).stdout
+    (tmp_path / "jaxlint.toml").write_text('target = "tpu-v5e:2x4"\n')
+    if importlib.util.find_spec("libtpu") is not None:
+        assert 'target = "tpu-v5e:2x4"' in jaxlint("check", "--show-settings", ".", cwd=tmp_path).stdout
+
+
+def _without_libtpu(into: Path) -> str:
+    """A sys.path prefix of every entry of this environment's site-packages but libtpu's, so a
+    ``python -S`` process sees the same packages as this one, less libtpu."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    for entry in site.iterdir():
+        if not entry.name.lower().startswith("libtpu"):
+            (into / entry.name).symlink_to(entry)
+    return str(into)
+
+
+def test_a_tpu_target_without_libtpu_says_what_to_install(tmp_path: Path) -> None:
+    packages = tmp_path / "site"
+    packages.mkdir()
+    path = [str(REPO), _without_libtpu(packages)]
+    (tmp_path / "m.py").write_text("import jax\n")
+    run = subprocess.run([sys.executable, "-S", "-c",
+                          f"import sys; sys.path[:0] = {path!r}; from jaxlint.cli.main import entry; sys.exit(entry())",
+                          "check", "--target", "tpu-v5e", "."],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr
+    assert "libtpu, which is not installed" in lines[0] and "pip install" in lines[0]
+
+
+@needs_libtpu
+def test_chip_peaks_match_jax_tpu_info() -> None:
+    """jaxlint's table of published peaks (JAX-free, for the parent) agrees with JAX's own."""
+    tpu_info = pytest.importorskip("jax._src.pallas.mosaic.tpu_info")
+    for name, version in (("tpu-v5e", "TPU_V5E"), ("tpu-v6e", "TPU_V6E"), ("tpu-v5p", "TPU_V5P"), ("tpu-v4", "TPU_V4")):
+        target = parse_target(name)
+        megacore = 2 if target.megacore else 1
+        info = tpu_info.get_tpu_info_for_chip(getattr(tpu_info.ChipVersion, version), megacore)
+        # JAX gives one TensorCore's share; a megacore chip (v4, v5p) runs two as one device.
+        assert info.bf16_ops_per_second * info.num_cores == pytest.approx(target.bf16_flops, rel=1e-6)
+        assert info.mem_bw_bytes_per_second * info.num_cores == pytest.approx(target.hbm_bandwidth, rel=1e-6)
+
+
+def _explain(target: str, tmp_path: Path) -> dict:
+    run = jaxlint("explain", "--format", "json", "--target", target, f"{FOUNDING}::my_mapped_function", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@needs_libtpu
+def test_explain_gives_the_tpu_program(tmp_path: Path) -> None:
+    """The founding example: the CPU copies `x + 1` into the multiply's fusion; the TPU computes it
+    once (tpu-facts.md). explain names the chip, its HBM and an estimated time per call."""
+    cpu, tpu = _explain("cpu", tmp_path), _explain("tpu-v5e", tmp_path)
+    assert cpu["hlo"]["compiled_on"] == "cpu" and tpu["hlo"]["compiled_on"] == "tpu-v5e"
+    assert "TPU v5e" in tpu["cost"]["compiled_label"]
+    assert [d for d in cpu["hlo"]["duplicates"]] and not tpu["hlo"]["duplicates"]
+    hbm = tpu["memory"]["hbm"]
+    assert hbm["hbm_bytes"] == int(15.75 * 2 ** 30) or hbm["hbm_bytes"] == int(14.96 * 2 ** 30)  # libtpu's own
+    assert hbm["peak_bytes"] > 0 and hbm["share"] < 0.01 and hbm["note"] is None
+    assert tpu["cost"]["time"]["bound"] == "memory" and tpu["cost"]["time"]["seconds"] > 0
+    assert cpu["memory"].get("hbm") is None and cpu["cost"].get("time") is None
+    text = jaxlint("explain", "--target", "tpu-v5e", f"{FOUNDING}::my_mapped_function", cwd=tmp_path).stdout
+    assert "2. Optimized HLO (TPU v5e)" in text and "HBM of one TPU v5e chip" in text and "time per call" in text
+
+
+SHARDED = textwrap.dedent("""\
+    from functools import partial
+
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    try:  # JAX >= 0.6 makes Explicit axes by default; with_sharding_constraint needs Auto ones
+        from jax.sharding import AxisType
+        AUTO = {"axis_types": (AxisType.Auto, AxisType.Auto)}
+    except ImportError:  # 0.4.35: every axis is Auto
+        AUTO = {}
+
+    mesh = jax.make_mesh((4, 2), ("x", "y"), **AUTO)
+    blocks = NamedSharding(mesh, P("y", None, "x"))
+    X = jax.ShapeDtypeStruct((64, 128, 64), jnp.float32)
+
+
+    @partial(jax.jit, in_shardings=(blocks, blocks))
+    def h(a, b):
+        d = a + b
+        return jax.lax.with_sharding_constraint(d, NamedSharding(mesh, P(None, ("x", "y"), None)))
+
+
+    h.lower(X, X)
+    """)
+
+
+@needs_libtpu
+def test_a_sharded_program_is_laid_on_the_slice(tmp_path: Path) -> None:
+    """jax#21562 on a v5e 2x4 slice: the mesh's 8 CPU devices become the slice's 8 chips (the
+    jit's shardings and the constraint inside), and the TPU's partitioner warns as the CPU's
+    does (JX310, naming the target). One chip cannot hold the mesh: said, not silently skipped."""
+    (tmp_path / "sharded.py").write_text(SHARDED)
+    slice_run = jaxlint("check", "--no-cache", "--target", "tpu-v5e:2x4", "--select", "JX310",
+                        "--output-format", "json", ".", cwd=tmp_path)
+    found = json.loads(slice_run.stdout)
+    assert [(f["code"], f["location"]["row"]) for f in found] == [("JX310", 21)], slice_run.stderr
+    assert found[0]["message"].endswith("Compiled for TPU v5e 2x4 slice (8 chips).")
+    chip_run = jaxlint("check", "--no-cache", "--target", "tpu-v5e", "--select", "JX310", ".", cwd=tmp_path)
+    assert "sharded.py: not compiled for the target: its mesh (x=4, y=2) has 8 devices and TPU v5e has 1 chip" \
+        in chip_run.stderr
+    assert chip_run.returncode == 0
+
+
+DONATED = textwrap.dedent("""\
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+
+    @functools.partial(jax.jit, donate_argnums=0)
+    def cast(x):
+        return x.astype(jnp.bfloat16)
+
+
+    cast.lower(jax.ShapeDtypeStruct((4096, 4096), jnp.float32))
+    """)
+
+
+@needs_libtpu
+def test_compiled_rules_read_the_tpu_program(tmp_path: Path) -> None:
+    """JX308 reads the alias map of the program compiled for the target and says so."""
+    (tmp_path / "donated.py").write_text(DONATED)
+    cpu = json.loads(jaxlint("check", "--no-cache", "--select", "JX308", "--output-format", "json", ".",
+                             cwd=tmp_path).stdout)
+    tpu = json.loads(jaxlint("check", "--no-cache", "--target", "tpu-v5e", "--select", "JX308", "--output-format",
+                             "json", ".", cwd=tmp_path).stdout)
+    assert [f["code"] for f in cpu] == ["JX308"] and [f["code"] for f in tpu] == ["JX308"]
+    assert "Compiled for" not in cpu[0]["message"]
+    assert tpu[0]["message"].endswith("Compiled for TPU v5e.")
+
+
+@needs_libtpu
+def test_lint_in_process_compiles_for_the_configured_target(tmp_path: Path) -> None:
+    """jaxlint.lint (in the caller's process) reads the target from the project's configuration,
+    as check does: the same JX308 with the target named."""
+    (tmp_path / "jaxlint.toml").write_text('target = "tpu-v5e"\n')
+    (tmp_path / "donated.py").write_text(DONATED.replace('cast.lower(', '# cast.lower('))
+    script = ("import jax, jax.numpy as jnp, jaxlint, donated\n"
+              "found = jaxlint.lint(donated.cast, jax.ShapeDtypeStruct((4096, 4096), jnp.float32))\n"
+              "print([f.message for f in found if f.code == 'JX308'])\n")
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
+    assert run.returncode == 0, run.stderr
+    assert "Compiled for TPU v5e." in run.stdout
