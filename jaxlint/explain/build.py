@@ -44,10 +44,11 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
         notes += classify.remat_merged(context, section["duplicates"])
         result["cost"] = cost(data, module, placed, notes)
         # The estimate's FLOPs count the whole program, its bytes (XLA's) one device's share.
-        estimate = result["cost"]["estimate"]
+        # Where the jaxpr's FLOPs are unknown (a convolution), XLA's: per device already.
+        estimate, compiled = result["cost"]["estimate"], result["cost"]["compiled"]
         flops = _sum(estimate["flops"], estimate["transcendentals"])
-        result["cost"]["time"] = chip.time_estimate(data.get("chip"), flops / module.partitions if flops else flops,
-                                                    estimate["bytes"])
+        flops = flops / module.partitions if flops is not None else _sum(compiled["flops"], compiled["transcendentals"])
+        result["cost"]["time"] = chip.time_estimate(data.get("chip"), flops, estimate["bytes"])
         result["communication"] = communication.section(module, placed, data["hlo_text"], path, data)
     else:
         reason = data.get("compile_error") or "not compiled"

@@ -220,7 +220,10 @@ def _retarget_value(value: Any) -> Any:
     if isinstance(value, Jaxpr):
         return _retarget_jaxpr(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_retarget_value(v) for v in value)
+        items = [_retarget_value(v) for v in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value  # most params: left as they are (named tuples such as conv's dimension numbers)
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, jax.sharding.Mesh):
         return laid_on_chips(value, devices())
     if isinstance(value, jax.sharding.NamedSharding) and isinstance(value.mesh, jax.sharding.Mesh):
