@@ -242,3 +242,39 @@ def test_the_loop_primitives_are_named_in_the_primitive_table_only() -> None:
 def test_the_loop_name_check_sees_each_spelling() -> None:
     tree = ast.parse('a = ("scan", "while")\nb = {"while", "scan"}\nops_here("scan", "while")\nc = ("scan", "cond")\n')
     assert loop_name_lists(tree) == [1, 2, 3]
+
+
+# One splitter of bracketed text at its top-level separators: jaxlint.text.split_outside_brackets
+# (and top_level_items). A function elsewhere that counts bracket depth and compares a char with
+# "," is another one. config/globs.py counts braces to translate a glob's {a,b} alternation, not
+# to split; config/flags.py and ir/compat.py are held by another change of issue 44.
+SPLITTER_HOME = "jaxlint.text"
+SPLITTING_ELSEWHERE_FOR_NOW = {"jaxlint.config.flags", "jaxlint.ir.compat", "jaxlint.config.globs"}
+
+
+def comma_splitters(tree: ast.AST) -> list[str]:
+    """Functions that keep a ``depth`` and compare a char with ``","``."""
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+        commas = any(isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value == ","
+                                                        for c in [n.left, *n.comparators])
+                     for n in ast.walk(function))
+        if commas and any("depth" in name for name in names):
+            found.append(function.name)
+    return found
+
+
+def test_one_bracket_aware_splitter() -> None:
+    found = [f"{name}.{function}" for name, path in sorted(_modules().items())
+             if name != SPLITTER_HOME and name not in SPLITTING_ELSEWHERE_FOR_NOW
+             for function in comma_splitters(ast.parse(path.read_text()))]
+    assert found == []
+
+
+def test_the_splitter_check_sees_a_splitter() -> None:
+    tree = ast.parse("def split(text):\n    depth = 0\n    for ch in text:\n"
+                     "        depth += ch in '(['\n        if ch == ',' and depth == 0:\n            pass\n")
+    assert comma_splitters(tree) == ["split"]
