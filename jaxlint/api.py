@@ -8,9 +8,11 @@ Unlike ``jaxlint check`` nothing is imported or isolated: ``fn`` (a function, ji
 method or partial) is traced right here. Every positional and keyword argument after ``fn`` goes
 to ``fn``, so its own keywords never collide with jaxlint's options (those live on ``lint_with``).
 Arrays (NumPy or JAX) and ShapeDtypeStructs are abstract inputs; every other leaf is a static
-value. Fixes are reported, never applied. Errors raised while tracing propagate. The findings
-are settled as ``check`` settles them (engine/settle.py): ``# noqa`` comments and the
-configuration's per-file-ignores for ``fn``'s file apply.
+value. Fixes are reported, never applied. Errors raised while tracing propagate. The rules
+and the settling are ``check``'s for ``fn``'s file: the configuration found from its folder
+selects the rules (``lint_with``'s select/ignore laid over it, as check's flags are), and the
+findings are settled as ``check`` settles them (engine/settle.py): ``# noqa`` comments and the
+configuration's per-file-ignores apply.
 
 JX101 sees the vmap calls made from ``fn``'s own file (the file of the Python function behind
 any wrapper); vmaps in helpers from other files are traced but not examined. Findings point into
@@ -22,18 +24,19 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.config import Config, load_config
+from jaxlint.config import Config, Layer, load_config
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.settle import settle
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.report import summary as report
-from jaxlint.rules import Rule
+from jaxlint.rules import Rule, rule_classes
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.index import SourceIndex
@@ -68,21 +71,24 @@ class Linter:
             raise AssertionError(f"jaxlint: {count} in {_name(fn)}:\n{text.getvalue()}")
 
     def rules(self) -> list[type[Rule]]:
-        """The rules ``lint`` runs, chosen as ``jaxlint check --select/--ignore`` chooses them."""
+        """The rules ``select`` and ``ignore`` choose, as ``jaxlint check --select/--ignore``
+        chooses them without a configuration file (``lint`` lays them over the configuration of
+        ``fn``'s file, as check lays its flags over the file's keys)."""
         return select_rules(self.select, self.ignore)
 
     def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[list[Finding], dict[str, str]]:
-        chosen = self.rules()
-        if not chosen:  # an empty list of findings would read as "clean"
-            raise ValueError("no rule is selected, so lint would check nothing")
         function = _python_function(fn)
         code = getattr(function, "__code__", None)
         path = code.co_filename if code is not None else "<unknown>"
+        config = _config(path, Layer("jaxlint.lint_with", os.getcwd(), select=_listed(self.select),
+                                     ignore=_listed(self.ignore)))
+        chosen = rule_classes(r.code for r in config.rules()) if config is not None else self.rules()
+        if not chosen:  # an empty list of findings would read as "clean"
+            raise ValueError("no rule is selected, so lint would check nothing")
         text = _read(path)
         target = _target(function, path, text)
         arguments = ArgumentSet("api", record.abstractify(tuple(args)),
                                 {k: record.abstractify(v) for k, v in kwargs.items()})
-        config = _config(path)
         codes, index = {r.code for r in chosen}, SourceIndex(path, text)
         settings = config.settings() if config is not None else Settings()
         with recording_vmaps(path, getattr(function, "__globals__", {})):
@@ -147,11 +153,16 @@ def _name(fn: Any) -> str:
     return getattr(function, "__qualname__", None) or getattr(function, "__name__", None) or repr(fn)
 
 
-def _config(path: str) -> Config | None:
-    """The configuration ``jaxlint check`` would use for ``path`` (rule options, signatures file,
-    per-file-ignores); None when there is none to read (the defaults)."""
+def _listed(selectors: tuple[str, ...] | None) -> list[str] | None:
+    return None if selectors is None else list(selectors)
+
+
+def _config(path: str, chosen: Layer) -> Config | None:
+    """The configuration ``jaxlint check`` would use for ``path`` (found from its folder: rule
+    selection, rule options, signatures file, per-file-ignores), with ``lint_with``'s selection
+    laid over it as check lays its flags; None when it cannot be read (the defaults)."""
     try:
-        return load_config([path])
+        return load_config([path], overrides=[chosen])
     except Exception:
         return None
 

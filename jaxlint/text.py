@@ -1,5 +1,6 @@
 """Source text: reading and writing user files without changing their encoding or line endings,
-line breaks as Python counts them, byte and character columns, and text edits."""
+line breaks as Python counts them, byte and character columns, text edits, and the one splitter of
+bracketed text at its top-level separators (hint comments, HLO attributes, signatures)."""
 from __future__ import annotations
 
 import errno
@@ -10,7 +11,7 @@ import os
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from jaxlint.model import Edit, Span
 
@@ -314,3 +315,86 @@ def size_text(nbytes: float) -> str:
         if nbytes >= scale:
             return f"{nbytes / scale:.1f} {unit}"
     return f"{int(nbytes)} bytes"
+
+
+BRACKETS = {"(": ")", "[": "]", "{": "}"}  # opener -> closer
+CLOSING_BRACKETS = frozenset(BRACKETS.values())
+
+
+class BracketError(ValueError):
+    """Unbalanced brackets or an unterminated string literal; ``index`` is where, in the text."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+def outside_strings(text: str, start: int = 0, end: int | None = None, quotes: str = "'\"",
+                    strict: bool = True) -> Iterator[tuple[int, str, int]]:
+    """(index, char, depth) for the chars of text[start:end] outside string literals (opened by
+    one of ``quotes``, tripled or not; a backslash escapes). A bracket reports the depth outside
+    itself, so top-level brackets have depth 0. ``strict``: an unbalanced bracket or an
+    unterminated string raises BracketError; otherwise a stray closer is a plain char and an
+    unterminated string runs to the end (machine-written text such as HLO is taken as it comes)."""
+    end = len(text) if end is None else end
+    stack: list[int] = []  # indices of the open brackets
+    i = start
+    while i < end:
+        ch = text[i]
+        if ch in quotes:
+            i = _string_end(text, i, end, strict)
+            continue
+        if ch in CLOSING_BRACKETS:
+            if stack and BRACKETS[text[stack[-1]]] == ch:
+                stack.pop()
+            elif strict and not stack:
+                raise BracketError(f"unbalanced brackets: {ch!r} closes nothing", i)
+            elif strict:
+                opener = stack[-1]
+                raise BracketError(f"unbalanced brackets: {ch!r} does not match {text[opener]!r} "
+                                   f"at column {opener}", i)
+            elif stack:
+                stack.pop()
+        yield i, ch, len(stack)
+        if ch in BRACKETS:
+            stack.append(i)
+        i += 1
+    if stack and strict:
+        raise BracketError(f"unbalanced brackets: {text[stack[-1]]!r} is never closed", stack[-1])
+
+
+def _string_end(text: str, start: int, end: int, strict: bool) -> int:
+    """Index just past the string literal whose opening quote is at text[start]."""
+    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
+    i = start + len(quote)
+    while i < end:
+        if text[i] == "\\":
+            i += 2  # even raw strings can't end on an escaped quote
+        elif text.startswith(quote, i):
+            return i + len(quote)
+        else:
+            i += 1
+    if strict:
+        raise BracketError("unterminated string", start)
+    return end
+
+
+def split_outside_brackets(text: str, separator: str = ",", start: int = 0, end: int | None = None,
+                           quotes: str = "'\"", strict: bool = True) -> list[tuple[int, int]]:
+    """Ranges of text[start:end] between the ``separator`` chars outside brackets and string
+    literals (``outside_strings``: ``quotes``, ``strict``); unstripped, empty ones kept."""
+    end = len(text) if end is None else end
+    pieces = []
+    for i, ch, depth in outside_strings(text, start, end, quotes, strict):
+        if ch == separator and depth == 0:
+            pieces.append((start, i))
+            start = i + 1
+    pieces.append((start, end))
+    return pieces
+
+
+def top_level_items(text: str, separator: str = ",", quotes: str = "'\"", strict: bool = True) -> list[str]:
+    """The stripped, non-empty pieces of ``split_outside_brackets``: ``a, f(b, c), [d]`` gives
+    ``a``, ``f(b, c)`` and ``[d]``."""
+    pieces = (text[s:e].strip() for s, e in split_outside_brackets(text, separator, quotes=quotes, strict=strict))
+    return [piece for piece in pieces if piece]

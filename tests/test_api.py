@@ -6,6 +6,7 @@ into this file.
 from __future__ import annotations
 
 import inspect
+import json
 import subprocess
 import sys
 from functools import partial
@@ -178,3 +179,17 @@ def test_assert_clean_honours_per_file_ignores(tmp_path) -> None:
     jaxlint.assert_clean(_founding_from(tmp_path, "ignored_here"), 1, Y)
     with pytest.raises(AssertionError, match="JX101"):
         jaxlint.assert_clean(_founding_from(tmp_path, "reported_here"), 1, Y)
+
+
+def test_lint_selects_rules_as_the_files_configuration_does(tmp_path, capsys) -> None:
+    """The project's ``ignore`` turns JX101 off for lint as for check; lint_with's selection lies
+    over the configuration as check's flags do."""
+    from jaxlint.cli.main import main
+
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nignore = ["JX101"]\n')
+    founding_here = _founding_from(tmp_path, "configured")
+    assert main(["check", str(tmp_path), "--output-format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert jaxlint.lint(founding_here, 1, Y) == []
+    jaxlint.assert_clean(founding_here, 1, Y)
+    assert [f.code for f in jaxlint.lint_with(select="JX101").lint(founding_here, 1, Y)] == ["JX101"]

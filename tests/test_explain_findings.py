@@ -80,3 +80,17 @@ def test_text_names_the_file_when_it_is_not_the_explained_one(project: Path,
     assert "JX701 line 10: " in flat  # the explained file's own finding keeps the short form
     assert f"JX701 ({helper['display_path']}:5): " in flat  # the summary too
     assert "JX701 line 5" not in flat and "(line 5)" not in flat
+
+
+def test_findings_are_settled_as_check_settles_them(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A suppression comment in the explained file and a per-file-ignores entry for the helper's
+    file silence explain's findings as they silence check's."""
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nper-file-ignores = {"helpers.py" = ["JX701"]}\n',
+                                             encoding="utf-8")
+    write(tmp_path, "helpers", HELPERS)
+    main_file = write(tmp_path, "main", MAIN.replace("axis=-1))\n    return", "axis=-1))  # noqa: JX701\n    return"))
+    assert main(["check", str(tmp_path), "--output-format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    report = json.loads(_explain(capsys, f"{main_file}::energy", "--format", "json"))
+    assert report["findings"] == []
+    assert not any("JX701" in line for line in report["summary"])

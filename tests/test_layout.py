@@ -2,8 +2,9 @@
 place in the pipeline allows (a rule never reaches into the cli, config, engine or worker).
 
 The import graph is read from the source with ``ast``: every ``import`` counts, at module level
-or inside a function (a lazy import still ties the two modules), except type-only imports under
-``if TYPE_CHECKING:``. Importing ``a.b.c`` also runs ``a/b/__init__.py``: that edge counts too.
+or inside a function (a lazy import still ties the two modules); type-only imports under
+``if TYPE_CHECKING:`` count for cycles, not for what a folder may import. Importing ``a.b.c``
+also runs ``a/b/__init__.py``: that edge counts too.
 """
 from __future__ import annotations
 
@@ -37,13 +38,15 @@ def _packages_of(name: str) -> set[str]:
     return {".".join(parts[:i]) for i in range(1, len(parts))}
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports; ``type_only``: with the imports under
+    ``if TYPE_CHECKING:`` (no run-time edge, but a cycle of names all the same)."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        hidden = _type_only(tree)
+        hidden = set() if type_only else _type_only(tree)
         imported: set[str] = set()
         for node in ast.walk(tree):
             if id(node) in hidden:
@@ -103,6 +106,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_package_has_no_import_cycle() -> None:
     assert cycles(import_graph()) == []
+
+
+def test_the_package_has_no_import_cycle_through_type_only_imports() -> None:
+    """A type-only import is still a dependency: two modules that name each other's types are
+    one module in two files (and a lazy or type-only edge turns into a real one easily)."""
+    assert cycles(import_graph(type_only=True)) == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -210,3 +219,71 @@ def test_the_query_check_sees_a_text_keyed_helper() -> None:
     helper = ast.parse("def node_text(source: str, node: ast.AST) -> str: ...").body[0]
     builder = ast.parse("def guard_edit(source: str, where: ast.Call) -> Edit: ...").body[0]
     assert _text_keyed_query(helper) and not _text_keyed_query(builder)  # type: ignore[arg-type]
+
+
+# What a primitive is belongs to the primitive table (ir/primitives.py): a module asks it
+# (``primitives.LOOPS``) instead of spelling the loop primitives again. The two modules another
+# change of issue 44 holds still spell them; they take LOOPS when it lands.
+LOOP_NAMES = {"scan", "while"}
+SPELLED_ELSEWHERE_FOR_NOW = {"jaxlint.ir.compile", "jaxlint.explain.collect"}
+
+
+def loop_name_lists(tree: ast.AST) -> list[int]:
+    """Lines of the tuples, lists, sets and call arguments made of exactly the loop primitives' names."""
+    found = []
+    for node in ast.walk(tree):
+        groups = [node.elts] if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else \
+            [node.args] if isinstance(node, ast.Call) else []
+        for group in groups:
+            names = [e.value for e in group if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(names) == len(group) and set(names) == LOOP_NAMES:
+                found.append(node.lineno)
+    return found
+
+
+def test_the_loop_primitives_are_named_in_the_primitive_table_only() -> None:
+    spelled = [f"{name}:{line}" for name, path in sorted(_modules().items())
+               if name != "jaxlint.ir.primitives" and name not in SPELLED_ELSEWHERE_FOR_NOW
+               for line in loop_name_lists(ast.parse(path.read_text()))]
+    assert spelled == []
+
+
+def test_the_loop_name_check_sees_each_spelling() -> None:
+    tree = ast.parse('a = ("scan", "while")\nb = {"while", "scan"}\nops_here("scan", "while")\nc = ("scan", "cond")\n')
+    assert loop_name_lists(tree) == [1, 2, 3]
+
+
+# One splitter of bracketed text at its top-level separators: jaxlint.text.split_outside_brackets
+# (and top_level_items). A function elsewhere that counts bracket depth and compares a char with
+# "," is another one. config/globs.py counts braces to translate a glob's {a,b} alternation, not
+# to split; config/flags.py and ir/compat.py are held by another change of issue 44.
+SPLITTER_HOME = "jaxlint.text"
+SPLITTING_ELSEWHERE_FOR_NOW = {"jaxlint.config.flags", "jaxlint.ir.compat", "jaxlint.config.globs"}
+
+
+def comma_splitters(tree: ast.AST) -> list[str]:
+    """Functions that keep a ``depth`` and compare a char with ``","``."""
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+        commas = any(isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value == ","
+                                                        for c in [n.left, *n.comparators])
+                     for n in ast.walk(function))
+        if commas and any("depth" in name for name in names):
+            found.append(function.name)
+    return found
+
+
+def test_one_bracket_aware_splitter() -> None:
+    found = [f"{name}.{function}" for name, path in sorted(_modules().items())
+             if name != SPLITTER_HOME and name not in SPLITTING_ELSEWHERE_FOR_NOW
+             for function in comma_splitters(ast.parse(path.read_text()))]
+    assert found == []
+
+
+def test_the_splitter_check_sees_a_splitter() -> None:
+    tree = ast.parse("def split(text):\n    depth = 0\n    for ch in text:\n"
+                     "        depth += ch in '(['\n        if ch == ',' and depth == 0:\n            pass\n")
+    assert comma_splitters(tree) == ["split"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from jaxlint.report import FORMAT_NAMES
+from jaxlint.config.keys import OUTPUT_FORMATS
 
 REPO = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
@@ -328,12 +328,12 @@ def test_invalid_format_names_the_valid_ones(project: Path, args: list[str], env
     run = jaxlint("check", *args, ".", cwd=project, env=env)
     assert run.returncode == 2 and run.stdout == "" and "Traceback" not in run.stderr
     assert "invalid output format" in run.stderr and source in run.stderr
-    assert ", ".join(FORMAT_NAMES) in run.stderr
+    assert ", ".join(OUTPUT_FORMATS) in run.stderr
 
 
 def test_help_lists_every_format(project: Path) -> None:
     run = jaxlint("check", "--help", cwd=project, env={"COLUMNS": "400"})  # no name split at a hyphen
-    assert all(name in run.stdout for name in FORMAT_NAMES)
+    assert all(name in run.stdout for name in OUTPUT_FORMATS)
 
 
 def test_statistics_table_and_json(project: Path) -> None:
@@ -369,13 +369,18 @@ def test_configuration_key_below_environment_and_flag(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\noutput-format = "xml"\n')
     run = jaxlint("check", "founding.py", cwd=tmp_path)
     assert run.returncode == 2 and run.stdout == "" and "Traceback" not in run.stderr
-    assert "output-format" in run.stderr and ", ".join(FORMAT_NAMES) in run.stderr
+    assert "output-format" in run.stderr and ", ".join(OUTPUT_FORMATS) in run.stderr
 
 
-def test_configuration_accepts_exactly_the_format_names() -> None:
-    from jaxlint.config.keys import OUTPUT_FORMATS  # kept apart: config must not import the writers
-
-    assert tuple(OUTPUT_FORMATS) == FORMAT_NAMES
+def test_text_is_full_for_the_key_the_environment_and_the_flag(project: Path, tmp_path: Path) -> None:
+    """`text`, the full format's earlier name (check.md), is accepted wherever a format is named."""
+    full = run_format(project, "full").stdout
+    assert jaxlint("check", ".", cwd=project, env={"JAXLINT_OUTPUT_FORMAT": "text"}).stdout == full
+    configured = tmp_path / "configured"
+    shutil.copytree(project, configured)
+    (configured / "pyproject.toml").write_text('[tool.jaxlint]\noutput-format = "text"\n')
+    run = jaxlint("check", ".", cwd=configured)
+    assert run.returncode == 1 and run.stdout == full, run.stderr
 
 
 def test_analysis_failures_link_to_their_pages(tmp_path: Path) -> None:

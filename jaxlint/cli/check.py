@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # the CLI imports the pipeline lazily
 def add_parser(commands: Any) -> None:
     """Every flag of ``check``, in the order ``--help`` lists them."""
     from jaxlint.config import flags as config_flags
+    from jaxlint.config.keys import OUTPUT_FORMATS
+    from jaxlint.report import DEFAULT as DEFAULT_FORMAT
 
     check = commands.add_parser("check", help="trace JAX code and report findings")
     check.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
@@ -39,8 +41,8 @@ def add_parser(commands: Any) -> None:
                         help="print each stage's progress and the time per file on stderr")
     # Where and how findings are written (jaxlint.report); None: from the environment or config.
     check.add_argument("--output-format", metavar="FORMAT", default=None,
-                       help="full (default), concise, json, json-lines, sarif, github, junit or gitlab; "
-                            "else from JAXLINT_OUTPUT_FORMAT or the output-format configuration key")
+                       help=f"{', '.join(OUTPUT_FORMATS)} (default {DEFAULT_FORMAT}); else from "
+                            "JAXLINT_OUTPUT_FORMAT or the output-format configuration key")
     check.add_argument("-o", "--output-file", metavar="FILE", default=None,
                        help="write the report to FILE instead of stdout")
     check.add_argument("--statistics", action="store_true",
@@ -87,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         output_flags.configure_verbose()
     from jaxlint.config import ConfigError
     from jaxlint.config import flags as config_flags
+    from jaxlint.config.keys import OUTPUT_FORMATS
+    from jaxlint.report import DEFAULT as DEFAULT_FORMAT
 
     try:
         settings = config_flags.resolve(args)  # configuration files, --config and the flags

@@ -14,7 +14,19 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+# The names of check's output formats, the one list the flag, JAXLINT_OUTPUT_FORMAT and the
+# `output-format` key accept (jaxlint.report maps each to its writer; config sits below report, so
+# the names live here); an alias is a format's earlier name, still accepted everywhere.
 OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit", "gitlab")
+OUTPUT_FORMAT_ALIASES = {"text": "full"}
+
+
+def output_format_named(name: Any) -> str | None:
+    """The output format ``name`` names (an alias resolved); None when it names none."""
+    if not isinstance(name, str):
+        return None
+    name = OUTPUT_FORMAT_ALIASES.get(name, name)
+    return name if name in OUTPUT_FORMATS else None
 
 
 class ConfigError(Exception):
@@ -157,10 +169,11 @@ def _cache_dir(value: Any, key: _Key) -> str:
 
 
 def _output_format(value: Any, key: _Key) -> str:
-    if value not in OUTPUT_FORMATS:
+    named = output_format_named(value)
+    if named is None:
         hint = did_you_mean(value, list(OUTPUT_FORMATS)) if isinstance(value, str) else "."
         raise key.error(f"expected one of {', '.join(OUTPUT_FORMATS)}, got {describe(value)}{hint}")
-    return value
+    return named
 
 
 def _rules(value: Any, key: _Key) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,8 @@ from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
-from jaxlint.engine.store import join_stored, skip_guesses_the_test_run_made, unusable_session
+from jaxlint.engine.from_store import join_stored, skip_guesses_the_test_run_made
+from jaxlint.engine.store import unusable_session
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import Finding, Result, Settings, Skipped, Span

@@ -17,6 +17,7 @@ from jaxlint.engine import suppressions, values
 from jaxlint.engine.results import FileAnalysis
 from jaxlint.model import Finding
 from jaxlint.scan.noqa import Tokens
+from jaxlint.text import SourceError, read_source
 
 
 def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
@@ -42,6 +43,23 @@ def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[
     if ignore_noqa:
         return kept
     return suppressions.apply(path, text, kept, set(codes) - ignored, ran or suppressions.Analyzed(), tokens)
+
+
+def settle_each_file(findings: Iterable[Finding], codes: Collection[str], config: Config | None) -> list[Finding]:
+    """``settle`` over findings from several files (a function and the helpers it calls), each
+    file's findings against its own text; files in order of their first finding. JX800 stays
+    quiet: which of a file's lines the rules saw is not known here."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    settled: list[Finding] = []
+    for path, found in by_path.items():
+        try:
+            text = read_source(path).text
+        except (OSError, SourceError):  # deleted or undecodable since: no comment to read
+            text = ""
+        settled += settle(path, text, found, codes, config)
+    return settled
 
 
 def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Config | None,

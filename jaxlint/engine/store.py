@@ -20,7 +20,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
@@ -33,7 +33,6 @@ from jaxlint.text import write_text_atomic
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
-    from jaxlint.engine.results import FileAnalysis
 
 LOG = LazyLogger(__name__)
 FORMAT = 2  # of an entry and its name; a change makes every older entry a miss
@@ -320,42 +319,3 @@ def _write(cache: ResultCache, path: str, data: dict) -> int:
         LOG.debug("test-run entry not written (%s: %s)", type(error).__name__, error)
         return 0
     return 1
-
-
-def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config,
-                                   cache: ResultCache) -> None:
-    """Before anything is traced: a function that a current test-run entry linted is not traced
-    again with inferred arguments. The tests passed real ones; a guess would only rival their
-    findings (and cost a trace). With ``rerun-tests``, neither is one whose entry is stale but
-    whose tests run again (engine/rerun.py): they bring the real arguments back."""
-    shared = None
-    for analysis in analyses:
-        job = analysis.job
-        if job is None or not any(target.kind == "inferred" for target in job.targets):
-            continue
-        shared = shared or slot_material(cache, config)
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
-        if stored is None or not (stored.fresh or config.rerun_tests):
-            continue
-        linted = {function.first_line for function in stored.functions
-                  if function.linted and (stored.fresh or function.tests)}
-        kept = [t for t in job.targets if not (t.kind == "inferred" and t.first_line in linted)]
-        if len(kept) < len(job.targets):
-            analysis.job = replace(job, targets=kept)
-
-
-def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
-    """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
-    entry's findings follow the file's own, for the settle step (its own win at a place)."""
-    shared = slot_material(cache, config)
-    for analysis in analyses:
-        if not analysis.functions and not analysis.targets:
-            continue  # no JAX function: nothing a session could have linted
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
-        if stored is None:
-            continue
-        analysis.stored = stored
-        if stored.fresh:
-            for finding in stored.findings:
-                finding.path = analysis.source.path
-            analysis.findings += stored.findings

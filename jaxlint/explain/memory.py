@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaxlint.ir import Program, aval_text, costs, memory, residuals
+from jaxlint.ir.primitives import LOOPS
 
 
 def differentiated_loops(program: Program) -> list[dict[str, Any]]:
@@ -32,7 +33,7 @@ def loop_copies(program: Program, hlo_text: str, path: str) -> list[dict[str, An
         loops = memory.loop_copies(hlo_text)
     except ValueError:  # not the HLO text this parser knows
         return []
-    ir_loops = [op for op in program.walk() if op.primitive in ("scan", "while") and op.location is not None]
+    ir_loops = [op for op in program.walk() if op.primitive in LOOPS and op.location is not None]
     found = []
     for loop in loops:
         # A scalar (the loop counter) is bookkeeping, not a carried buffer.

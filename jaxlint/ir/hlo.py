@@ -10,6 +10,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from jaxlint.text import CLOSING_BRACKETS, outside_strings, top_level_items
+
 _COMPUTATION = re.compile(r"^(ENTRY\s+)?%?(?P<name>[\w.\-]+)\s+\(.*\)\s+->\s+.*\{\s*$")
 _INSTRUCTION = re.compile(r"^\s*(?P<root>ROOT\s+)?%?(?P<name>[\w.\-]+)\s+=\s+")
 _OPERAND = re.compile(r"%([\w.\-]+)")
@@ -154,7 +156,7 @@ def _instruction(line: str, computation: str) -> Instruction | None:
         return None
     end = _closing("(" + rest, 0) - 1
     inside, after = rest[:end], rest[end + 1:]
-    attrs = dict(_split_attr(item) for item in _top_level_split(after.lstrip(", ")) if "=" in item)
+    attrs = dict(_split_attr(item) for item in top_level_items(after.lstrip(", "), quotes='"', strict=False) if "=" in item)
     metadata = dict((k, _unquote(v)) for k, v in _METADATA_ITEM.findall(attrs.get("metadata", "")))
     literal = inside.strip() if opcode in ("constant", "parameter") else None
     operands = [] if opcode == "constant" else _OPERAND.findall(inside)
@@ -164,39 +166,8 @@ def _instruction(line: str, computation: str) -> Instruction | None:
 
 def _closing(text: str, start: int) -> int:
     """Index of the bracket closing the one at ``start`` (quotes respected); len-1 if unclosed."""
-    depth, quoted = 0, False
-    for index in range(start, len(text)):
-        char = text[index]
-        if quoted:
-            quoted = char != '"' or text[index - 1] == "\\"
-        elif char == '"':
-            quoted = True
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index
-    return len(text) - 1
-
-
-def _top_level_split(text: str) -> list[str]:
-    items, depth, quoted, start = [], 0, False, 0
-    for index, char in enumerate(text):
-        if quoted:
-            quoted = char != '"' or text[index - 1] == "\\"
-        elif char == '"':
-            quoted = True
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            items.append(text[start:index].strip())
-            start = index + 1
-    if text[start:].strip():
-        items.append(text[start:].strip())
-    return items
+    return next((i for i, ch, depth in outside_strings(text, start, quotes='"', strict=False)
+                 if depth == 0 and ch in CLOSING_BRACKETS), len(text) - 1)
 
 
 def _split_attr(item: str) -> tuple[str, str]:

@@ -1,7 +1,7 @@
 """Output formats of ``jaxlint check --output-format``, named and shaped as ruff's are.
 
-``FORMATS`` maps each name to a writer ``write(result, out, *, unsafe_fixes=False)``; ``text``
-is kept as an alias of ``full`` (earlier versions documented it). The format comes from
+``FORMATS`` maps each name (``jaxlint.config.keys.OUTPUT_FORMATS``, where the names and their
+aliases are kept) to a writer ``write(result, out, *, unsafe_fixes=False)``. The format comes from
 ``--output-format``, else the JAXLINT_OUTPUT_FORMAT environment variable, else the
 ``output-format`` configuration key, else ``full``.
 """
@@ -12,6 +12,7 @@ import os
 from io import StringIO
 from typing import TYPE_CHECKING, Any, Callable, TextIO
 
+from jaxlint.config.keys import OUTPUT_FORMATS, output_format_named
 from jaxlint.text import write_text_atomic
 
 if TYPE_CHECKING:
@@ -30,13 +31,9 @@ def _writer(module: str) -> Writer:
     return write
 
 
-FORMATS: dict[str, Writer] = {
-    "full": _writer("full"), "concise": _writer("concise"), "json": _writer("json_array"),
-    "json-lines": _writer("json_lines"), "sarif": _writer("sarif"), "github": _writer("github"),
-    "junit": _writer("junit"), "gitlab": _writer("gitlab"),
-}
-FORMAT_NAMES: tuple[str, ...] = tuple(FORMATS)
-ALIASES = {"text": "full"}
+# The writer's module of each format whose name is no module name; the others' is their name.
+_MODULES = {"json": "json_array", "json-lines": "json_lines"}
+FORMATS: dict[str, Writer] = {name: _writer(_MODULES.get(name, name)) for name in OUTPUT_FORMATS}
 ENVIRONMENT_VARIABLE = "JAXLINT_OUTPUT_FORMAT"
 DEFAULT = "full"
 
@@ -47,10 +44,11 @@ class OutputError(Exception):
 
 def canonical(name: str, source: str) -> str:
     """The format called ``name`` (an alias resolved); ``source`` says where the name was given."""
-    if not isinstance(name, str) or ALIASES.get(name, name) not in FORMATS:
+    named = output_format_named(name)
+    if named is None:
         raise OutputError(f"invalid output format {name!r} ({source}); "
-                          f"expected one of: {', '.join(FORMAT_NAMES)}")
-    return ALIASES.get(name, name)
+                          f"expected one of: {', '.join(OUTPUT_FORMATS)}")
+    return named
 
 
 def choose(flag: str | None, environment: str | None = None, configured: str | None = None) -> str:

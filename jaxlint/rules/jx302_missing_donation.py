@@ -10,7 +10,7 @@ from jaxlint.ir import Value, costs, shards
 from jaxlint.model import Cost, Edit, Finding, Fix, Span, Target
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.scan.index import SourceIndex
-from jaxlint.text import char_span
+from jaxlint.text import char_span, top_level_items
 
 
 class MissingDonation(Rule):
@@ -174,17 +174,11 @@ _KEYWORD = re.compile(r"([A-Za-z_]\w*)=(?!=)")
 def _leaves_per_parameter(signature: str, params: list[str], total: int) -> list[tuple[str | None, int]] | None:
     """(parameter, number of array leaves) in the order JAX flattens the arguments: positional
     arguments, then keyword arguments sorted by name. None when they do not add up to ``total``."""
+    # Strings blanked first: no leaf pattern, bracket or comma inside a static string value counts
+    # (and a lone quote of some object's repr opens nothing).
     text = _STRING.sub("''", signature)
-    parts, depth, begin = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            parts.append(text[begin:i])
-            begin = i + 1
-    parts.append(text[begin:])
     positional, keyword = [], []
-    for index, part in enumerate(p.strip() for p in parts if p.strip()):
+    for index, part in enumerate(top_level_items(text, quotes="", strict=False)):
         named = _KEYWORD.match(part)
         if named:
             keyword.append((named.group(1), len(_LEAF.findall(part[named.end():]))))

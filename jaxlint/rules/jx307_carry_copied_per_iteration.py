@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Iterable
 
 from jaxlint.ir import Op, costs, ops_in
+from jaxlint.ir.primitives import LOOPS
 from jaxlint.ir.memory import Frame, LoopCopies, loop_in_file
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.text import char_span, size_text
 
-_LOOPS = ("scan", "while")
 # What updates an array in place (`.at[]`, lax.dynamic_update_slice): the usual reason XLA copies a carry.
 _IN_PLACE = frozenset({"dynamic_update_slice", "scatter", "scatter-add", "scatter_add", "scatter-mul",
                        "scatter_mul", "scatter-min", "scatter_min", "scatter-max", "scatter_max"})
@@ -62,7 +62,7 @@ class CarryCopiedPerIteration(Rule):
 
 
 def _large_loop(ctx: ProgramContext, minimum: int) -> bool:
-    return any((costs.nbytes(value) or 0) >= minimum for op in ctx.program.walk() if op.primitive in _LOOPS
+    return any((costs.nbytes(value) or 0) >= minimum for op in ctx.program.walk() if op.primitive in LOOPS
                for value in (*op.inputs, *op.outputs))
 
 
@@ -73,7 +73,7 @@ def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | No
     frame = next((f for f in reversed(loop.frames) if ctx.reports_in(f.path)), None)
     if frame is not None and frame.path != ctx.path:
         return None
-    placed = loop_in_file(loop, list(ctx.ops_here(*_LOOPS)), ctx.path)
+    placed = loop_in_file(loop, list(ctx.ops_here(*LOOPS)), ctx.path)
     if placed is None:
         return None
     at, op = placed

@@ -8,7 +8,7 @@ from typing import Iterable
 from jaxlint.ir import innermost_loop_over
 from jaxlint.ir.memory import Frame
 from jaxlint.ir.partitioner import Rematerialization
-from jaxlint.ir.primitives import CALLBACKS
+from jaxlint.ir.primitives import CALLBACKS, LOOPS
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import ProgramContext, Rule
 from jaxlint.text import char_span, size_text
@@ -76,7 +76,7 @@ def _span(ctx: ProgramContext, frame: Frame, op_name: str) -> Span:
 def _trips(ctx: ProgramContext, line: int) -> int | None:
     """How many times per call the line runs: 1 outside loops, a scan's length (times the scans
     around it), None inside a while loop."""
-    loops = list(ctx.ops_here("scan", "while"))
+    loops = list(ctx.ops_here(*LOOPS))
     trips: int | None = 1
     while trips is not None:
         loop = innermost_loop_over(loops, line)

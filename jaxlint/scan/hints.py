@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from jaxlint.text import BRACKETS, CLOSING_BRACKETS, BracketError, outside_strings, split_outside_brackets
+
 # dtype names as jaxprs print them -> numpy dtype names (ml_dtypes calls bf16 "bfloat16").
 DTYPES: dict[str, str] = {
     "f16": "float16",
@@ -49,8 +51,6 @@ _PLACEHOLDERS = {
 }
 _NAME = re.compile(r"[^\W\d]\w*")  # a Python identifier
 _INT = re.compile(r"[0-9]+")
-_OPENERS = {"(": ")", "[": "]", "{": "}"}
-_CLOSERS = {")": "(", "]": "[", "}": "{"}
 _LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
 
 
@@ -200,44 +200,11 @@ def format_abstract(value: Any) -> str:
 
 
 def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, str, int]]:
-    """Yield (index, char, depth) for the chars of text[start:end] outside string literals.
-
-    A bracket reports the depth outside itself, so top-level brackets have depth 0.
-    """
-    stack: list[int] = []  # indices of the open brackets
-    i = start
-    while i < end:
-        ch = text[i]
-        if ch in "'\"":
-            i = _string_end(text, i, end)
-            continue
-        if ch in _CLOSERS:
-            if not stack:
-                raise HintError(f"unbalanced brackets: {ch!r} closes nothing", i)
-            opener = stack.pop()
-            if _OPENERS[text[opener]] != ch:
-                message = f"{ch!r} does not match {text[opener]!r} at column {opener}"
-                raise HintError(f"unbalanced brackets: {message}", i)
-        yield i, ch, len(stack)
-        if ch in _OPENERS:
-            stack.append(i)
-        i += 1
-    if stack:
-        raise HintError(f"unbalanced brackets: {text[stack[-1]]!r} is never closed", stack[-1])
-
-
-def _string_end(text: str, start: int, end: int) -> int:
-    """Index just past the string literal whose opening quote is at text[start]."""
-    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
-    i = start + len(quote)
-    while i < end:
-        if text[i] == "\\":
-            i += 2  # even raw strings can't end on an escaped quote
-        elif text.startswith(quote, i):
-            return i + len(quote)
-        else:
-            i += 1
-    raise HintError("unterminated string", start)
+    """jaxlint.text.outside_strings over text[start:end], its errors as HintErrors."""
+    try:
+        yield from outside_strings(text, start, end)
+    except BracketError as error:
+        raise HintError(str(error), error.index) from None
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
@@ -250,13 +217,10 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _split(text: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
     """Ranges of text[start:end] between top-level ``sep`` chars (not in brackets or strings)."""
-    pieces = []
-    for i, ch, depth in _scan(text, start, end):
-        if ch == sep and depth == 0:
-            pieces.append((start, i))
-            start = i + 1
-    pieces.append((start, end))
-    return pieces
+    try:
+        return split_outside_brackets(text, sep, start, end)
+    except BracketError as error:
+        raise HintError(str(error), error.index) from None
 
 
 def _items(text: str, start: int, end: int, what: str) -> list[tuple[int, int]]:
@@ -272,7 +236,7 @@ def _items(text: str, start: int, end: int, what: str) -> list[tuple[int, int]]:
 
 def _closing(text: str, start: int, end: int) -> int:
     """Index of the bracket that closes the one at text[start]."""
-    return next(i for i, ch, depth in _scan(text, start, end) if depth == 0 and ch in _CLOSERS)
+    return next(i for i, ch, depth in _scan(text, start, end) if depth == 0 and ch in CLOSING_BRACKETS)
 
 
 # --- values -------------------------------------------------------------------------------
@@ -293,7 +257,7 @@ def _parse_value(text: str, start: int, end: int, item: str, path: str) -> Any:
         if m.group() in DTYPES and m.end() == end:
             hint = f"write {m.group()}[] for a scalar"
             raise HintError(f"missing dimensions after dtype {m.group()!r} in {path} ({hint})", end)
-    if text[start] in _OPENERS and _closing(text, start, end) == end - 1:
+    if text[start] in BRACKETS and _closing(text, start, end) == end - 1:
         try:
             return StaticSpec(ast.literal_eval(text[start:end]))
         except _LITERAL_ERRORS:
