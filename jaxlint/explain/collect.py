@@ -14,7 +14,7 @@ from jaxlint.explain import memory
 from jaxlint.explain.chip import chip_facts
 from jaxlint.explain.listing import eager, listing
 from jaxlint.explain.sharding import sharding_facts
-from jaxlint.ir import compat, costs, target_devices
+from jaxlint.ir import compat, costs, primitives, target_devices
 from jaxlint.ir.build import build_program
 from jaxlint.model import Job
 from jaxlint.scan import hints
@@ -160,7 +160,7 @@ def _symbolic(arguments: Any) -> bool:
 
 def _loops(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"primitive": line["primitive"], "line": line["line"], "trips": line.get("trips")}
-            for line in lines if line["primitive"] in ("scan", "while")]
+            for line in lines if line["primitive"] in primitives.LOOPS]
 
 
 def _elide_constants(text: str) -> str:

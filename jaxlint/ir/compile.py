@@ -15,10 +15,9 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory, partitioner, remat, sharded, target_devices
+from jaxlint.ir import compat, hlo, memory, partitioner, primitives, remat, sharded, target_devices
 
 KINDS = ("donations", "loops", "rematerializations")
-_LOOPS = frozenset({"scan", "while"})
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
 # jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
 # stays its own.
@@ -188,7 +187,7 @@ def _top_shardings(closed: Any) -> tuple[Any, ...] | None:
 
 def _has_loop(jaxpr: Any) -> bool:
     for eqn in jaxpr.eqns:
-        if eqn.primitive.name in _LOOPS:
+        if eqn.primitive.name in primitives.LOOPS:
             return True
         if any(_has_loop(compat.open_jaxpr(sub)[0]) for _, sub in compat.subjaxprs(eqn.params)):
             return True
