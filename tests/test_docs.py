@@ -101,6 +101,7 @@ def units(text: str) -> tuple[list[str], list[str]]:
 
 def problems_in_unit(unit: str) -> list[str]:
     """What is wrong with the commands and flags of one code line or span."""
+    unit = re.sub(r"\bjaxlint\[", "jaxlint-package[", unit)  # `pip install "jaxlint[tpu]"`: a package, no command
     tokens = [t for t in SEPARATORS.split(unit) if t]
     problems: list[str] = []
     context, comment, i = "any", False, 0

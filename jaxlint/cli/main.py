@@ -43,7 +43,10 @@ def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
     run.add_parser(commands)
     explain.add_parser(commands)
     clean.add_parser(commands)
-    commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: jaxlint[server])")
+    server = commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: jaxlint[server])")
+    server.add_argument("--target", default=None, metavar="TARGET",
+                        help="compile for this chip in every project (as `jaxlint check --target`); default: each "
+                             "project's configured target")
     return parser
 
 
@@ -83,7 +86,15 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as error:
             print(f"jaxlint: the editor server needs pygls ({error}); pip install 'jaxlint[server]'", file=sys.stderr)
             return 2
-        serve()
+        if args.target is not None:
+            from jaxlint.chips import TargetError, check_installed, parse_target
+
+            try:
+                check_installed(parse_target(args.target))
+            except TargetError as error:
+                print(f"jaxlint: {error}", file=sys.stderr)
+                return 2
+        serve(args.target)
         return 0
     if args.command == "clean":
         from jaxlint.cli.clean import run as clean

@@ -20,6 +20,7 @@ Checks run on pygls's thread pool, one at a time (one worker), so the editor nev
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import threading
@@ -30,7 +31,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from jaxlint.about import __version__
-from jaxlint.config import ConfigError, load_config
+from jaxlint.config import ConfigError, Layer, load_config
+from jaxlint.config.keys import parse_snippet
 from jaxlint.engine.add_noqa import add_noqa
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.check import check
@@ -54,6 +56,7 @@ class JaxlintServer(LanguageServer):
         self.lock = threading.Lock()  # one check at a time: one warm worker
         self.findings: dict[str, list[Finding]] = {}  # uri -> the last check's findings
         self.show_untraced = False
+        self.target_override: list[Layer] = []  # `jaxlint server --target`: over each project's target
 
     def start_worker(self) -> None:
         """Import JAX in the worker now, not on the first save."""
@@ -89,7 +92,7 @@ class JaxlintServer(LanguageServer):
         with ``rerun`` and ``rerun-tests`` configured, ``--rerun-tests``); None when the configuration
         is invalid (said in the editor)."""
         try:
-            config = load_config([path])
+            config = load_config([path], overrides=self.target_override)
         except ConfigError as error:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error,
                                                              f"jaxlint: configuration error: {error}"))
@@ -261,5 +264,8 @@ def _untraced(result: CheckResult, lines: list[str], codec: object) -> list[type
     return shown
 
 
-def main() -> None:
+def main(target: str | None = None) -> None:
+    """Serve over stdio; ``target``: ``--target``, over each project's configured one."""
+    if target is not None:
+        server.target_override = [parse_snippet(f"target = {json.dumps(target)}", os.getcwd())]
     server.start_io()
