@@ -1,6 +1,6 @@
 """Findings on six public JAX libraries, to show that a change keeps behaviour (run by hand).
 
-    python bench/six_libraries.py WORKTREE OUT [--libs DIR] [--tests DIR] [--python PY] [--only optax,equinox]
+    python bench/six_libraries.py WORKTREE OUT [--libs DIR] [--tests DIR] [--python PY] [--only optax,equinox] [--target TARGET]
     python bench/six_libraries.py --compare BEFORE AFTER
 
 The first form runs the jaxlint of WORKTREE (``PYTHONPATH=WORKTREE``) on each library, twice:
@@ -9,6 +9,9 @@ The first form runs the jaxlint of WORKTREE (``PYTHONPATH=WORKTREE``) on each li
 - ``python -m pytest --jaxlint --jaxlint-exit-zero --jaxlint-report OUT/LIB.pytest.json`` on a fixed
   slice of the library's tests (1-3 minutes each on a 2-core machine), in the library's folder (so
   the library is the project jaxlint lints); the terminal output kept as ``OUT/LIB.pytest.log``.
+With ``--target TARGET`` (``tpu-v5e``, ...; docs/target.md) check gets ``--target TARGET`` and pytest
+``--jaxlint-target TARGET``: the compiled rules read the program compiled for that target (the
+summary records it; without the option nothing is passed, and jaxlint compiles for the CPU).
 ``OUT/summary.json`` holds the wall times, the finding counts, pytest's outcome and jaxlint's summary
 lines (how many functions each run linted and traced); check's stderr is kept as ``OUT/LIB.check.log``.
 With ``--plain`` the slice also runs without the plugin, right after it (``plain``: its time and the
@@ -101,9 +104,14 @@ def outcome(log: Path) -> str:
 def measure(args: argparse.Namespace) -> None:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(Path(args.worktree).resolve())}
+    # JAX_PLATFORMS=cpu unless set: with libtpu installed (a TPU target needs it) and no chip, JAX would
+    # look for a TPU first in the tests' process (docs/target.md, Limits); the libraries run on the CPU.
+    env = {"JAX_PLATFORMS": "cpu", **os.environ, "PYTHONPATH": str(Path(args.worktree).resolve())}
     plugin = plugin_args(args.python, env)
-    summary: dict[str, Any] = {"worktree": str(Path(args.worktree).resolve()), "libraries": {}}
+    target_check = ["--target", args.target] if args.target else []
+    target_pytest = ["--jaxlint-target", args.target] if args.target else []
+    summary: dict[str, Any] = {"worktree": str(Path(args.worktree).resolve()), "target": args.target or None,
+                               "libraries": {}}
     if (out / "summary.json").exists():  # a run of some libraries (--only) adds to the others'
         summary["libraries"] = json.loads((out / "summary.json").read_text())["libraries"]
     chosen = args.only.split(",") if args.only else list(LIBRARIES)
@@ -112,7 +120,8 @@ def measure(args: argparse.Namespace) -> None:
         lib = Path(args.libs) / folder
         check_out = out / f"{name}.check.json"
         check_time, check_status = run([args.python, "-m", "jaxlint", "check", "--isolated", "--no-cache",
-                                        "--output-format", "json", "--exit-zero", package], lib, env, check_out,
+                                        "--output-format", "json", "--exit-zero", *target_check, package], lib, env,
+                                       check_out,
                                        out / f"{name}.check.log")
         report = out / f"{name}.pytest.json"
         report.unlink(missing_ok=True)
@@ -120,7 +129,7 @@ def measure(args: argparse.Namespace) -> None:
         pytest_log = out / f"{name}.pytest.log"
         pytest_time, pytest_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", *plugin, "-q",
                                           "--color=no", "--jaxlint", "--jaxlint-exit-zero", "--jaxlint-report",
-                                          str(report), *slice_], lib, env, pytest_log)
+                                          str(report), *target_pytest, *slice_], lib, env, pytest_log)
         if args.plain:  # the same slice without the plugin, right after: the plugin's cost
             plain_time, plain_status = run([args.python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--color=no",
                                             *slice_], lib, env, out / f"{name}.plain.log")
@@ -198,6 +207,8 @@ def main() -> None:
     parser.add_argument("--tests", default="/tmp/measure/tests")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--only", default="", help="comma-separated library names (default: all six)")
+    parser.add_argument("--target", default="",
+                        help="jaxlint's compile target (check --target, pytest --jaxlint-target); default: none passed")
     parser.add_argument("--plain", action="store_true",
                         help="also run each slice without the plugin (OUT/LIB.plain.log): the plugin's cost")
     args = parser.parse_args()

@@ -225,3 +225,29 @@ def test_lint_in_process_compiles_for_the_configured_target(tmp_path: Path) -> N
                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
     assert run.returncode == 0, run.stderr
     assert "Compiled for TPU v5e." in run.stdout
+
+
+@needs_libtpu
+def test_retargeting_keeps_named_tuples_and_lays_meshes_on_chips() -> None:
+    """A convolution's dimension numbers (a named tuple in the equation's params) survive the
+    retargeting that moves meshes to the chips: the program compiles for the TPU, with TPU tiles."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxlint.ir import target_devices
+
+    def conv(images, kernel):
+        return jax.lax.conv_general_dilated(images, kernel, (1, 1), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    args = [jax.ShapeDtypeStruct((2, 16, 16, 8), jnp.bfloat16), jax.ShapeDtypeStruct((3, 3, 8, 16), jnp.bfloat16)]
+    closed = jax.make_jaxpr(conv)(*args)
+    before = target_devices.current()
+    target_devices.use(parse_target("tpu-v5e"))
+    try:
+        moved = target_devices.retarget(closed)
+        assert moved.jaxpr.eqns[0].params["dimension_numbers"] is closed.jaxpr.eqns[0].params["dimension_numbers"]
+        text = target_devices.lower_jaxpr(closed, args).compile().as_text()
+    finally:
+        target_devices.use(before)
+    assert "T(8,128)" in text and "convolution(" in text

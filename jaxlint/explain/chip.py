@@ -8,6 +8,9 @@ from typing import Any
 # At or above this share of the chip's HBM a program is said to be close to the limit (JX311
 # reports only what does not fit).
 NEAR_FULL = 0.90
+# Below this many seconds a call's fixed cost on the chip outweighs the estimate: the founding
+# example, 30 ns by its peaks, took 0.18 ms a call on a v5e with calls queued (docs/performance.md).
+TINY = 1e-4
 
 
 def hbm_use(chip: dict[str, Any] | None, memory: dict[str, Any], partitions: int = 1) -> dict[str, Any] | None:
@@ -38,12 +41,13 @@ def time_estimate(chip: dict[str, Any] | None, flops: float | None, nbytes: floa
     compute = flops / chip["bf16_flops"]
     memory = nbytes / chip["hbm_bandwidth"]
     bound = "memory" if memory >= compute else "compute"
+    label = (f"at the peaks of one {chip['chip_label']} chip ({chip['bf16_flops'] / 1e12:.0f} TFLOP/s bf16, "
+             f"{chip['hbm_bandwidth'] / 1e9:.0f} GB/s HBM): the larger of FLOPs / peak and bytes / bandwidth, "
+             "from the trip-count-aware estimate")
+    if max(compute, memory) < TINY:
+        label += "; each call also costs the chip about 0.2 ms more (measured on a v5e), which dominates here"
     return {"seconds": max(compute, memory), "compute_seconds": compute, "memory_seconds": memory,
-            "bound": bound,
-            "label": (f"at the peaks of one {chip['chip_label']} chip ({chip['bf16_flops'] / 1e12:.0f} TFLOP/s bf16, "
-                      f"{chip['hbm_bandwidth'] / 1e9:.0f} GB/s HBM): the larger of FLOPs / peak and bytes / "
-                      "bandwidth, from the trip-count-aware estimate; a lower bound, on the "
-                      f"{bound} side")}
+            "bound": bound, "label": label}
 
 
 def chip_facts(name: str, label: str, chip_label: str, is_tpu: bool, hbm_bytes: int | None, bf16_flops: float,
