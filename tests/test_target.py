@@ -117,7 +117,10 @@ def test_chip_peaks_match_jax_tpu_info() -> None:
 def _explain(target: str, tmp_path: Path) -> dict:
     run = jaxlint("explain", "--format", "json", "--target", target, f"{FOUNDING}::my_mapped_function", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    report = json.loads(run.stdout)
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(report, json.loads((REPO / "tests" / "data" / "explain-schema.json").read_text()))
+    return report
 
 
 @needs_libtpu

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from jaxlint.explain.build import finding_place, in_explained_file, memory_place
 from jaxlint.explain.html_assets import CSS, JS
+from jaxlint.explain.text import seconds_text
 from jaxlint.text import read_lines, write_text_atomic
 
 _KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",
@@ -169,7 +170,8 @@ def _hlo_pane(report: dict[str, Any]) -> str:
     else:  # compile failed, or the report was made without HLO
         reason = hlo.get("error") or report.get("hlo_error") or "not available"
         body = f'<div class="empty">No optimized HLO: {_e(reason)}</div>'
-    return _pane("Optimized HLO", str(hlo.get("module_name") or ""), body, "Optimized HLO")
+    on = hlo.get("compiled_on_label") or (report.get("chip") or {}).get("label") or "CPU"
+    return _pane(f"Optimized HLO ({on})", str(hlo.get("module_name") or ""), body, "Optimized HLO")
 
 
 def _num(value: Any) -> str:
@@ -207,6 +209,10 @@ def _cost(cost: dict[str, Any], eager_figures: Any) -> str:
         eager = (f"<p>Called without jax.jit (op by op): {_e(_num(eager_figures['ops']))} dispatched ops, "
                  f"{_e(_bytes(eager_figures.get('materialized_bytes')))} materialized.</p>")
     labels = f'<p class="meta">XLA, compiled: {_e(xla)}.<br>estimate: {_e(estimate.get("label", "—"))}.</p>'
+    timed = cost.get("time")
+    if timed:
+        labels += (f'<p>Time per call: {_e(seconds_text(timed["seconds"]))} ({_e(timed["bound"])}-bound) '
+                   f'<span class="meta">{_e(timed["label"])}.</span></p>')
     return (f'<h2>Cost per call</h2><div class="tables">{table}</div>{labels}{eager}'
             + (f"<ul>{notes}</ul>" if notes else ""))
 
@@ -248,6 +254,12 @@ def _memory(report: dict[str, Any]) -> str:
                             f'<td class="n">{_e(_num(loop.get("trips")))}</td>'
                             f'<td class="n">{_e(_bytes(loop.get("total_bytes")))}</td></tr>' for loop in copies)
                   + "</table>")
+    hbm = section.get("hbm")
+    if hbm:
+        share = f" ({hbm['share']:.1%})" if hbm.get("share") is not None else ""
+        mem += (f'<p>HBM of one {_e((report.get("chip") or {}).get("chip_label", "TPU"))} chip: '
+                f'{_e(_bytes(hbm.get("peak_bytes")))} of {_e(_bytes(hbm.get("hbm_bytes")))}{_e(share)}'
+                + (f': {_e(hbm["note"])}' if hbm.get("note") else "") + "</p>")
     return (f'<h2>Memory</h2><div class="tables">{mem}</div>'
             f"<h3>Residuals saved by differentiated loops</h3>{residuals}"
             f"<h3>Copies of carried buffers inside loop bodies</h3>{copied}")

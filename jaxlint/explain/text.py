@@ -161,8 +161,8 @@ def _cost(report: dict[str, Any], width: int) -> list[str]:
     out += _wrap(f"estimate: {estimate['label']}", width, "  ", "    ")
     timed = cost.get("time")
     if timed:
-        out += _wrap(f"time per call: {_seconds(timed['seconds'])} ({timed['bound']}-bound: compute "
-                     f"{_seconds(timed['compute_seconds'])}, memory {_seconds(timed['memory_seconds'])}) "
+        out += _wrap(f"time per call: {seconds_text(timed['seconds'])} ({timed['bound']}-bound: compute "
+                     f"{seconds_text(timed['compute_seconds'])}, memory {seconds_text(timed['memory_seconds'])}) "
                      f"{timed['label']}", width, "  ", "    ")
     for note in cost["notes"]:
         out += _wrap(note, width, "  note: ", "    ")
@@ -286,7 +286,7 @@ def _findings(report: dict[str, Any], width: int) -> list[str]:
     return out
 
 
-def _seconds(value: float) -> str:
+def seconds_text(value: float) -> str:
     """1.2 s, 3.4 ms, 5.6 us."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if value >= scale:
