@@ -15,9 +15,9 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory, partitioner, remat, sharded, target_devices
+from jaxlint.ir import compat, hbm, hlo, memory, partitioner, remat, sharded, target_devices
 
-KINDS = ("donations", "loops", "rematerializations")
+KINDS = ("donations", "loops", "rematerializations", "hbm")
 _LOOPS = frozenset({"scan", "while"})
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
 # jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
@@ -25,6 +25,8 @@ _LOOPS = frozenset({"scan", "while"})
 _CACHE: OrderedDict[tuple[int, tuple[bool, ...], str], tuple[Any, Any, list[str]]] = OrderedDict()
 # Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
 _REMAT: OrderedDict[tuple[int, int, str], tuple[Any, Any, int | None]] = OrderedDict()
+# The fit of programs in the TPU target's HBM (jaxlint.ir.hbm.Hbm), by (jaxpr, target).
+_HBM: OrderedDict[tuple[int, str], tuple[Any, list[Any]]] = OrderedDict()
 _CACHE_SIZE = 32
 # Seconds spent compiling in this process (the worker reports its share per module: --timings).
 SPENT = {"seconds": 0.0}
@@ -38,6 +40,8 @@ def compiled_facts(closed: Any, kind: str) -> list[Any]:
         return _loops(closed)
     if kind == "rematerializations":
         return _rematerializations(closed)
+    if kind == "hbm":
+        return _hbm(closed)
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
@@ -213,3 +217,62 @@ def _rematerializations(closed: Any) -> list[partitioner.Rematerialization]:
     compiled = _compiled(closed, (), False)
     lines = _CACHE.get((id(closed), (), target_devices.current().name), (None, None, []))[2]
     return sharded.rematerializations(closed, lines, compiled[0] if compiled is not None else None)
+
+
+def _hbm(closed: Any) -> list[hbm.Hbm]:
+    """The program's fit in the TPU target chip's HBM (nothing on the CPU): compiled with XLA's
+    dump on, and when it does not fit, what would make it fit, each compiled (jaxlint.ir.fit)."""
+    target = target_devices.current()
+    if not target.is_tpu:
+        return []
+    key = (id(closed), target.name)
+    if key not in _HBM:
+        started = time.perf_counter()
+        try:
+            found = _fit(closed, target)
+        except Exception:  # a program that does not compile for other reasons: no facts
+            found = []
+        SPENT["seconds"] += time.perf_counter() - started
+        _HBM[key] = (closed, found)
+        if len(_HBM) > _CACHE_SIZE:
+            _HBM.popitem(last=False)
+    _HBM.move_to_end(key)
+    return _HBM[key][1]
+
+
+def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
+    from jaxlint.ir import fit
+
+    if sharded.is_partitioned(closed):
+        return []  # placed by the user over several devices: not one chip's program
+    program, donated = _the_jit(closed)
+    available = target_devices.available_hbm(target)
+    if available is None:
+        return []
+    donate = tuple(i for i, d in enumerate(donated) if d)
+    measured = fit.measure(fit.fun_of(program), fit.structs(program), donate, dump=True)
+    if measured.needed is None:
+        return []
+    remedies: list[hbm.Remedy] = []
+    if measured.failed or measured.needed > available:
+        for found in (fit.smaller_batch(program, available, donate), fit.donation(program, available, donate),
+                      fit.sharded(program, target, measured.needed, available, donate)):
+            if found is not None:
+                remedies.append(found)
+    source = compat.function_source(program.jaxpr)
+    return [hbm.Hbm(target.label, available, measured.needed, measured.failed,
+                    fit.buffers(measured, compat.arg_names(program.jaxpr)),
+                    tuple(remedies), source[0] if source else "",
+                    memory.Frame(source[1], source[2]) if source else None)]
+
+
+def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
+    """The program the user's jit compiles: a trace that is one jit call of its inputs is that
+    jit's program with its donations; anything else, the trace itself."""
+    jaxpr, _ = compat.open_jaxpr(closed)
+    if len(jaxpr.eqns) == 1:
+        eqn = jaxpr.eqns[0]
+        inner = eqn.params.get("jaxpr")
+        if inner is not None and hasattr(inner, "consts") and list(eqn.invars) == list(jaxpr.invars):
+            return inner, tuple(bool(d) for d in eqn.params.get("donated_invars", ()) or ())
+    return closed, ()
