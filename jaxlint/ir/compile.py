@@ -254,14 +254,17 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
     if measured.needed is None:
         return []
     remedies: list[hbm.Remedy] = []
+    # The user's argument names: the traced inputs' paths (``ws[0]``), which are the jit's inputs.
+    paths = fit.names_of(closed) or compat.argument_paths(closed)[0] or compat.arg_names(program.jaxpr)
     if measured.failed or measured.needed > available:
-        for found in (fit.smaller_batch(program, available, donate), fit.donation(program, available, donate),
-                      fit.sharded(program, target, measured.needed, available, donate)):
+        for found in (fit.smaller_batch(program, available, donate, paths),
+                      fit.donation(program, available, donate, paths),
+                      fit.sharded(program, target, measured.needed, available, donate, paths)):
             if found is not None:
                 remedies.append(found)
     source = compat.function_source(program.jaxpr)
     return [hbm.Hbm(target.label, available, measured.needed, measured.failed,
-                    fit.buffers(measured, compat.arg_names(program.jaxpr)),
+                    fit.buffers(measured, paths),
                     tuple(remedies), source[0] if source else "",
                     memory.Frame(source[1], source[2]) if source else None)]
 

@@ -31,6 +31,38 @@ _SLICE_TRIES = 3
 _TOP_BUFFERS = 5
 
 
+# The argument names of each traced program's inputs (``ws[0]``, ``x``), by id: what the worker's
+# trace of a plain function knows and its jaxpr does not (it names them ``args[4]``).
+_NAMES: dict[int, tuple[Any, list[str]]] = {}
+
+
+def note_names(closed: Any, function: Any, arguments: Any, dynamic: list[int]) -> None:
+    """Keep the names of ``closed``'s inputs: the leaves ``dynamic`` of (args, kwargs) named by the
+    parameters of ``function`` they were passed to and their path in the pytree."""
+    import inspect
+    import weakref
+
+    try:
+        parameters = list(inspect.signature(function).parameters)
+        paths = [path for path, _ in jax.tree_util.tree_flatten_with_path((arguments.args, arguments.kwargs))[0]]
+        names = []
+        for index in dynamic:
+            path = paths[index]
+            head = getattr(path[1], "idx", getattr(path[1], "key", None)) if len(path) > 1 else None
+            base = parameters[head] if isinstance(head, int) and head < len(parameters) else str(head)
+            names.append(base + jax.tree_util.keystr(tuple(path[2:])))
+    except Exception:  # noqa: BLE001 - a callable without a signature: the jaxpr's names stand
+        return
+    for key in [k for k, (ref, _) in _NAMES.items() if ref() is None]:
+        del _NAMES[key]
+    _NAMES[id(closed)] = (weakref.ref(closed), names)
+
+
+def names_of(closed: Any) -> list[str] | None:
+    ref, names = _NAMES.get(id(closed), (None, None))
+    return names if ref is not None and ref() is closed else None
+
+
 class _Measured:
     def __init__(self, needed: int | None, failed: bool, live: str = "", text: str = "") -> None:
         self.needed, self.failed, self.live, self.text = needed, failed, live, text
@@ -180,30 +212,40 @@ def fun_of(closed: Any) -> Callable[..., Any]:
     return jaxpr_as_fun(closed)
 
 
-def smaller_batch(closed: Any, available: int, donate: tuple[int, ...]) -> hbm.Remedy | None:
+def smaller_batch(closed: Any, available: int, donate: tuple[int, ...],
+                  paths: list[str] | None = None) -> hbm.Remedy | None:
     """The largest batch, halving, that compiles within ``available``."""
     found = batch_dimension(closed)
     if found is None:
         return None
     size, which = found
-    names = _names(closed, which)
-    new = size
-    for _ in range(_HALVINGS):
-        if new % 2:
-            break
-        new //= 2
+    sizes = []
+    while len(sizes) < _HALVINGS and (sizes[-1] if sizes else size) % 2 == 0:
+        sizes.append((sizes[-1] if sizes else size) // 2)
+
+    def fits(new: int) -> int | None:
         args = [jax.ShapeDtypeStruct((new, *s.shape[1:]) if i in which else s.shape, s.dtype)
                 for i, s in enumerate(structs(closed))]
-        try:
-            measured = measure(rebatched(closed, size, new), args, donate)
-        except Exception:  # noqa: BLE001 - a loop, or shapes the batch does not divide
-            return hbm.Remedy("batch", f"a smaller batch than {size} ({names})", False)
-        if measured.needed is not None and not measured.failed and measured.needed <= available:
-            return hbm.Remedy("batch", f"a batch of {new} instead of {size} ({names})", True, measured.needed)
-    return None  # even a batch of ``new`` does not fit: the rest of the program is too large
+        measured = measure(rebatched(closed, size, new), args, donate)
+        ok = measured.needed is not None and not measured.failed and measured.needed <= available
+        return measured.needed if ok else None
+
+    try:
+        # The smallest first: when even it does not fit, the rest of the program is too large.
+        if not sizes or fits(sizes[-1]) is None:
+            return None
+        for new in sizes:
+            needed = fits(new)
+            if needed is not None:
+                return hbm.Remedy("batch", f"a batch of {new} instead of {size} ({_names(closed, which, paths)})",
+                                  True, needed)
+    except Exception:  # noqa: BLE001 - a loop, or a dimension that is not the batch: not checked
+        return None
+    return None
 
 
-def donation(closed: Any, available: int, donate: tuple[int, ...]) -> hbm.Remedy | None:
+def donation(closed: Any, available: int, donate: tuple[int, ...],
+             paths: list[str] | None = None) -> hbm.Remedy | None:
     """The inputs an output of the same byte size could be written into, donated."""
     sizes = [math.prod(v.aval.shape) * v.aval.dtype.itemsize for v in closed.jaxpr.invars]
     wanted = [math.prod(v.aval.shape) * v.aval.dtype.itemsize for v in closed.jaxpr.outvars]
@@ -214,7 +256,7 @@ def donation(closed: Any, available: int, donate: tuple[int, ...]) -> hbm.Remedy
             chosen.append(index)
     if not chosen:
         return None
-    text = f"donating {_names(closed, chosen)} (donate_argnums), which the outputs can be written into"
+    text = f"donating {_names(closed, chosen, paths)} (donate_argnums), which the outputs can be written into"
     try:
         measured = measure(fun_of(closed), structs(closed), tuple(sorted({*donate, *chosen})))
     except Exception:  # noqa: BLE001
@@ -224,7 +266,8 @@ def donation(closed: Any, available: int, donate: tuple[int, ...]) -> hbm.Remedy
     return hbm.Remedy("donate", text, True, measured.needed)
 
 
-def sharded(closed: Any, target: Target, needed: int, available: int, donate: tuple[int, ...]) -> hbm.Remedy | None:
+def sharded(closed: Any, target: Target, needed: int, available: int, donate: tuple[int, ...],
+            paths: list[str] | None = None) -> hbm.Remedy | None:
     """The smallest slice of the target's generation whose chips hold the program with the batch
     dimension sharded over them (and, where that is not enough, every input's leading dimension)."""
     found = batch_dimension(closed)
@@ -263,14 +306,14 @@ def sharded(closed: Any, target: Target, needed: int, available: int, donate: tu
             except Exception:  # noqa: BLE001
                 break
             if measured.needed is not None and not measured.failed and measured.needed <= available:
-                what = (f"the batch dimension ({size}) of {_names(closed, which)}" if not everything
+                what = (f"the batch dimension ({size}) of {_names(closed, which, paths)}" if not everything
                         else f"the batch dimension ({size}) and the parameters' leading dimensions")
                 return hbm.Remedy("shard", f"sharding {what} over the {chips} chips of a {slice_target.label} "
                                   f"(--target {slice_target.name})", True, measured.needed)
     return None
 
 
-def _names(closed: Any, indices: list[int]) -> str:
-    names = compat.arg_names(closed.jaxpr) or []
+def _names(closed: Any, indices: list[int], paths: list[str] | None = None) -> str:
+    names = paths or compat.arg_names(closed.jaxpr) or []
     shown = [f"'{names[i]}'" if i < len(names) and names[i] else f"argument {i}" for i in indices]
     return ", ".join(shown[:4]) + (f" and {len(shown) - 4} more" if len(shown) > 4 else "")
