@@ -231,9 +231,8 @@ def smaller_batch(closed: Any, available: int, donate: tuple[int, ...],
         return measured.needed if ok else None
 
     try:
-        # The smallest first: when even it does not fit, the rest of the program is too large.
-        if not sizes or fits(sizes[-1]) is None:
-            return None
+        # Largest first: a compile that does not fit fails early (XLA checks the memory before it
+        # generates code), so only the answer is compiled in full.
         for new in sizes:
             needed = fits(new)
             if needed is not None:
