@@ -132,3 +132,30 @@ def test_a_step_that_fits_only_on_a_slice_says_what_fits_compiled(
 
 def _line(root: Path, text: str) -> int:
     return next(n for n, line in enumerate((root / DATA.name).read_text().splitlines(), 1) if text in line)
+
+
+def test_explain_says_a_program_at_ninety_percent_or_more() -> None:
+    from jaxlint.explain.build import hbm_notes
+
+    chip = int(15.75 * 2**30)
+    assert hbm_notes(None) == []
+    assert hbm_notes({"target": "TPU v5e", "needed": int(5.5 * 2**30), "available": chip, "failed": False}) == []
+    assert hbm_notes({"target": "TPU v5e", "needed": 15 * 2**30, "available": chip, "failed": False}) == [
+        "Needs 15.00 GiB of the 15.75 GiB of HBM a TPU v5e chip has (95%): it fits, with 0.75 GiB to spare; "
+        "a larger batch or another buffer may not."]
+    assert "it does not fit (JX311" in hbm_notes({"target": "TPU v5e", "needed": int(16.5 * 2**30),
+                                                  "available": chip, "failed": True})[0]
+
+
+@needs_libtpu
+def test_explain_of_the_step_at_95_percent_says_so(tmp_path: Path) -> None:
+    (tmp_path / "jaxlint.toml").write_text("")
+    shutil.copy(DATA, tmp_path / DATA.name)
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", "--target", "tpu-v5e", "--timeout", "300",
+                          "--format", "json", f"{DATA.name}::full_step"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    assert "Needs 15.00 GiB of the 15.75 GiB of HBM a TPU v5e chip has (95%): it fits" in " ".join(
+        report["cost"]["notes"]), report["cost"]["notes"]
+    assert [f for f in report["findings"] if f.get("code") == "JX311"] == []

@@ -8,6 +8,7 @@ from typing import Any
 from jaxlint.explain import classify, communication, hlomap
 from jaxlint.explain.target import display
 from jaxlint.ir import hlo
+from jaxlint.ir.hbm import NEAR, gib
 from jaxlint.model import Finding, Result, Target
 
 SCHEMA_VERSION = 1
@@ -31,7 +32,7 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
                   "remat": jaxpr.get("remat", [])},
         "findings": [], "summary": [],
     }
-    notes: list[str] = []
+    notes: list[str] = hbm_notes(data.get("hbm"))
     if data.get("hlo_text"):
         module = hlo.parse(data["hlo_text"])
         placed = hlomap.place(module)
@@ -52,6 +53,21 @@ def report(path: str, text: str, target: Target, data: dict[str, Any], args_flag
     result["memory"] = memory_section(data, result["cost"]["memory"])
     result["eager"] = data.get("eager")
     return result
+
+
+def hbm_notes(fit: dict[str, Any] | None) -> list[str]:
+    """What explain says of a program at 90% or more of the TPU target chip's HBM (JX311 reports
+    only one that does not fit)."""
+    if not fit or not fit.get("available"):
+        return []
+    share = fit["needed"] / fit["available"]
+    if share < NEAR:
+        return []
+    figures = f"{gib(fit['needed'])} of the {gib(fit['available'])} of HBM a {fit['target']} chip has ({share:.0%})"
+    if fit.get("failed") or share > 1:
+        return [f"Needs {figures}: it does not fit (JX311 says what would)."]
+    return [f"Needs {figures}: it fits, with {gib(fit['available'] - fit['needed'])} to spare; a larger batch "
+            "or another buffer may not."]
 
 
 def memory_section(data: dict[str, Any], analysis: dict[str, Any]) -> dict[str, Any]:

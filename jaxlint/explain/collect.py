@@ -60,12 +60,14 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
         compiled = lower().compile()
     except Exception as error:  # symbolic shapes, a backend limit
         data["compile_error"] = describe_error(error)
+        data["hbm"] = _hbm(None, str(error))
         if _symbolic(arguments):
             data["compile_error"] = ("symbolic dimensions cannot be compiled: give concrete sizes "
                                      f"(e.g. with --args) to see the HLO and its cost ({data['compile_error']})")
         return data
     data["timings"]["compile"] = time.perf_counter() - started
     data["compiled"] = compat.compiled_costs(compiled)
+    data["hbm"] = _hbm(compiled, "")
     if mode == "full":
         data["sharding"] = sharding_facts(compiled, closed)
     text = compiled.as_text() or ""
@@ -73,6 +75,24 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
         data["memory"]["loop_copies"] = memory.loop_copies(program, text, job.path)
     data["hlo_text"] = _elide_constants(text)
     return data
+
+
+def _hbm(compiled: Any, error: str) -> dict[str, Any] | None:
+    """What the program needs of the TPU target chip's HBM and what the chip has (None on the CPU):
+    from the compile's memory_analysis, or the RESOURCE_EXHAUSTED message of one that does not fit."""
+    target = target_devices.current()
+    if not target.is_tpu:
+        return None
+    from jaxlint.ir import fit, hbm
+
+    required = hbm.parse_required(error) if error else None
+    if required is not None:
+        return {"target": target.label, "needed": required[0], "available": required[1], "failed": True}
+    needed = fit.needed_bytes(compiled.memory_analysis()) if compiled is not None else None
+    available = target_devices.available_hbm(target)
+    if needed is None or available is None:
+        return None
+    return {"target": target.label, "needed": needed, "available": available, "failed": False}
 
 
 def _trace(function: Any, arguments: Any) -> tuple[Any, Any]:

@@ -82,7 +82,7 @@ def measure(fun: Callable[..., Any], args: list[Any], donate: tuple[int, ...] = 
             options = {"xla_dump_to": folder} if dump else {}
             try:
                 compiled = lowered.compile(compiler_options=options) if options else lowered.compile()
-                result = _Measured(_needed(compiled.memory_analysis()), False)
+                result = _Measured(needed_bytes(compiled.memory_analysis()), False)
             except Exception as error:  # noqa: BLE001 - RESOURCE_EXHAUSTED is the answer
                 required = hbm.parse_required(str(error))
                 if required is None:
@@ -95,7 +95,8 @@ def measure(fun: Callable[..., Any], args: list[Any], donate: tuple[int, ...] = 
         target_devices.use(previous)
 
 
-def _needed(analysis: Any) -> int | None:
+def needed_bytes(analysis: Any) -> int | None:
+    """Arguments + outputs + temporaries - aliased, from ``Compiled.memory_analysis()``."""
     if analysis is None:
         return None
     sizes = [getattr(analysis, f"{k}_size_in_bytes", 0) or 0 for k in ("argument", "output", "temp", "alias")]
