@@ -104,7 +104,7 @@ def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.Compl
     found = sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(run.stdout))
     assert found == case_markers(root), run.stdout
     # The near misses were traced and compiled: quiet because they fit (5.5 GiB, and 15.0 GiB = 95%).
-    assert re.search(r"\(5 targets traced", run.stderr), run.stderr
+    assert re.search(r"\(6 targets traced", run.stderr), run.stderr
 
 
 @needs_libtpu
@@ -128,6 +128,15 @@ def test_a_step_that_fits_only_on_a_slice_says_what_fits_compiled(
     assert "a batch of 131072 instead of 262144 ('x') (compiled: 10.50 GiB)" in text
     assert ("sharding the batch dimension (262144) of 'x' over the 4 chips of a TPU v5e 2x2 slice (4 chips) "
             "(--target tpu-v5e:2x2) (compiled: 5.50 GiB per chip)") in text
+
+
+@needs_libtpu
+def test_an_update_that_fits_when_donated_says_so_compiled(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
+    root, run = checked
+    text = _messages(run)[_line(root, "def sgd")]
+    assert text.startswith("`sgd` needs 16.50 GiB of HBM on TPU v5e"), text
+    assert "donating 'w' (donate_argnums), which the outputs can be written into (compiled: 11.00 GiB)" in text
+    assert "a batch of" not in text  # both arguments are updated state, not a batch
 
 
 def _line(root: Path, text: str) -> int:

@@ -156,20 +156,23 @@ def structs(closed: Any) -> list[Any]:
 
 
 def batch_dimension(closed: Any) -> tuple[int, list[int]] | None:
-    """(the batch size, the inputs whose leading dimension it is): the leading dimension of the
-    inputs no output leads with (a loss reduces its batch; parameters' gradients keep their
-    shapes), the one held by the most bytes; else the largest leading dimension."""
+    """(the batch size, the inputs whose leading dimension it is): among the inputs no output has
+    the shape of, the leading dimension no output leads with (a loss reduces its batch), the one
+    held by the most bytes; else the largest leading dimension; None when every input is updated."""
     inputs = [tuple(v.aval.shape) for v in closed.jaxpr.invars]
-    outputs = {tuple(v.aval.shape)[0] for v in closed.jaxpr.outvars if getattr(v.aval, "shape", ())}
+    shapes = {tuple(getattr(v.aval, "shape", ())) for v in closed.jaxpr.outvars}
+    outputs = {shape[0] for shape in shapes if shape}
     leads: dict[int, int] = {}
     for shape, var in zip(inputs, closed.jaxpr.invars):
-        if shape and isinstance(shape[0], int) and shape[0] > 1:
+        # An input with an output of its shape is a state the step updates (parameters, their
+        # gradients): its leading dimension is not a batch.
+        if shape and isinstance(shape[0], int) and shape[0] > 1 and shape not in shapes:
             leads[shape[0]] = leads.get(shape[0], 0) + math.prod(shape) * var.aval.dtype.itemsize
     if not leads:
         return None
     free = {d: b for d, b in leads.items() if d not in outputs}
     size = max(free, key=free.get) if free else max(leads)
-    return size, [i for i, shape in enumerate(inputs) if shape and shape[0] == size]
+    return size, [i for i, shape in enumerate(inputs) if shape and shape[0] == size and shape not in shapes]
 
 
 def rebatched(closed: Any, old: int, new: int) -> Callable[..., Any]:
@@ -271,14 +274,12 @@ def sharded(closed: Any, target: Target, needed: int, available: int, donate: tu
     """The smallest slice of the target's generation whose chips hold the program with the batch
     dimension sharded over them (and, where that is not enough, every input's leading dimension)."""
     found = batch_dimension(closed)
-    if found is None:
-        return None
-    size, which = found
+    size, which = found if found is not None else (0, [])
     generation = GENERATIONS[target.generation]
     tried = 0
     for shape in hbm.slices(generation.dimensions, max(2, math.ceil(needed / available))):
         chips = math.prod(shape)
-        if size % chips:
+        if size and size % chips:
             continue
         slice_target = Target(f"tpu-{target.generation}:{'x'.join(map(str, shape))}", target.generation, shape)
         tried += 1
@@ -289,7 +290,7 @@ def sharded(closed: Any, target: Target, needed: int, available: int, donate: tu
         except Exception:  # noqa: BLE001 - a topology libtpu does not describe
             continue
         mesh = jax.sharding.Mesh(np.array(devices).reshape(chips), ("batch",))
-        for everything in (False, True):
+        for everything in ((False, True) if which else (True,)):
             args = []
             for index, struct in enumerate(structs(closed)):
                 split = struct.shape and (index in which or (everything and struct.shape[0] % chips == 0))
@@ -301,13 +302,14 @@ def sharded(closed: Any, target: Target, needed: int, available: int, donate: tu
                                                else jax.sharding.PartitionSpec())
                     for v in closed.jaxpr.outvars]
             try:
-                measured = measure(fun_of(closed), args, donate, target=slice_target,
+                measured = measure(lambda *xs: tuple(fun_of(closed)(*xs)), args, donate, target=slice_target,
                                    out_shardings=tuple(outs) if everything else None)
             except Exception:  # noqa: BLE001
                 break
             if measured.needed is not None and not measured.failed and measured.needed <= available:
                 what = (f"the batch dimension ({size}) of {_names(closed, which, paths)}" if not everything
-                        else f"the batch dimension ({size}) and the parameters' leading dimensions")
+                        else f"the batch dimension ({size}) and the other arguments' leading dimensions" if which
+                        else "the arguments' leading dimensions")
                 return hbm.Remedy("shard", f"sharding {what} over the {chips} chips of a {slice_target.label} "
                                   f"(--target {slice_target.name})", True, measured.needed)
     return None
