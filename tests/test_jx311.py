@@ -116,7 +116,9 @@ def test_a_refused_compile_names_its_buffers_and_their_lines(checked: tuple[Path
     line = _line(root, "h = jnp.tanh(h @ w)")
     assert "f32[65536,32768] (8.00 GiB, argument 'x')" in text
     assert f"f32[65536,32768] (8.00 GiB, a temporary made at line {line})" in text
-    assert "No smaller batch, donation or sharding of the batch over a slice that jaxlint compiled fits" in text
+    assert "No smaller batch, donation or sharding over a slice that jaxlint compiled fits" in text
+    assert text.endswith("Also worth trying: jax.checkpoint on the layers whose temporaries are live at the peak "
+                         "(recomputed in the backward pass instead of kept) (not checked by compiling).")
 
 
 @needs_libtpu

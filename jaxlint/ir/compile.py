@@ -262,9 +262,15 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
                       fit.sharded(program, target, measured.needed, available, donate, paths)):
             if found is not None:
                 remedies.append(found)
+    peak = fit.buffers(measured, paths)
+    if (measured.failed or measured.needed > available) and \
+            any(b.kind == "temporary" and b.differentiated for b in peak):
+        # The program is already transformed (a gradient): checkpointing needs the user's function.
+        remedies.append(hbm.Remedy("remat", "jax.checkpoint on the layers whose temporaries are live at the peak "
+                                   "(recomputed in the backward pass instead of kept)", False))
     source = compat.function_source(program.jaxpr)
     return [hbm.Hbm(target.label, available, measured.needed, measured.failed,
-                    fit.buffers(measured, paths),
+                    peak,
                     tuple(remedies), source[0] if source else "",
                     memory.Frame(source[1], source[2]) if source else None)]
 

@@ -139,7 +139,8 @@ def buffers(measured: _Measured, names: list[str] | None = None) -> tuple[hbm.Bu
         frames = tuple(Frame(f.file, f.line, f.column, f.end_column) for f in
                        (module.frames_of(instruction.metadata) if instruction is not None and module else [])
                        if f.line > 0 and not f.file.startswith(_JAXLINT_DIR))
-        found.append(hbm.Buffer(name, shape, nbytes, kind, frames, argument))
+        op_name = instruction.metadata.get("op_name", "") if instruction is not None else ""
+        found.append(hbm.Buffer(name, shape, nbytes, kind, frames, argument, op_name))
     return tuple(found)
 
 

@@ -31,6 +31,12 @@ class Buffer:
     kind: str  # "argument", "output" or "temporary"
     frames: tuple[Frame, ...]  # the user frames that made it, innermost first; () unknown
     argument: str = ""  # an argument's name ("ws[0]"), from the parameter's op_name
+    op_name: str = ""  # the HLO metadata's op_name: "jit(f)/transpose(jvp())/dot_general"
+
+    @property
+    def differentiated(self) -> bool:
+        """Made by a gradient (a JVP or its transpose): checkpointing can drop it."""
+        return "jvp(" in self.op_name
 
 
 @dataclass(frozen=True)

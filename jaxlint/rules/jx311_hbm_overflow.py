@@ -77,9 +77,13 @@ def message(fit: Hbm, path: str) -> str:
     if fit.buffers:
         text += " Largest buffers live at the peak: " + "; ".join(
             f"{b.shape} ({gib(b.nbytes)}, {_where(b, path)})" for b in fit.buffers) + "."
-    if fit.remedies:
-        text += " It would fit with " + "; or ".join(_remedy(r) for r in fit.remedies) + "."
+    verified = [r for r in fit.remedies if r.verified]
+    unchecked = [r for r in fit.remedies if not r.verified]
+    if verified:
+        text += " It fits with " + "; or ".join(_remedy(r) for r in verified) + "."
     else:
-        text += (" No smaller batch, donation or sharding of the batch over a slice that jaxlint compiled fits: "
-                 "shard the parameters too, or checkpoint (jax.checkpoint) the layers whose activations are kept.")
+        text += (" No smaller batch, donation or sharding over a slice that jaxlint compiled fits: shard the "
+                 "parameters as well (over a mesh axis of their own).")
+    if unchecked:
+        text += " Also worth trying: " + "; ".join(_remedy(r) for r in unchecked) + "."
     return text
