@@ -87,8 +87,8 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.
     root = tmp_path_factory.mktemp("jx311")
     (root / "jaxlint.toml").write_text("")
     shutil.copy(DATA, root / DATA.name)
-    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--jobs", "1", "--timeout", "300", "--target",
-                          "tpu-v5e", "--select", "JX311", "--output-format", "json", "."],
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--jobs", "1", "--timeout", "300",
+                          "--target", "tpu-v5e", "--select", "JX311", "--output-format", "json", "."],
                          cwd=root, capture_output=True, text=True, timeout=600)
     return root, run
 
@@ -108,7 +108,8 @@ def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.Compl
 
 
 @needs_libtpu
-def test_a_refused_compile_names_its_buffers_and_their_lines(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_a_refused_compile_names_its_buffers_and_their_lines(
+        checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
     text = _messages(run)[_line(root, "def huge_step")]
     assert text.startswith("`huge_step` needs 56.00 GiB of HBM on TPU v5e, which has 15.75 GiB per chip "
@@ -128,7 +129,7 @@ def test_a_step_that_fits_only_on_a_slice_says_what_fits_compiled(
     text = _messages(run)[_line(root, "def slice_step")]
     assert "needs 16.50 GiB of HBM on TPU v5e, which has 15.75 GiB per chip" in text, text
     assert "a batch of 131072 instead of 262144 ('x') (compiled: 10.50 GiB)" in text
-    assert ("sharding the batch dimension (262144) of 'x' over the 4 chips of a TPU v5e 2x2 slice (4 chips) "
+    assert ("sharding the batch dimension (262144) of 'x' over the chips of a TPU v5e 2x2 slice (4 chips) "
             "(--target tpu-v5e:2x2) (compiled: 5.50 GiB per chip)") in text
 
 

@@ -57,7 +57,8 @@ def run(path: Path, fix: bool = False) -> CheckResult:
 # The JX902 Example sleeps for 600 s, far past the limit. JX310's builds a (4, 2) mesh: its worker
 # gets 8 CPU devices from the literal mesh shape, this test process keeps its own.
 # JX311's compiles for a TPU v5e (libtpu, which the CI's older JAX may lack: then skipped).
-WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": [], "JX310": [], "JX311": ["--target", "tpu-v5e", "--timeout", "300"]}
+WORKER_PAGES = {"JX902": ["--timeout", "5"], "JX903": [], "JX310": [],
+                "JX311": ["--target", "tpu-v5e", "--timeout", "300"]}
 NEEDS_LIBTPU = {"JX311"}
 # Pages whose Example no code can give, and why.
 NOT_EXECUTABLE = {"JX906": "only a bug in jaxlint gives it; test_internal_error.py injects one"}

@@ -311,7 +311,7 @@ def sharded(closed: Any, target: Target, needed: int, available: int, donate: tu
                 what = (f"the batch dimension ({size}) of {_names(closed, which, paths)}" if not everything
                         else f"the batch dimension ({size}) and the other arguments' leading dimensions" if which
                         else "the arguments' leading dimensions")
-                return hbm.Remedy("shard", f"sharding {what} over the {chips} chips of a {slice_target.label} "
+                return hbm.Remedy("shard", f"sharding {what} over the chips of a {slice_target.label} "
                                   f"(--target {slice_target.name})", True, measured.needed)
     return None
 
