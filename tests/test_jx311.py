@@ -171,3 +171,21 @@ def test_explain_of_the_step_at_95_percent_says_so(tmp_path: Path) -> None:
     assert "Needs 15.00 GiB of the 15.75 GiB of HBM a TPU v5e chip has (95%): it fits" in " ".join(
         report["cost"]["notes"]), report["cost"]["notes"]
     assert [f for f in report["findings"] if f.get("code") == "JX311"] == []
+
+
+@needs_libtpu
+def test_a_program_the_module_shards_is_compiled_as_sharded_on_the_slice(tmp_path: Path) -> None:
+    source = DATA.parent.parent / "hbm_sharded" / "data_parallel.py"
+    (tmp_path / "jaxlint.toml").write_text("")
+    shutil.copy(source, tmp_path / source.name)
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--jobs", "1", "--timeout", "300",
+                          "--target", "tpu-v5e:2x4", "--select", "JX311", "--output-format", "json", "."],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 1, run.stdout + run.stderr
+    findings = json.loads(run.stdout)
+    assert sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in findings) == \
+        case_markers(tmp_path)
+    text = findings[0]["message"]
+    assert text.startswith("`step`, as the module shards it, needs 16.50 GiB of HBM on each chip of a TPU v5e 2x4 "
+                           "slice (8 chips), which has 15.75 GiB per chip"), text
+    assert "f32[262144,4096] (4.00 GiB, argument 'x')" in text  # its eighth of the batch

@@ -243,20 +243,21 @@ def _hbm(closed: Any) -> list[hbm.Hbm]:
 def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
     from jaxlint.ir import fit
 
-    if sharded.is_partitioned(closed):
-        return []  # placed by the user over several devices: not one chip's program
     program, donated = _the_jit(closed)
     available = target_devices.available_hbm(target)
     if available is None:
         return []
     donate = tuple(i for i, d in enumerate(donated) if d)
-    measured = fit.measure(fit.fun_of(program), fit.structs(program), donate, dump=True)
+    # A program the user placed over several devices is compiled as placed (the same mesh laid on
+    # the target slice's chips): its figures are each chip's, and no other placement is tried.
+    placed = _replicated_rest(_placement(closed)) if sharded.is_partitioned(closed) else None
+    measured = fit.measure(fit.fun_of(program), fit.structs(program), donate, dump=True, in_shardings=placed)
     if measured.needed is None:
         return []
     remedies: list[hbm.Remedy] = []
     # The user's argument names: the traced inputs' paths (``ws[0]``), which are the jit's inputs.
     paths = fit.names_of(closed) or compat.argument_paths(closed)[0] or compat.arg_names(program.jaxpr)
-    if measured.failed or measured.needed > available:
+    if placed is None and (measured.failed or measured.needed > available):
         for found in (fit.smaller_batch(program, available, donate, paths),
                       fit.donation(program, available, donate, paths),
                       fit.sharded(program, target, measured.needed, available, donate, paths)):
@@ -272,7 +273,7 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
     return [hbm.Hbm(target.label, available, measured.needed, measured.failed,
                     peak,
                     tuple(remedies), source[0] if source else "",
-                    memory.Frame(source[1], source[2]) if source else None)]
+                    memory.Frame(source[1], source[2]) if source else None, placed is not None)]
 
 
 def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
@@ -285,3 +286,16 @@ def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
         if inner is not None and hasattr(inner, "consts") and list(eqn.invars) == list(jaxpr.invars):
             return inner, tuple(bool(d) for d in eqn.params.get("donated_invars", ()) or ())
     return closed, ()
+
+
+def _replicated_rest(shardings: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+    """The user's input shardings, an unplaced input replicated over the same mesh; None: none."""
+    if shardings is None:
+        return None
+    import jax
+
+    mesh = next((s.mesh for s in shardings if isinstance(s, jax.sharding.NamedSharding)), None)
+    if mesh is None:
+        return None
+    return tuple(s if s is not None else jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+                 for s in shardings)

@@ -69,7 +69,7 @@ class _Measured:
 
 
 def measure(fun: Callable[..., Any], args: list[Any], donate: tuple[int, ...] = (), dump: bool = False,
-            target: Target | None = None, out_shardings: Any = None) -> _Measured:
+            target: Target | None = None, out_shardings: Any = None, in_shardings: Any = None) -> _Measured:
     """``fun`` compiled for ``target`` (the current one) with ``args`` (placed ShapeDtypeStructs):
     the bytes one chip needs, and with ``dump`` the live ranges and optimized HLO XLA wrote."""
     previous = target_devices.current()
@@ -77,6 +77,8 @@ def measure(fun: Callable[..., Any], args: list[Any], donate: tuple[int, ...] = 
         target_devices.use(target)
     try:
         options = {} if out_shardings is None else {"out_shardings": out_shardings}
+        if in_shardings is not None:  # the user's placement, moved to the target's chips by ``lower``
+            options["in_shardings"] = tuple(in_shardings)
         lowered = target_devices.lower(fun, list(args), donate_argnums=donate, **options)
         with tempfile.TemporaryDirectory(prefix="jaxlint-hbm-") as folder:
             options = {"xla_dump_to": folder} if dump else {}
@@ -243,7 +245,9 @@ def smaller_batch(closed: Any, available: int, donate: tuple[int, ...],
             if needed is not None:
                 return hbm.Remedy("batch", f"a batch of {new} instead of {size} ({_names(closed, which, paths)})",
                                   True, needed)
-    except Exception:  # noqa: BLE001 - a loop, or a dimension that is not the batch: not checked
+    except NotImplementedError:  # a loop or a branch: the program is not rebuilt at another batch
+        return hbm.Remedy("batch", f"a smaller batch than {size} ({_names(closed, which, paths)})", False)
+    except Exception:  # noqa: BLE001 - a dimension that is not the batch after all: nothing to say
         return None
     return None
 

@@ -61,6 +61,7 @@ class Hbm:
     remedies: tuple[Remedy, ...] = ()
     function: str = ""  # the jit's function name
     defined: Frame | None = None  # where it is defined
+    placed: bool = False  # sharded by the module over the slice's chips: every figure is one chip's share
 
     @property
     def share(self) -> float:

@@ -72,15 +72,21 @@ def message(fit: Hbm, path: str) -> str:
     """The finding's message (also what ``explain`` would say of a function near the limit)."""
     function = f"`{fit.function}`" if fit.function and fit.function != "<lambda>" else "this function"
     refused = " (XLA refuses to compile it: RESOURCE_EXHAUSTED)" if fit.failed else ""
-    text = (f"{function} needs {gib(fit.needed)} of HBM on {fit.target}, which has {gib(fit.available)} per chip"
-            f"{refused}.")
+    where = f"on each chip of a {fit.target}" if fit.placed else f"on {fit.target}"
+    sharded = ", as the module shards it," if fit.placed else ""
+    text = (f"{function}{sharded} needs {gib(fit.needed)} of HBM {where}, which has {gib(fit.available)} "
+            f"per chip{refused}.")
     if fit.buffers:
-        text += " Largest buffers live at the peak: " + "; ".join(
+        shares = " (each chip's share)" if fit.placed else ""
+        text += f" Largest buffers live at the peak{shares}: " + "; ".join(
             f"{b.shape} ({gib(b.nbytes)}, {_where(b, path)})" for b in fit.buffers) + "."
     verified = [r for r in fit.remedies if r.verified]
     unchecked = [r for r in fit.remedies if not r.verified]
     if verified:
         text += " It fits with " + "; or ".join(_remedy(r) for r in verified) + "."
+    elif fit.placed:
+        text += (" jaxlint compiles a program the module shards only as it is sharded: a smaller batch, a larger "
+                 "slice (--target), or the parameters sharded as well would lower each chip's share.")
     else:
         text += (" No smaller batch, donation or sharding over a slice that jaxlint compiled fits: shard the "
                  "parameters as well (over a mesh axis of their own).")
