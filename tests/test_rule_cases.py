@@ -34,6 +34,10 @@ EXEMPT = {
     "JX310": "its programs need 8 CPU devices, which the test process does not have (forcing them would "
              "change the whole suite); test_jx310.py checks its triggers and near misses, marked the same way, "
              "with `jaxlint check` in a subprocess whose worker gets the devices",
+    "JX311": "a TPU target's rule: its cases compile for a TPU v5e with libtpu, which the test process does not "
+             "load (and CI's older JAX may lack); test_jx311.py checks tests/data/hbm/steps.py and "
+             "tests/data/hbm_sharded/, marked the same way, with `jaxlint check --target tpu-v5e` (and "
+             "tpu-v5e:2x4) in a subprocess",
     "JX309": "a run-time rule: `jaxlint check` runs no code, so no case can give it; test_jx309.py checks it "
              "on real pytest --jaxlint sessions and a real jaxlint run, test_rule_docs.py its page with jaxlint run",
 }

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-# At or above this share of the chip's HBM a program is said to be close to the limit (JX311
-# reports only what does not fit).
-NEAR_FULL = 0.90
+from jaxlint.ir import hbm
+
 # Below this many seconds a call's fixed cost on the chip outweighs the estimate: the founding
 # example, 30 ns by its peaks, took 0.18 ms a call on a v5e with calls queued (docs/performance.md).
 TINY = 1e-4
@@ -26,7 +25,7 @@ def hbm_use(chip: dict[str, Any] | None, memory: dict[str, Any], partitions: int
     note = None
     if share >= 1:
         note = f"does not fit: {share:.0%} of the HBM of one {chip['chip_label']} chip"
-    elif share >= NEAR_FULL:
+    elif share >= hbm.NEAR:  # JX311 reports only what does not fit; explain says what is close
         note = (f"close to the limit: {share:.0%} of the HBM of one {chip['chip_label']} chip; a larger batch or "
                 "another buffer will not fit")
     return {"peak_bytes": peak, "hbm_bytes": chip["hbm_bytes"], "share": share, "per_device": partitions > 1,
@@ -57,27 +56,13 @@ def chip_facts(name: str, label: str, chip_label: str, is_tpu: bool, hbm_bytes: 
             "bf16_flops": bf16_flops, "hbm_bandwidth": hbm_bandwidth, "chips": chips}
 
 
-_SIZE = r"\(([0-9.]+)([KMGT]?)\)"
-_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
-
-
 def refused(chip: dict[str, Any] | None, compile_error: str | None) -> dict[str, Any] | None:
-    """The HBM figures of XLA's refusal ("the total memory required for HLO temporaries (48.00G)
-    exceeds available HBM (15.75G)"), as ``hbm_use`` gives them; None for another error."""
-    import re
-
-    if not chip or not chip.get("is_tpu") or not compile_error or "RESOURCE_EXHAUSTED" not in compile_error:
+    """The HBM figures of XLA's refusal (RESOURCE_EXHAUSTED: what the program needs, what the chip
+    has), as ``hbm_use`` gives them; None for another error."""
+    found = hbm.parse_required(compile_error) if chip and chip.get("is_tpu") and compile_error else None
+    if found is None:
         return None
-    # libtpu 0.0.42: "required for HLO temporaries (48.00G) exceeds available HBM (15.75G)";
-    # libtpu 0.0.2: "Requires 384.00G, has 14.96G available".
-    needed = re.search(r"required for [^(]*" + _SIZE, compile_error) or re.search(r"Requires ([0-9.]+)([KMGT]?)",
-                                                                                  compile_error)
-    available = re.search(r"available HBM " + _SIZE, compile_error) or re.search(r"has ([0-9.]+)([KMGT]?) available",
-                                                                                 compile_error)
-    if needed is None:
-        return None
-    peak = int(float(needed.group(1)) * _UNITS[needed.group(2)])
-    hbm = int(float(available.group(1)) * _UNITS[available.group(2)]) if available else chip.get("hbm_bytes")
-    return {"peak_bytes": peak, "hbm_bytes": hbm, "share": peak / hbm if hbm else None, "per_device": False,
+    peak, available = found
+    return {"peak_bytes": peak, "hbm_bytes": available, "share": peak / available, "per_device": False,
             "note": f"does not fit: XLA's compiler for {chip['chip_label']} refuses it, needing "
-                    f"{peak / 2 ** 30:.2f} GiB of the chip's {hbm / 2 ** 30:.2f} GiB" if hbm else "does not fit"}
+                    f"{hbm.gib(peak)} of the chip's {hbm.gib(available)} (JX311 says what would make it fit)"}

@@ -15,15 +15,17 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from typing import Any
 
-from jaxlint.ir import compat, hlo, memory, partitioner, primitives, remat, sharded, target_devices
+from jaxlint.ir import compat, hbm, hlo, memory, partitioner, primitives, remat, sharded, target_devices
 
-KINDS = ("donations", "loops", "rematerializations")
+KINDS = ("donations", "loops", "rematerializations", "hbm")
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
 # jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
 # stays its own.
 _CACHE: OrderedDict[tuple[int, tuple[bool, ...], str], tuple[Any, Any, list[str]]] = OrderedDict()
 # Temporary bytes of programs rebuilt with a loop body checkpointed, by (program, body).
 _REMAT: OrderedDict[tuple[int, int, str], tuple[Any, Any, int | None]] = OrderedDict()
+# The fit of programs in the TPU target's HBM (jaxlint.ir.hbm.Hbm), by (jaxpr, target).
+_HBM: OrderedDict[tuple[int, str], tuple[Any, list[Any]]] = OrderedDict()
 _CACHE_SIZE = 32
 # Seconds spent compiling in this process (the worker reports its share per module: --timings).
 SPENT = {"seconds": 0.0}
@@ -37,6 +39,8 @@ def compiled_facts(closed: Any, kind: str) -> list[Any]:
         return _loops(closed)
     if kind == "rematerializations":
         return _rematerializations(closed)
+    if kind == "hbm":
+        return _hbm(closed)
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
@@ -212,3 +216,85 @@ def _rematerializations(closed: Any) -> list[partitioner.Rematerialization]:
     compiled = _compiled(closed, (), False)
     lines = _CACHE.get((id(closed), (), target_devices.current().name), (None, None, []))[2]
     return sharded.rematerializations(closed, lines, compiled[0] if compiled is not None else None)
+
+
+def _hbm(closed: Any) -> list[hbm.Hbm]:
+    """The program's fit in the TPU target chip's HBM (nothing on the CPU): compiled with XLA's
+    dump on, and when it does not fit, what would make it fit, each compiled (jaxlint.ir.fit)."""
+    target = target_devices.current()
+    if not target.is_tpu:
+        return []
+    key = (id(closed), target.name)
+    if key not in _HBM:
+        started = time.perf_counter()
+        try:
+            found = _fit(closed, target)
+        except Exception:  # a program that does not compile for other reasons: no facts
+            found = []
+        SPENT["seconds"] += time.perf_counter() - started
+        _HBM[key] = (closed, found)
+        if len(_HBM) > _CACHE_SIZE:
+            _HBM.popitem(last=False)
+    _HBM.move_to_end(key)
+    return _HBM[key][1]
+
+
+def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
+    from jaxlint.ir import fit
+
+    program, donated = _the_jit(closed)
+    available = target_devices.available_hbm(target)
+    if available is None:
+        return []
+    donate = tuple(i for i, d in enumerate(donated) if d)
+    # A program the user placed over several devices is compiled as placed (the same mesh laid on
+    # the target slice's chips): its figures are each chip's, and no other placement is tried.
+    placed = _replicated_rest(_placement(closed)) if sharded.is_partitioned(closed) else None
+    measured = fit.measure(fit.fun_of(program), fit.structs(program), donate, dump=True, in_shardings=placed)
+    if measured.needed is None:
+        return []
+    remedies: list[hbm.Remedy] = []
+    # The user's argument names: the traced inputs' paths (``ws[0]``), which are the jit's inputs.
+    paths = fit.names_of(closed) or compat.argument_paths(closed)[0] or compat.arg_names(program.jaxpr)
+    if placed is None and (measured.failed or measured.needed > available):
+        for found in (fit.smaller_batch(program, available, donate, paths),
+                      fit.donation(program, available, donate, paths),
+                      fit.sharded(program, target, measured.needed, available, donate, paths)):
+            if found is not None:
+                remedies.append(found)
+    peak = fit.buffers(measured, paths)
+    if (measured.failed or measured.needed > available) and \
+            any(b.kind == "temporary" and b.differentiated for b in peak):
+        # The program is already transformed (a gradient): checkpointing needs the user's function.
+        remedies.append(hbm.Remedy("remat", "jax.checkpoint on the layers whose temporaries are live at the peak "
+                                   "(recomputed in the backward pass instead of kept)", False))
+    source = compat.function_source(program.jaxpr)
+    return [hbm.Hbm(target.label, available, measured.needed, measured.failed,
+                    peak,
+                    tuple(remedies), source[0] if source else "",
+                    memory.Frame(source[1], source[2]) if source else None, placed is not None)]
+
+
+def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
+    """The program the user's jit compiles: a trace that is one jit call of its inputs is that
+    jit's program with its donations; anything else, the trace itself."""
+    jaxpr, _ = compat.open_jaxpr(closed)
+    if len(jaxpr.eqns) == 1:
+        eqn = jaxpr.eqns[0]
+        inner = eqn.params.get("jaxpr")
+        if inner is not None and hasattr(inner, "consts") and list(eqn.invars) == list(jaxpr.invars):
+            return inner, tuple(bool(d) for d in eqn.params.get("donated_invars", ()) or ())
+    return closed, ()
+
+
+def _replicated_rest(shardings: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+    """The user's input shardings, an unplaced input replicated over the same mesh; None: none."""
+    if shardings is None:
+        return None
+    import jax
+
+    mesh = next((s.mesh for s in shardings if isinstance(s, jax.sharding.NamedSharding)), None)
+    if mesh is None:
+        return None
+    return tuple(s if s is not None else jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+                 for s in shardings)

@@ -10,13 +10,13 @@ chip would run. Nothing opens a chip; JAX's own backend stays the CPU (``JAX_PLA
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, Callable
 
 import jax
 import numpy as np
 
 from jaxlint.chips import CPU, Target, TargetError, parse_target
+from jaxlint.ir import hbm
 
 ENV = "JAXLINT_TARGET"  # the worker's target, set by the parent that starts it
 # libtpu's start-up asks a metadata server and the environment for the host's own TPU; a
@@ -27,11 +27,6 @@ ENV = "JAXLINT_TARGET"  # the worker's target, set by the parent that starts it
 LIBTPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "TPU_ACCELERATOR_TYPE": "v5litepod-1",
               "TPU_WORKER_HOSTNAMES": "localhost", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
               "TPU_STDERR_LOG_LEVEL": "1", "TPU_LOG_DIR": "disabled"}
-# libtpu 0.0.42 (JAX 0.10): "... exceeds available HBM (15.75G)"; libtpu 0.0.2 (JAX 0.4.35):
-# "Requires 384.00G, has 14.96G available".
-_AVAILABLE = re.compile(r"exceeds available HBM \(([0-9.]+)([KMGT]?)\)|has ([0-9.]+)([KMGT]?) available")
-_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
-
 _state: dict[str, Any] = {"target": None, "devices": {}, "hbm": {}}
 # Why programs of the current job could not be laid on the target (a mesh larger than the
 # slice): the compiles that need it give no facts, and the user is told (Result.not_compiled).
@@ -182,12 +177,9 @@ def _probe_hbm(target: Target) -> int | None:
 
 
 def parse_available(message: str) -> int | None:
-    """The ``available HBM (15.75G)`` of XLA's RESOURCE_EXHAUSTED message, in bytes."""
-    match = _AVAILABLE.search(message)
-    if match is None:
-        return None
-    number, unit = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
-    return int(float(number) * _UNITS[unit])
+    """The bytes of HBM XLA's RESOURCE_EXHAUSTED message says the chip has."""
+    found = hbm.parse_required(message)
+    return found[1] if found is not None else None
 
 
 def describe_unavailable(error: Exception) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxlint.ir import compat, sharded, target_devices
+from jaxlint.ir import compat, fit, sharded, target_devices
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
 
@@ -71,6 +71,10 @@ def trace_function(function: Any, arguments: ArgumentSet) -> Any:
     apply, inputs = bind(function, arguments)
     closed = jax.make_jaxpr(apply)(*inputs)
     sharded.note_inputs(closed, inputs)  # the compile step places the arguments as they were
+    if target_devices.current().is_tpu:  # JX311 names the arguments of a program that does not fit
+        leaves = jax.tree_util.tree_leaves((arguments.args, arguments.kwargs))
+        fit.note_names(closed, arguments.call or function, arguments,
+                       [i for i, leaf in enumerate(leaves) if isinstance(leaf, jax.ShapeDtypeStruct)])
     return closed
 
 
