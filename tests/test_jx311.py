@@ -8,6 +8,7 @@ reason. Without libtpu (CI's older JAX) those tests skip; the readers of XLA's f
 message and the CPU path are JAX-free or need no TPU and always run."""
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import re
@@ -27,6 +28,22 @@ from jaxlint.rules.jx311_hbm_overflow import message
 DATA = Path(__file__).resolve().parent / "data" / "hbm" / "steps.py"
 needs_libtpu = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
                                   reason="libtpu is not installed: JX311's programs compile for a TPU v5e")
+
+
+def _libtpu_version() -> str:
+    try:
+        return importlib.metadata.version("libtpu")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+# The cases' sizes are set against the compiler of libtpu 0.0.42 (JAX 0.10.2), which the chip in
+# tpu-facts.md runs. libtpu 0.0.2 (JAX 0.4.35) schedules the same programs into other sizes
+# (slice_step: 14.50 GiB of its 14.96, so it fits there) and writes no live ranges: what it
+# reports is right for that compiler, but not these figures.
+needs_libtpu_0042 = pytest.mark.skipif(not _libtpu_version().startswith("0.0.42"),
+                                       reason="the cases' sizes are libtpu 0.0.42's (JAX 0.10.2); this is libtpu "
+                                              f"{_libtpu_version() or 'missing'}")
 
 REFUSAL = ("RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total memory required for HLO temporaries "
            "(48.00G) exceeds available HBM (15.75G).")
@@ -97,7 +114,7 @@ def _messages(run: subprocess.CompletedProcess) -> dict[int, str]:
     return {f["location"]["row"]: f["message"] for f in json.loads(run.stdout)}
 
 
-@needs_libtpu
+@needs_libtpu_0042
 def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
     assert run.returncode == 1, run.stdout + run.stderr
@@ -107,7 +124,7 @@ def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.Compl
     assert re.search(r"\(6 targets traced", run.stderr), run.stderr
 
 
-@needs_libtpu
+@needs_libtpu_0042
 def test_a_refused_compile_names_its_buffers_and_their_lines(
         checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
@@ -122,7 +139,7 @@ def test_a_refused_compile_names_its_buffers_and_their_lines(
                          "(recomputed in the backward pass instead of kept) (not checked by compiling).")
 
 
-@needs_libtpu
+@needs_libtpu_0042
 def test_a_step_that_fits_only_on_a_slice_says_what_fits_compiled(
         checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
@@ -147,19 +164,23 @@ def _line(root: Path, text: str) -> int:
 
 
 def test_explain_says_a_program_at_ninety_percent_or_more() -> None:
-    from jaxlint.explain.build import hbm_notes
+    from jaxlint.explain.chip import hbm_use, refused
 
-    chip = int(15.75 * 2**30)
-    assert hbm_notes(None) == []
-    assert hbm_notes({"target": "TPU v5e", "needed": int(5.5 * 2**30), "available": chip, "failed": False}) == []
-    assert hbm_notes({"target": "TPU v5e", "needed": 15 * 2**30, "available": chip, "failed": False}) == [
-        "Needs 15.00 GiB of the 15.75 GiB of HBM a TPU v5e chip has (95%): it fits, with 0.75 GiB to spare; "
-        "a larger batch or another buffer may not."]
-    assert "it does not fit (JX311" in hbm_notes({"target": "TPU v5e", "needed": int(16.5 * 2**30),
-                                                  "available": chip, "failed": True})[0]
+    chip = {"is_tpu": True, "chip_label": "TPU v5e", "hbm_bytes": int(15.75 * 2**30)}
+    memory = {"argument_bytes": 0, "output_bytes": 0, "alias_bytes": 0}
+    assert hbm_use(None, {**memory, "temp_bytes": 15 * 2**30}) is None
+    assert hbm_use(chip, {**memory, "temp_bytes": int(5.5 * 2**30)})["note"] is None
+    assert hbm_use(chip, {**memory, "temp_bytes": 15 * 2**30})["note"] == (
+        "needs 15.00 GiB of the 15.75 GiB of HBM one TPU v5e chip has (95%): it fits, with 0.75 GiB to spare; "
+        "a larger batch or another buffer may not")
+    message = ("RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total memory required for HLO temporaries "
+               "(16.50G) exceeds available HBM (15.75G).")
+    assert "refuses it, needing 16.50 GiB of the chip's 15.75 GiB" in refused(chip, message)["note"]
+    old = "RESOURCE_EXHAUSTED: Compilation failure: ... Requires 384.00G, has 14.96G available."  # libtpu 0.0.2
+    assert refused(chip, old)["peak_bytes"] == 384 * 2**30
 
 
-@needs_libtpu
+@needs_libtpu_0042
 def test_explain_of_the_step_at_95_percent_says_so(tmp_path: Path) -> None:
     (tmp_path / "jaxlint.toml").write_text("")
     shutil.copy(DATA, tmp_path / DATA.name)
@@ -168,12 +189,12 @@ def test_explain_of_the_step_at_95_percent_says_so(tmp_path: Path) -> None:
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads(run.stdout)
-    assert "Needs 15.00 GiB of the 15.75 GiB of HBM a TPU v5e chip has (95%): it fits" in " ".join(
-        report["cost"]["notes"]), report["cost"]["notes"]
+    assert report["memory"]["hbm"]["note"].startswith(
+        "needs 15.00 GiB of the 15.75 GiB of HBM one TPU v5e chip has (95%): it fits"), report["memory"]["hbm"]
     assert [f for f in report["findings"] if f.get("code") == "JX311"] == []
 
 
-@needs_libtpu
+@needs_libtpu_0042
 def test_a_program_the_module_shards_is_compiled_as_sharded_on_the_slice(tmp_path: Path) -> None:
     source = DATA.parent.parent / "hbm_sharded" / "data_parallel.py"
     (tmp_path / "jaxlint.toml").write_text("")

@@ -23,11 +23,12 @@ def hbm_use(chip: dict[str, Any] | None, memory: dict[str, Any], partitions: int
     peak = sum(parts) - (memory.get("alias_bytes") or 0)
     share = peak / chip["hbm_bytes"]
     note = None
+    figures = f"{hbm.gib(peak)} of the {hbm.gib(chip['hbm_bytes'])} of HBM one {chip['chip_label']} chip has ({share:.0%})"
     if share >= 1:
-        note = f"does not fit: {share:.0%} of the HBM of one {chip['chip_label']} chip"
+        note = f"needs {figures}: it does not fit (JX311 says what would)"
     elif share >= hbm.NEAR:  # JX311 reports only what does not fit; explain says what is close
-        note = (f"close to the limit: {share:.0%} of the HBM of one {chip['chip_label']} chip; a larger batch or "
-                "another buffer will not fit")
+        note = (f"needs {figures}: it fits, with {hbm.gib(chip['hbm_bytes'] - peak)} to spare; a larger batch or "
+                "another buffer may not")
     return {"peak_bytes": peak, "hbm_bytes": chip["hbm_bytes"], "share": share, "per_device": partitions > 1,
             "note": note}
 

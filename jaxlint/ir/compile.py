@@ -77,7 +77,7 @@ def _checkpointed_temp(closed: Any, body: Any, shardings: tuple[Any, ...] | None
 
 def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
               shardings: list[Any] | None = None) -> tuple[str, list[int], list[str], int | None] | None:
-    """The compile of ``closed`` with its inputs placed by ``shardings`` (None: ``_placement``)."""
+    """The compile of ``closed`` with its inputs placed by ``shardings`` (None: ``placement``)."""
     key = (id(closed), donated, target_devices.current().name)
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -249,7 +249,7 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
     donate = tuple(i for i, d in enumerate(donated) if d)
     # A program the user placed over several devices is compiled as placed (the same mesh laid on
     # the target slice's chips): its figures are each chip's, and no other placement is tried.
-    placed = _replicated_rest(_placement(closed)) if sharded.is_partitioned(closed) else None
+    placed = _replicated_rest(placement(closed)) if sharded.is_partitioned(closed) else None
     measured = fit.measure(fit.fun_of(program), fit.structs(program), donate, dump=True, in_shardings=placed)
     if measured.needed is None:
         return []

@@ -212,11 +212,13 @@ def rebatched(closed: Any, old: int, new: int) -> Callable[..., Any]:
 
 
 def fun_of(closed: Any) -> Callable[..., Any]:
+    """``closed`` as a function, its meshes laid on the current target's chips (retargeted when
+    it is called: a slice remedy calls it under the slice's target)."""
     try:
         from jax.extend.core import jaxpr_as_fun
     except ImportError:  # 0.4.35
         from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
-    return jaxpr_as_fun(closed)
+    return lambda *args: jaxpr_as_fun(target_devices.retarget(closed))(*args)
 
 
 def smaller_batch(closed: Any, available: int, donate: tuple[int, ...],
