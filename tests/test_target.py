@@ -254,3 +254,17 @@ def test_retargeting_keeps_named_tuples_and_lays_meshes_on_chips() -> None:
     finally:
         target_devices.use(before)
     assert "T(8,128)" in text and "convolution(" in text
+
+
+@needs_libtpu
+def test_fix_verification_compiles_for_the_target(tmp_path: Path) -> None:
+    """--cost compiled: the figures before and after a verified fix are the target's, and say so."""
+    (tmp_path / "founding.py").write_text(FOUNDING.read_text())
+    notes = {}
+    for target in ("cpu", "tpu-v5e"):
+        run = jaxlint("check", "--no-cache", "--cost", "compiled", "--target", target, "--output-format", "json",
+                      "founding.py", cwd=tmp_path)
+        [finding] = json.loads(run.stdout)
+        notes[target] = finding["cost"]["note"]
+    assert notes["cpu"].startswith("compiled before and after the fix")
+    assert notes["tpu-v5e"].startswith("compiled for TPU v5e before and after the fix")

@@ -166,7 +166,8 @@ def _attach_compiled_costs(before: Result | None, after: Result | None, fixed: l
         devices = old.get("devices") or 1  # a partitioned program's figures are each device's
         finding.cost = Cost(
             basis="compiled", flops=delta("flops"), bytes=delta("bytes"),
-            note=(f"compiled before and after the fix: {_number(delta('flops'))} FLOPs, "
+            note=(f"compiled{' for ' + old['target'] if old.get('target') else ''} before and after the fix: "
+                  f"{_number(delta('flops'))} FLOPs, "
                   f"{_number(delta('bytes'))} bytes accessed, {_number(saved_memory)} bytes of "
                   "temporaries and outputs saved per call"
                   + (f", per device (on each of the {devices} devices of the sharded program)" if devices > 1 else "")

@@ -86,7 +86,9 @@ def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | Non
         compiled = target_devices.lower_function(apply, inputs).compile()
     except Exception:
         return None
-    return {**compat.compiled_costs(compiled), "devices": compat.compiled_devices(compiled)}
+    target = target_devices.current()
+    return {**compat.compiled_costs(compiled), "devices": compat.compiled_devices(compiled),
+            "target": target.label if target.is_tpu else None}
 
 
 class _Opaque:
