@@ -89,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
         output_flags.configure_verbose()
     from jaxlint.config import ConfigError
     from jaxlint.config import flags as config_flags
-    from jaxlint.config.keys import OUTPUT_FORMATS
-    from jaxlint.report import DEFAULT as DEFAULT_FORMAT
 
     try:
         settings = config_flags.resolve(args)  # configuration files, --config and the flags

@@ -15,10 +15,9 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxlint.chips import CPU, Target, TargetError, parse_target
+from jaxlint.chips import CPU, Target
 from jaxlint.ir import hbm
 
-ENV = "JAXLINT_TARGET"  # the worker's target, set by the parent that starts it
 # libtpu's start-up asks a metadata server and the environment for the host's own TPU; a
 # deviceless compile needs neither, and a TPU VM's chip held by a training job must not stop it.
 # Its compiler logs to files under /tmp/tpu_logs unless told otherwise: warnings go to
@@ -34,15 +33,13 @@ _REFUSALS: list[str] = []
 
 
 class TargetUnavailable(Exception):
-    """The target's devices cannot be made here (libtpu missing or refusing): one line, exit 2."""
+    """The target's devices cannot be made here (libtpu refusing a topology), or a program cannot
+    be laid on them (a mesh larger than the slice): one line that says which."""
 
 
 def current() -> Target:
-    """The process's target: set by ``use``, else the worker's environment, else the CPU."""
-    if _state["target"] is None:
-        text = os.environ.get(ENV, "").strip()
-        _state["target"] = parse_target(text) if text else CPU
-    return _state["target"]
+    """The process's target: the last ``use`` (a worker's job, a driver's configuration), else the CPU."""
+    return _state["target"] or CPU
 
 
 def use(target: Target) -> None:
@@ -180,11 +177,6 @@ def parse_available(message: str) -> int | None:
     """The bytes of HBM XLA's RESOURCE_EXHAUSTED message says the chip has."""
     found = hbm.parse_required(message)
     return found[1] if found is not None else None
-
-
-def describe_unavailable(error: Exception) -> str:
-    """One line for a target that cannot be used (TargetError, TargetUnavailable)."""
-    return str(error) if isinstance(error, (TargetError, TargetUnavailable)) else f"{type(error).__name__}: {error}"
 
 
 def retarget(closed: Any) -> Any:
