@@ -268,3 +268,24 @@ def test_fix_verification_compiles_for_the_target(tmp_path: Path) -> None:
         notes[target] = finding["cost"]["note"]
     assert notes["cpu"].startswith("compiled before and after the fix")
     assert notes["tpu-v5e"].startswith("compiled for TPU v5e before and after the fix")
+
+
+@needs_libtpu
+def test_pytest_jaxlint_target(tmp_path: Path) -> None:
+    """pytest --jaxlint --jaxlint-target tpu-v5e: the test's calls compiled for the target in the
+    test's own process; a bad name is pytest's usage error."""
+    (tmp_path / "jaxlint.toml").write_text("")
+    (tmp_path / "donated.py").write_text(DONATED.replace("cast.lower(", "# cast.lower("))
+    (tmp_path / "test_donated.py").write_text(
+        "import jax.numpy as jnp\nfrom donated import cast\n\n\ndef test_cast():\n"
+        "    assert cast(jnp.ones((2048, 2048))).dtype == jnp.bfloat16\n")
+
+    def pytest_run(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "--jaxlint",
+                               *flags], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+
+    run = pytest_run("--jaxlint-target", "tpu-v5e")
+    assert "JX308" in run.stdout and "Compiled for TPU v5e." in run.stdout, run.stdout + run.stderr
+    bad = pytest_run("--jaxlint-target", "tpu-v9")
+    assert bad.returncode == 4 and "unknown target 'tpu-v9'" in bad.stderr
