@@ -85,8 +85,8 @@ def test_jaxlint_toml_wins_over_pyproject_and_pyproject_without_table_is_skipped
                      "inner/pyproject.toml": '[project]\nname = "x"\n',
                      "inner/broken/pyproject.toml": "[project\nname = \n"})  # not ours to judge
     assert settings(tmp_path).startswith(f"# Settings file: {tmp_path / 'jaxlint.toml'}")
-    assert enabled(tmp_path / "inner" / "broken") == ["JX301", "JX302", "JX303", "JX304", "JX305", "JX306", "JX307",
-                                                      "JX308", "JX309", "JX310"]
+    family = sorted(rule.code for rule in all_rules() if rule.code.startswith("JX3"))  # JX301, JX302, ...
+    assert "JX301" in family and enabled(tmp_path / "inner" / "broken") == family
 
 
 def test_config_file_flag_inline_overrides_and_isolated(tmp_path):

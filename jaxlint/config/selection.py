@@ -18,6 +18,11 @@ def did_you_mean(word: str, candidates: list[str]) -> str:
     """``"; did you mean `select`?"`` for the closest candidate, else ``"."``: a sentence ends."""
     import difflib  # only an error message needs it
 
+    # A code typed with a letter for a digit (JX1O1, JX3l0): that code, before any spelling match
+    # (difflib rates JX1O1 closer to JX311 than to JX101).
+    digits = word[:2].upper() + word[2:].translate(str.maketrans("OoIl", "0011"))
+    if digits != word and digits in candidates:
+        return f"; did you mean `{digits}`?"
     close = difflib.get_close_matches(word, candidates, n=1)
     if not close and word.upper() != word:  # JX codes typed in lower case
         close = difflib.get_close_matches(word.upper(), candidates, n=1)
