@@ -7,8 +7,6 @@ builds the program a real chip would run (``jaxlint/ir/target_devices.py``); not
 """
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import re
 from dataclasses import dataclass
 
@@ -123,6 +121,8 @@ def parse_target(text: str) -> Target:
 def libtpu_pin() -> str | None:
     """The libtpu requirement the installed JAX declares for its ``tpu`` extra (``libtpu==0.0.42.*``);
     None when JAX is not installed or declares none."""
+    import importlib.metadata  # here: a warm re-check on the CPU target imports no more than it needs
+
     try:
         requires = importlib.metadata.requires("jax") or []
     except importlib.metadata.PackageNotFoundError:
@@ -138,6 +138,8 @@ def libtpu_pin() -> str | None:
 def _off_registry() -> bool:
     """The installed JAX's ``tpu`` extra also needs a package PyPI does not have (JAX 0.4.35 pins
     ``libtpu-nightly`` from Google's own index): ``jaxlint[tpu]`` cannot install it."""
+    import importlib.metadata
+
     try:
         requires = importlib.metadata.requires("jax") or []
     except importlib.metadata.PackageNotFoundError:
@@ -158,6 +160,9 @@ def check_installed(target: Target) -> None:
     libtpu the installed JAX pins is missing or another version."""
     if not target.is_tpu:
         return
+    import importlib.metadata
+    import importlib.util
+
     pin = libtpu_pin()
     try:
         jax_version = importlib.metadata.version("jax")
