@@ -90,7 +90,8 @@ def test_on_the_cpu_nothing_more_is_compiled() -> None:
     import jax.numpy as jnp
 
     from jaxlint.chips import CPU
-    from jaxlint.ir import compile as compiled, target_devices
+    from jaxlint.ir import compile as compiled
+    from jaxlint.ir import target_devices
 
     target_devices.use(CPU)
     closed = jax.make_jaxpr(jax.jit(lambda x: jnp.tanh(x) * 2))(jax.ShapeDtypeStruct((8,), jnp.float32))

@@ -289,3 +289,43 @@ def test_pytest_jaxlint_target(tmp_path: Path) -> None:
     assert "JX308" in run.stdout and "Compiled for TPU v5e." in run.stdout, run.stdout + run.stderr
     bad = pytest_run("--jaxlint-target", "tpu-v9")
     assert bad.returncode == 4 and "unknown target 'tpu-v9'" in bad.stderr
+
+
+COMPLEX = textwrap.dedent("""\
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+
+    @jax.jit
+    def to_complex(x):
+        return x.astype(jnp.complex128) * 2
+
+
+    to_complex.lower(jax.ShapeDtypeStruct((4,), jnp.float64))
+    """)
+
+
+@needs_libtpu
+def test_a_program_the_tpu_compiler_aborts_on_is_not_compiled_and_said(tmp_path: Path) -> None:
+    """libtpu aborts the whole process on a conversion to complex128 (diffrax's tests under x64):
+    such a program is never compiled for a TPU, in the worker or in pytest's process, and the
+    user is told; the compiles JX311 makes print nothing into pytest's terminal."""
+    (tmp_path / "jaxlint.toml").write_text("")
+    (tmp_path / "to_complex.py").write_text(COMPLEX)
+    run = jaxlint("check", "--no-cache", "--target", "tpu-v5e", "--output-format", "json", ".", cwd=tmp_path)
+    assert json.loads(run.stdout) == [], run.stdout  # no JX903: the worker did not abort
+    assert "not compiled for the target: the program computes in complex128" in run.stderr
+    (tmp_path / "to_complex.py").write_text(COMPLEX.replace("to_complex.lower(", "# to_complex.lower("))
+    # Warnings are errors, as in numpyro's and blackjax's suites (a file jaxlint left open failed them).
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+                                         "filterwarnings =\n    error\n")
+    (tmp_path / "test_it.py").write_text(
+        "import jax.numpy as jnp\nfrom to_complex import to_complex\n\n\n"
+        "def test_it():\n    assert to_complex(jnp.ones(4)).dtype == jnp.complex128\n")
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "--jaxlint",
+                            "--jaxlint-target", "tpu-v5e"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "1 passed" in tests.stdout and "Ran out of memory" not in tests.stdout + tests.stderr

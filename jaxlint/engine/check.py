@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Sequence
 from jaxlint import scan
 from jaxlint.config import DEFAULT_TIMEOUT, Config, load_config, signatures
 from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.from_store import join_stored, skip_guesses_the_test_run_made
 from jaxlint.engine.interrupt import Interrupted, Terminated
 from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle, settle_file
-from jaxlint.engine.from_store import join_stored, skip_guesses_the_test_run_made
 from jaxlint.engine.store import unusable_session
 from jaxlint.engine.targets import file_targets, recorded_keys
 from jaxlint.lazylog import LazyLogger

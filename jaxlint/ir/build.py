@@ -122,8 +122,8 @@ def build_program(closed_jaxpr: Any) -> Program:
     inputs = [Value(v.aval) for v in jaxpr.invars]
     top = Region("top", inputs)
     program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS, read_stack=compat.user_stack,
-                      compile=functools.partial(compiled_facts, closed_jaxpr),
-                      checkpoint=functools.partial(checkpoint_memory, closed_jaxpr),
+                      compile=functools.partial(compiled_facts, closed_jaxpr, target=target_devices.current()),
+                      checkpoint=functools.partial(checkpoint_memory, closed_jaxpr, target=target_devices.current()),
                       target=target_devices.current())
     const_values = [Value(v.aval, const=True) for v in jaxpr.constvars]
     for value, array in zip(const_values, consts):

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from typing import Any
 
+from jaxlint.chips import Target
 from jaxlint.ir import compat, hbm, hlo, memory, partitioner, primitives, remat, sharded, target_devices
 
 KINDS = ("donations", "loops", "rematerializations", "hbm")
@@ -31,8 +32,14 @@ _CACHE_SIZE = 32
 SPENT = {"seconds": 0.0}
 
 
-def compiled_facts(closed: Any, kind: str) -> list[Any]:
-    """The facts of ``kind`` (one of KINDS) about ``closed``, a traced ClosedJaxpr."""
+def compiled_facts(closed: Any, kind: str, target: Target | None = None) -> list[Any]:
+    """The facts of ``kind`` (one of KINDS) about ``closed``, a traced ClosedJaxpr, compiled for
+    ``target`` (the program's, from when it was built; default: the current one)."""
+    with target_devices.using(target):
+        return _facts(closed, kind)
+
+
+def _facts(closed: Any, kind: str) -> list[Any]:
     if kind == "donations":
         return _donations(closed)
     if kind == "loops":
@@ -44,7 +51,13 @@ def compiled_facts(closed: Any, kind: str) -> list[Any]:
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
-def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
+def checkpoint_memory(closed: Any, body: Any, target: Target | None = None) -> memory.Remat | None:
+    """``_checkpoint_memory`` compiled for ``target`` (the program's; default: the current one)."""
+    with target_devices.using(target):
+        return _checkpoint_memory(closed, body)
+
+
+def _checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
     """XLA's temporary memory for ``closed`` as traced and with the forward scan whose body is
     ``body`` (a ClosedJaxpr from the scan's params) checkpointed; None when the program cannot be
     rebuilt that way (no transposed scan reads the loop's residuals in the same jaxpr) or either
@@ -66,6 +79,7 @@ def checkpoint_memory(closed: Any, body: Any) -> memory.Remat | None:
 def _checkpointed_temp(closed: Any, body: Any, shardings: tuple[Any, ...] | None) -> int | None:
     started = time.perf_counter()
     try:
+        target_devices.screen(closed)
         rebuilt = remat.checkpointed(closed, body)
         return None if rebuilt is None else compat.temp_bytes(rebuilt, [v.aval for v in closed.jaxpr.invars],
                                                               shardings)

@@ -7,9 +7,9 @@ the batch dimension halved), donation, the batch sharded over the chips of a sli
 from __future__ import annotations
 
 import glob
-import re
 import math
 import os
+import re
 import tempfile
 from typing import Any, Callable
 
@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from jaxlint.chips import GENERATIONS, Target
-from jaxlint.ir import compat, hbm, hlo, target_devices
+from jaxlint.ir import compat, hbm, hlo, partitioner, target_devices
 from jaxlint.ir.memory import Frame
 
 _JAXLINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
@@ -83,7 +83,8 @@ def measure(fun: Callable[..., Any], args: list[Any], donate: tuple[int, ...] = 
         with tempfile.TemporaryDirectory(prefix="jaxlint-hbm-") as folder:
             options = {"xla_dump_to": folder} if dump else {}
             try:
-                compiled = lowered.compile(compiler_options=options) if options else lowered.compile()
+                with partitioner.captured_stderr(write_back=False):  # libtpu's report of a refusal
+                    compiled = lowered.compile(compiler_options=options) if options else lowered.compile()
                 result = _Measured(needed_bytes(compiled.memory_analysis()), False)
             except Exception as error:  # noqa: BLE001 - RESOURCE_EXHAUSTED is the answer
                 required = hbm.parse_required(str(error))
@@ -110,10 +111,16 @@ def _dumped(folder: str) -> tuple[str, str]:
     ranges = sorted(glob.glob(os.path.join(folder, "*after_optimizations-live-range.txt")))
     if not ranges:
         return "", ""
-    live = ranges[-1]
+    live = max(ranges, key=os.path.getmtime)
     text_path = live.replace("-live-range.txt", ".txt")
-    read = lambda path: open(path, encoding="utf-8", errors="replace").read() if os.path.exists(path) else ""
-    return read(live), read(text_path)
+    return _read(live), _read(text_path)
+
+
+def _read(path: str) -> str:
+    if not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8", errors="replace") as handle:  # closed: a warnings-as-errors suite
+        return handle.read()
 
 
 def buffers(measured: _Measured, names: list[str] | None = None) -> tuple[hbm.Buffer, ...]:

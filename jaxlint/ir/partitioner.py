@@ -64,9 +64,10 @@ class Rematerialization:
 
 
 @contextmanager
-def captured_stderr() -> Iterator[list[str]]:
+def captured_stderr(write_back: bool = True) -> Iterator[list[str]]:
     """Yields a list that holds, once the block is left, the partitioner warnings written to file
-    descriptor 2 inside it; every other line is written back to descriptor 2."""
+    descriptor 2 inside it; every other line is written back to descriptor 2 (``write_back``;
+    else dropped: libtpu's report of a compile refused for lack of HBM, which jaxlint asked for)."""
     caught: list[str] = []
     sys.stderr.flush()
     saved = os.dup(2)
@@ -86,7 +87,7 @@ def captured_stderr() -> Iterator[list[str]]:
             else:
                 others.append(line)
         sink.close()
-        if others:
+        if others and write_back:
             os.write(2, b"".join(others))
 
 

@@ -9,8 +9,9 @@ chip would run. Nothing opens a chip; JAX's own backend stays the CPU (``JAX_PLA
 """
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import jax
 import numpy as np
@@ -45,6 +46,56 @@ def current() -> Target:
 def use(target: Target) -> None:
     """Compile for ``target`` from now on (an in-process driver's setting)."""
     _state["target"] = target
+
+
+@contextlib.contextmanager
+def using(target: Target | None) -> Iterator[None]:
+    """Compile for ``target`` inside the block (None: the current one): a program compiles for the
+    target it was built for, whatever a later driver set."""
+    previous = _state["target"]
+    if target is not None:
+        _state["target"] = target
+    try:
+        yield
+    finally:
+        _state["target"] = previous
+
+
+# What libtpu's compiler aborts the whole process on (a fatal check, SIGABRT), seen with
+# libtpu 0.0.42: a conversion to complex128 ("Unsupported CVT X{64|128} expansion from f64[4] to
+# c128[4]", diffrax's tests under jax_enable_x64). Such a program is not compiled for a TPU.
+_ABORTING_DTYPES = frozenset({"complex128"})
+
+
+def screen(closed: Any) -> None:
+    """TargetUnavailable (and the reason noted) when ``closed`` holds a value of a type the
+    target's compiler aborts on; nothing on the CPU."""
+    if devices() is None:
+        return
+    found = _aborting_dtype(closed.jaxpr)
+    if found is not None:
+        message = (f"the program computes in {found}, which the TPU compiler of libtpu does not support "
+                   f"(it aborts the process): not compiled for {current().label}")
+        if message not in _REFUSALS:
+            _REFUSALS.append(message)
+        raise TargetUnavailable(message)
+
+
+def _aborting_dtype(jaxpr: Any) -> str | None:
+    from jax.extend.core import ClosedJaxpr, Jaxpr
+
+    for var in [*jaxpr.invars, *jaxpr.constvars, *(v for eqn in jaxpr.eqns for v in eqn.outvars)]:
+        name = getattr(getattr(getattr(var, "aval", None), "dtype", None), "name", None)
+        if name in _ABORTING_DTYPES:
+            return name
+    for eqn in jaxpr.eqns:
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                inner = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub if isinstance(sub, Jaxpr) else None
+                found = _aborting_dtype(inner) if inner is not None else None
+                if found is not None:
+                    return found
+    return None
 
 
 def devices(target: Target | None = None) -> list[Any] | None:
@@ -166,8 +217,11 @@ def available_hbm(target: Target | None = None) -> int | None:
 def _probe_hbm(target: Target) -> int | None:
     chip = jax.sharding.SingleDeviceSharding(devices(target)[0])
     huge = jax.ShapeDtypeStruct((2 ** 18, 2 ** 18), np.float32, sharding=chip)  # 256 GiB of temporaries
+    from jaxlint.ir.partitioner import captured_stderr
+
     try:
-        jax.jit(lambda x: (x @ x) @ x, out_shardings=chip).lower(huge).compile()
+        with captured_stderr(write_back=False):  # libtpu's report of the refusal, 30 lines
+            jax.jit(lambda x: (x @ x) @ x, out_shardings=chip).lower(huge).compile()
     except Exception as error:  # noqa: BLE001 - the refusal is the answer
         return parse_available(str(error))
     return None
@@ -187,6 +241,7 @@ def retarget(closed: Any) -> Any:
         return closed
     from jax.extend.core import ClosedJaxpr
 
+    screen(closed)
     return ClosedJaxpr(_retarget_jaxpr(closed.jaxpr), closed.consts)
 
 

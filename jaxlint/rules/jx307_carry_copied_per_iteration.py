@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from jaxlint.ir import Op, costs, ops_in
-from jaxlint.ir.primitives import LOOPS
 from jaxlint.ir.memory import Frame, LoopCopies, loop_in_file
+from jaxlint.ir.primitives import LOOPS
 from jaxlint.model import Cost, Finding, Span
 from jaxlint.rules.base import Option, ProgramContext, Rule
 from jaxlint.text import char_span, size_text

@@ -14,7 +14,8 @@ from typing import Any, Callable
 import jax
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.ir import compat
+from jaxlint.chips import parse_target
+from jaxlint.ir import compat, target_devices
 from jaxlint.ir import compile as compile_step
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import RAN_ALL, Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
@@ -37,8 +38,6 @@ from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
-from jaxlint.chips import parse_target
-from jaxlint.ir import target_devices
 from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
 from jaxlint.worker.traced_lines import LineOwners, equation_lines, reached_in_files, suppression_lines
 
