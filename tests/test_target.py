@@ -329,3 +329,40 @@ def test_a_program_the_tpu_compiler_aborts_on_is_not_compiled_and_said(tmp_path:
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "1 passed" in tests.stdout and "Ran out of memory" not in tests.stdout + tests.stderr
+
+
+EXPLICIT = textwrap.dedent("""\
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((4, 2), ("data", "model"))  # Explicit axes by default (JAX >= 0.6)
+    jax.sharding.set_mesh(mesh)
+
+
+    @functools.partial(jax.jit, donate_argnums=0)
+    def to_bf16(x):
+        return (x * 2).astype(jnp.bfloat16)
+
+
+    to_bf16.trace(jax.ShapeDtypeStruct((1024, 1024), jnp.float32, sharding=NamedSharding(mesh, P("data", None))))
+    """)
+
+
+@needs_libtpu
+def test_a_program_with_explicit_types_is_said_not_compiled_for_a_tpu(tmp_path: Path) -> None:
+    """Types that carry the CPU mesh's shardings cannot be laid on the chips yet: the compiled
+    rules' silence there is said, not passed off as a clean result (JX308 on the CPU)."""
+    jax = pytest.importorskip("jax")
+    if not hasattr(jax.sharding, "AxisType"):
+        pytest.skip("JAX 0.4.35 has no Explicit axes")
+    (tmp_path / "jaxlint.toml").write_text('select = ["JX308"]\n')
+    (tmp_path / "explicit.py").write_text(EXPLICIT)
+    cpu = jaxlint("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    assert [f["code"] for f in json.loads(cpu.stdout)] == ["JX308"], cpu.stderr
+    tpu = jaxlint("check", "--no-cache", "--target", "tpu-v5e:2x4", "--output-format", "json", ".", cwd=tmp_path)
+    assert json.loads(tpu.stdout) == []
+    assert "explicit.py: not compiled for the target: its types carry shardings" in tpu.stderr
