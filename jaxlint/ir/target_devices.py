@@ -80,8 +80,8 @@ def screen(closed: Any) -> None:
     elif _explicit_types(closed.jaxpr):
         # Its types name the CPU mesh (f32[8@data,16]) in every equation; laying them on the
         # chips would mean rewriting each type. Said, so the compiled rules' silence is explained.
-        message = (f"its types carry shardings (a mesh with Explicit axes): such programs are not yet compiled for "
-                   f"a TPU target, so the rules that read the compiled program (JX306-JX308, JX310, JX311) "
+        message = ("its types carry shardings (a mesh with Explicit axes): such programs are not yet compiled for "
+                   "a TPU target, so the rules that read the compiled program (JX306-JX308, JX310, JX311) "
                    "skip them")
     if message is not None:
         if message not in _REFUSALS:
