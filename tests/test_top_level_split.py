@@ -44,7 +44,7 @@ def test_hlo_attributes_split_outside_brackets_and_quoted_names() -> None:
     """A scope name with a comma, quotes and a lone bracket stays inside its op_name."""
     def f(x):
         with jax.named_scope('odd, "name" ]'):
-            y = x[0:2, ::2] * 2.0
+            y = jax.lax.slice(x, (0, 0), (2, 6), (1, 2)) * 2.0  # x[0:2, ::2] is a gather on JAX 0.4.35
         return jnp.sum(y, axis=(0, 1))
 
     module = hlo.parse(jax.jit(f).lower(jnp.ones((4, 6))).compile().as_text())
