@@ -329,6 +329,7 @@ def test_a_program_the_tpu_compiler_aborts_on_is_not_compiled_and_said(tmp_path:
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "1 passed" in tests.stdout and "Ran out of memory" not in tests.stdout + tests.stderr
+    assert "jaxlint: warning: not compiled for the target: the program computes in complex128" in tests.stdout
 
 
 EXPLICIT = textwrap.dedent("""\

@@ -47,6 +47,8 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     functions: list[Linted] = field(default_factory=list)  # those called with arrays
     ran: list[Ran] = field(default_factory=list)
+    # Why some programs were not compiled for the target (ir/target_devices.take_refusals).
+    not_compiled: list[str] = field(default_factory=list)
     # Module -> the project files its linted functions' traces ran, and whose lines made the
     # equations of the traces that put findings in it: what its result depends on (engine/store.py).
     depends: dict[str, set[str]] = field(default_factory=dict)
@@ -119,6 +121,9 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
                                          codes)
             # The source rules' findings depend on the file's traces too (ctx.retrace).
             report(found, ran_files | outcome.depends.get(path, set()) | {path})
+    from jaxlint.ir import target_devices  # the tests' process imports JAX already
+
+    outcome.not_compiled = target_devices.take_refusals()
     return outcome
 
 

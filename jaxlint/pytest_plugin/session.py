@@ -86,6 +86,7 @@ class JaxlintSession:
         self.findings: list[Finding] = []
         self.functions: list[Linted] = []
         self.ran: list[Ran] = []
+        self.not_compiled: list[str] = []  # why programs were not compiled for the target (lint.Outcome)
         self.depends: dict[str, set[str]] = {}  # module -> the project files its traces ran (lint.Outcome)
         self.stored = 0  # test-run store entries written (engine/store.py)
         self.result: CheckResult | None = None
@@ -211,6 +212,7 @@ class JaxlintSession:
         self.findings += outcome.findings
         self.functions += outcome.functions
         self.ran += outcome.ran
+        self.not_compiled += [why for why in outcome.not_compiled if why not in self.not_compiled]
         for path, files in outcome.depends.items():
             self.depends.setdefault(path, set()).update(files)
         self.watcher.functions.clear()  # they hold the calls' objects
@@ -221,7 +223,7 @@ class JaxlintSession:
                 "depends": {path: sorted(files) for path, files in self.depends.items()},
                 "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
                 "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
-                "other_loaders": self.other_loaders})
+                "other_loaders": self.other_loaders, "not_compiled": self.not_compiled})
             return
         self._store()
         self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config, self.functions)
@@ -252,6 +254,7 @@ class JaxlintSession:
             for path, files in received.get("depends", {}).items():
                 self.depends.setdefault(path, set()).update(files)
             self.seconds += received.get("seconds", 0.0)
+            self.not_compiled += [why for why in received.get("not_compiled", []) if why not in self.not_compiled]
             self.watched += received.get("watched", 0)
             self.unwatched += received.get("unwatched", 0)
             self.imported_before += received.get("imported_before", [])
@@ -266,6 +269,8 @@ class JaxlintSession:
         if out.getvalue().strip():
             terminalreporter.write(out.getvalue())
         terminalreporter.write_line(self._summary())
+        for why in self.not_compiled:  # figures the target did not give: never a silent green
+            terminalreporter.write_line(f"jaxlint: warning: not compiled for the target: {why}")
         if terminalreporter.config.getoption("verbose") > 0:
             for line in results.not_linted_lines(self.functions, relative):
                 terminalreporter.write_line(line)
