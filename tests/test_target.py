@@ -367,3 +367,15 @@ def test_a_program_with_explicit_types_is_said_not_compiled_for_a_tpu(tmp_path: 
     tpu = jaxlint("check", "--no-cache", "--target", "tpu-v5e:2x4", "--output-format", "json", ".", cwd=tmp_path)
     assert json.loads(tpu.stdout) == []
     assert "explicit.py: not compiled for the target: its types carry shardings" in tpu.stderr
+
+
+@needs_libtpu
+def test_jaxlint_run_says_what_was_not_compiled_for_the_target(tmp_path: Path) -> None:
+    (tmp_path / "jaxlint.toml").write_text("")
+    (tmp_path / "to_complex.py").write_text(COMPLEX.replace("to_complex.lower(", "# to_complex.lower("))
+    (tmp_path / "main.py").write_text("import jax.numpy as jnp\nfrom to_complex import to_complex\n\n"
+                                      "print(to_complex(jnp.ones(4)).dtype)\n")
+    run = jaxlint("run", "--target", "tpu-v5e", "python", "main.py", cwd=tmp_path)
+    assert "complex128" in run.stdout
+    assert "jaxlint: warning: not compiled for the target: the program computes in complex128" in run.stderr, \
+        run.stderr

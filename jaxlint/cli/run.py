@@ -228,6 +228,8 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
         if args.verbose:
             for line in results.not_linted_lines(functions, relative):
                 print(line, file=sys.stderr)
+    for why in data.get("not_compiled", []):  # even with --quiet: figures the target did not give
+        print(f"jaxlint: warning: not compiled for the target: {why}", file=sys.stderr)
     if not functions:  # even with --quiet: a run that linted nothing must not look clean
         print(f"jaxlint: the program called no function of the project ({relative(config.root)}) with "
               "arrays: nothing was linted", file=sys.stderr)

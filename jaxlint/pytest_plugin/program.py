@@ -136,7 +136,7 @@ class _Watching:
                 "depends": {path: sorted(files) for path, files in outcome.depends.items()},
                 "imported_before": self.imported_before,
                 "other_loaders": self.imports.other_loaders if self.imports is not None else [],
-                "notes": self.notes, "status": status}
+                "notes": self.notes, "not_compiled": outcome.not_compiled, "status": status}
         self.watcher.functions.clear()  # they hold the calls' objects
         _write(path, data)
 
