@@ -10,15 +10,16 @@ primitive) gives no facts, never an error."""
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import OrderedDict
 from contextlib import nullcontext
 from typing import Any
 
 from jaxlint.chips import Target
-from jaxlint.ir import compat, hbm, hlo, memory, partitioner, primitives, remat, sharded, target_devices
+from jaxlint.ir import compat, hbm, hlo, memory, padding, partitioner, primitives, remat, sharded, target_devices
 
-KINDS = ("donations", "loops", "rematerializations", "hbm")
+KINDS = ("donations", "loops", "rematerializations", "hbm", "padding")
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
 # jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
 # stays its own.
@@ -28,6 +29,7 @@ _REMAT: OrderedDict[tuple[int, int, str], tuple[Any, Any, int | None]] = Ordered
 # The fit of programs in the TPU target's HBM (jaxlint.ir.hbm.Hbm), by (jaxpr, target).
 _HBM: OrderedDict[tuple[int, str], tuple[Any, list[Any]]] = OrderedDict()
 _CACHE_SIZE = 32
+_JAXLINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 # Seconds spent compiling in this process (the worker reports its share per module: --timings).
 SPENT = {"seconds": 0.0}
 
@@ -48,6 +50,8 @@ def _facts(closed: Any, kind: str) -> list[Any]:
         return _rematerializations(closed)
     if kind == "hbm":
         return _hbm(closed)
+    if kind == "padding":
+        return _padding(closed)
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
@@ -287,6 +291,37 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
                     peak,
                     tuple(remedies), source[0] if source else "",
                     memory.Frame(source[1], source[2]) if source else None, placed is not None)]
+
+
+def _padding(closed: Any) -> list[padding.Padding]:
+    """The buffers of the program compiled for the TPU target whose tiles take far more than their
+    data (nothing on the CPU, whose layouts are not tiled), and for each line whose products they
+    are, those products written elementwise, compiled (jaxlint.ir.elementwise)."""
+    target = target_devices.current()
+    if not target.is_tpu:
+        return []
+    compiled = _compiled(closed, (), False)
+    if compiled is None:
+        return []
+    try:
+        module = hlo.parse(compiled[0])
+    except ValueError:
+        return []
+    found = padding.padded(module, padding.RATIO, padding.EXTRA, skip=_JAXLINT_DIR)
+    if not found:
+        return []
+    from jaxlint.ir import elementwise
+
+    rewrites = []
+    lines = sorted({(b.frames[0].path, b.frames[0].line) for b in found
+                    if b.frames and b.op_name.endswith("dot_general")})[:padding.REWRITTEN_LINES]
+    for line in lines:
+        rewrite = elementwise.measured(closed, frozenset([line]))
+        if rewrite is not None:
+            rewrites.append((line, rewrite))
+    together = elementwise.measured(closed, frozenset(lines)) if len(lines) > 1 else None
+    return [padding.Padding(target.label, padding.program_bytes(module, compiled[3] or 0), tuple(found),
+                            tuple(rewrites), together, tuple(lines))]
 
 
 def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
