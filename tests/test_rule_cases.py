@@ -38,6 +38,9 @@ EXEMPT = {
              "load (and CI's older JAX may lack); test_jx311.py checks tests/data/hbm/steps.py and "
              "tests/data/hbm_sharded/, marked the same way, with `jaxlint check --target tpu-v5e` (and "
              "tpu-v5e:2x4) in a subprocess",
+    "JX312": "a TPU target's rule: its cases compile for a TPU v5e with libtpu, which the test process does not "
+             "load (and CI's older JAX may lack); test_jx312.py checks tests/data/padding/small_matrices.py, "
+             "marked the same way, with `jaxlint check --target tpu-v5e` in a subprocess",
     "JX309": "a run-time rule: `jaxlint check` runs no code, so no case can give it; test_jx309.py checks it "
              "on real pytest --jaxlint sessions and a real jaxlint run, test_rule_docs.py its page with jaxlint run",
 }
