@@ -313,8 +313,10 @@ def _padding(closed: Any) -> list[padding.Padding]:
     from jaxlint.ir import elementwise
 
     rewrites = []
-    lines = sorted({(b.frames[0].path, b.frames[0].line) for b in found
-                    if b.frames and b.op_name.endswith("dot_general")})[:padding.REWRITTEN_LINES]
+    # A sharded program's figures are each chip's; the rewrite is compiled unplaced, so it is not tried.
+    lines = [] if sharded.is_partitioned(closed) else sorted(
+        {(b.frames[0].path, b.frames[0].line) for b in found
+         if b.frames and b.op_name.endswith("dot_general")})[:padding.REWRITTEN_LINES]
     for line in lines:
         rewrite = elementwise.measured(closed, frozenset([line]))
         if rewrite is not None:
