@@ -10,7 +10,8 @@ one bfloat16 pass on the matrix unit (8 bits of mantissa); ``{high,high}`` as th
 ``precision=HIGHEST`` asked for, or ``jax.default_matmul_precision("float32")`` around the trace,
 shows ``operand_precision={highest,highest}``. XLA may round float32 operands to bfloat16 with
 ``convert`` instructions of its own before a product at default precision (seen in a loop body),
-so the product's operands may read bf16 where the user's were float32. XLA may also compute a product without the matrix
+and give a product that feeds another at default precision a bfloat16 result, so a product's
+operands or result may read bf16 where the user's operands were float32. XLA may also compute a product without the matrix
 unit (a matrix-vector product becomes a multiply and a reduce in float32): then no instruction
 of that line is a product, and nothing is reduced.
 """
@@ -21,8 +22,7 @@ from dataclasses import dataclass
 from jaxlint.ir import hlo
 
 PRODUCTS = ("dot", "convolution")
-# Passes of the matrix unit per precision, as XLA's TPU compiler runs a float32 product.
-PASSES = {"default": 1, "high": 3, "highest": 6}
+_ROUNDED = ("f32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,18 @@ class Product:
         return not self.algorithm and all(p == "default" for p in self.precision)
 
     @property
-    def reduced_float32(self) -> bool:
-        """A product with a float32 result at default precision: on a TPU, one bfloat16 pass. Its
-        operands may be float32 or already bfloat16: XLA sometimes writes the rounding of float32
-        operands as ``convert`` instructions of its own (a product in a loop body); whether the
-        user's operands were float32 is the jaxpr's to say."""
-        return self.default_precision and self.result == "f32"
+    def one_pass(self) -> bool:
+        """A product of float32 or bfloat16 numbers at default precision: on a TPU, one bfloat16
+        pass. Whether the user's operands were float32 is the jaxpr's to say: XLA writes the
+        rounding of float32 operands as ``convert`` instructions of its own (a product in a loop
+        body), and gives a product that feeds another at default precision a bfloat16 result."""
+        return self.default_precision and self.result in _ROUNDED and all(d in _ROUNDED for d in self.dtypes)
 
-    def made_at(self, path: str, line: int) -> bool:
-        """Whether one of its user frames is ``path:line``."""
-        return any(f == path and n == line for f, n, _ in self.frames)
+    def made_at(self, path: str, line: int, column: int | None = None) -> bool:
+        """Whether one of its user frames is ``path:line`` (at ``column``, 0-based UTF-8 bytes,
+        where both it and the frame say one: JAX 0.4.35 writes the line alone)."""
+        return any(f == path and n == line and (column is None or c is None or c == column)
+                   for f, n, c in self.frames)
 
 
 def products(text: str) -> list[Product]:
@@ -84,6 +86,6 @@ def _dtype(shape: str) -> str:
     return arrays[0][0] if arrays else ""
 
 
-def reduced_at(found: list[Product], path: str, line: int) -> list[Product]:
-    """The float32 products at default precision made at ``path:line``."""
-    return [p for p in found if p.reduced_float32 and p.made_at(path, line)]
+def one_pass_at(found: list[Product], path: str, line: int, column: int | None = None) -> list[Product]:
+    """The products run as one bfloat16 pass made at ``path:line`` (and ``column``)."""
+    return [p for p in found if p.one_pass and p.made_at(path, line, column)]

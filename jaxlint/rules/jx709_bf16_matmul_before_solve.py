@@ -14,9 +14,9 @@ Three views must agree before the rule reports:
   inlined by jaxlint.ir.build) to an operand of a primitive of ``SOLVES``. A cast to bfloat16 or
   float16 (the user's choice) or a nonlinear function (tanh, exp, log, ...) ends the path;
 - the compiled program for the target chip (jaxlint.ir.precision): an HLO ``dot`` or
-  ``convolution`` made at the product's line with float32 operands and no ``operand_precision``.
-  XLA computes some products without the matrix unit (a matrix-vector product becomes a
-  float32 multiply and reduce): those are float32 and quiet.
+  ``convolution`` made at the product's line and column (JAX 0.4.35 writes the line alone) with no
+  ``operand_precision``. XLA computes some products without the matrix unit (a matrix-vector
+  product becomes a float32 multiply and reduce): those are float32 and quiet.
 
 The finding is at the product in the source (``a @ b``, ``jnp.dot``, ``jnp.einsum``, ...); a
 product inside a library function (its location is the user's call of it) has no such expression
@@ -99,10 +99,19 @@ class Bf16MatmulBeforeSolve(Rule):
             if solve is None:
                 continue
             # Only now is the program compiled (once, for every rule and file that asks).
-            if not precision.reduced_at(ctx.program.compiled("precision"), ctx.path, span.start_line):
+            if not precision.one_pass_at(ctx.program.compiled("precision"), ctx.path, span.start_line,
+                                         _byte_column(ctx.source, span)):
                 continue
             seen.add(span)
             yield ctx.finding(cls, _message(ctx, solve), ctx.index.span(node), _fix(ctx.index, node))
+
+
+def _byte_column(source: str, span: Span) -> int | None:
+    """The span's start column in UTF-8 bytes, as XLA's frames write it (spans count characters)."""
+    lines = source.splitlines()
+    if not 0 < span.start_line <= len(lines):
+        return None
+    return len(lines[span.start_line - 1][:span.start_col].encode("utf-8"))
 
 
 def _reduced_in_jaxpr(op: Op) -> bool:
