@@ -92,7 +92,7 @@ class Bf16MatmulBeforeSolve(Rule):
             span = op.location.span  # type: ignore[union-attr]
             if span in seen or not _reduced_in_jaxpr(op):
                 continue
-            node = _product(ctx.index, span)
+            node = product_at(ctx.index, span)
             if node is None:
                 continue  # a library's product (the location is the call of the library function)
             solve = reaches_solve(op.outputs[0])
@@ -103,7 +103,7 @@ class Bf16MatmulBeforeSolve(Rule):
                                          _byte_column(ctx.source, span)):
                 continue
             seen.add(span)
-            yield ctx.finding(cls, _message(ctx, solve), ctx.index.span(node), _fix(ctx.index, node))
+            yield ctx.finding(cls, _message(ctx, solve), ctx.index.span(node), precision_fix(ctx.index, node))
 
 
 def _byte_column(source: str, span: Span) -> int | None:
@@ -188,7 +188,7 @@ def _out_of_region(value: Value) -> list[Value]:
     return found
 
 
-def _product(index: SourceIndex, span: Span) -> ast.expr | None:
+def product_at(index: SourceIndex, span: Span) -> ast.expr | None:
     """The product expression at the op's location: ``a @ b`` or a call of ``_CALLS``."""
     node = index.node_at(span, ast.BinOp)
     if node is not None and isinstance(node.op, ast.MatMult):
@@ -217,7 +217,7 @@ def _message(ctx: ProgramContext, solve: Op) -> str:
             "`jax.default_matmul_precision(\"float32\")`)." + ctx.program.target_note)
 
 
-def _fix(index: SourceIndex, node: ast.expr) -> Fix | None:
+def precision_fix(index: SourceIndex, node: ast.expr) -> Fix | None:
     """``precision=<jax.lax.Precision>.HIGHEST`` on the call (its ``precision`` argument replaced
     where it has one), ``a @ b`` written ``jnp.matmul(a, b, precision=...)``."""
     precision_name, extra = spelled_name(index, "jax.lax.Precision")
