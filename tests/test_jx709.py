@@ -160,8 +160,9 @@ def test_the_fix_writes_precision_as_the_module_imports_it() -> None:
     assert fixed == "from jax import lax\n\ng = lax.dot_general(a, b, dims, lax.Precision.HIGHEST)\nh = lax.dot(a, b)\n"
     assert _fixed(source, "lax.dot(a, b)").endswith("h = lax.dot(a, b, precision=lax.Precision.HIGHEST)\n")
     # Nothing imported reaches jax.lax or jax.numpy: `import jax` is added.
-    assert _fixed('"""Doc."""\nimport numpy as np\n\ng = a @ b\n', "a @ b") == \
-        '"""Doc."""\nimport numpy as np\nimport jax\n\ng = jax.numpy.matmul(a, b, precision=jax.lax.Precision.HIGHEST)\n'
+    assert _fixed('"""Doc."""\nimport numpy as np\n\ng = a @ b\n', "a @ b") == (
+        '"""Doc."""\nimport numpy as np\nimport jax\n\n'
+        "g = jax.numpy.matmul(a, b, precision=jax.lax.Precision.HIGHEST)\n")
 
 
 def test_a_product_that_is_not_one_is_not_pointed_at() -> None:

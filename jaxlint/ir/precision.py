@@ -11,9 +11,9 @@ one bfloat16 pass on the matrix unit (8 bits of mantissa); ``{high,high}`` as th
 shows ``operand_precision={highest,highest}``. XLA may round float32 operands to bfloat16 with
 ``convert`` instructions of its own before a product at default precision (seen in a loop body),
 and give a product that feeds another at default precision a bfloat16 result, so a product's
-operands or result may read bf16 where the user's operands were float32. XLA may also compute a product without the matrix
-unit (a matrix-vector product becomes a multiply and a reduce in float32): then no instruction
-of that line is a product, and nothing is reduced.
+operands or result may read bf16 where the user's operands were float32. XLA may also compute a
+product without the matrix unit (a matrix-vector product becomes a multiply and a reduce in
+float32): then no instruction of that line is a product, and nothing is reduced.
 """
 from __future__ import annotations
 

@@ -87,6 +87,8 @@ class Bf16MatmulBeforeSolve(Rule):
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
         if not ctx.program.target.is_tpu:
             return  # the CPU multiplies float32 in float32: nothing to report, nothing compiled
+        if not ctx.program.memo("jx709.solves", lambda: any(op.primitive in SOLVES for op in ctx.program.walk())):
+            return  # no solve to reach: no product is followed
         seen: set[Span] = set()
         for op in ctx.ops_here(*PRODUCTS):
             span = op.location.span  # type: ignore[union-attr]
