@@ -280,7 +280,7 @@ def test_the_findings_are_the_marked_lines(project: Path, checked: subprocess.Co
     assert checked.returncode == 1, checked.stdout + checked.stderr
     found = sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(checked.stdout))
     assert found == case_markers(project), checked.stdout
-    assert "(13 targets traced" in checked.stderr, checked.stderr
+    assert "(16 targets traced" in checked.stderr, checked.stderr
 
 
 @needs_libtpu
@@ -306,7 +306,7 @@ def test_the_cpu_target_is_quiet(project: Path) -> None:
     run = _check(project)
     assert run.returncode == 0, run.stdout + run.stderr
     assert json.loads(run.stdout) == []
-    assert "(13 targets traced" in run.stderr, run.stderr
+    assert "(16 targets traced" in run.stderr, run.stderr
 
 
 @needs_libtpu
@@ -318,7 +318,7 @@ def test_the_precision_flag_set_by_the_module_is_honoured(tmp_path: Path) -> Non
     (tmp_path / "flagged.py").write_text(flagged.replace("  # expect: JX709", ""))
     run = _check(tmp_path, "--target", "tpu-v5e")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "(5 targets traced" in run.stderr, run.stderr
+    assert "(8 targets traced" in run.stderr, run.stderr
 
 
 def _block(section: str) -> str:

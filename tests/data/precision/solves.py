@@ -60,6 +60,31 @@ def accumulated_in_a_loop(x):
 jax.jit(accumulated_in_a_loop).lower(X)
 
 
+def ridge_loss(x, y):
+    w = jnp.linalg.solve(x.T @ x + 0.1 * jnp.eye(64), x.T @ y)  # expect: JX709
+    return jnp.sum((x @ w - y) ** 2)  # x @ w: a matrix-vector product, and no solve after it
+
+
+jax.jit(jax.grad(ridge_loss)).lower(X, Y)
+
+
+def batched_cholesky(xs):
+    return jax.vmap(lambda x: jnp.linalg.cholesky(x.T @ x))(xs)  # expect: JX709
+
+
+jax.jit(batched_cholesky).lower(jax.ShapeDtypeStruct((8, 512, 64), jnp.float32))
+
+
+def carried_through_a_scan(x):
+    def body(c, _):
+        return c @ c, None  # expect: JX709
+    m, _ = lax.scan(body, x.T @ x, None, length=3)  # expect: JX709
+    return jnp.linalg.eigh(m)[0]
+
+
+jax.jit(carried_through_a_scan).lower(X)
+
+
 # Near misses.
 
 def highest(x, y):
