@@ -61,7 +61,9 @@ jax.jit(accumulated_in_a_loop).lower(X)
 
 
 def ridge_loss(x, y):
-    w = jnp.linalg.solve(x.T @ x + 0.1 * jnp.eye(64), x.T @ y)  # expect: JX709
+    # Two lines: JAX 0.4.35's HLO metadata has no columns, and would confirm x.T @ y with x.T @ x.
+    w = jnp.linalg.solve(x.T @ x + 0.1 * jnp.eye(64),  # expect: JX709
+                         x.T @ y)
     return jnp.sum((x @ w - y) ** 2)  # x @ w: a matrix-vector product, and no solve after it
 
 
