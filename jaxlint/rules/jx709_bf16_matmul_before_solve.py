@@ -62,12 +62,13 @@ CARRY, CAST = "carry", "cast"
 # for any primitive not listed: they stop there, as at tanh, exp, log or a comparison). CARRY: the
 # output holds the operand's numbers, or a linear function of them, with its rounding; CAST: so
 # does a cast, unless it is to a float narrower than 32 bits (bfloat16, float16: the user's choice).
+# reduce_precision is not listed: it rounds the numbers as the user asked.
 _FLOW = {name: CARRY for name in (
     "add", "add_any", "sub", "mul", "div", "neg", "transpose", "reshape", "broadcast_in_dim", "squeeze",
     "expand_dims", "slice", "dynamic_slice", "dynamic_update_slice", "gather", "concatenate", "pad", "select_n",
     "rev", "copy", "copy_p", "reduce_sum", "cumsum", "dot_general", "conv_general_dilated", "stop_gradient",
-    "optimization_barrier", "sharding_constraint", "reshard", "device_put", "real", "imag", "conj", "complex",
-    "reduce_precision")} | {"convert_element_type": CAST}
+    "optimization_barrier", "sharding_constraint", "reshard", "device_put", "real", "imag", "conj",
+    "complex")} | {"convert_element_type": CAST}
 _MAX_VALUES = 4096  # values followed from one product (a large program is walked in bounded time)
 # The source calls a product op can come from (method forms too: ``x.dot(y)``), and the position
 # of ``precision`` among their positional parameters where it has one (None: keyword only).
