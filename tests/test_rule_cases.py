@@ -41,6 +41,10 @@ EXEMPT = {
     "JX312": "a TPU target's rule: its cases compile for a TPU v5e with libtpu, which the test process does not "
              "load (and CI's older JAX may lack); test_jx312.py checks tests/data/padding/small_matrices.py, "
              "marked the same way, with `jaxlint check --target tpu-v5e` in a subprocess",
+    "JX709": "a TPU target's rule: a float32 product is reduced to one bfloat16 pass only in the program compiled "
+             "for a TPU v5e with libtpu, which the test process does not load (and CI's older JAX may lack); "
+             "test_jx709.py checks tests/data/precision/solves.py, marked the same way, with "
+             "`jaxlint check --target tpu-v5e` in a subprocess, and that the CPU target is quiet on it",
     "JX309": "a run-time rule: `jaxlint check` runs no code, so no case can give it; test_jx309.py checks it "
              "on real pytest --jaxlint sessions and a real jaxlint run, test_rule_docs.py its page with jaxlint run",
 }

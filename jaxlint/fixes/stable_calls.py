@@ -28,6 +28,13 @@ def stable_call(index: SourceIndex, node: ast.expr, function: str, arguments: Se
     return Fix("unsafe", f"use `{text}`{note}", extra + (Edit(index.span(node), text),))
 
 
+def spelled_name(index: SourceIndex, qualified: str) -> tuple[str, tuple[Edit, ...]]:
+    """How the module can spell ``qualified`` (``jax.lax.Precision``: ``lax.Precision`` after
+    ``from jax import lax``), and the edit adding ``import jax`` when no import reaches it."""
+    module, _, name = qualified.rpartition(".")
+    return _spelled(index, module, name)
+
+
 def negated(index: SourceIndex, node: ast.expr) -> str:
     """The text of ``-x`` for ``x``, ``x`` for ``-x``, ``-(a + b)`` for ``a + b``."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

@@ -5,7 +5,8 @@ top-level jit with donated arguments ("donations"), a scan or while loop ("loops
 over more than one device ("rematerializations": the SPMD partitioner's warnings, captured from
 the compile, jaxlint.ir.partitioner); JX306 asks
 for one differentiated loop (``checkpoint_memory``: the program compiled as traced and with the
-loop body checkpointed, jaxlint.ir.remat). A compile that fails (symbolic shapes, an unsupported
+loop body checkpointed, jaxlint.ir.remat); JX709 asks, on a TPU target, for the precision of its
+products ("precision": jaxlint.ir.precision). A compile that fails (symbolic shapes, an unsupported
 primitive) gives no facts, never an error."""
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from contextlib import nullcontext
 from typing import Any
 
 from jaxlint.chips import Target
-from jaxlint.ir import compat, hbm, hlo, memory, padding, partitioner, primitives, remat, sharded, target_devices
+from jaxlint.ir import (compat, hbm, hlo, memory, padding, partitioner, precision, primitives, remat, sharded,
+                        target_devices)
 
-KINDS = ("donations", "loops", "rematerializations", "hbm", "padding")
+KINDS = ("donations", "loops", "rematerializations", "hbm", "padding", "precision")
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
 # jitted step several targets call compiles once. The jaxpr is kept alive by the entry, so its id
 # stays its own.
@@ -52,6 +54,8 @@ def _facts(closed: Any, kind: str) -> list[Any]:
         return _hbm(closed)
     if kind == "padding":
         return _padding(closed)
+    if kind == "precision":
+        return _precision(closed)
     raise ValueError(f"unknown kind of compiled facts: {kind}")
 
 
@@ -255,6 +259,15 @@ def _hbm(closed: Any) -> list[hbm.Hbm]:
             _HBM.popitem(last=False)
     _HBM.move_to_end(key)
     return _HBM[key][1]
+
+
+def _precision(closed: Any) -> list[precision.Product]:
+    """The products of the program compiled for a TPU target, with the precision XLA runs each at
+    (nothing on the CPU, whose float32 products are float32: nothing is compiled there)."""
+    if not target_devices.current().is_tpu:
+        return []
+    compiled = _compiled(closed, (), False)
+    return precision.products(compiled[0]) if compiled is not None else []
 
 
 def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
