@@ -174,6 +174,9 @@ def test_fix_safety_section_agrees_with_the_declared_fix(page: Path) -> None:
             assert "unsafe" not in fix_safety and "display-only" not in fix_safety
 
 
+TPU_TARGET_RULES = {"JX312", "JX709"}
+
+
 def test_findings_carry_the_declared_fix(tmp_path: Path) -> None:
     """Every page's Example, checked in one run: a rule's fixes have its declared applicability."""
     for page in PAGES:
@@ -190,8 +193,10 @@ def test_findings_carry_the_declared_fix(tmp_path: Path) -> None:
         if finding.fix is not None:
             assert finding.fix.applicability == declared, (finding.code, finding.fix)
             seen_fixes.add(finding.code)
-    # Each rule that declares a fix offers it on its own Example.
-    assert seen_fixes == {r.code for r in all_rules() if r.fix is not None and (REPO / "rules" / f"{r.code}.md").exists()}
+    # Each rule that declares a fix offers it on its own Example; the TPU target's rules report only
+    # with --target tpu-v5e (test_jx312.py and test_jx709.py check their fixes there).
+    assert seen_fixes == {r.code for r in all_rules() if r.fix is not None and r.code not in TPU_TARGET_RULES
+                          and (REPO / "rules" / f"{r.code}.md").exists()}
 
 
 def _snapshot(destination: Path) -> Path:
