@@ -457,4 +457,5 @@ def test_a_missing_path_is_an_e902_finding_in_every_format(name: str, tmp_path: 
         ET.fromstring(run.stdout)
     elif name == "gitlab":
         [issue] = json.loads(run.stdout)
-        assert issue["check_name"] == "E902" and issue["location"] == {"path": "missing.py", "lines": {"begin": 1, "end": 1}}
+        assert issue["check_name"] == "E902"
+        assert issue["location"] == {"path": "missing.py", "lines": {"begin": 1, "end": 1}}

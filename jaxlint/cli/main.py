@@ -43,7 +43,7 @@ def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
     run.add_parser(commands)
     explain.add_parser(commands)
     clean.add_parser(commands)
-    server = commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: jaxlint's server extra)")
+    server = commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: the server extra)")
     server.add_argument("--target", default=None, metavar="TARGET",
                         help="compile for this chip in every project (as `jaxlint check --target`); default: each "
                              "project's configured target")
