@@ -135,24 +135,11 @@ def libtpu_pin() -> str | None:
     return None
 
 
-def _off_registry() -> bool:
-    """The installed JAX's ``tpu`` extra also needs a package PyPI does not have (JAX 0.4.35 pins
-    ``libtpu-nightly`` from Google's own index): ``jaxlint[tpu]`` cannot install it."""
-    import importlib.metadata
-
-    try:
-        requires = importlib.metadata.requires("jax") or []
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return any(r.partition(";")[0].strip().startswith("libtpu-nightly") and "tpu" in r.partition(";")[2]
-               for r in requires)
-
-
 def install_line(pin: str | None) -> str:
-    """What to run to get the libtpu the installed JAX pins."""
-    if pin and _off_registry():
-        return f'pip install "{pin}"'
-    return 'pip install "jaxlint[tpu]"'
+    """What to run to get the libtpu the installed JAX pins: that pin itself (never ``jaxlint[tpu]``:
+    PyPI's ``jaxlint`` is another project, and JAX 0.4.35's own ``tpu`` extra also needs a
+    ``libtpu-nightly`` that only Google's index has)."""
+    return f'pip install "{pin}"' if pin else 'pip install "jax[tpu]"'
 
 
 def check_installed(target: Target) -> None:

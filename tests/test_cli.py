@@ -96,9 +96,39 @@ def test_select_ignore_and_usage_errors(project: Path) -> None:
     assert jaxlint("check", "--select", "JX101", "founding.py", cwd=project).returncode == 1
     unknown = jaxlint("check", "--select", "JX999", "founding.py", cwd=project)
     assert unknown.returncode == 2 and "unknown rule selector" in unknown.stderr
-    missing = jaxlint("check", "no_such_dir", cwd=project)
-    assert missing.returncode == 2 and "no_such_dir" in missing.stderr
     assert jaxlint("check", "--bogus-flag", cwd=project).returncode == 2
+
+
+MISSING = "No such file or directory (os error 2)"  # ruff's E902 message
+
+
+def test_a_missing_path_is_a_finding_and_the_others_are_checked(project: Path) -> None:
+    run = jaxlint("check", "--output-format", "concise", "founding.py", "missing.py", cwd=project)
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("founding.py:13:12: JX101 [*] ")  # still checked
+    assert lines[1] == f"missing.py:1:1: E902 {MISSING}"
+    full = jaxlint("check", "founding.py", "missing.py", cwd=project)
+    assert full.returncode == 1 and f"missing.py:1:1: E902 {MISSING}" in full.stdout.splitlines()
+
+
+def test_a_missing_path_in_json_is_shaped_as_any_finding(project: Path) -> None:
+    run = jaxlint("check", "--output-format", "json", "founding.py", "missing.py", cwd=project)
+    assert run.returncode == 1, run.stderr
+    jx101, e902 = json.loads(run.stdout)
+    assert jx101["code"] == "JX101" and set(e902) == set(jx101)
+    assert {key: e902[key] for key in ("code", "name", "message", "severity", "filename", "location",
+                                       "end_location", "fix")} == {
+        "code": "E902", "name": "io-error", "message": MISSING, "severity": "error",
+        "filename": str(project / "missing.py"), "location": {"row": 1, "column": 1},
+        "end_location": {"row": 1, "column": 1}, "fix": None}
+
+
+def test_every_path_missing_is_a_finding_each_as_in_ruff(tmp_path: Path) -> None:
+    run = jaxlint("check", "--output-format", "concise", "missing.py", "no_such_dir", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.splitlines() == [f"missing.py:1:1: E902 {MISSING}", f"no_such_dir:1:1: E902 {MISSING}"]
+    assert "2 findings" in run.stderr and "Traceback" not in run.stderr
 
 
 def test_timings_name_every_stage(project: Path) -> None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -260,3 +262,47 @@ def test_configuration_examples_are_valid(page: Path, toml: str, tmp_path: Path)
     run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--show-settings"], capture_output=True,
                          text=True, cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stderr
+
+
+# A requirement that pip would take from PyPI, where `jaxlint` is another project: the bare name,
+# with or without extras (not `jaxlint @ git+...`, nor a path such as `.` or `".[server]"`).
+PYPI_JAXLINT = re.compile(r"jaxlint(\[[\w,-]*\])?")
+
+
+def pypi_installs(unit: str) -> list[str]:
+    """The requirements of the `pip install` commands in one code line or span that name jaxlint
+    as PyPI has it."""
+    found = []
+    for command in re.findall(r"pip install\b([^#&;|]*)", unit):
+        try:
+            words = shlex.split(command)
+        except ValueError:  # an unbalanced quote in a span cut short
+            words = command.split()
+        found += [word for word in words if PYPI_JAXLINT.fullmatch(word.strip("'\")"))]
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_jaxlint_is_installed_from_its_repository(page: Path) -> None:
+    code, _ = units(page.read_text(encoding="utf-8"))
+    assert [unit.strip() for unit in code if pypi_installs(unit)] == []
+
+
+def test_the_install_check_tells_pypi_from_the_repository() -> None:
+    assert pypi_installs("pip install 'jaxlint[server]')") == ["jaxlint[server])"]
+    assert pypi_installs("pip install -e . jaxlint  # install the project too") == ["jaxlint"]
+    assert pypi_installs('pip install -e ".[server]"') == []
+    assert pypi_installs('pip install "jaxlint[server] @ git+https://example.com/jaxlint"') == []
+    assert pypi_installs("pip install -e . && jaxlint check examples/") == []
+
+
+def test_pre_commit_snippets_are_whole_configurations() -> None:
+    """Each pre-commit example in docs/ci.md is a `.pre-commit-config.yaml` as written: `repos:`
+    first, each repository with its hooks."""
+    blocks = re.findall(r"^```yaml\n(.*?)^```", (REPO / "docs" / "ci.md").read_text(encoding="utf-8"),
+                        flags=re.MULTILINE | re.DOTALL)
+    configs = [yaml.safe_load(block) for block in blocks if "repo:" in block]
+    assert len(configs) == 3
+    for config in configs:
+        assert isinstance(config, dict) and list(config) == ["repos"], config
+        assert all(entry["repo"] and entry["hooks"][0]["id"] == "jaxlint" for entry in config["repos"])

@@ -105,6 +105,16 @@ def broken(tmp_path_factory):
         "broken_helper.py": "VALUE = 1\nraise KeyError('missing setting')\n",
         # Reading stdin must neither hang nor consume jaxlint's jobs.
         "reads_stdin.py": "import jax\nanswer = input()\n" + TARGET,
+        # The worker gives a module the argv of its own program, `[its path]`, not the worker's.
+        "parses_args.py": "import argparse\nimport jax\nargs = argparse.ArgumentParser().parse_args()\n" + TARGET,
+        "reads_argv.py": "import sys\nimport jax\nif len(sys.argv) > 1:\n    raise SystemExit('bad')\n" + TARGET,
+        "requires_arg.py": textwrap.dedent("""\
+            import argparse
+            import jax
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--x", required=True)
+            args = parser.parse_args()
+        """) + TARGET,
         "syntax.py": "import jax\n\ndef f(x:\n    return x\n",
         "undecodable.py": b"import jax\nname = '\xff\xfe'\n",
         # Deep enough to exhaust libcst's recursion, and too deep for Python's parser.
@@ -184,6 +194,22 @@ def test_module_that_exits_gives_import_error(broken):
     finding = only(found["exits.py"], "JX901")
     assert "SystemExit(3)" in finding.message
     assert finding.span.start_line == line_of(root, "exits.py", "sys.exit(3)")
+
+
+def test_module_sees_its_own_program_argv(broken):
+    root, result, found, _ = broken
+    assert "parses_args.py" not in found and "reads_argv.py" not in found
+    for name in ("parses_args.py", "reads_argv.py"):
+        analysis = next(a for a in result.files if a.source.path == str(root / name))
+        assert [s.kind for s in analysis.result.skipped if s.kind == "import-failed"] == []
+
+
+def test_module_that_exits_in_argparse_quotes_its_message(broken):
+    root, _, found, _ = broken
+    finding = only(found["requires_arg.py"], "JX901")
+    assert "SystemExit(2)" in finding.message
+    assert "requires_arg.py: error: the following arguments are required: --x" in finding.message
+    assert finding.span.start_line == line_of(root, "requires_arg.py", "parse_args()")
 
 
 def test_tracer_error_at_import_points_at_its_line(broken):

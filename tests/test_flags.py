@@ -132,8 +132,10 @@ def test_exit_zero_still_reports_and_errors_stay_2(founding: Path) -> None:
     run = jaxlint("check", "--exit-zero", ".", cwd=founding)
     assert run.returncode == 0
     assert run.stdout.startswith("founding.py:13:12: JX101") and "1 finding" in run.stderr
+    assert jaxlint("check", "--exit-zero", "--bogus-flag", cwd=founding).returncode == 2
+    # A missing path is a finding (E902), as in ruff: --exit-zero covers it.
     missing = jaxlint("check", "--exit-zero", "no_such_folder", cwd=founding)
-    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+    assert missing.returncode == 0 and "no_such_folder:1:1: E902" in missing.stdout
 
 
 def test_quiet_prints_findings_only(founding: Path) -> None:

@@ -436,3 +436,26 @@ def test_carets_line_up_under_wide_characters_and_tabs(tmp_path: Path) -> None:
     # The carets' cells, read back in the shown line: wide characters count twice.
     cells = [c for char in shown for c in (char, "") if c or ord(char) > 0x2E80][:len(carets)]
     assert "".join(cells[carets.index("^"):]) == "数据.at[0].set(δ)"
+
+
+@pytest.mark.parametrize("name", OUTPUT_FORMATS)
+def test_a_missing_path_is_an_e902_finding_in_every_format(name: str, tmp_path: Path) -> None:
+    """As ruff reports it: code E902 at the path, 1:1; parsed as any finding by each format's readers."""
+    run = jaxlint("check", "--output-format", name, "missing.py", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert "E902" in run.stdout and "missing.py" in run.stdout
+    if name == "sarif":
+        log = json.loads(run.stdout)
+        schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+        jsonschema.validators.validator_for(schema)(schema).validate(log)
+        [result] = log["runs"][0]["results"]
+        assert result["ruleId"] == "E902" and result["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    elif name in ("json", "json-lines"):
+        rows = json.loads(run.stdout) if name == "json" else [json.loads(line) for line in run.stdout.splitlines()]
+        assert [(r["code"], r["name"], r["location"]) for r in rows] == [("E902", "io-error", {"row": 1, "column": 1})]
+    elif name == "junit":
+        ET.fromstring(run.stdout)
+    elif name == "gitlab":
+        [issue] = json.loads(run.stdout)
+        assert issue["check_name"] == "E902"
+        assert issue["location"] == {"path": "missing.py", "lines": {"begin": 1, "end": 1}}

@@ -141,6 +141,8 @@ def test_analysis_failures_print_their_pages() -> None:
     ("JX109", "unknown rule 'JX109'; did you mean JX310 (involuntary-full-rematerialization), "
               "JX309 (host-sync-in-loop), JX103 (vmap-while-batched-predicate)?"),
     ("vmap-unbatchd-output", "did you mean JX101 (vmap-unbatched-output)?"),
+    # No pipeline code (JX906 internal-error) for a number it is no typo of.
+    ("JX999", "unknown rule 'JX999'; did you mean JX309 (host-sync-in-loop)?"),
     ("JX1", "'JX1' is a prefix of JX101, JX102, JX103: name one rule"),
     ("no-such-thing-at-all", "unknown rule 'no-such-thing-at-all'; `jaxlint rules` lists them"),
 ])

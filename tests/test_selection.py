@@ -117,6 +117,42 @@ def test_unknown_selector_is_a_value_error_in_the_api_and_a_usage_error_in_the_c
     assert "Traceback" not in captured.err and captured.out == ""
 
 
+@pytest.mark.parametrize("typed, suggested", [
+    ("JX999", "JX309"),  # the nearest rule a user selects, not JX906 (internal-error)
+    ("JX99", "JX309"),
+    ("JX9O1", "JX901"),  # one typo off a pipeline code: that code
+    ("jx910", "JX901"),
+    ("JX90", None),  # a prefix that selects the pipeline's codes: no error at all
+    ("JX1O1", "JX101"),
+])
+def test_unknown_code_suggests_a_rule_a_user_selects(typed: str, suggested: str | None,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    if suggested is None:
+        select_rules([typed], None)
+        return
+    with pytest.raises(ValueError) as raised:
+        select_rules([typed], None)
+    assert str(raised.value) == f"unknown rule selector `{typed}`; did you mean `{suggested}`?"
+    assert main(["check", "--isolated", "--select", typed, "missing_on_purpose.py"]) == 2
+    assert f"did you mean `{suggested}`?" in capsys.readouterr().err
+
+
+def test_no_unknown_code_is_told_of_a_pipeline_code_it_is_no_typo_of() -> None:
+    """JX9xx (analysis failures, internal errors) only for a code one typo away from one."""
+    pipeline = {code for code in ALL if code.startswith("JX9")}
+    for number in range(1000):
+        typed = f"JX{number:03d}"
+        if typed in ALL:
+            continue
+        with pytest.raises(ValueError) as raised:
+            select_rules([typed], None)
+        suggested = re.findall(r"`(JX\d+)`\?$", str(raised.value))
+        # One digit replaced, or the last two swapped (JX910 for JX901).
+        near = {code for code in pipeline if sum(a != b for a, b in zip(typed, code)) == 1
+                or typed[:3] + typed[4] + typed[3] == code}
+        assert not set(suggested) & (pipeline - near), (typed, suggested)
+
+
 def test_show_settings_lists_the_rules_the_api_chooses(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAXLINT_")}
     run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--isolated", "--select", "JX101,JX9",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.chips import CPU, TargetError, parse_target
+from jaxlint.chips import CPU, TargetError, install_line, parse_target
 
 REPO = Path(__file__).resolve().parent.parent
 FOUNDING = REPO / "examples" / "founding.py"
@@ -99,6 +99,13 @@ def test_a_tpu_target_without_libtpu_says_what_to_install(tmp_path: Path) -> Non
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in run.stderr
     assert "libtpu, which is not installed" in lines[0] and "pip install" in lines[0]
+    assert "jaxlint[" not in lines[0]  # PyPI's jaxlint is another project
+
+
+@pytest.mark.parametrize("pin, line", [("libtpu==0.0.42.*", 'pip install "libtpu==0.0.42.*"'),
+                                       (None, 'pip install "jax[tpu]"')])
+def test_the_install_line_names_the_libtpu_not_pypis_jaxlint(pin: str | None, line: str) -> None:
+    assert install_line(pin) == line
 
 
 @needs_libtpu

@@ -43,7 +43,7 @@ def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
     run.add_parser(commands)
     explain.add_parser(commands)
     clean.add_parser(commands)
-    server = commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: jaxlint[server])")
+    server = commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: the server extra)")
     server.add_argument("--target", default=None, metavar="TARGET",
                         help="compile for this chip in every project (as `jaxlint check --target`); default: each "
                              "project's configured target")
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             from jaxlint.server.lsp import main as serve
         except ImportError as error:
-            print(f"jaxlint: the editor server needs pygls ({error}); pip install 'jaxlint[server]'", file=sys.stderr)
+            print(f'jaxlint: the editor server needs pygls ({error}); pip install "pygls>=2,<3"', file=sys.stderr)
             return 2
         if args.target is not None:
             from jaxlint.chips import TargetError, check_installed, parse_target

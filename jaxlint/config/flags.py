@@ -55,7 +55,7 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
                             "(default: the product of a module's literal mesh shape, if any)")
     group.add_argument("--target", default=None, metavar="TARGET",
                        help="compile for this chip: cpu (the default), tpu-v5e, tpu-v6e, tpu-v5p, tpu-v4, or a "
-                            "TPU slice such as tpu-v5e:2x4 (needs jaxlint[tpu]; no TPU is used)")
+                            "TPU slice such as tpu-v5e:2x4 (needs libtpu: jaxlint's tpu extra; no TPU is used)")
     group.add_argument("--cache-dir", default=None, metavar="DIR",
                        help="the result cache's folder (default: .jaxlint_cache in the project root; "
                             "JAXLINT_CACHE_DIR)")

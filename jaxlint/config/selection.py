@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from jaxlint.rules import Rule
 
 
-def did_you_mean(word: str, candidates: list[str]) -> str:
-    """``"; did you mean `select`?"`` for the closest candidate, else ``"."``: a sentence ends."""
+def did_you_mean(word: str, candidates: list[str], cutoff: float = 0.6) -> str:
+    """``"; did you mean `select`?"`` for the closest candidate, else ``"."``: a sentence ends.
+    ``cutoff``: how alike (difflib's ratio) a candidate must be."""
     import difflib  # only an error message needs it
 
     # A code typed with a letter for a digit (JX1O1, JX3l0): that code, before any spelling match
@@ -23,9 +24,9 @@ def did_you_mean(word: str, candidates: list[str]) -> str:
     digits = word[:2].upper() + word[2:].translate(str.maketrans("OoIl", "0011"))
     if digits != word and digits in candidates:
         return f"; did you mean `{digits}`?"
-    close = difflib.get_close_matches(word, candidates, n=1)
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
     if not close and word.upper() != word:  # JX codes typed in lower case
-        close = difflib.get_close_matches(word.upper(), candidates, n=1)
+        close = difflib.get_close_matches(word.upper(), candidates, n=1, cutoff=cutoff)
     return f"; did you mean `{close[0]}`?" if close else "."
 
 
@@ -34,12 +35,47 @@ def matches(rule: RuleInfo | type[Rule], selector: str) -> bool:
     return selector.upper() == "ALL" or rule.code.startswith(selector.upper()) or rule.name == selector
 
 
+# The pipeline's codes (syntax and import errors, timeouts, crashes, jaxlint's own errors): one
+# is suggested only for a code typed one character off it, never as the nearest code to a number
+# that names no rule (JX999 is no typo of JX906, and nobody selects internal errors).
+PIPELINE_CODES = "JX9"
+
+
+def suggest_rule(word: str, rules: tuple[RuleInfo, ...] | list[RuleInfo]) -> str:
+    """``did_you_mean`` for a rule code or name: the nearest rule a user selects; a JX9 code only
+    when ``word`` is one typo away from it (JX9O1, JX910, JX9011, JX91)."""
+    near = [r.code for r in rules if r.code.startswith(PIPELINE_CODES) and suggestable(word, r.code)]
+    if near:
+        return did_you_mean(word.upper(), near, cutoff=0.0)  # difflib only chooses among them
+    candidates = [r.code for r in rules if not r.code.startswith(PIPELINE_CODES)] + [r.name for r in rules]
+    return did_you_mean(word, candidates)
+
+
+def suggestable(word: str, code: str) -> bool:
+    """Whether ``code`` may be suggested for the unknown ``word``: a rule a user selects, or a
+    pipeline code ``word`` is one typo away from."""
+    typed = word.upper()
+    return not code.startswith(PIPELINE_CODES) or (typed.startswith(PIPELINE_CODES) and _one_typo_apart(typed, code))
+
+
+def _one_typo_apart(a: str, b: str) -> bool:
+    """One character replaced, added or left out, or two neighbours swapped, turns ``a`` into ``b``."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) != len(b):
+        short, long = sorted((a, b), key=len)
+        return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+    differ = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    swapped = len(differ) == 2 and differ[1] == differ[0] + 1 and a[differ[0]] == b[differ[1]] \
+        and a[differ[1]] == b[differ[0]]
+    return len(differ) == 1 or swapped
+
+
 def check_selector(selector: str) -> None:
     """Raise ValueError naming the closest code or name when ``selector`` selects no rule."""
     rules = rule_infos()
     if not isinstance(selector, str) or not selector or not any(matches(r, selector) for r in rules):
-        candidates = [r.code for r in rules] + [r.name for r in rules]
-        raise ValueError(f"unknown rule selector `{selector}`{did_you_mean(str(selector), candidates)}")
+        raise ValueError(f"unknown rule selector `{selector}`{suggest_rule(str(selector), rules)}")
 
 
 def rule_named(key: str) -> RuleInfo:
@@ -48,8 +84,7 @@ def rule_named(key: str) -> RuleInfo:
     for rule in rules:
         if key in (rule.code, rule.name) or key.upper() == rule.code:
             return rule
-    candidates = [r.code for r in rules] + [r.name for r in rules]
-    raise ValueError(f"unknown rule `{key}`{did_you_mean(key, candidates)} Expected a code "
+    raise ValueError(f"unknown rule `{key}`{suggest_rule(key, rules)} Expected a code "
                      "(JX202) or a rule name (python-loop-unrolled).")
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import errno
 import os
 import signal
 import time
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from jaxlint.rules import Rule, RuleInfo
 
 LOG = LazyLogger(__name__)  # progress for --verbose
+IO_ERROR = "E902"  # ruff's code for a path it cannot read
 
 
 def prepare(path: str, codes: list[str], config: Config, compile_costs: bool = False,
@@ -146,6 +148,15 @@ def _syntax_error(source: SourceFile, message: str, line: int, column: int,
     return analysis
 
 
+def missing_path(given: str) -> Finding:
+    """ruff's E902 (io-error) for a path given that does not exist, in ruff's words, at 1:1: a
+    finding like the others, so every output format reports it and the other paths are still
+    checked. Not a rule: no selection turns it off."""
+    message = f"{os.strerror(errno.ENOENT)} (os error {errno.ENOENT})"
+    return Finding(code=IO_ERROR, name="io-error", message=message, severity="error",
+                   path=os.path.abspath(given), span=Span(1, 0, 1, 0))
+
+
 def default_jobs() -> int:
     """Workers to run at once: one per core, at most 4 (each holds its own JAX, ~250 MiB)."""
     return max(1, min(os.cpu_count() or 1, 4))
@@ -170,7 +181,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
     started = time.perf_counter()
     config = config or load_config(paths)  # the CLI passes the one it resolved (flags included)
     empty: list[str] = []
-    files = discover.discover(paths, config, empty)
+    missing: list[str] = []
+    files = discover.discover(paths, config, empty, missing)
     timings["discover"] = time.perf_counter() - started
     LOG.debug("discovered %d Python file%s in %.0f ms", len(files), "s" * (len(files) != 1),
               timings["discover"] * 1000)
@@ -182,7 +194,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         cache.open_index(paths, codes, settings, compile_costs)
     analyses = [prepare(path, codes, config, compile_costs, recorded, cache, settings) for path in files]
     timings["scan"] = time.perf_counter() - started
-    result = CheckResult(analyses, timings, config=config, empty_paths=empty)
+    result = CheckResult(analyses, timings, config=config, empty_paths=empty,
+                         io_errors=[missing_path(given) for given in missing])
     pending = [a for a in analyses if a.job is not None]
     LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
               timings["scan"] * 1000, len(pending), len(analyses))

@@ -88,11 +88,13 @@ class CheckResult:
     unchecked_findings: int = 0
     not_written: list[tuple[str, str]] = field(default_factory=list)  # (path, why) of fixed files left as they were
     empty_paths: list[str] = field(default_factory=list)  # folders given that hold no Python file
+    # E902 for each path given that does not exist: reported, as ruff reports it, with the others checked.
+    io_errors: list[Finding] = field(default_factory=list)
     unusable_test_run: str | None = None  # why the last test run's store serves none of these files
 
     @property
     def findings(self) -> list[Finding]:
-        return sorted((f for fa in self.files for f in fa.findings),
+        return sorted([*self.io_errors, *(f for fa in self.files for f in fa.findings)],
                       key=lambda f: (f.path, f.span.start_line, f.span.start_col, f.code))
 
     @property

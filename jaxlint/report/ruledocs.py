@@ -45,7 +45,9 @@ def find_rule(query: str) -> RuleInfo | type[Rule]:
     prefixed = [r.code for r in rules if r.code.startswith(query.upper())] if query.strip() else []
     if prefixed:
         raise UnknownRule(f"{query!r} is a prefix of {', '.join(prefixed)}: name one rule")
-    by_key = {r.code.lower(): r for r in rules} | {r.name: r for r in rules}
+    from jaxlint.config.selection import suggestable  # only the error needs it
+
+    by_key = {r.code.lower(): r for r in rules if suggestable(query, r.code)} | {r.name: r for r in rules}
     close = difflib.get_close_matches(query.lower(), list(by_key), n=3, cutoff=0.6)
     suggestion = ", ".join(dict.fromkeys(f"{by_key[k].code} ({by_key[k].name})" for k in close))
     hint = f"; did you mean {suggestion}?" if suggestion else "; `jaxlint rules` lists them"

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
 
 
 
-def discover(paths: list[str], config: Config | None = None, empty: list[str] | None = None) -> list[str]:
+def discover(paths: list[str], config: Config | None = None, empty: list[str] | None = None,
+             missing: list[str] | None = None) -> list[str]:
     """Expand files and folders into sorted, de-duplicated absolute paths of Python files: the
     ``.py`` files in folders, and every file named explicitly, whatever its suffix (a script
     with a shebang, as pre-commit's ``types: [python]`` passes them; ruff checks those too).
@@ -20,7 +21,8 @@ def discover(paths: list[str], config: Config | None = None, empty: list[str] | 
     they hold a virtual environment) or, with ``respect-gitignore``, git ignores them. Paths
     named explicitly are kept wherever they live (the user asked for them), unless
     ``force-exclude`` is on and they or a folder above them, up to the project root, is
-    excluded (pre-commit names every file). Raises FileNotFoundError for a missing path.
+    excluded (pre-commit names every file). A path given that does not exist is appended to
+    ``missing``; without that list, it raises FileNotFoundError.
 
     A file reached under several names (symlinks, hard links, a linked folder named beside its
     target) is listed once, under the name with the fewest symlinks in it, then the first
@@ -37,7 +39,10 @@ def discover(paths: list[str], config: Config | None = None, empty: list[str] | 
     for given in paths:
         path = os.path.abspath(given)
         if not os.path.exists(path) and not os.path.islink(path):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), given)
+            if missing is None:
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), given)
+            missing.append(given)
+            continue
         if config.force_exclude and _excluded_explicitly(path, config):
             continue
         if os.path.isfile(path) or os.path.islink(path) and not os.path.exists(path):

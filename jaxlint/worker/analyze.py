@@ -33,7 +33,7 @@ from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.frames import parameter_names
-from jaxlint.worker.importer import import_module, is_project_file, is_project_module
+from jaxlint.worker.importer import import_module, is_project_file, is_project_module, keeping_printed, program_argv
 from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
@@ -59,8 +59,9 @@ def analyze(job: Job) -> Result:
     target_devices.devices()
     target_devices.take_refusals()  # a previous job's
     try:
-        analysis = _Analysis(job)
-        result = analysis.run()
+        with program_argv(job.path):  # the module's code runs during the whole job, not only at import
+            analysis = _Analysis(job)
+            result = analysis.run()
         result.inputs = _inputs(job, set(sys.modules) - modules, analysis.examples_files)
         result.ran = {file: names for file, names in result.ran.items() if file in result.inputs}
         result.not_compiled = target_devices.take_refusals()
@@ -129,11 +130,12 @@ class _Analysis:
         started = time.perf_counter()
         with VmapRecorder({job.path}), CallRecorder({job.path}) as calls, TruncationRecorder() as early:
             try:
-                module = import_module(job.module, job.path, job.root, job.override, job.sys_path,
-                                       job.sys_path_appended, job.packages_from_files)
+                with keeping_printed() as printed:
+                    module = import_module(job.module, job.path, job.root, job.override, job.sys_path,
+                                           job.sys_path_appended, job.packages_from_files)
             except BaseException as error:  # SystemExit and KeyboardInterrupt included
                 timings["import"] = time.perf_counter() - started
-                self._import_failed(error)
+                self._import_failed(error, printed.last_line())
                 return self.result
         timings["import"] = time.perf_counter() - started
         retracer = ModuleRetracer(module, job.path, job.settings)
@@ -216,7 +218,8 @@ class _Analysis:
             elif reached:
                 elsewhere[path] = sorted(set(elsewhere.get(path, ())) | reached)
 
-    def _import_failed(self, error: BaseException) -> None:
+    def _import_failed(self, error: BaseException, printed: str = "") -> None:
+        """``printed``: the last line the module printed (JX901 quotes it when the module exits)."""
         job = self.job
         # The source rules still run: what they find needs no import (no retrace service).
         context = SourceContext(job.path, job.source, self.index, job.settings)
@@ -229,7 +232,7 @@ class _Analysis:
             return
         tree = self.index.tree
         finding = failures.import_error(error, job.path, literal_meshes(tree) if tree is not None else [],
-                                        job.devices)
+                                        job.devices, printed)
         explained = self._explained(None, error, finding.span)
         self.findings.extend(explained or ([finding] if finding.code in self.codes else []))
         for target in job.targets:

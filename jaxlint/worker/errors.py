@@ -47,12 +47,14 @@ def describe_error(error: BaseException) -> str:
 
 
 def import_error(error: BaseException, path: str, meshes: Sequence[MeshLiteral] = (),
-                 devices: int | None = None) -> Finding:
+                 devices: int | None = None, printed: str = "") -> Finding:
     """JX901 (or JX601) for a module whose import raised; ``meshes``: its literal mesh shapes,
-    ``devices``: the CPU devices its job asked for (``Job.devices``)."""
+    ``devices``: the CPU devices its job asked for (``Job.devices``); ``printed``: the last line
+    the module printed, quoted when it exits (argparse says why only there)."""
     frame, raised = user_frames(error, path)
     if isinstance(error, SystemExit):
-        message = f"the module exits while being imported (SystemExit({error.code!r})); it was not analyzed"
+        said = f", after printing {printed!r}" if printed else ""
+        message = f"the module exits while being imported (SystemExit({error.code!r})){said}; it was not analyzed"
     elif is_jax_tracing_error(error):
         # The module traces code itself while imported: a tracing error, at the line that raised.
         message = (f"importing the module raised {describe_error(error)}{raised} while JAX traced it: "

@@ -2,13 +2,14 @@
 never writing bytecode; and telling the project's modules from installed ones."""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
 import types
-from typing import Any
+from typing import Any, Iterator, TextIO
 
 
 class _SourceLoader(importlib.machinery.SourceFileLoader):
@@ -44,6 +45,76 @@ def import_module(name: str, path: str, root: str, override: str | None,
     elif parent:
         importlib.import_module(parent)
     return _load(name, path, override)
+
+
+class Printed:
+    """The last characters a module wrote to ``sys.stdout`` and ``sys.stderr`` (interleaved):
+    why a module exits at import is often only printed (argparse's usage error)."""
+
+    KEPT = 2000
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def keep(self, text: str) -> None:
+        self.text = (self.text + text)[-self.KEPT:]
+
+    def last_line(self, width: int = 200) -> str:
+        """The last non-blank line printed, shortened to ``width`` characters ("" if none)."""
+        lines = [line.strip() for line in self.text.splitlines() if line.strip()]
+        if not lines:
+            return ""
+        return lines[-1] if len(lines[-1]) <= width else lines[-1][:width - 3] + "..."
+
+
+class _Tee:
+    """A text stream that writes through to ``stream`` and keeps a copy in ``printed``; every
+    other attribute (fileno, isatty, encoding) is the stream's."""
+
+    def __init__(self, stream: TextIO, printed: Printed) -> None:
+        self._stream = stream
+        self._printed = printed
+
+    def write(self, text: str) -> int:
+        written = self._stream.write(text)
+        if isinstance(text, str):
+            self._printed.keep(text)
+        return written
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def keeping_printed() -> Iterator[Printed]:
+    """Inside the block, what is written to ``sys.stdout`` and ``sys.stderr`` still goes there
+    and is kept as well. A stream the module replaced meanwhile stays as it left it (the worker
+    puts its own back after the job)."""
+    printed = Printed()
+    tees = {name: _Tee(getattr(sys, name), printed) for name in ("stdout", "stderr")
+            if getattr(sys, name) is not None}
+    originals = {name: getattr(sys, name) for name in tees}
+    for name, tee in tees.items():
+        setattr(sys, name, tee)
+    try:
+        yield printed
+    finally:
+        for name, tee in tees.items():
+            if getattr(sys, name) is tee:
+                setattr(sys, name, originals[name])
+
+
+@contextlib.contextmanager
+def program_argv(path: str) -> Iterator[None]:
+    """``sys.argv`` as ``python path`` gives the module's own program (``[path]``), not the
+    worker's (its file descriptors): a module that parses its arguments at import, or reads
+    ``len(sys.argv)``, must see none. The caller's list is put back afterwards."""
+    saved = sys.argv
+    sys.argv = [path]
+    try:
+        yield
+    finally:
+        sys.argv = saved
 
 
 def _load(name: str, path: str, override: str | None) -> Any:
