@@ -137,12 +137,12 @@ def test_analysis_failures_print_their_pages() -> None:
 
 
 @pytest.mark.parametrize("query, expected", [
-    # JX310 and JX309 rank above JX103 by difflib's ratio
-    ("JX109", "unknown rule 'JX109'; did you mean JX310 (involuntary-full-rematerialization), "
-              "JX309 (host-sync-in-loop), JX103 (vmap-while-batched-predicate)?"),
+    # JX709, JX310 and JX309 rank above JX103 by difflib's ratio
+    ("JX109", "unknown rule 'JX109'; did you mean JX709 (bf16-matmul-before-solve), "
+              "JX310 (involuntary-full-rematerialization), JX309 (host-sync-in-loop)?"),
     ("vmap-unbatchd-output", "did you mean JX101 (vmap-unbatched-output)?"),
     # No pipeline code (JX906 internal-error) for a number it is no typo of.
-    ("JX999", "unknown rule 'JX999'; did you mean JX309 (host-sync-in-loop)?"),
+    ("JX999", "unknown rule 'JX999'; did you mean JX709 (bf16-matmul-before-solve), JX309 (host-sync-in-loop)?"),
     ("JX1", "'JX1' is a prefix of JX101, JX102, JX103: name one rule"),
     ("no-such-thing-at-all", "unknown rule 'no-such-thing-at-all'; `jaxlint rules` lists them"),
 ])
