@@ -81,8 +81,9 @@ def run(command: list[str], cwd: Path, env: dict[str, str], stdout: Path, stderr
 
 def plugin_args(python: str, env: dict[str, str]) -> list[str]:
     """`-p` loads the plugin from the worktree unless jaxlint is installed (its entry point loads it)."""
+    # Run from / : in a checkout of jaxlint, the folder's own jaxlint.egg-info would answer.
     installed = subprocess.run([python, "-c", "import importlib.metadata as m; m.distribution('jaxlint')"],
-                               env=env, capture_output=True).returncode == 0
+                               env=env, capture_output=True, cwd="/").returncode == 0
     return [] if installed else ["-p", "jaxlint.pytest_plugin.hooks"]
 
 
