@@ -268,3 +268,32 @@ def test_a_helper_in_another_file_is_reported_at_the_callers_loop(tmp_path: Path
     assert (Path(finding.path).name, finding.span.start_line, finding.span.start_col) == ("train.py", 10, 12)
     assert finding.message.startswith("PRNG key reused: this call passes the same key to jitter() on every "
                                       "iteration of the loop; jitter draws from it (random_bits) at noise.py:5,")
+
+
+SPLIT_THEN_TWO_DRAWS = """\
+import jax
+
+
+@jax.jit
+def init(key):
+    k_centers, key = jax.random.split(key)
+    centers = jax.random.normal(k_centers, (4, 2))
+    a = jax.random.normal(key, (4,))
+    b = jax.random.uniform(key, (4,))
+    return centers, a + b
+
+
+init({key})
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(KEYS))
+def test_names_the_draw_from_the_same_half_of_a_split(tmp_path: Path, kind: str) -> None:
+    """Both halves of a split are one root here: the earlier draw named is the one from ``key``
+    (line 8), not the first draw from any half (``k_centers``, line 7)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    (tmp_path / "init.py").write_text(SPLIT_THEN_TWO_DRAWS.format(key=KEYS[kind]), encoding="utf-8")
+    result = check_in_process([str(tmp_path)], select_rules(["JX401"], None))
+    [finding] = result.findings
+    assert finding.span.start_line == 9
+    assert "a draw (random_bits) at line 8 already consumed" in finding.message, finding.message

@@ -186,6 +186,8 @@ def test_an_edit_makes_the_entries_that_depend_on_it_stale(tmp_path: Path) -> No
     assert places(findings, root) == set()
     assert "linted 1 of 4 JAX functions: 0 traced here, 1 in the test run of " in summary, summary
     assert "3 changed since the test run of " in summary
+    # The listing below names the tests that reached each, as the summary says it does.
+    assert "(--show-untraced lists them, what changed and the tests that reached them)" in summary
     # Most of what is not linted changed since the tests ran: the one step is running them again.
     assert "linted only 1 of 4 JAX functions; run the tests again with `pytest --jaxlint`" in summary
     assert "pkg/model.py:11: noisy [changed-since-test-run]" in summary

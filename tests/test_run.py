@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -266,3 +267,57 @@ def test_the_run_writes_the_store_check_reads(tmp_path: Path) -> None:
     done = subprocess.run(check, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert json.loads(done.stdout) == [] and "1 changed since the jaxlint run of " in done.stderr, done.stderr
     assert "run the program again with `jaxlint run`" in done.stderr
+
+
+OTHER = '''\
+import jax.numpy as jnp
+
+
+def unrelated(x):
+    return jnp.sin(x)
+'''
+
+OTHER_TEST = '''\
+import jax.numpy as jnp
+
+from pkg.other import unrelated
+
+
+def test_other():
+    assert unrelated(jnp.zeros(2)).shape == (2,)
+'''
+
+
+def test_the_summary_names_the_run_each_count_is_from(tmp_path: Path) -> None:
+    """A program's run lints pkg/model.py, a later test run pkg/other.py; after an edit of
+    model.py, the changed function is the program run's, and --show-untraced names no test for it:
+    the summary says so, and no count reads as a count of runs."""
+    root = project(tmp_path, config="[tool.jaxlint]\n")
+    (root / "pkg" / "other.py").write_text(OTHER)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_other.py").write_text(OTHER_TEST)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_NO_CACHE", "JAXLINT_CACHE_DIR", "JAXLINT_RECORD",
+                        "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    env["JAX_PLATFORMS"] = "cpu"  # as run() sets it: the store's entries are keyed by JAX's variables
+    assert run(root, "--", "python", "train.py", "--steps", "1").returncode == 1
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--jaxlint", "tests"],
+                           cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert "1 passed" in tests.stdout, tests.stdout + tests.stderr
+    check = [sys.executable, "-m", "jaxlint", "check", "--no-infer-arguments", "--show-untraced", "pkg"]
+    (root / "pkg" / "model.py").write_text(MODEL + "# edited\n")
+    summary = subprocess.run(check, cwd=root, env=env, capture_output=True, text=True, timeout=600).stderr
+    when = r"of \d{4}-\d\d-\d\d \d\d:\d\d"
+    assert re.search(rf"linted 1 of 2 JAX functions: 0 traced here, 1 in the test run {when} \(0 targets "
+                     rf"traced\), 1 changed since the jaxlint run {when} \(--show-untraced lists them and what "
+                     r"changed\)", summary), summary
+    assert "safe_log [changed-since-test-run] linted in the jaxlint run of " in summary
+    assert "(run the program again under `jaxlint run` to lint it)" in summary
+    # Both stale: one count of functions, changed since both runs, the latest first.
+    (root / "pkg" / "other.py").write_text(OTHER + "# edited\n")
+    summary = subprocess.run(check, cwd=root, env=env, capture_output=True, text=True, timeout=600).stderr
+    assert re.search(rf"linted 0 of 2 JAX functions: 0 traced here \(0 targets traced\), 2 changed since the "
+                     rf"test run {when} and the jaxlint run {when} \(--show-untraced lists them and what "
+                     r"changed\)", summary), summary
+    assert "(the tests that reached it: tests/test_other.py::test_other; " in summary
+    assert "earlier" not in summary

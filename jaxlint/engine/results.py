@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from jaxlint.config import Config
 from jaxlint.model import Finding, Job, Result, Skipped, Target
@@ -121,10 +121,24 @@ class CheckResult:
     def test_runs(self) -> list[str]:
         """When and by what the test-run entries this run used or found stale were written:
         "test run of 2026-12-02 14:03", the latest first."""
-        stored = sorted((fa.stored for fa in self.files if fa.stored is not None), key=lambda s: -s.time)
-        return list(dict.fromkeys(f"{s.origin} of {s.when}" for s in stored))
+        return _runs(fa.stored for fa in self.files if fa.stored is not None)
+
+    @property
+    def runs_used(self) -> list[str]:
+        """Those of ``test_runs`` whose entries were current and counted as linted."""
+        return _runs(fa.stored for fa in self.files if fa.stored is not None and fa.stored.fresh)
+
+    @property
+    def runs_changed(self) -> list[str]:
+        """Those of ``test_runs`` that linted a function changed since (``changed_since_test_run``)."""
+        return _runs(fa.stored for fa in self.files if fa.stored is not None and fa.changed_since_test_run)
 
     @property
     def skipped(self) -> list[tuple[str, Skipped]]:
         """(path, why) for each target that was not traced."""
         return [(fa.source.path, s) for fa in self.files if fa.result is not None for s in fa.result.skipped]
+
+
+def _runs(stored: Iterable[StoredModule]) -> list[str]:
+    """"test run of 2026-12-02 14:03" for each session that wrote these entries, the latest first."""
+    return list(dict.fromkeys(f"{s.origin} of {s.when}" for s in sorted(stored, key=lambda s: -s.time)))

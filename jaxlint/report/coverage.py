@@ -11,6 +11,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from jaxlint.engine.store import RUN_ORIGIN
 from jaxlint.model import Span, Target
 from jaxlint.report.suggestion import suggestion
 from jaxlint.scan.functions import JaxFunction
@@ -223,9 +224,13 @@ def _entries(items: list[Untraced], relative: Callable[[str], str]) -> list[str]
     lines = []
     for item in items:
         lines.append(f"  {relative(item.path)}:{item.line}: {item.target} [{item.kind}] {item.reason}")
-        if item.kind == "changed-since-test-run":  # no hint: running the tests again lints it
-            lines.append(f"      ({item.note}; `jaxlint check --rerun-tests` or `pytest --jaxlint` runs them)"
-                         if item.note else "      (`pytest --jaxlint` lints it again)")
+        if item.kind == "changed-since-test-run":  # no hint: running the tests (or program) again lints it
+            if item.note:
+                lines.append(f"      ({item.note}; `jaxlint check --rerun-tests` or `pytest --jaxlint` runs them)")
+            elif item.reason.startswith(f"linted in the {RUN_ORIGIN} "):  # a program's run names no test
+                lines.append(f"      (run the program again under `{RUN_ORIGIN}` to lint it)")
+            else:
+                lines.append("      (`pytest --jaxlint` lints it again)")
             continue
         if item.hint is not None:
             lines.append(f"      {item.hint}")

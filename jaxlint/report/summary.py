@@ -36,8 +36,8 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
              f"linted {result.linted} of {result.jax_functions} JAX functions{_origins(result)} ({traced}"
              + (f", {skipped} skipped: no abstract arguments or errors)" if skipped else ")")]
     if result.changed_since_test_run:
-        parts.append(f"{result.changed_since_test_run} changed since the {_test_run(result)} "
-                     "(--show-untraced names the tests that reached them)")
+        parts.append(f"{result.changed_since_test_run} changed since the {_runs(result.runs_changed)} "
+                     f"({_untraced_shows(result)})")
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
     missing = missing_dependencies(result)
     if missing:
@@ -66,16 +66,31 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
 
 def _origins(result: CheckResult) -> str:
     """": 3 traced here, 809 in the test run of 2026-12-02 14:03" when a test run's entries
-    (engine/store.py) were used or found stale; nothing otherwise."""
+    (engine/store.py) were used, ": 3 traced here" when they were all found stale; nothing otherwise."""
     if not result.test_runs:
         return ""
     here = result.linted_here
-    return f": {here} traced here, {result.linted - here} in the {_test_run(result)}"
+    if not result.runs_used:  # every entry found is stale: "N changed since the ..." names those runs
+        return f": {here} traced here"
+    # Of the functions whose current entries were used: the runs that wrote those.
+    return f": {here} traced here, {result.linted - here} in the {_runs(result.runs_used)}"
 
 
-def _test_run(result: CheckResult) -> str:
-    runs = result.test_runs
-    return runs[0] + (f" (and {len(runs) - 1} earlier)" if len(runs) > 1 else "")
+def _runs(runs: list[str]) -> str:
+    """"test run of DATE", "test run of DATE and the jaxlint run of DATE", or "test run of DATE
+    and 2 earlier runs": a count beside it is of functions, never of runs."""
+    if len(runs) == 2:
+        return f"{runs[0]} and the {runs[1]}"
+    return runs[0] + (f" and {len(runs) - 1} earlier runs" if len(runs) > 2 else "")
+
+
+def _untraced_shows(result: CheckResult) -> str:
+    """What --show-untraced says of the changed functions (report/coverage.py): the tests that
+    reached each only where the store names some (a `jaxlint run` names none)."""
+    named = all(fa.stored.linted_entry(f.first_line, f.qualname).tests  # type: ignore[union-attr]
+                for fa in result.files for f in fa.changed_since_test_run)
+    return ("--show-untraced lists them, what changed and the tests that reached them" if named
+            else "--show-untraced lists them and what changed")
 
 
 def missing_dependencies(result: CheckResult) -> dict[str, int]:
@@ -124,7 +139,7 @@ def next_step(result: CheckResult) -> str:
     if _mostly_changed(result):
         from jaxlint.engine.store import RUN_ORIGIN
 
-        if all(run.startswith(RUN_ORIGIN) for run in result.test_runs):
+        if all(run.startswith(RUN_ORIGIN) for run in result.runs_changed):
             return f"run the program again with `{RUN_ORIGIN}`: what it linted changed since"
         return "run the tests again with `pytest --jaxlint`: what they linted changed since"
     failed = described = plain = lacking = 0

@@ -119,21 +119,24 @@ class _Walker:
         return root, idx
 
     # -- straight-line reuse ----------------------------------------------------------------
-    def region(self, region: Region, consumed: dict[Value, tuple[Any, Op]]) -> None:
-        """Walk ``region`` in program order; ``consumed`` maps root -> (mask, first consumer)."""
+    def region(self, region: Region, consumed: dict[Value, Any]) -> None:
+        """Walk ``region`` in program order; ``consumed`` maps root -> the first consumer of each of
+        its key positions (an object array, None where not consumed yet). Per position, not per
+        root: the two halves of one split are one root, and a reuse of one half must name the
+        draw from that half, not the first draw from the other."""
         import numpy as np
 
-        first: Op | None
         for op in region.ops:
             if op.primitive == "cond":
-                merged: dict[Value, tuple[Any, Op]] = {}
+                merged: dict[Value, Any] = {}
                 for branch in op.regions:
                     self.outer.update(zip(branch.inputs, op.inputs[1:]))
                     state = dict(consumed)
                     self.region(branch, state)
-                    for root, (mask, first) in state.items():
+                    for root, firsts in state.items():
                         old = merged.get(root)
-                        merged[root] = (mask if old is None else old[0] | mask, first)
+                        # A position either branch consumed is consumed; name the first branch's draw.
+                        merged[root] = firsts if old is None else np.where(np.equal(old, None), firsts, old)
                 consumed.update(merged)
                 continue
             if op.primitive in LOOPS:
@@ -145,16 +148,19 @@ class _Walker:
                 root, idx = self.resolve(op.inputs[i])
                 if idx is None:
                     continue
-                mask, first = consumed.get(root, (np.zeros(root_size(root), bool), None))
+                firsts = consumed.get(root)
+                if firsts is None:
+                    firsts = np.full(root_size(root), None, dtype=object)
                 flat = idx.reshape(-1)
-                if first is not None and mask[flat].any():
-                    self._report_reuse(op, first)
+                earlier = [first for first in firsts[flat] if first is not None]
+                if earlier:
+                    self._report_reuse(op, earlier[0])
                 else:
-                    mask = mask.copy()
-                    mask[flat] = True
-                    consumed[root] = (mask, first or op)
+                    firsts = firsts.copy()
+                    firsts[flat] = op
+                    consumed[root] = firsts
 
-    def _enter_loop(self, loop: Op, consumed: dict[Value, tuple[Any, Op]]) -> None:
+    def _enter_loop(self, loop: Op, consumed: dict[Value, Any]) -> None:
         """Loop constants are the outer values; a body draw from a key used before is a reuse."""
         found = loop_body(loop)
         if found is None:
