@@ -33,11 +33,11 @@ _ITERABLE_LEAVES: dict[type, bool] = {}  # type -> whether iterable_leaf holds f
 
 def iterable_leaf(value: Any) -> bool:
     """Whether ``value`` is a builtin iterator or a dict's values view (a generator, ``map``,
-    ``zip``, ``iter(list)``): JAX keeps it as a leaf and, from 0.7 on, warns that it does
-    ("Python iterable type 'generator' is treated as a leaf in PyTree"). jaxlint flattens the
-    tests' values with ``is_leaf=iterable_leaf``: the same leaves, and no warning in the user's
-    test. Not ``warnings.catch_warnings``: entering it clears what each module has shown once,
-    so a test's own warning raised on each step would be shown on each step."""
+    ``zip``, ``iter(list)``): JAX keeps it as a leaf, and newer releases warn that they do (0.10.2
+    does, 0.4.35 does not): "Python iterable type 'generator' is treated as a leaf in PyTree".
+    jaxlint flattens the tests' values with ``is_leaf=iterable_leaf``: the same leaves, and no
+    warning in the user's test. Not ``warnings.catch_warnings``: entering it clears what each
+    module has shown once, so a test's own warning raised on each step would be shown again."""
     kind = type(value)
     known = _ITERABLE_LEAVES.get(kind)
     if known is None:  # builtins only: a project's own iterator may be a registered pytree node
