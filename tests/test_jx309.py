@@ -83,6 +83,21 @@ def train_through_a_helper(w, x, steps):
     return w, losses
 
 
+def train_printing_the_loss(w, x, steps):
+    for _ in range(steps):
+        w, loss = step(w, x)
+        print("loss", float(loss))  # expect JX309 (every one of 8 steps in a test)
+    return w
+
+
+def train_every_other(w, x, steps):
+    for i in range(steps):
+        w, loss = step(w, x)
+        if i % 2 == 0:
+            print(float(loss))  # half of 10 steps in a test: quiet
+    return w
+
+
 def train_every_100(w, x, steps):
     for i in range(steps):
         w, loss = step(w, x)
@@ -155,12 +170,20 @@ def test_through_a_helper():
     train.train_through_a_helper(W, X, 30)
 
 
+def test_eight_steps():  # a test's short training loop, reading the loss on each step
+    train.train_printing_the_loss(W, X, 8)
+
+
 def test_every_100():
     train.train_every_100(W, X, 2500)
 
 
 def test_after_the_loop():
     assert train.train_then_read(W, X, 50) >= 0
+
+
+def test_after_a_short_loop():
+    assert train.train_then_read(W, X, 8) >= 0
 
 
 def test_host_only():
@@ -175,13 +198,13 @@ def test_no_jitted_call():
     assert train.read_each(jnp.ones(40)) == 40.0
 
 
-def test_fewer_than_min_syncs():
-    train.train_float(W, X, 10)
+def test_fewer_than_min_syncs():  # not on every iteration, and fewer than min-syncs
+    train.train_every_other(W, X, 10)
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_parametrized(seed):  # 5 syncs in each test: tests are not added up
-    train.train_float(W * seed, X, 5)
+def test_parametrized(seed):  # a loop of 3 iterations in each test: tests are not added up
+    train.train_float(W * seed, X, 3)
 
 
 def test_the_test_reads_values_itself():  # the test's own checks: its business
@@ -192,7 +215,8 @@ def test_the_test_reads_values_itself():  # the test's own checks: its business
 '''
 
 TRIGGERS = ["(float every step)", "(item every step)", "(an if on an array)", "(an f-string)",
-            "(in a helper called each step)", "(the jitted call one level down)"]
+            "(in a helper called each step)", "(the jitted call one level down)",
+            "(every one of 8 steps in a test)"]
 
 
 def line_of(text: str, marker: str) -> int:
@@ -231,11 +255,11 @@ def syncs(root: Path) -> dict[tuple[str, int], dict]:
 def test_a_conversion_on_each_step_of_a_loop_calling_a_jitted_function_is_reported(tmp_path: Path) -> None:
     root = project(tmp_path)
     run = pytest_run(root)
-    assert "21 passed" in run.stdout, run.stdout + run.stderr
+    assert "23 passed" in run.stdout, run.stdout + run.stderr
     found = syncs(root)
-    # The near misses stay quiet: every 100th step, after the loop, NumPy only, a loop without a
-    # jitted call, fewer than min-syncs, a parametrized test, the test file's own conversions,
-    # `jax.device_get` (the batched read the message recommends).
+    # The near misses stay quiet: every 100th step, after the loop (of 50 steps, of 8), NumPy only,
+    # a loop without a jitted call, every other step of 10, a parametrized test (3 steps in each),
+    # the test file's own conversions, `jax.device_get` (the batched read the message recommends).
     assert set(found) == {("pkg/train.py", line_of(TRAIN, marker)) for marker in TRIGGERS}
     every_step = found[("pkg/train.py", line_of(TRAIN, "(float every step)"))]
     text = TRAIN.splitlines()[line_of(TRAIN, "(float every step)") - 1]
@@ -257,6 +281,8 @@ def test_a_conversion_on_each_step_of_a_loop_calling_a_jitted_function_is_report
     loop = line_of(TRAIN, "def train_logging") + 2
     assert f"on 30 of the 30 iterations of the loop at train.py:{loop}" in kinds["(in a helper called each step)"]
     assert "`update` (which calls the jitted `step`)" in kinds["(the jitted call one level down)"]
+    # Below min-syncs, but on every one of the test's 8 steps (min-iterations-in-tests is 5).
+    assert "on 8 of the 8 iterations" in kinds["(every one of 8 steps in a test)"]
     assert run.returncode == 1
 
 
@@ -264,6 +290,15 @@ def test_min_syncs_is_an_option(tmp_path: Path) -> None:
     root = project(tmp_path, "[tool.jaxlint.rules.JX309]\nmin-syncs = 5\n")
     run = pytest_run(root, "-k", "parametrized or fewer")
     assert "9 passed" in run.stdout, run.stdout + run.stderr
+    # Every other step of 10: 5 syncs, half of the loop's iterations; 3 steps in each test stay quiet.
+    assert set(syncs(root)) == {("pkg/train.py", line_of(TRAIN, "half of 10 steps"))}
+
+
+def test_min_iterations_in_tests_is_an_option(tmp_path: Path) -> None:
+    root = project(tmp_path, "[tool.jaxlint.rules.JX309]\nmin-iterations-in-tests = 9\n")
+    run = pytest_run(root, "-k", "eight_steps or test_float")
+    assert "2 passed" in run.stdout, run.stdout + run.stderr
+    # The 8 steps are too few now; 50 steps reach min-syncs whatever this option says.
     assert set(syncs(root)) == {("pkg/train.py", line_of(TRAIN, "(float every step)"))}
 
 
@@ -320,6 +355,9 @@ for i in range(300):
     w, loss = step(w, x)
     if i % 100 == 0:
         print(float(loss))  # every 100th step
+for i in range(8):
+    w, loss = step(w, x)
+    print(float(loss))  # every one of 8 steps: a test's threshold, not a program's
 print("trained", float(w.sum()))
 '''
 

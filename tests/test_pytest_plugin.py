@@ -563,3 +563,53 @@ def test_a_norm_the_tests_differentiate_is_reported_in_its_helper(tmp_path: Path
     assert reported(root) == expected(model), run.stdout
     [finding] = json.loads((root / "report.json").read_text())
     assert "the tests called it under a derivative transform" in finding["message"]
+
+
+def _warnings_summary(run: subprocess.CompletedProcess) -> str:
+    """The warnings summary's lines, and the count in the last line (``1 passed, 2 warnings``)."""
+    lines = run.stdout.splitlines()
+    start = next((n for n, line in enumerate(lines) if "warnings summary" in line), None)
+    summary = [] if start is None else lines[start + 1:next(n for n in range(start + 1, len(lines))
+                                                             if lines[n].startswith("-- Docs"))]
+    return "\n".join(summary + [lines[-1].split(" in ")[0]])
+
+
+def test_the_plugins_own_flattening_adds_no_warning_to_the_tests(tmp_path: Path) -> None:
+    """Keeping a call flattens its arguments, and the report shows them: a generator among them
+    made JAX warn "Python iterable type 'generator' is treated as a leaf in PyTree", attributed to
+    the user's test. The warnings are those of the run without --jaxlint, counts included: the
+    test's own UserWarning, shown once although it is raised on each step."""
+    model = textwrap.dedent('''\
+        import warnings
+
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def step(w, x):
+            return w + x.sum()
+
+
+        def train(w, batches, extra):
+            for x in batches:
+                warnings.warn("a step of the project's own")
+                w = step(w, x)
+            return w
+        ''')
+    tests = textwrap.dedent('''\
+        import jax.numpy as jnp
+        from pkg.model import train
+
+
+        def test_train_on_a_generator():
+            batches = (jnp.ones(3) for _ in range(4))
+            extra = [map(float, []), iter([1]), {"a": 1}.values()]
+            assert float(train(jnp.zeros(()), batches, extra)) == 12.0
+        ''')
+    root = project(tmp_path, model=model, tests=tests)
+    plain = pytest_run(root, "-p", "no:xdist")
+    linted = pytest_run(root, "-p", "no:xdist", "--jaxlint", "--jaxlint-no-cache")
+    assert "1 passed, 1 warning" in plain.stdout, plain.stdout + plain.stderr
+    assert "jaxlint: linted" in linted.stdout, linted.stdout + linted.stderr
+    assert _warnings_summary(linted) == _warnings_summary(plain), linted.stdout

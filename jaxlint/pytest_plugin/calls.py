@@ -231,7 +231,7 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
     code, local = frame.f_code, frame.f_locals
     params = [local[name] for name in parameter_names(code)]
     free = [local.get(name, EMPTY_CELL) for name in code.co_freevars]
-    leaves, treedef = jax.tree_util.tree_flatten((params, free))
+    leaves, treedef = jax.tree_util.tree_flatten((params, free), is_leaf=compat.iterable_leaf)
     abstract, any_array, staged, differentiated = [], False, False, False
     for leaf in leaves:
         if isinstance(leaf, jax.Array) or (isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSUV"):
@@ -245,7 +245,8 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
     # A jit's shardings and donation are not in the tracers it passes: read from the jit itself.
-    placement = call_placement(frame, params, len(jax.tree_util.tree_leaves(free))) if staged else None
+    placement = call_placement(frame, params, len(jax.tree_util.tree_leaves(free, is_leaf=compat.iterable_leaf))) \
+        if staged else None
     try:
         key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract),
                     placement.key() if placement is not None else None))

@@ -187,9 +187,10 @@ def _call(function: types.FunctionType, args: list[Any], kwargs: dict[str, Any])
         if getattr(getattr(cls, "__init__", None), "__code__", None) is code:
             instance = cls(*args[1:], **kwargs)
             try:
-                return jax.tree_util.tree_leaves(instance) + jax.tree_util.tree_leaves(vars(instance))
+                return jax.tree_util.tree_leaves(instance, is_leaf=compat.iterable_leaf) + \
+                    jax.tree_util.tree_leaves(vars(instance), is_leaf=compat.iterable_leaf)
             except TypeError:  # no __dict__ (slots)
-                return jax.tree_util.tree_leaves(instance)
+                return jax.tree_util.tree_leaves(instance, is_leaf=compat.iterable_leaf)
     return function(*args, **kwargs)
 
 
@@ -211,7 +212,7 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]
         args, kwargs = split_arguments(code, params)
         # The jaxpr keeps every equation the call made, returned or not: a factory's, an
         # initializer's that stores its arrays on ``self``, a check's that returns a bool.
-        leaves, treedef = jax.tree_util.tree_flatten(_call(function, args, kwargs))
+        leaves, treedef = jax.tree_util.tree_flatten(_call(function, args, kwargs), is_leaf=compat.iterable_leaf)
         results[:] = [treedef, [isinstance(leaf, jax.Array) for leaf in leaves]]
         return [leaf for leaf in leaves if isinstance(leaf, jax.Array)]
 

@@ -66,12 +66,12 @@ def trace_input_indices(code: CodeType, params: list[Any], found: compat.JitPlac
         return None
     indices: list[int | None] = []
     for name, value in zip(parameter_names(code), params):
-        count = len(jax.tree_util.tree_leaves(value))
+        count = len(jax.tree_util.tree_leaves(value, is_leaf=compat.iterable_leaf))
         shadow = bound.get(name, compat.STATIC)
         if shadow is compat.STATIC:  # static, or a default the jit never saw
             indices += [None] * count
             continue
-        marks = jax.tree_util.tree_leaves(shadow)
+        marks = jax.tree_util.tree_leaves(shadow, is_leaf=compat.iterable_leaf)
         if len(marks) != count:
             return None
         indices += [m if type(m) is int else None for m in marks]

@@ -1,6 +1,8 @@
 """JX309 host-sync-in-loop: one line turns a device array into a Python value (``float(loss)``,
 ``.item()``, ``if jnp.any(x)``, an f-string) on at least half of a loop's iterations and on at
-least ``min-syncs`` of them, in a loop that also calls a jitted function.
+least ``min-syncs`` of them, in a loop that also calls a jitted function. In a test (``pytest
+--jaxlint``), where training loops are short, a line that converted on every iteration of a loop
+that went round at least ``min-iterations-in-tests`` times is reported too.
 
 A run-time rule (``check_run``): pytest_plugin/syncs.py counts, per test (or per program run),
 each conversion made by the project's code and the loop it was made in; loops.py counts each
@@ -34,15 +36,24 @@ class HostSyncInLoop(Rule):
                "iterations of a loop that calls a jitted function.")
     severity = "warning"
     options = {"min-syncs": Option(int, 20, "iterations of one loop on which one line converted, within one "
-                                   "test or one program run", minimum=1)}
+                                   "test or one program run", minimum=1),
+               "min-iterations-in-tests": Option(int, 5, "iterations of one loop within one test, on every one "
+                                                 "of which one line converted (pytest --jaxlint only)", minimum=1)}
     run_events = frozenset({"syncs"})
 
     @classmethod
     def check_run(cls, ctx: RunContext) -> Iterable[Finding]:
         least = ctx.option(cls, "min-syncs")
+        # A test runs a few steps of a training loop where the program runs thousands: there a line
+        # that converted on each of them is reported from fewer (a program keeps min-syncs alone).
+        in_tests = ctx.option(cls, "min-iterations-in-tests") if ctx.events.scope != "program" else None
         for syncs in ctx.events.syncs:
             loop = ctx.events.loops.get(syncs.loop)
-            if loop is None or not loop.jitted or syncs.count < least or 2 * syncs.count < loop.iterations:
+            if loop is None or not loop.jitted:
+                continue
+            most = syncs.count >= least and 2 * syncs.count >= loop.iterations
+            every = in_tests is not None and syncs.count == loop.iterations >= in_tests
+            if not (most or every):
                 continue
             yield cls.finding(syncs.place.path, syncs.place.span, _message(syncs, loop, ctx.events.scope))
 

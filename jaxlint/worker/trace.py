@@ -113,7 +113,7 @@ class _Node:
 
 def _is_custom_node(value: Any) -> bool:
     """A pytree node other than tuple/list/dict (register_pytree_node_class, dataclasses...)."""
-    if value is None or isinstance(value, (tuple, list, dict)):
+    if value is None or isinstance(value, (tuple, list, dict)) or compat.iterable_leaf(value):
         return False
     return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
 
@@ -147,7 +147,7 @@ def _readable(leaf: Any) -> Any:
 
 
 def _shown(tree: Any) -> Any:
-    return jax.tree_util.tree_map(_readable, tree, is_leaf=_is_custom_node)
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or compat.iterable_leaf(v))
 
 
 def format_signature(arguments: ArgumentSet) -> str:
