@@ -246,3 +246,31 @@ def test_the_sizes_are_xlas_buffer_assignment(tmp_path: Path) -> None:
     finally:
         target_devices.use(previous)
     assert compared >= 20
+
+
+@needs_libtpu
+def test_the_program_jx311_compiled_serves_jx312(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One TPU compile per program for both rules: after JX311's (hbm) compile, JX312 (padding)
+    reads the same optimized module and compiles only its rewrite, never the program again."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxlint.chips import parse_target
+    from jaxlint.ir import compile as compiled
+    from jaxlint.ir import target_devices
+
+    previous = target_devices.current()
+    target_devices.use(parse_target("tpu-v5e"))
+    try:
+        small = jax.ShapeDtypeStruct((262144, 3, 3), jnp.float32)
+        closed = jax.make_jaxpr(jax.jit(lambda a, b: jnp.tanh(a @ b)))(small, small)
+        compiled.compiled_facts(closed, "hbm")
+
+        def no_second_compile(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the program was compiled again for JX312")
+
+        monkeypatch.setattr(compiled, "_compiled", no_second_compile)
+        [found] = compiled.compiled_facts(closed, "padding")
+    finally:
+        target_devices.use(previous)
+    assert found.buffers[0].stored == 512 * 2**20 and found.needed > 0

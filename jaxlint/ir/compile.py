@@ -30,6 +30,9 @@ _CACHE: OrderedDict[tuple[int, tuple[bool, ...], str], tuple[Any, Any, list[str]
 _REMAT: OrderedDict[tuple[int, int, str], tuple[Any, Any, int | None]] = OrderedDict()
 # The fit of programs in the TPU target's HBM (jaxlint.ir.hbm.Hbm), by (jaxpr, target).
 _HBM: OrderedDict[tuple[int, str], tuple[Any, list[Any]]] = OrderedDict()
+# The optimized HLO of each program JX311 compiled for the TPU target and the bytes it needs, by
+# (jaxpr, target): JX312 reads its layouts.
+_HLO: OrderedDict[tuple[int, str], tuple[Any, str, int]] = OrderedDict()
 _CACHE_SIZE = 32
 _JAXLINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 # Seconds spent compiling in this process (the worker reports its share per module: --timings).
@@ -282,6 +285,8 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
     # the target slice's chips): its figures are each chip's, and no other placement is tried.
     placed = _replicated_rest(placement(closed)) if sharded.is_partitioned(closed) else None
     measured = fit.measure(fit.fun_of(program), fit.structs(program), donate, dump=True, in_shardings=placed)
+    if measured.text and not measured.failed and measured.needed is not None:
+        _remember(_HLO, (id(closed), target.name), (closed, measured.text, measured.needed))  # for JX312
     if measured.needed is None:
         return []
     remedies: list[hbm.Remedy] = []
@@ -313,13 +318,21 @@ def _padding(closed: Any) -> list[padding.Padding]:
     target = target_devices.current()
     if not target.is_tpu:
         return []
-    compiled = _compiled(closed, (), False)
-    if compiled is None:
-        return []
+    # The program JX311 compiled for the chip (the user's jit, as placed and donated), when it did:
+    # one TPU compile per program serves both rules.
+    key = (id(closed), target.name)
+    text, needed, temporaries = (*_HLO[key][1:], 0) if key in _HLO else (None, None, 0)
+    if text is None:
+        compiled = _compiled(closed, (), False)
+        if compiled is None:
+            return []
+        text, temporaries = compiled[0], compiled[3] or 0
     try:
-        module = hlo.parse(compiled[0])
+        module = hlo.parse(text)
     except ValueError:
         return []
+    if needed is None:
+        needed = padding.program_bytes(module, temporaries)
     found = padding.padded(module, padding.RATIO, padding.EXTRA, skip=_JAXLINT_DIR)
     if not found:
         return []
@@ -335,8 +348,14 @@ def _padding(closed: Any) -> list[padding.Padding]:
         if rewrite is not None:
             rewrites.append((line, rewrite))
     together = elementwise.measured(closed, frozenset(lines)) if len(lines) > 1 else None
-    return [padding.Padding(target.label, padding.program_bytes(module, compiled[3] or 0), tuple(found),
-                            tuple(rewrites), together, tuple(lines))]
+    return [padding.Padding(target.label, needed, tuple(found), tuple(rewrites), together, tuple(lines))]
+
+
+def _remember(cache: OrderedDict, key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    if len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
 
 
 def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
