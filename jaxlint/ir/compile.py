@@ -343,11 +343,13 @@ def _padding(closed: Any) -> list[padding.Padding]:
     lines = [] if sharded.is_partitioned(closed) else sorted(
         {(b.frames[0].path, b.frames[0].line) for b in found
          if b.frames and b.op_name.endswith("dot_general")})[:padding.REWRITTEN_LINES]
+    started = time.perf_counter()
     for line in lines:
         rewrite = elementwise.measured(closed, frozenset([line]))
         if rewrite is not None:
             rewrites.append((line, rewrite))
     together = elementwise.measured(closed, frozenset(lines)) if len(lines) > 1 else None
+    SPENT["seconds"] += time.perf_counter() - started
     return [padding.Padding(target.label, needed, tuple(found), tuple(rewrites), together, tuple(lines))]
 
 

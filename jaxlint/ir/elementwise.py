@@ -5,7 +5,6 @@ evaluated against the original on random inputs (on the host's CPU) to check the
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, Callable
 
 import jax
@@ -74,7 +73,6 @@ def rewritten(closed: Any, lines: frozenset[tuple[str, int]], on_target: bool = 
 def measured(closed: Any, lines: frozenset[tuple[str, int]]) -> padding.Rewrite | None:
     """The rewrite of the products of ``lines`` compiled for the current target (bytes it needs) and
     compared on values; None when the line has no product to rewrite or it does not compile."""
-    started = time.perf_counter()
     try:
         fun, count = rewritten(closed, lines)
         if not count:
@@ -83,10 +81,6 @@ def measured(closed: Any, lines: frozenset[tuple[str, int]]) -> padding.Rewrite 
         return padding.Rewrite(TEXT, needed, same_values=_same_values(closed, lines))
     except Exception:  # noqa: BLE001 - a program the rebuild or the compiler does not take: no rewrite
         return None
-    finally:
-        from jaxlint.ir import compile as compile_module
-
-        compile_module.SPENT["seconds"] += time.perf_counter() - started
 
 
 def _same_values(closed: Any, lines: frozenset[tuple[str, int]]) -> bool:
