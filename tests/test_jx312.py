@@ -119,6 +119,11 @@ def test_the_message_gives_both_sizes_the_share_and_the_compiled_rewrite() -> No
                          "of line 8 written so too, 36.0 MiB."), text
     text = message(found, [fusion], None, False, 7)
     assert "Keep the small axes (3, 3) out of the two minor positions" in text
+    gathered = Padded("gather_fusion", "f32[337500,3]", "1,0:T(8,128)", 337500 * 12, 337504 * 512, "temporary",
+                      (Frame("/p/m.py", 9),), "jit(f)/gather")
+    text = message(found, [gathered], None, False, 9)
+    assert "164.8 MiB for 3.9 MiB of data (43x)" in text
+    assert "gathering each column on its own (`x[:, c][idx]` for each c) avoids it, at a cost in time" in text
 
 
 def test_on_the_cpu_nothing_more_is_compiled() -> None:
