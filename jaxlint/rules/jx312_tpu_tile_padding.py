@@ -108,7 +108,7 @@ def message(found: Padding, buffers: list[Padded], rewrite: Rewrite | None, mech
             lines = ", ".join(str(n) for n in others)
             text += f"; with the products of line{'s' * (len(others) > 1)} {lines} written so too, {size_text(together.needed)}"
         text += "."
-    elif any(b.op_name.endswith("gather") for b in buffers):
+    elif _gathered(buffers):
         small = _small_axes(largest)
         text += (f" A gather of rows of{small} fills a tile per row; gathering each column on its own "
                  "(`x[:, c][idx]` for each c) avoids it, at a cost in time: on jax-md's neighbour gather "
@@ -119,6 +119,13 @@ def message(found: Padding, buffers: list[Padded], rewrite: Rewrite | None, mech
         text += (f" Keep the small axes{small} out of the two minor positions: store the batch last and write "
                  "the per-matrix algebra elementwise over it (or a closed form for small inverses and solves).")
     return text
+
+
+def _gathered(buffers: list[Padded]) -> bool:
+    """The line's padded buffers are a gather's (and copies of arguments for it), not those of a
+    decomposition that gathers inside (an inverse's pivoting)."""
+    operations = {b.op_name.rpartition("/")[2] for b in buffers if b.op_name and not b.op_name.startswith("args[")}
+    return operations == {"gather"}
 
 
 def _what(buffer: Padded) -> str:
