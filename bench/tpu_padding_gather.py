@@ -5,9 +5,15 @@ coordinates first (positions stored (3, N)), and with one gather per coordinate.
     python bench/tpu_padding_gather.py chip       # on the chip: memory and median of 20 calls
     JAX_PLATFORMS=cpu python bench/tpu_padding_gather.py deviceless   # here, compiled for tpu-v5e
 """
-import json, sys, time, statistics
-import jax, jax.numpy as jnp
+import json
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
 import numpy as np
+
 
 def prune(position, idx):
     neigh_position = position[idx]
@@ -43,12 +49,15 @@ for name, fn, shape in (("prune", prune, (N, 3)), ("coordinates first", prune_co
     entry = {"temp": m.temp_size_in_bytes, "argument": m.argument_size_in_bytes, "output": m.output_size_in_bytes}
     if sys.argv[1] == "chip":
         rng = np.random.default_rng(0)
-        values = (jnp.asarray(rng.random(shape, dtype=np.float32) * 10), jnp.asarray(rng.integers(0, N, (N, K), dtype=np.int32)))
+        values = (jnp.asarray(rng.random(shape, dtype=np.float32) * 10),
+                  jnp.asarray(rng.integers(0, N, (N, K), dtype=np.int32)))
         for _ in range(3):
             jax.block_until_ready(compiled(*values))
         times = []
         for _ in range(20):
-            t = time.perf_counter(); jax.block_until_ready(compiled(*values)); times.append(time.perf_counter() - t)
+            started = time.perf_counter()
+            jax.block_until_ready(compiled(*values))
+            times.append(time.perf_counter() - started)
         entry["median_ms"] = statistics.median(times) * 1e3
     report[name] = entry
 print(json.dumps(report, indent=1))

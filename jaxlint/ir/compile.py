@@ -18,8 +18,19 @@ from contextlib import nullcontext
 from typing import Any
 
 from jaxlint.chips import Target
-from jaxlint.ir import (compat, hbm, hlo, memory, padding, partitioner, precision, primitives, remat, sharded,
-                        target_devices)
+from jaxlint.ir import (
+    compat,
+    hbm,
+    hlo,
+    memory,
+    padding,
+    partitioner,
+    precision,
+    primitives,
+    remat,
+    sharded,
+    target_devices,
+)
 
 KINDS = ("donations", "loops", "rematerializations", "hbm", "padding", "precision")
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a

@@ -44,8 +44,9 @@ class TpuTilePadding(Rule):
                 product = _product(ctx, span) if rewrite is not None else None
                 text = message(found, buffers, rewrite, product is not None, line) + ctx.program.target_note
                 finding = ctx.finding(cls, text, span, _fix(ctx, product, rewrite))
+                note = f"device memory the tiles take beyond the data on {found.target}"
                 finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(sum(b.extra for b in buffers)),
-                                    equations=None, note=f"device memory the tiles take beyond the data on {found.target}")
+                                    equations=None, note=note)
                 yield finding
 
 
@@ -106,7 +107,8 @@ def message(found: Padding, buffers: list[Padded], rewrite: Rewrite | None, mech
         others = [n for _, n in found.product_lines if n != line]
         if together is not None and together.needed is not None and others:
             lines = ", ".join(str(n) for n in others)
-            text += f"; with the products of line{'s' * (len(others) > 1)} {lines} written so too, {size_text(together.needed)}"
+            text += (f"; with the products of line{'s' * (len(others) > 1)} {lines} written so too, "
+                     f"{size_text(together.needed)}")
         text += "."
     elif _gathered(buffers):
         small = _small_axes(largest)
