@@ -12,11 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxlint.ir import compat, padding, target_devices
-from jaxlint.ir.fit import measure, structs
+from jaxlint.ir.fit import measure, run_inlined, structs
 
-_CALLS = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
-          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "checkpoint": "jaxpr",
-          "remat": "jaxpr"}
 # Inputs larger than this are not evaluated on the host to compare values (the rewrite is still compiled).
 _EVALUATED_BYTES = 256 * 2**20
 TEXT = "the contraction written elementwise (a broadcast multiply and a sum over the shared axis)"
@@ -46,28 +43,16 @@ def rewritten(closed: Any, lines: frozenset[tuple[str, int]], on_target: bool = 
     def made_here(eqn: Any) -> bool:
         return any((path, number) in lines for path, number, *_ in compat.user_stack(eqn.source_info))
 
-    def run(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
-        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
-        env.update(zip(jaxpr.invars, args))
-        read = lambda atom: atom.val if compat.is_literal(atom) else env[atom]  # noqa: E731
-        for eqn in jaxpr.eqns:
-            inputs = [read(a) for a in eqn.invars]
-            name = eqn.primitive.name
-            if name in _CALLS and eqn.params.get(_CALLS[name]) is not None:
-                inner, inner_consts = compat.open_jaxpr(eqn.params[_CALLS[name]])
-                outs = run(inner, inner_consts, inputs)
-            elif name == "dot_general" and made_here(eqn):
-                count[0] += 1
-                outs = [contract(*inputs, eqn.params["dimension_numbers"], eqn.outvars[0].aval.dtype)]
-            else:
-                outs = compat.bind_equation(eqn, inputs)
-            env.update(zip(eqn.outvars, outs))
-        return [read(a) for a in jaxpr.outvars]
+    def bind(eqn: Any, inputs: list[Any]) -> list[Any]:
+        if eqn.primitive.name == "dot_general" and made_here(eqn):
+            count[0] += 1
+            return [contract(*inputs, eqn.params["dimension_numbers"], eqn.outvars[0].aval.dtype)]
+        return compat.bind_equation(eqn, inputs)
 
     jaxpr, consts = compat.open_jaxpr(target_devices.retarget(closed) if on_target else closed)
-    jax.make_jaxpr(lambda *a: run(jaxpr, consts, list(a)))(*structs(closed))  # counts the rewrites
+    jax.make_jaxpr(lambda *a: run_inlined(jaxpr, consts, list(a), bind))(*structs(closed))  # counts the rewrites
     rewrites, count[0] = count[0], 0
-    return (lambda *args: run(jaxpr, consts, list(args))), rewrites
+    return (lambda *args: run_inlined(jaxpr, consts, list(args), bind)), rewrites
 
 
 def measured(closed: Any, lines: frozenset[tuple[str, int]]) -> padding.Rewrite | None:

@@ -185,6 +185,25 @@ def batch_dimension(closed: Any) -> tuple[int, list[int]] | None:
     return size, [i for i, shape in enumerate(inputs) if shape and shape[0] == size and shape not in shapes]
 
 
+def run_inlined(jaxpr: Any, consts: list[Any], args: list[Any],
+                bind: Callable[[Any, list[Any]], list[Any]]) -> list[Any]:
+    """``jaxpr``'s equations run on ``args``, jits and custom derivatives inlined (their equations
+    run the same way), every other equation through ``bind(eqn, inputs)``."""
+    env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    read = lambda atom: atom.val if compat.is_literal(atom) else env[atom]  # noqa: E731
+    for eqn in jaxpr.eqns:
+        inputs = [read(a) for a in eqn.invars]
+        name = eqn.primitive.name
+        if name in _CALLS and eqn.params.get(_CALLS[name]) is not None:
+            inner, inner_consts = compat.open_jaxpr(eqn.params[_CALLS[name]])
+            outs = run_inlined(inner, inner_consts, inputs, bind)
+        else:
+            outs = bind(eqn, inputs)
+        env.update(zip(eqn.outvars, outs))
+    return [read(a) for a in jaxpr.outvars]
+
+
 def rebatched(closed: Any, old: int, new: int) -> Callable[..., Any]:
     """A function that runs ``closed``'s equations with ``old`` replaced by ``new`` in their shape
     parameters (jits and custom derivatives inlined); a loop or branch raises NotImplementedError."""
@@ -193,29 +212,17 @@ def rebatched(closed: Any, old: int, new: int) -> Callable[..., Any]:
             return tuple(new if v == old else v for v in value)
         return value
 
-    def run(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
-        env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
-        env.update(zip(jaxpr.invars, args))
-        read = lambda atom: atom.val if compat.is_literal(atom) else env[atom]
-        for eqn in jaxpr.eqns:
-            inputs = [read(a) for a in eqn.invars]
-            name = eqn.primitive.name
-            if name in _CALLS and eqn.params.get(_CALLS[name]) is not None:
-                inner, inner_consts = compat.open_jaxpr(eqn.params[_CALLS[name]])
-                outs = run(inner, inner_consts, inputs)
-            else:
-                if any(True for _ in compat.subjaxprs(eqn.params)):
-                    raise NotImplementedError(name)
-                params = {k: swap(v) if k in _SHAPE_PARAMS else v for k, v in eqn.params.items()}
-                found = eqn.primitive.get_bind_params(params)
-                subfuns, bind = found if isinstance(found, tuple) else ((), found)
-                out = eqn.primitive.bind(*subfuns, *inputs, **bind)
-                outs = list(out) if eqn.primitive.multiple_results else [out]
-            env.update(zip(eqn.outvars, outs))
-        return [read(a) for a in jaxpr.outvars]
+    def bind(eqn: Any, inputs: list[Any]) -> list[Any]:
+        if any(True for _ in compat.subjaxprs(eqn.params)):
+            raise NotImplementedError(eqn.primitive.name)
+        params = {k: swap(v) if k in _SHAPE_PARAMS else v for k, v in eqn.params.items()}
+        found = eqn.primitive.get_bind_params(params)
+        subfuns, bound = found if isinstance(found, tuple) else ((), found)
+        out = eqn.primitive.bind(*subfuns, *inputs, **bound)
+        return list(out) if eqn.primitive.multiple_results else [out]
 
     jaxpr, consts = compat.open_jaxpr(closed)
-    return lambda *args: run(jaxpr, consts, list(args))
+    return lambda *args: run_inlined(jaxpr, consts, list(args), bind)
 
 
 def fun_of(closed: Any) -> Callable[..., Any]:

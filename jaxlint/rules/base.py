@@ -22,6 +22,7 @@ from jaxlint.events import RunEvents
 from jaxlint.ir import Op, Program, VmapRecord
 from jaxlint.model import Applicability, Finding, Fix, Option, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
+from jaxlint.text import char_span
 
 # ``Retracer.trace`` override that makes a parameter a traced weakly typed f32[] input.
 TRACED_SCALAR = "<traced f32[] (weak)>"
@@ -198,6 +199,17 @@ class Rule:
         """Findings that explain an import or trace failure raised at ``span`` better than the
         generic JX601/JX901 finding (which is then dropped); [] when this rule cannot."""
         return []
+
+
+def frame_span(source: str, line: int, column: int | None, end_column: int | None) -> Span:
+    """Where a compiled program's frame points in ``source``: its columns (UTF-8 bytes) when it has
+    them, else the line's code without its indentation."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if column is not None and end_column is not None and end_column > column:
+        return char_span(source, Span(line, column, line, end_column))
+    start = len(text) - len(text.lstrip())
+    return Span(line, start, line, len(text.rstrip()))
 
 
 def checks(rules: Sequence[type[Rule]], hook: str) -> list[type[Rule]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Iterable
 
 from jaxlint.ir import Op, costs, ops_in
-from jaxlint.ir.memory import Frame, LoopCopies, loop_in_file
+from jaxlint.ir.memory import LoopCopies, loop_in_file
 from jaxlint.ir.primitives import LOOPS
 from jaxlint.model import Cost, Finding, Span
-from jaxlint.rules.base import Option, ProgramContext, Rule
-from jaxlint.text import char_span, size_text
+from jaxlint.rules.base import Option, ProgramContext, Rule, frame_span
+from jaxlint.text import size_text
 
 # What updates an array in place (`.at[]`, lax.dynamic_update_slice): the usual reason XLA copies a carry.
 _IN_PLACE = frozenset({"dynamic_update_slice", "scatter", "scatter-add", "scatter_add", "scatter-mul",
@@ -77,16 +77,9 @@ def _place(ctx: ProgramContext, loop: LoopCopies) -> tuple[Span, Op | None] | No
     if placed is None:
         return None
     at, op = placed
-    return (op.location.span, op) if op is not None else (_frame_span(ctx.source, at), None)
-
-
-def _frame_span(source: str, frame: Frame) -> Span:
-    lines = source.splitlines()
-    text = lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
-    if frame.column is not None and frame.end_column is not None and frame.end_column > frame.column:
-        return char_span(source, Span(frame.line, frame.column, frame.line, frame.end_column))
-    start = len(text) - len(text.lstrip())
-    return Span(frame.line, start, frame.line, len(text.rstrip()))
+    if op is not None:
+        return op.location.span, op
+    return frame_span(ctx.source, at.line, at.column, at.end_column), None
 
 
 def _message(copies: list[tuple[str, int]], per_iteration: int, trips: int | None, in_place: bool,

@@ -8,11 +8,10 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from jaxlint.ir.memory import Frame
 from jaxlint.ir.padding import Padded, Padding, Rewrite
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
-from jaxlint.rules.base import ProgramContext, Rule
-from jaxlint.text import char_span, size_text
+from jaxlint.rules.base import ProgramContext, Rule, frame_span
+from jaxlint.text import size_text
 
 
 class TpuTilePadding(Rule):
@@ -37,7 +36,8 @@ class TpuTilePadding(Rule):
                 if path and path != ctx.path:
                     continue  # that file's context reports it
                 frame = next((f for f in buffers[0].frames if (f.path, f.line) == (path, line)), None)
-                span = _span(ctx, frame) if frame is not None else ctx.fallback_span
+                span = frame_span(ctx.source, frame.line, frame.column, frame.end_column) if frame is not None \
+                    else ctx.fallback_span
                 if span is None:
                     continue
                 rewrite = dict(found.rewrites).get((path, line))
@@ -48,16 +48,6 @@ class TpuTilePadding(Rule):
                 finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(sum(b.extra for b in buffers)),
                                     equations=None, note=note)
                 yield finding
-
-
-def _span(ctx: ProgramContext, frame: Frame) -> Span:
-    """The frame's columns (UTF-8 bytes) when it has them, else the line's code."""
-    lines = ctx.source.splitlines()
-    text = lines[frame.line - 1] if 0 < frame.line <= len(lines) else ""
-    if frame.column is not None and frame.end_column is not None and frame.end_column > frame.column:
-        return char_span(ctx.source, Span(frame.line, frame.column, frame.line, frame.end_column))
-    start = len(text) - len(text.lstrip())
-    return Span(frame.line, start, frame.line, len(text.rstrip()))
 
 
 def _product(ctx: ProgramContext, span: Span) -> ast.BinOp | None:
