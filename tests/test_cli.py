@@ -131,6 +131,27 @@ def test_every_path_missing_is_a_finding_each_as_in_ruff(tmp_path: Path) -> None
     assert "2 findings" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.parametrize("ignored", ["E902", "E9", "io-error"])
+def test_an_ignored_e902_is_a_warning_and_the_exit_follows_the_rest(ignored: str, tmp_path: Path) -> None:
+    """As ruff: ``--ignore E902`` (or a prefix, or its name) turns the finding into a warning on
+    stderr; the run still says it could not lint the path."""
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    run = jaxlint("check", "--ignore", ignored, "plain.py", "missing.py", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "E902" not in run.stdout
+    assert f"jaxlint: warning: failed to lint missing.py: {MISSING}" in run.stderr.splitlines()
+
+
+def test_selecting_rules_keeps_e902_and_selecting_it_alone_names_no_rule(tmp_path: Path) -> None:
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    selected = jaxlint("check", "--select", "JX101", "--output-format", "concise", "plain.py", "missing.py",
+                       cwd=tmp_path)
+    assert selected.returncode == 1 and selected.stdout.splitlines() == [f"missing.py:1:1: E902 {MISSING}"]
+    alone = jaxlint("check", "--select", "E902", "missing.py", cwd=tmp_path)
+    assert alone.returncode == 2
+    assert "no rule is selected (--select E902 names no rule)" in alone.stderr
+
+
 def test_timings_name_every_stage(project: Path) -> None:
     run = jaxlint("check", "--timings", "founding.py", cwd=project)
     line = next(l for l in run.stderr.splitlines() if l.startswith("timings:"))

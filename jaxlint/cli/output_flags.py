@@ -69,11 +69,14 @@ def _since_start(record: Any) -> bool:
 def write_closing(args: argparse.Namespace, result: CheckResult, out: TextIO) -> None:
     """What follows the report on stderr: --show-fixes, then the summary line (none with --quiet),
     then the warning of a run that linted less than half of its JAX functions (even with --quiet)."""
+    from jaxlint.engine.check import missing_path
     from jaxlint.report import summary as report
     from jaxlint.text import relative
 
     for path in result.empty_paths:  # even with --quiet: "0 findings" would say it checked something
         out.write(f"jaxlint: warning: no Python files in {path}\n")
+    for path in result.ignored_missing:  # E902 ignored: still said, as ruff says it
+        out.write(f"jaxlint: warning: failed to lint {path}: {missing_path(path).message}\n")
     for path, why in result.not_written:  # even with --quiet: a fix the user asked for was not made
         out.write(f"jaxlint: {relative(path)}: not fixed: {why}\n")
     for analysis in result.files:  # even with --quiet: figures the target did not give

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxlint.config.globs import PathMatcher, PathPattern, PerFileIgnore
 from jaxlint.config.keys import ConfigError, Layer, parse_table, read_toml
-from jaxlint.config.selection import Selection, codes_matching, option_values, resolve_rules
+from jaxlint.config.selection import Selection, codes_matching, ignores_io_errors, option_values, resolve_rules
 from jaxlint.model import Settings
 
 if TYPE_CHECKING:
@@ -72,6 +72,10 @@ class Config:
         return resolve_rules([Selection(layer.select, layer.extend_select or [], layer.ignore or [])
                               for layer in self.layers])
 
+    def reports_io_errors(self) -> bool:
+        """E902 for a path given that does not exist: on unless an ignore list names it."""
+        return not any(ignores_io_errors(layer.ignore or []) for layer in self.layers)
+
     def emptied_selection(self) -> str:
         """What made ``rules()`` empty, as the user wrote it: the last ``select`` that named no
         rule, else the ignores."""
@@ -79,6 +83,10 @@ class Config:
             if layer.select is not None and not layer.extend_select:
                 if not layer.select:
                     return "--select ''" if layer.source == "command line" else f"select = [] in {layer.source}"
+                if not codes_matching(layer.select):  # E902 alone: it reports missing paths, checks nothing
+                    named = ",".join(layer.select)
+                    where = f"--select {named}" if layer.source == "command line" else f"select in {layer.source}"
+                    return f"{where} names no rule"
                 break
         return "the ignore lists leave none of the selected rules"
 

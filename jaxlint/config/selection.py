@@ -30,7 +30,7 @@ def did_you_mean(word: str, candidates: list[str], cutoff: float = 0.6) -> str:
     return f"; did you mean `{close[0]}`?" if close else "."
 
 
-def matches(rule: RuleInfo | type[Rule], selector: str) -> bool:
+def matches(rule: RuleInfo | type[Rule] | ReportedCode, selector: str) -> bool:
     """Codes, code prefixes (``JX1``), kebab-case names and ``ALL``: whether ``selector`` chooses ``rule``."""
     return selector.upper() == "ALL" or rule.code.startswith(selector.upper()) or rule.name == selector
 
@@ -71,10 +71,29 @@ def _one_typo_apart(a: str, b: str) -> bool:
     return len(differ) == 1 or swapped
 
 
+@dataclass(frozen=True)
+class ReportedCode:
+    """A code jaxlint reports that is no rule of its own: ruff's E902 (io-error), a path given
+    that does not exist. Selectors name it as they name a rule (``--ignore E902``)."""
+
+    code: str
+    name: str
+
+
+IO_ERROR = ReportedCode("E902", "io-error")
+
+
+def ignores_io_errors(ignores: list[str]) -> bool:
+    """Whether an ignore list turns E902 off. Only an ignore does: a ``select`` of rules leaves
+    it on (ruff drops it with a warning), so a missing path is never passed over unasked."""
+    return any(selector.upper() != "ALL" and matches(IO_ERROR, selector) for selector in ignores)
+
+
 def check_selector(selector: str) -> None:
     """Raise ValueError naming the closest code or name when ``selector`` selects no rule."""
     rules = rule_infos()
-    if not isinstance(selector, str) or not selector or not any(matches(r, selector) for r in rules):
+    known = [*rules, IO_ERROR]
+    if not isinstance(selector, str) or not selector or not any(matches(r, selector) for r in known):
         raise ValueError(f"unknown rule selector `{selector}`{suggest_rule(str(selector), rules)}")
 
 

@@ -151,7 +151,7 @@ def _syntax_error(source: SourceFile, message: str, line: int, column: int,
 def missing_path(given: str) -> Finding:
     """ruff's E902 (io-error) for a path given that does not exist, in ruff's words, at 1:1: a
     finding like the others, so every output format reports it and the other paths are still
-    checked. Not a rule: no selection turns it off."""
+    checked. Not a rule: only an ignore (``--ignore E902``) turns it off."""
     message = f"{os.strerror(errno.ENOENT)} (os error {errno.ENOENT})"
     return Finding(code=IO_ERROR, name="io-error", message=message, severity="error",
                    path=os.path.abspath(given), span=Span(1, 0, 1, 0))
@@ -194,8 +194,10 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         cache.open_index(paths, codes, settings, compile_costs)
     analyses = [prepare(path, codes, config, compile_costs, recorded, cache, settings) for path in files]
     timings["scan"] = time.perf_counter() - started
+    reported = config.reports_io_errors()
     result = CheckResult(analyses, timings, config=config, empty_paths=empty,
-                         io_errors=[missing_path(given) for given in missing])
+                         io_errors=[missing_path(given) for given in missing if reported],
+                         ignored_missing=[] if reported else missing)
     pending = [a for a in analyses if a.job is not None]
     LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
               timings["scan"] * 1000, len(pending), len(analyses))

@@ -90,6 +90,7 @@ class CheckResult:
     empty_paths: list[str] = field(default_factory=list)  # folders given that hold no Python file
     # E902 for each path given that does not exist: reported, as ruff reports it, with the others checked.
     io_errors: list[Finding] = field(default_factory=list)
+    ignored_missing: list[str] = field(default_factory=list)  # missing paths, with E902 ignored: a warning
     unusable_test_run: str | None = None  # why the last test run's store serves none of these files
 
     @property
