@@ -304,3 +304,14 @@ def test_jaxlint_toml_errors_and_flag_errors(tmp_path):
         assert run.returncode == 2 and expected in run.stderr, (flags, run.stderr)
     run = jaxlint(tmp_path, "--config", "nope.toml")
     assert run.returncode == 2 and "nope.toml: no such configuration file" in run.stderr
+
+
+def test_show_files_leaves_a_missing_path_out_with_a_warning(tmp_path):
+    """ruff lists the files that exist; jaxlint also says which path it left out, and exits 0."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    shown = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--show-files", "a.py", "missing.py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == ["a.py"]
+    assert "jaxlint: warning: no such file or folder: missing.py" in shown.stderr.splitlines()

@@ -468,3 +468,20 @@ def test_an_unreadable_signatures_file_is_left_untouched_and_exits_2(tmp_path, t
     assert "Traceback" not in done.stderr
     assert (root / ".jaxlint" / "signatures.json").read_text() == text
     assert not (root / "ran").exists()  # refused before running the tests
+
+
+def test_a_missing_path_is_a_warning_and_the_others_are_recorded(tmp_path):
+    """As check goes on past a missing path (E902), record warns and records the rest; only when
+    no path given exists does it stop before running the command."""
+    root = make_project(tmp_path)
+    (root / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+
+    done = run("-m", "jaxlint", "record", "pkg", "missing", "--", sys.executable, "-m", "pytest", "-q",
+               "-p", "no:cacheprovider", "tests/test_nothing.py", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "jaxlint: warning: no such file or folder: missing" in done.stderr.splitlines()
+    assert "jaxlint: recorded 0 functions into .jaxlint/signatures.json" in done.stderr
+
+    none = run("-m", "jaxlint", "record", "missing", "--", sys.executable, "-c", "open('ran', 'w')", cwd=root)
+    assert none.returncode == 2 and "nothing would be recorded" in none.stderr
+    assert not (root / "ran").exists()

@@ -34,9 +34,12 @@ def record(paths: list[str], output: str | None, command: list[str],
               file=sys.stderr)
         return 2
     missing = [p for p in paths if not os.path.exists(p)]
-    if missing:
-        print(f"jaxlint: no such file or folder: {missing[0]}", file=sys.stderr)
+    for path in missing:  # the others are still recorded, as check goes on past a missing path
+        print(f"jaxlint: warning: no such file or folder: {path}", file=sys.stderr)
+    if paths and len(missing) == len(paths):
+        print("jaxlint: none of the paths given exists, so nothing would be recorded", file=sys.stderr)
         return 2
+    paths = [p for p in paths if p not in missing]
     config = load_options(paths, config_options or [], isolated)
     output = os.path.abspath(output) if output else config.signatures
     from jaxlint.config import signatures

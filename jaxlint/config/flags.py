@@ -219,26 +219,27 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def show_files(paths: list[str], config: Config, out: TextIO = sys.stdout) -> None:
-    """The files ``check`` would read, relative to the current directory, sorted."""
+def show_files(paths: list[str], config: Config, out: TextIO = sys.stdout) -> list[str]:
+    """The files ``check`` would read, relative to the current directory, sorted; returns the
+    paths given that do not exist (ruff leaves them out of the listing too)."""
     from jaxlint.scan.discover import discover
 
     shown = []
-    for path in discover(paths, config):
+    missing: list[str] = []
+    for path in discover(paths, config, missing=missing):
         rel = os.path.relpath(path)
         shown.append(path if rel.startswith("..") else rel)
     for path in sorted(shown):
         out.write(path + "\n")
+    return missing
 
 
 def show(args: argparse.Namespace, config: Config) -> int:
-    """--show-settings, --show-files (both: settings first); exit code 0, or 2 for a missing path."""
+    """--show-settings, --show-files (both: settings first); exit code 0. A missing path is left
+    out of the file listing, with a warning, as check goes on past one."""
     if args.show_settings:
         show_settings(config)
     if args.show_files:
-        try:
-            show_files(args.paths, config)
-        except FileNotFoundError as error:
-            print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
-            return 2
+        for path in show_files(args.paths, config):
+            print(f"jaxlint: warning: no such file or folder: {path}", file=sys.stderr)
     return 0
