@@ -321,7 +321,9 @@ def test_rerun_tests_runs_exactly_the_recorded_tests_of_the_stale_modules(tmp_pa
     # The same in the configuration; a time limit that runs out is said, and nothing is lost. The
     # tests' limit is their own: the check's `timeout` (for import and tracing) does not bound them.
     log.unlink()
-    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 3\n")
+    # The re-run's tests import helpers.py: its 2 s sleep makes sure they cannot finish within the
+    # 0.5 s limit on a fast machine (on a busy one they never did), so the count below is fixed.
+    (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nimport time\ntime.sleep(2)\nSCALE = 3\n")
     (root / "pyproject.toml").write_text("[tool.jaxlint]\nrerun-tests = true\ntimeout = 30\n")
     findings, summary = check(root, "--rerun-timeout", "0.5")
     assert "did not finish within the time limit (0.5 s per module, --rerun-timeout, 1 s in all)" in summary, summary
