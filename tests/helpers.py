@@ -25,6 +25,36 @@ from jaxlint.model import Finding, Job, Result
 from jaxlint.rules import Rule, RuleInfo
 
 
+def libtpu_version() -> str:
+    """The installed libtpu's version, "" without one."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("libtpu")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def skip_without_libtpu(why: str) -> Any:
+    """Skip without libtpu (CI's older JAX may lack it): ``why`` says what the test compiles for a TPU."""
+    import importlib.util
+
+    import pytest
+
+    return pytest.mark.skipif(importlib.util.find_spec("libtpu") is None, reason=f"libtpu is not installed: {why}")
+
+
+def skip_unless_libtpu_0042(what: str) -> Any:
+    """Skip unless libtpu is 0.0.42 (JAX 0.10.2's, the chip's in tpu-facts.md): the test's figures
+    (``what``: "sizes", "layouts") are that compiler's; libtpu 0.0.2 (JAX 0.4.35) decides others."""
+    import pytest
+
+    version = libtpu_version()
+    return pytest.mark.skipif(not version.startswith("0.0.42"),
+                              reason=f"the cases' {what} are libtpu 0.0.42's (JAX 0.10.2); this is libtpu "
+                                     f"{version or 'missing'}")
+
+
 def write(folder: Path, name: str, text: str) -> Path:
     """``folder/name.py`` holding ``text``."""
     path = folder / f"{name}.py"

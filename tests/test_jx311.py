@@ -8,8 +8,6 @@ reason. Without libtpu (CI's older JAX) those tests skip; the readers of XLA's f
 message and the CPU path are JAX-free or need no TPU and always run."""
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import re
 import shutil
@@ -18,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import case_markers
+from helpers import case_markers, skip_unless_libtpu_0042, skip_without_libtpu
 
 from jaxlint.ir import hbm
 from jaxlint.ir.hbm import Buffer, Hbm, Remedy
@@ -26,24 +24,14 @@ from jaxlint.ir.memory import Frame
 from jaxlint.rules.jx311_hbm_overflow import message
 
 DATA = Path(__file__).resolve().parent / "data" / "hbm" / "steps.py"
-needs_libtpu = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
-                                  reason="libtpu is not installed: JX311's programs compile for a TPU v5e")
-
-
-def _libtpu_version() -> str:
-    try:
-        return importlib.metadata.version("libtpu")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
+needs_libtpu = skip_without_libtpu("JX311's programs compile for a TPU v5e")
 
 
 # The cases' sizes are set against the compiler of libtpu 0.0.42 (JAX 0.10.2), which the chip in
 # tpu-facts.md runs. libtpu 0.0.2 (JAX 0.4.35) schedules the same programs into other sizes
 # (slice_step: 14.50 GiB of its 14.96, so it fits there) and writes no live ranges: what it
 # reports is right for that compiler, but not these figures.
-needs_libtpu_0042 = pytest.mark.skipif(not _libtpu_version().startswith("0.0.42"),
-                                       reason="the cases' sizes are libtpu 0.0.42's (JAX 0.10.2); this is libtpu "
-                                              f"{_libtpu_version() or 'missing'}")
+needs_libtpu_0042 = skip_unless_libtpu_0042("sizes")
 
 REFUSAL = ("RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total memory required for HLO temporaries "
            "(48.00G) exceeds available HBM (15.75G).")

@@ -8,8 +8,6 @@ reader (checked against XLA's own buffer assignment where libtpu is there), the 
 CPU path run everywhere."""
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import re
 import shutil
@@ -18,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import case_markers
+from helpers import case_markers, skip_unless_libtpu_0042, skip_without_libtpu
 
 from jaxlint.ir import hlo, padding
 from jaxlint.ir.memory import Frame
@@ -26,21 +24,11 @@ from jaxlint.ir.padding import Padded, Padding, Rewrite
 from jaxlint.rules.jx312_tpu_tile_padding import message
 
 DATA = Path(__file__).resolve().parent / "data" / "padding" / "small_matrices.py"
-needs_libtpu = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
-                                  reason="libtpu is not installed: JX312's programs compile for a TPU v5e")
-
-
-def _libtpu_version() -> str:
-    try:
-        return importlib.metadata.version("libtpu")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
+needs_libtpu = skip_without_libtpu("JX312's programs compile for a TPU v5e")
 
 
 # The cases' layouts are those of libtpu 0.0.42 (JAX 0.10.2), which the chip in tpu-facts.md runs.
-needs_libtpu_0042 = pytest.mark.skipif(not _libtpu_version().startswith("0.0.42"),
-                                       reason="the cases' layouts are libtpu 0.0.42's (JAX 0.10.2); this is libtpu "
-                                              f"{_libtpu_version() or 'missing'}")
+needs_libtpu_0042 = skip_unless_libtpu_0042("layouts")
 
 
 @pytest.mark.parametrize(("dtype", "dims", "layout", "expected"), [

@@ -10,7 +10,6 @@ need no TPU and always run."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import case_markers
+from helpers import case_markers, skip_without_libtpu
 
 from jaxlint.ir import precision
 from jaxlint.model import Span
@@ -28,8 +27,7 @@ from jaxlint.text import apply_edits
 
 DATA = Path(__file__).resolve().parent / "data" / "precision" / "solves.py"
 PAGE = Path(__file__).resolve().parents[1] / "rules" / "JX709.md"
-needs_libtpu = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
-                                  reason="libtpu is not installed: JX709's programs compile for a TPU v5e")
+needs_libtpu = skip_without_libtpu("JX709's programs compile for a TPU v5e")
 
 # What XLA's TPU compiler (libtpu 0.0.42, JAX 0.10.2) printed for `a = x.T @ x` (line 7) and
 # `b = jnp.matmul(x.T, x, precision="highest")` (line 8), trimmed: the frame tables, and each

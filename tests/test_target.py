@@ -13,13 +13,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import skip_without_libtpu
 
 from jaxlint.chips import CPU, TargetError, install_line, parse_target
 
 REPO = Path(__file__).resolve().parent.parent
 FOUNDING = REPO / "examples" / "founding.py"
-needs_libtpu = pytest.mark.skipif(importlib.util.find_spec("libtpu") is None,
-                                  reason="libtpu is not installed (jaxlint[tpu]): no TPU target to compile for")
+needs_libtpu = skip_without_libtpu("no TPU target to compile for (jaxlint[tpu])")
 
 
 def jaxlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
