@@ -4,7 +4,9 @@ mkdocs reads one folder (docs_dir: docs/), but the README and the rule pages (ru
 it. These hooks lay the pages out as the repository does, without copying any into git: README.md
 is the home page, docs/X.md stays docs/X.md and rules/JXnnn.md stays rules/JXnnn.md, so the
 relative links the pages already use (`../rules/JX101.md` from docs/, `docs/check.md` from the
-README) resolve unchanged on GitHub and in the built site alike. They also generate the rules index
+README) resolve unchanged on GitHub and in the built site alike (a link to a folder, or to a file of
+the repository that is no page, is pointed at the folder's index or the file on GitHub). They also
+generate the rules index
 (rules/index.md) from the rule catalog, and the navigation: the docs in the order docs/README.md
 lists them (a page it does not list comes after, alphabetically), then the rules by code.
 """
@@ -19,12 +21,12 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
 
+from jaxlint.about import DOCS_URL
 from jaxlint.rules.catalog import rule_infos
 
 RULES_INDEX = "rules/index.md"
-# A relative inline link to a folder (`](rules/)`, `](../rules/#x)`): GitHub lists the folder, the
-# site shows the folder's index page.
-FOLDER_LINK = re.compile(r"\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|/|#)([^)\s#]*/)(#[^)\s]*)?\)")
+# A relative inline link (`](../rules/JX101.md#example)`, `](rules/)`): target, anchor.
+RELATIVE_LINK = re.compile(r"\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|/|#)([^)\s#]+)(#[^)\s]*)?\)")
 # The pages docs/README.md links to, in its order.
 LISTED_PAGE = re.compile(r"\]\(([\w.-]+\.md)\)")
 
@@ -102,14 +104,23 @@ def _code(src_uri: str) -> str:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
-    """Links to a folder point at its index page (rules/ -> rules/index.md), which mkdocs checks."""
+    """Relative links the site cannot follow as written, made to work as they do on GitHub: a link
+    to a folder points at its index page (rules/ -> rules/index.md), a link to a file of the
+    repository that is no page of the site points at the file in the repository. mkdocs checks
+    the rest, and --strict fails on what does not exist."""
+    root = os.path.dirname(config.config_file_path)
     here = posixpath.dirname(page.file.src_uri)
 
-    def to_index(match: re.Match[str]) -> str:
-        folder = posixpath.normpath(posixpath.join(here, match[1]))
-        for name in ("index.md", "README.md"):
-            if files.get_file_from_path(name if folder == "." else f"{folder}/{name}") is not None:
-                return f"]({match[1]}{name}{match[2] or ''})"
+    def relink(match: re.Match[str]) -> str:
+        target, anchor = match[1], match[2] or ""
+        path = posixpath.normpath(posixpath.join(here, target))
+        if files.get_file_from_path(path) is not None:
+            return match[0]
+        for name in ("index.md", "README.md") if target.endswith("/") else ():
+            if files.get_file_from_path(name if path == "." else f"{path}/{name}") is not None:
+                return f"]({target}{name}{anchor})"
+        if not path.startswith("..") and os.path.exists(os.path.join(root, path)):
+            return f"]({DOCS_URL}{path}{anchor})"
         return match[0]
 
-    return FOLDER_LINK.sub(to_index, markdown)
+    return RELATIVE_LINK.sub(relink, markdown)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxlint.about import DOCS_URL
 from jaxlint.rules.catalog import rule_infos
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,20 +77,35 @@ def test_search_indexes_the_rule_pages(site: Path) -> None:
     assert {"rules/JX101.html", "rules/index.html", "docs/check.html", "index.html"} <= locations
 
 
-def test_a_broken_link_or_a_missing_rule_page_fails_the_build(tmp_path: Path) -> None:
+def site_sources(tmp_path: Path, api_md_ends: str) -> Path:
+    """A copy of what the site is built from, with a paragraph added to docs/api.md."""
     copy = tmp_path / "repo"
     copy.mkdir()
     for name in SITE_SOURCES:
         source = REPO / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, copy / name)
     with open(copy / "docs" / "api.md", "a", encoding="utf-8") as page:
-        page.write("\n[a](../rules/JX999.md), [b](check.md#no-such-heading), [c](../examples/)\n")
+        page.write(f"\n{api_md_ends}\n")
+    return copy
+
+
+def test_a_link_to_a_repository_file_points_at_it_on_github(tmp_path: Path) -> None:
+    copy = site_sources(tmp_path, "[the example](../examples/founding.py#L13), [examples](../examples/)")
+    shutil.copytree(REPO / "examples", copy / "examples")
+    done = build(copy / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "docs" / "api.html").read_text(encoding="utf-8")
+    assert f'href="{DOCS_URL}examples/founding.py#L13"' in page and f'href="{DOCS_URL}examples"' in page
+
+
+def test_a_broken_link_or_a_missing_rule_page_fails_the_build(tmp_path: Path) -> None:
+    copy = site_sources(tmp_path, "[a](../rules/JX999.md), [b](check.md#no-such-heading), [c](../no-such-folder/)")
     (copy / "rules" / "JX102.md").unlink()  # the registry still has JX102: the index links to it
     done = build(copy / "mkdocs.yml", tmp_path / "site")
     assert done.returncode != 0
     assert "'../rules/JX999.md'" in done.stderr
     assert "does not contain an anchor '#no-such-heading'" in done.stderr
-    assert "unrecognized relative link '../examples/'" in done.stderr
+    assert "unrecognized relative link '../no-such-folder/'" in done.stderr
     assert "'rules/index.md' contains a link 'JX102.md'" in done.stderr
 
 
