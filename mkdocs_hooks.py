@@ -36,7 +36,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     root = os.path.dirname(config.config_file_path)
     docs_dir = os.path.normpath(config.docs_dir)
     site = Files([file for file in files if os.path.normpath(file.src_dir or "") != docs_dir])
-    prefix = posixpath.basename(docs_dir)
+    prefix = os.path.relpath(docs_dir, root).replace(os.sep, "/")  # "docs"
     for file in files:
         if os.path.normpath(file.src_dir or "") == docs_dir:
             site.append(_repository_file(f"{prefix}/{file.src_uri}", root, config, file.inclusion))
