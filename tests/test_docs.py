@@ -29,7 +29,7 @@ CHECKED = PAGES + RULE_PAGES
 FLAG = re.compile(r"--?[A-Za-z][\w-]*")
 PROSE_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
 # Tools whose flags are theirs, not jaxlint's: their command lines are not checked.
-FOREIGN = {"pip", "pip3", "ruff", "pre-commit", "git", "apt-get", "sudo"}
+FOREIGN = {"pip", "pip3", "ruff", "pre-commit", "git", "apt-get", "sudo", "mkdocs"}
 SEPARATORS = re.compile(r"[\s\[\](){}\"'`,;|]+")
 FENCE = re.compile(r"^\s*(```|~~~)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
