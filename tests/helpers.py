@@ -103,7 +103,7 @@ def assert_analyzed(result: CheckResult, functions: int) -> None:
 class InProcessPool:
     """Stand-in for ``jaxlint.engine.pool.WorkerPool`` that analyzes in the test process.
 
-    Same interface as the real pool (``(timeout)``, ``run(job) -> Result``, ``close()``, a context
+    Same interface as the real pool (``(timeout)``, ``run(job) -> Result``, ``prestart()``, ``close()``, a context
     manager; attributes ``timeout``, ``jax_import``, ``started``). ``run`` does what the worker does
     with a job line: the job and the result go through JSON as they would through the pipes, and
     ``jaxlint.worker.process.analyze_module`` runs in between (it puts JAX's configuration back
@@ -161,8 +161,14 @@ class InProcessPool:
                 sys.dont_write_bytecode = bytecode
             return Result.from_json(json.loads(json.dumps(result.to_json())))
 
+    def prestart(self, devices: int | None = None) -> None:
+        """The real pool starts a worker ahead of its first job; this one starts at its first run."""
+
     def close(self) -> None:
         self._live = False
+
+    def kill(self) -> None:
+        self.close()
 
     def __enter__(self) -> InProcessPool:
         return self

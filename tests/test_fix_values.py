@@ -170,9 +170,8 @@ def test_a_fix_overlapping_an_applied_one_is_left_for_the_next_run_not_rejected(
     (as ruff's fix loop does), which is not a failed verification."""
     import dataclasses
 
-    from helpers import InProcessPool
-
     from jaxlint.engine.fixer import fix_files
+    from jaxlint.engine.pool import FreshWorkers
     from jaxlint.model import Edit, Fix
     from jaxlint.report.summary import summary
 
@@ -184,8 +183,11 @@ def test_a_fix_overlapping_an_applied_one_is_left_for_the_next_run_not_rejected(
     twin = dataclasses.replace(finding, fix=Fix("safe", "a second rewrite of the same text",
                                                 (Edit(edit.span, edit.content + " "),)))
     result.files[0].findings.append(twin)
-    with InProcessPool() as pool:
-        fix_files(result, pool, ["JX101"], write=False)
+    fresh = FreshWorkers(timeout=60)
+    try:
+        fix_files(result, fresh, ["JX101"], write=False)
+    finally:
+        fresh.close()
     assert result.fixed == [finding] and result.fix_rejected == [] and result.fix_deferred == [twin]
     assert twin.fix_rejected.startswith("its edits overlap another fix's: run --fix again to apply it")
     assert "1 fix left for the next run (overlapping another)" in summary(result, "diff")

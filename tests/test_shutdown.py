@@ -184,3 +184,19 @@ def test_a_module_that_closes_stdout_and_stderr_does_not_break_the_next(tmp_path
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
     codes = sorted(line.split(": ")[1].split()[0] for line in run.stdout.splitlines() if ": JX" in line)
     assert codes == ["JX101", "JX101", "JX101"], run.stdout + run.stderr  # no JX901 "Bad file descriptor"
+
+
+def test_fresh_workers_started_ahead_and_never_used_are_killed_on_close() -> None:
+    """--fix starts the verifier's fresh workers before it knows whether anything is fixable: the
+    ones never taken (still importing JAX, or ready) must not outlive the run."""
+    from jaxlint.engine.pool import FreshWorkers
+
+    fresh = FreshWorkers(timeout=60, count=2)
+    taken = fresh.take()
+    taken.warm()  # one waited for: ready, then closed as a used pool is
+    spare = fresh.spares[0].worker.process
+    assert spare.poll() is None
+    fresh.close()
+    taken.close()
+    assert spare.wait(timeout=10) is not None and fresh.spares == []
+    assert taken.worker is None

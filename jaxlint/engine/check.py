@@ -27,7 +27,7 @@ from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, tokenized
 from jaxlint.text import SourceError, SourceFile, read_source, relative
 
 if TYPE_CHECKING:
-    from jaxlint.engine.pool import WorkerPool
+    from jaxlint.engine.pool import FreshWorkers, WorkerPool
     from jaxlint.rules import Rule, RuleInfo
 
 LOG = LazyLogger(__name__)  # progress for --verbose
@@ -221,6 +221,7 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         pools = [WorkerPool(timeout) for _ in range(lanes)]
     else:
         pools = []
+    fresh = _fresh_workers(timeout, pending if (fix or diff) and pool is None else [])
     try:
         if to_run:
             # Modules that ask for the same CPU devices one after another: a lane's worker is
@@ -248,24 +249,35 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
 
             started = time.perf_counter()
             # --cost compiled alone verifies the fixes too (writing nothing), to compile them.
-            fix_files(result, pools[0], codes, write=fix, unsafe_fixes=unsafe_fixes)
+            fix_files(result, fresh, codes, write=fix, unsafe_fixes=unsafe_fixes)
             LOG.debug("fixes verified in %.0f ms: %d accepted, %d rejected", (time.perf_counter() - started) * 1000,
                       len(result.fixed), len(result.fix_rejected))
             timings["fix"] = time.perf_counter() - started
     except (KeyboardInterrupt, Terminated) as error:
         for lane in pools:
             lane.kill()
+        fresh.kill()
         done = sum(1 for analysis in pending if analysis.result is not None)
         raise Interrupted(error, done, len(pending), len({f.path for f in result.fixed})) from None
     finally:
         for own in pools:
             if own is not pool:
                 own.close()
+        fresh.close()
     if cache is not None:
         cache.save_index()
         if cache.stored:
             cache.prune()
     return result
+
+
+def _fresh_workers(timeout: float, fixing: list[FileAnalysis]) -> FreshWorkers:
+    """For --fix and --diff: the fix verifier's first two fresh workers (the original's values,
+    the fixed text), started now so their JAX imports overlap the check's; none when no module
+    is traced, and none for a caller's warm pool (the editor server: it fixes nothing)."""
+    from jaxlint.engine.pool import FreshWorkers
+
+    return FreshWorkers(timeout, 2 if fixing else 0, fixing[0].job.devices if fixing else None)
 
 
 def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[str],

@@ -14,7 +14,7 @@ from jaxlint import scan
 from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.jobs import make_job, run_job
-from jaxlint.engine.pool import WorkerPool
+from jaxlint.engine.pool import FreshWorkers, WorkerPool
 from jaxlint.engine.results import OVERLAPS, CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
 from jaxlint.engine.targets import file_targets, recorded_keys
@@ -23,10 +23,11 @@ from jaxlint.rules import rule_infos
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
 
 
-def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bool,
+def fix_files(result: CheckResult, fresh: FreshWorkers, codes: list[str], write: bool,
               unsafe_fixes: bool = False) -> None:
     """Verify and apply (``write``) or diff the fixes: safe ones, and unsafe ones with
-    ``unsafe_fixes``; display-only fixes never. Unsafe fixes are verified like safe ones."""
+    ``unsafe_fixes``; display-only fixes never. Unsafe fixes are verified like safe ones, each
+    import in a fresh worker (``fresh`` may hold some started ahead)."""
     applicable = ("safe", "unsafe") if unsafe_fixes else ("safe",)
     settings = result.config.settings() if result.config is not None else Settings()
     # The re-trace takes its targets where check took them: recorded and inferred ones included.
@@ -37,7 +38,7 @@ def fix_files(result: CheckResult, pool: WorkerPool, codes: list[str], write: bo
                       and not suppressions.is_comment_fix(f)]
         accepted, new_text, new_result = [], analysis.source.text, None
         if candidates:
-            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, pool.timeout, settings,
+            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, fresh, settings,
                                                                   config, recorded)
         for finding in candidates:
             if finding not in accepted:
@@ -179,21 +180,25 @@ def _number(value: Any) -> str:
     return "unknown" if value is None else f"{value:g}"
 
 
-def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str], timeout: float,
+def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str], fresh: FreshWorkers,
                      settings: Settings, config: Config,
                      recorded: frozenset[str]) -> tuple[list[Finding], str, Result | None]:
     """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
+    timeout = fresh.timeout
     functions = {id(f): values.function_of(f, analysis) for f in candidates}
     ran = sorted({name for name in functions.values() if name is not None})
     wide = sorted({functions[id(f)] for f in candidates if f.code in _stabilizing_codes()} - {None})
     before: dict[str, Any] = {}
-    if ran:  # the original's values, once: imported again from the text analyzed, in a fresh worker
-        job = make_job(analysis.source, analysis.targets, codes, settings, override=analysis.source.text,
-                       run_values=ran, wide_values=wide)
-        with WorkerPool(timeout) as fresh:
-            before = run_job(fresh, job, codes).values
-    checks = _Checks(functions, ran, wide, before, config, recorded)
-    outcome = _verify(analysis, candidates, codes, timeout, settings, checks)
+    devices = analysis.job.devices if analysis.job is not None else None
+    # The first verification's fresh worker imports JAX while the original's values are run.
+    with fresh.take(devices) as first_trial:
+        if ran:  # the original's values, once: imported again from the text analyzed, in a fresh worker
+            job = make_job(analysis.source, analysis.targets, codes, settings, override=analysis.source.text,
+                           run_values=ran, wide_values=wide)
+            with fresh.take(devices) as original:
+                before = run_job(original, job, codes).values
+        checks = _Checks(functions, ran, wide, before, config, recorded)
+        outcome = _verify(analysis, candidates, codes, timeout, settings, checks, first_trial)
     if outcome[0] is None:
         return candidates, outcome[1], outcome[2]
     accepted: list[Finding] = []
@@ -233,8 +238,10 @@ class _Checks:
 
 
 def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], timeout: float,
-            settings: Settings, checks: _Checks) -> tuple[str | None, str, Result | None]:
-    """(None or why the fixes are rejected, fixed text, the fixed file's analysis)."""
+            settings: Settings, checks: _Checks,
+            fresh: WorkerPool | None = None) -> tuple[str | None, str, Result | None]:
+    """(None or why the fixes are rejected, fixed text, the fixed file's analysis). ``fresh``: a
+    pool whose worker has run nothing yet (started early); else one is started here."""
     source = analysis.source.text
     edits: list[Edit] = [edit for finding in fixes for edit in finding.fix.edits]
     try:
@@ -249,7 +256,10 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
     job = make_job(analysis.source, targets, codes, settings, override=text,
                    compile_costs=analysis.job is not None and analysis.job.compile_costs, run_values=checks.ran,
                    wide_values=checks.wide)
-    with WorkerPool(timeout) as fresh:  # a fresh worker: no state left from the first import
+    if fresh is None:
+        with WorkerPool(timeout) as pool:  # a fresh worker: no state left from the first import
+            new_result = run_job(pool, job, codes)
+    else:
         new_result = run_job(fresh, job, codes)
     # A suppressed JX9xx was there before the fix too.
     new_findings = suppressions.without_suppressed(analysis.source.path, text, new_result.findings)

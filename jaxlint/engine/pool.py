@@ -60,7 +60,8 @@ class Worker:
     A third pipe is its lifeline: nothing is written to it, and the worker ends itself when it
     reads its end of file, that is when this process has closed it or ended, however it ended."""
 
-    def __init__(self, devices: int | None = None) -> None:
+    def __init__(self, devices: int | None = None, wait: bool = True) -> None:
+        """Start the worker; with ``wait``, until it has imported JAX (``wait_ready`` later otherwise)."""
         self.devices = devices  # the CPU devices asked for (None: JAX's default)
         job_read, job_write = os.pipe()
         result_read, result_write = os.pipe()
@@ -98,6 +99,15 @@ class Worker:
         self.results = os.fdopen(result_read, "rb")
         self.buffer = b""
         self.stderr_start = 0  # where the current job's stderr begins
+        self.jax_import = 0.0
+        self.ready = False
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait until the worker has imported JAX. Raises WorkerFailure (the worker is then closed)."""
+        if self.ready:
+            return
         try:
             ready = self._read_line(STARTUP_TIMEOUT, None)
         except WorkerFailure:
@@ -107,6 +117,7 @@ class Worker:
             self.kill()
             raise
         self.jax_import = ready.get("jax_import", 0.0)
+        self.ready = True
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -210,7 +221,7 @@ class Worker:
                 self.lifeline = -1
 
     def close(self) -> None:
-        if self.alive():
+        if self.alive() and self.ready:  # one still importing JAX (prestarted, never used) is killed
             try:
                 self.jobs.close()  # end of jobs: the worker exits
                 self.process.wait(timeout=10)
@@ -254,9 +265,21 @@ class WorkerPool:
             # not the next module's fault, so start afresh rather than blame it.
             self.close()
         if self.worker is None:
-            self.started += 1
-            self.worker = Worker(devices)
+            self.prestart(devices)
+        if not self.worker.ready:
+            try:
+                self.worker.wait_ready()
+            except BaseException:
+                self.worker = None
+                raise
             self.jax_import += self.worker.jax_import
+
+    def prestart(self, devices: int | None = None) -> None:
+        """Start a worker now without waiting for its JAX import, so that the import runs while this
+        process does something else (the fix verifier's fresh workers); ``warm`` waits for it."""
+        if self.worker is None:
+            self.started += 1
+            self.worker = Worker(devices, wait=False)
 
     def run(self, job: Job) -> Result:
         """The job's result; raises WorkerFailure (the worker is then discarded)."""
@@ -285,3 +308,34 @@ class WorkerPool:
         if kind is not None and not issubclass(kind, Exception):  # interrupted: no graceful wait
             self.kill()
         self.close()
+
+
+class FreshWorkers:
+    """Pools whose workers have run nothing (the fix verifier imports each fixed text in one, with
+    no state left from an earlier import), started ahead of need: their JAX imports overlap the
+    check's own work. Each pool is taken once; those never taken are killed on ``close``."""
+
+    def __init__(self, timeout: float, count: int = 0, devices: int | None = None) -> None:
+        self.timeout = timeout
+        self.spares: list[WorkerPool] = []
+        for _ in range(count):
+            self.spares.append(self._started(devices))
+
+    def _started(self, devices: int | None) -> WorkerPool:
+        pool = WorkerPool(self.timeout)
+        pool.prestart(devices)
+        return pool
+
+    def take(self, devices: int | None = None) -> WorkerPool:
+        """A pool with a fresh worker, started earlier if one was, else now (not waited for); the
+        caller closes it. A worker with other CPU devices is replaced when the job runs."""
+        return self.spares.pop(0) if self.spares else self._started(devices)
+
+    def kill(self) -> None:
+        for pool in self.spares:
+            pool.kill()
+
+    def close(self) -> None:
+        for pool in self.spares:
+            pool.close()
+        self.spares.clear()
