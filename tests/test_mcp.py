@@ -1,0 +1,190 @@
+"""`jaxlint mcp` end to end: the server runs as a real subprocess (`python -m jaxlint mcp`) and the
+tests talk to it with the official SDK's own client (stdio_client + ClientSession). What its tools
+return is compared with what the command line prints in the same project folder."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP server needs the official SDK: pip install -e '.[mcp]'")
+
+import anyio  # noqa: E402  (after the skip: anyio comes with mcp)
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "founding.py"  # what the README's first command checks
+FIXED_LINES = ("    x, y = jax.vmap(blackbox_function, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n"
+               "    return x, y\n")
+CALL_SECONDS = 300
+ENVIRONMENT = {**os.environ, "COLUMNS": "100"}  # explain wraps at the terminal's width: one width for both
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder holding a copy of the bundled example (the server may write there)."""
+    (tmp_path / "examples").mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "examples" / "founding.py")
+    return tmp_path
+
+
+@asynccontextmanager
+async def connected(project: Path) -> AsyncIterator[ClientSession]:
+    """An initialized session with `python -m jaxlint mcp` started in ``project``."""
+    server = StdioServerParameters(command=sys.executable, args=["-m", "jaxlint", "mcp"], cwd=str(project),
+                                   env=ENVIRONMENT)
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write, read_timeout_seconds=CALL_SECONDS) as session:
+            await session.initialize()
+            yield session
+
+
+def talk(project: Path, conversation: Any) -> Any:
+    """Run ``conversation(session)`` against a fresh server; its return value."""
+    async def main() -> Any:
+        async with connected(project) as session:
+            return await conversation(session)
+
+    return anyio.run(main)
+
+
+def cli(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jaxlint", *args], cwd=project, capture_output=True, text=True,
+                          timeout=CALL_SECONDS, env=ENVIRONMENT)
+
+
+def text_of(result: Any) -> str:
+    return "".join(part.text for part in result.content)
+
+
+def test_initialize_lists_the_tools_and_a_resource_per_rule(project: Path) -> None:
+    from jaxlint.rules import rule_infos
+
+    async def conversation(session: ClientSession) -> Any:
+        tools = await session.list_tools()
+        resources = await session.list_resources()
+        page = await session.read_resource("jaxlint://rules/JX101")
+        return tools, resources, page
+
+    tools, resources, page = talk(project, conversation)
+    assert {tool.name for tool in tools.tools} == {"check", "fix", "explain", "rule"}
+    fix = next(tool for tool in tools.tools if tool.name == "fix")
+    assert fix.input_schema["properties"]["write"]["default"] is False
+    assert sorted(str(r.uri) for r in resources.resources) == \
+        sorted(f"jaxlint://rules/{rule.code}" for rule in rule_infos())
+    assert page.contents[0].text == (REPO / "rules" / "JX101.md").read_text(encoding="utf-8")
+
+
+def test_check_returns_the_json_format_with_summary_and_coverage(project: Path) -> None:
+    result = talk(project, lambda session: session.call_tool("check", {"paths": ["examples"]}))
+    assert not result.is_error, text_of(result)
+    answer = result.structured_content
+    [finding] = answer["findings"]
+    assert (finding["code"], finding["location"], finding["fix"]["applicability"]) == \
+        ("JX101", {"row": 13, "column": 12}, "safe")
+    assert answer["exit_status"] == 1
+    assert answer["summary"].endswith("1 finding, 1 fixable with --fix.")
+    assert answer["not_linted"] == []
+    assert answer["coverage"] == {"targets": 1, "traced": 1, "jax_functions": 1, "linted": 1}
+    run = cli(project, "check", "--output-format", "json", "examples")
+    assert run.returncode == 1, run.stderr
+    assert answer["findings"] == json.loads(run.stdout)
+
+
+def test_check_names_what_it_did_not_lint(project: Path) -> None:
+    (project / "untraced.py").write_text("import jax\n\n\n@jax.jit\ndef step(state, batch):\n"
+                                         "    return state + batch.mean()\n")
+    result = talk(project, lambda session: session.call_tool(
+        "check", {"paths": ["untraced.py"], "select": ["JX1"]}))
+    assert not result.is_error, text_of(result)
+    [untraced] = result.structured_content["not_linted"]
+    assert (untraced["target"], untraced["line"]) == ("step", 5)
+    assert untraced["hint"].startswith("# jaxlint: args ")
+    assert result.structured_content["coverage"]["linted"] == 0
+
+
+def test_fix_shows_the_diff_check_diff_prints_and_writes_only_when_asked(project: Path) -> None:
+    original = (project / "examples" / "founding.py").read_text()
+
+    async def conversation(session: ClientSession) -> Any:
+        shown = await session.call_tool("fix", {"paths": ["examples/founding.py"]})
+        unchanged = (project / "examples" / "founding.py").read_text()
+        written = await session.call_tool("fix", {"paths": ["examples/founding.py"], "write": True})
+        again = await session.call_tool("check", {"paths": ["examples"]})
+        return shown, unchanged, written, again
+
+    expected_diff = cli(project, "check", "--diff", "examples/founding.py").stdout
+    shown, unchanged, written, again = talk(project, conversation)
+    assert not shown.is_error, text_of(shown)
+    assert shown.structured_content["diff"] == expected_diff
+    assert "+" + FIXED_LINES.splitlines()[0] in expected_diff.splitlines()
+    assert shown.structured_content["written"] is False and unchanged == original
+    assert not written.is_error, text_of(written)
+    assert written.structured_content["written"] is True
+    assert written.structured_content["fixed"]["findings"] == []
+    assert FIXED_LINES in (project / "examples" / "founding.py").read_text()
+    assert again.structured_content["findings"] == [] and again.structured_content["exit_status"] == 0
+
+
+def test_explain_and_rule_print_what_the_command_line_prints(project: Path) -> None:
+    function = "examples/founding.py::my_mapped_function"
+
+    async def conversation(session: ClientSession) -> Any:
+        return [await session.call_tool("explain", {"function": function}),
+                await session.call_tool("explain", {"function": function, "full": True}),
+                await session.call_tool("rule", {"rule": "JX101"}),
+                await session.call_tool("rule", {"rule": "vmap-unbatched-output"})]
+
+    explained, full, by_code, by_name = talk(project, conversation)
+    assert not explained.is_error, text_of(explained)
+    assert text_of(explained) == cli(project, "explain", function).stdout
+    full_flag = ["--full"] if "--full" in cli(project, "explain", "--help").stdout else []
+    assert text_of(full) == cli(project, "explain", *full_flag, function).stdout
+    assert "1. Source -> jaxpr" in text_of(full)
+    page = cli(project, "rule", "JX101").stdout
+    assert page.startswith("vmap-unbatched-output (JX101)")
+    assert text_of(by_code) == page and text_of(by_name) == page
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_stays_alive(project: Path, tmp_path_factory: Any) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "elsewhere.py"
+    outside.write_text(EXAMPLE.read_text())
+    (project / "link.py").symlink_to(outside)
+
+    async def conversation(session: ClientSession) -> Any:
+        calls = [("check", {"paths": ["missing.py"]}), ("check", {"paths": ["../"]}),
+                 ("fix", {"paths": ["link.py"], "write": True}),
+                 ("check", {"paths": ["examples"], "select": ["JX999"]}),
+                 ("check", {"paths": ["examples"], "target": "tpu-v9"}),
+                 ("explain", {"function": "examples/founding.py::nothing_here"}),
+                 ("explain", {"function": "examples/founding.py"}),
+                 ("rule", {"rule": "JX999"}), ("check", {"paths": "not a list"}),
+                 ("check", {"paths": ["examples"], "select": ["JX1"]})]
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    *refused, fine = talk(project, conversation)
+    messages = [text_of(result) for result in refused]
+    assert all(result.is_error for result in refused), messages
+    assert "no such file or folder: missing.py" in messages[0]
+    assert "outside the project folder" in messages[1] and "outside the project folder" in messages[2]
+    assert "unknown rule selector `JX999`" in messages[3]
+    assert "unknown target 'tpu-v9'" in messages[4]
+    assert "no function 'nothing_here'" in messages[5]
+    assert "PATH::FUNCTION" in messages[6]
+    assert "unknown rule 'JX999'" in messages[7]
+    assert outside.read_text() == EXAMPLE.read_text()  # nothing written outside the project
+    assert not fine.is_error and [f["code"] for f in fine.structured_content["findings"]] == ["JX101"]
+
+
+def test_a_missing_project_folder_is_a_usage_error(tmp_path: Path) -> None:
+    run = cli(tmp_path, "mcp", "--project", "no-such-folder")
+    assert run.returncode == 2
+    assert "no such folder: no-such-folder" in run.stderr
