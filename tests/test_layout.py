@@ -141,6 +141,9 @@ FORBIDDEN = {
     "jaxlint.api": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
     # The editor server is a parent like the cli: the worker's code runs in the worker only.
     "jaxlint.server": ("jaxlint.cli", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir"),
+    # The MCP server runs the command line as a subprocess: the pipeline never runs in its process.
+    "jaxlint.mcp_server": ("jaxlint.engine", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir", "jaxlint.analysis",
+                           "jaxlint.server", "jaxlint.pytest_plugin", "jaxlint.api"),
     "jaxlint.model": ("jaxlint.",),
     "jaxlint.text": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.scan", "jaxlint.fixes"),

@@ -123,9 +123,13 @@ def _json(text: str, what: str) -> Any:
 @cache
 def _explain_has_full() -> bool:
     """Whether `jaxlint explain` takes --full (the short form's counterpart), asked of its parser."""
-    from jaxlint.cli.main import build_parser
+    import argparse
 
-    _, unknown = build_parser().parse_known_args(["explain", "file.py::function", "--full"])
+    from jaxlint.cli import explain
+
+    parser = argparse.ArgumentParser(prog="jaxlint")
+    explain.add_parser(parser.add_subparsers(dest="command"))
+    _, unknown = parser.parse_known_args(["explain", "file.py::function", "--full"])
     return not unknown
 
 
