@@ -190,3 +190,50 @@ def test_a_missing_project_folder_is_a_usage_error(tmp_path: Path) -> None:
     run = cli(tmp_path, "mcp", "--project", "no-such-folder")
     assert run.returncode == 2
     assert "no such folder: no-such-folder" in run.stderr
+
+
+def jaxlint_processes_in(folder: Path) -> list[str]:
+    """The command lines of the processes working in ``folder`` other than the MCP server."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.path.realpath(entry / "cwd") == os.path.realpath(folder):
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+                if command and not command.endswith("jaxlint mcp"):
+                    found.append(command)
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+@pytest.mark.slow  # waits for the call to time out, then for the check to stop
+@pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="reads the processes' folders from /proc")
+def test_a_cancelled_call_stops_its_check_and_the_server_goes_on(project: Path) -> None:
+    (project / "sleepy.py").write_text("import time\n\nimport jax\n\ntime.sleep(300)\n\n\n@jax.jit\n"
+                                       "def f(x):\n    return x + 1\n\n\nf.lower(1.0)\n")
+
+    seen: set[str] = set()  # the processes the call started: the check and its worker
+
+    async def conversation(session: ClientSession) -> Any:
+        async def watch() -> None:
+            while True:
+                seen.update(jaxlint_processes_in(project))
+                await anyio.sleep(0.2)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            with pytest.raises(Exception, match="[Tt]imed out|[Tt]imeout"):
+                await session.call_tool("check", {"paths": ["sleepy.py"]}, read_timeout_seconds=8)
+            group.cancel_scope.cancel()
+        left = jaxlint_processes_in(project)
+        for _ in range(150):  # the check gets SIGTERM, stops its worker and exits
+            if not left:
+                break
+            await anyio.sleep(0.2)
+            left = jaxlint_processes_in(project)
+        return left, await session.call_tool("rule", {"rule": "JX101"})
+
+    left, after = talk(project, conversation)
+    assert any(" -m jaxlint check " in command for command in seen), seen
+    assert left == []
+    assert not after.is_error and text_of(after).startswith("vmap-unbatched-output (JX101)")
