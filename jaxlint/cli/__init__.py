@@ -1,2 +1,2 @@
-"""The command line (parent process): argument parsing and the commands check, rule(s),
-record and explain. `jaxlint` runs ``jaxlint.cli.main:entry``."""
+"""The command line (parent process): argument parsing and the commands check, rule(s), record,
+run, explain, clean, mcp and server. `jaxlint` runs ``jaxlint.cli.main:entry``."""
