@@ -9,6 +9,7 @@ from typing import Any
 from jaxlint.explain.build import finding_place, memory_place
 from jaxlint.explain.condense import condensed_equations, counted_opcodes, instruction_groups
 from jaxlint.explain.target import code
+from jaxlint.ir.primitives import LOOPS
 from jaxlint.text import read_lines
 
 _HIDDEN = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast"})
@@ -97,7 +98,7 @@ def _jaxpr(report: dict[str, Any], lines: dict[int, str], width: int, full: bool
             previous = line
         indent = "  " * (entry["depth"] + 1)
         out.append(_clip(f"  {'':>{gutter}} | {indent}{entry['text']}", width))
-        if not full and entry["primitive"] in ("scan", "while"):
+        if not full and entry["primitive"] in LOOPS:
             runs = f"runs {entry['trips']:,} times" if entry.get("trips") else \
                 "runs as many times as its condition says"
             out.append(_clip(f"  {'':>{gutter}} | {indent}  (a loop: its body below {runs})", width))
