@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import write
 
+from jaxlint.report.call_sites import call_site_uses
 from jaxlint.report.parameter_use import parameter_uses
 from jaxlint.scan.index import SourceIndex
 
@@ -171,3 +172,40 @@ def uses(source: str) -> dict[str, str]:
 ])
 def test_parameter_use_reads_indices_and_scalars(source: str, kinds: dict[str, str]) -> None:
     assert uses(source) == kinds
+
+
+CALLS = """\
+import jax.numpy as jnp
+
+LR = 1e-3
+g = 2  # not the g main and sweep pass: theirs is their parameter
+
+
+def stream(xs):
+    for x in xs:
+        yield x
+
+
+def update(w, g, lr, steps, batches, layers):
+    return w - lr * g
+
+
+def main(w, g, xs):
+    update(w, g, LR, 3, stream(xs), [{"w": w, "b": g}])
+    update(w, g, 0.5, 4, (x for x in xs), [{"w": w, "b": g}])
+    rate = 0.1
+    update(w, g, rate, steps=-2, batches=iter(xs), layers=[{"w": w}])
+
+
+def sweep(w, g, xs, LR):
+    for steps in range(3):  # LR is this function's parameter, steps a loop's: neither is followed
+        update(w, g, LR, steps, stream(xs), [{"w": w, "b": g}])
+"""
+
+
+def test_call_sites_say_what_each_call_passes() -> None:
+    index = SourceIndex("m.py", CALLS)
+    update = next(f for f in index.functions if f.name == "update")
+    passed = {name: (use.kind, use.element_keys) for name, use in call_site_uses(index, update).items()}
+    # The layers calls disagree (w and b, then w alone): left out; w and g are names bound to nothing.
+    assert passed == {"lr": ("float", []), "steps": ("int", []), "batches": ("iterator", [])}

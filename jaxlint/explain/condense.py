@@ -25,6 +25,8 @@ def repeats(keys: Sequence[Hashable]) -> list[tuple[int, int, int]]:
     while start < len(keys):
         best = (0, 0)  # (period, count)
         for period in range(1, min(LONGEST_PERIOD, (len(keys) - start) // FEWEST_REPEATS) + 1):
+            if keys[start + period] != keys[start]:
+                continue  # the block does not even start again (most periods: checked inline, fast)
             count = _count(keys, start, period)
             if count >= FEWEST_REPEATS and count * period >= max(FEWEST_EQUATIONS, best[0] * best[1] + 1):
                 best = (period, count)

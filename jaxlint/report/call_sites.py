@@ -75,10 +75,15 @@ def _bound(index: SourceIndex, name: str, at: ast.AST) -> ast.expr | None:
     while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         scope = index.parent(scope)
     for body in dict.fromkeys([scope, index.tree]):
-        values = [n.value for n in _statements(body) if isinstance(n, ast.Assign) and len(n.targets) == 1
+        if isinstance(body, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in {
+                a.arg for a in (*body.args.posonlyargs, *body.args.args, *body.args.kwonlyargs)}:
+            return None  # a parameter of the calling function: its value is its caller's
+        nodes = _statements(body)
+        values = [n.value for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
                   and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
-        if values:
-            return values[0] if len(values) == 1 else None
+        stores = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        if stores:  # bound here: by one plain assignment, or in a way not followed (a for loop, twice)
+            return values[0] if len(values) == len(stores) == 1 else None
     return None
 
 
