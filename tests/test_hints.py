@@ -502,6 +502,9 @@ def test_an_unknown_key_implementation():
 @pytest.mark.parametrize("hint, said", [
     ("n=<static>", "n=<static> is a placeholder --show-untraced suggests: write the Python value n takes, e.g. n=3"),
     ("x=f32[...], n=1", "x=f32[...] is a placeholder --show-untraced suggests: write the dtype and shape"),
+    ("p=[{'w': f32[...]}, ...]", "p=[{'w': f32[...]}, ...] is a placeholder --show-untraced suggests: write one "
+                                 "element per item, each with its dtypes and shapes (`...` stands for the rest), "
+                                 "e.g. p=[{'w': f32[4,8]}, {'w': f32[8,3]}]"),
 ])
 def test_a_suggestions_placeholders_copied_as_they_are_say_what_to_write(hint: str, said: str) -> None:
     with pytest.raises(HintError, match=re.escape(said)):

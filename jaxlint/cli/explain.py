@@ -18,6 +18,9 @@ def add_parser(commands: Any) -> None:
                          help='abstract arguments in the hint syntax, e.g. "x=f32[8,128], n=3" '
                               "(overrides the other sources)")
     explain.add_argument("--format", "--output-format", dest="format", choices=["text", "json"], default="text")
+    explain.add_argument("--full", action="store_true",
+                         help="print every equation, instruction, duplicate and finding (default: a summary page, "
+                              "each repeated block of equations once with its count)")
     explain.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page")
     explain.add_argument("--timeout", type=seconds, default=None,
                          help="seconds for importing, tracing and compiling (default 60)")
@@ -65,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         from jaxlint.explain.text import render
 
-        sys.stdout.write(render(report))
+        sys.stdout.write(render(report, full=args.full))
     return 0

@@ -30,13 +30,13 @@ def run(pool: WorkerPool, source: SourceFile, target: Target, codes: list[str], 
         last = result.internal_error.strip().splitlines()[-1]
         raise ExplainError(f"internal error while explaining {name} (a bug in jaxlint): {last}")
     if result.kind_data is None:
-        raise ExplainError(_not_traced(result, target, name))
+        raise ExplainError(_not_traced(result, target, name, source.text))
     if result.kind_data.get("error"):
         raise ExplainError(f"cannot explain {name}: {result.kind_data['error']}")
     return result
 
 
-def _not_traced(result: Result, target: Target, name: str) -> str:
+def _not_traced(result: Result, target: Target, name: str, text: str) -> str:
     skipped = next((s for s in result.skipped if s.target == target.qualname), None)
     if skipped is None:
         return f"{name} was not traced"
@@ -47,7 +47,7 @@ def _not_traced(result: Result, target: Target, name: str) -> str:
     if kind == "dependency-missing":
         return f"cannot import {display(result.path)}: {reason}"
     if kind == "no-arguments":
-        hint, note = suggestion(target, kind, reason)
+        hint, note = suggestion(target, kind, reason, text)
         given = hint.replace("# jaxlint: args", "").strip() if hint else ""
         advice = f'; pass them with --args "{given}" (real dtypes and shapes)' if given else ""
         why = f" ({reason})" if reason != "no abstract arguments known" else ""

@@ -3,14 +3,20 @@ suggested hint comment gives it (--show-untraced). Never imports JAX or the user
 
 A parameter used as a size (``range(n)``, an element of a shape tuple, a slice bound, shape
 arithmetic) is an integer; one tested by ``if``/``while``/``and``/``not`` a boolean; one passed as
-the key of a ``jax.random`` function a PRNG key; one indexed by strings (``params["w"]``), unpacked
-(``x, y = batch``), read by attribute (``state.step``) or handed to ``jax.tree`` functions a
-pytree; one passed to a JAX function or used in arithmetic an array. A parameter no use speaks
-for is absent from the answer: the suggestion says its type is unknown rather than guess.
+the key of a ``jax.random`` function a PRNG key; one used as indices (``x[labels]``, the indices of
+``take_along_axis``, ``take`` or ``one_hot``, as it is or indexed: ``labels[:, None]``) an integer
+array; one combined by arithmetic with each leaf inside a ``jax.tree.map`` lambda a scalar; one
+indexed by strings (``params["w"]``), unpacked (``x, y = batch``), read by attribute
+(``state.step``) or handed to ``jax.tree`` functions a pytree; one iterated (``for layer in
+params``) or indexed and then read by strings (``params[i]["w"]``) a sequence, whose elements'
+structure is kept; one passed to ``next()`` an iterator; one passed to a JAX function or used in
+arithmetic an array. A parameter no use speaks for is absent from the answer: the suggestion says
+its type is unknown rather than guess.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 
 from jaxlint.scan.index import SourceIndex
@@ -27,8 +33,14 @@ _SEEDED = frozenset({"jax.random.key", "jax.random.PRNGKey", "jax.random.wrap_ke
 _SIZED = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri", "linspace",
                     "indices"})
 _TREE_MODULES = ("jax.tree.", "jax.tree_util.")
-# Strongest evidence first: a key passed to arithmetic stays a key, a pytree passed to jnp stays one.
-_ORDER = ("function", "key", "pytree", "int", "bool", "array")
+# Calls whose argument at this position is indices (an integer array), by the function's last name.
+_INDEX_ARGUMENTS = {"take_along_axis": 1, "take": 1, "put_along_axis": 1, "one_hot": 0, "bincount": 0,
+                    "softmax_cross_entropy_with_integer_labels": 1}
+# Methods and attributes that give the same values in another shape (indices stay indices).
+_RESHAPES = frozenset({"reshape", "ravel", "flatten", "squeeze", "T", "mT", "transpose"})
+# Strongest evidence first: a key passed to arithmetic stays a key, a pytree passed to jnp stays one,
+# indices or a tree-mapped scalar are more than an array.
+_ORDER = ("function", "iterator", "key", "sequence", "pytree", "int", "bool", "indices", "scalar", "array")
 
 
 @dataclass
@@ -39,6 +51,17 @@ class ParameterUse:
     keys: list[str] = field(default_factory=list)  # a dict read as p["a"], p["b"]: its keys
     unpacked: int = 0  # a tuple unpacked as `a, b = p`: its length
     attributes: list[str] = field(default_factory=list)  # an object read as p.step: its attributes
+    # a sequence: its elements' dict keys (p[i]["w"], `for layer in p: layer["w"]`) or tuple length
+    element_keys: list[str] = field(default_factory=list)
+    element_unpacked: int = 0
+
+    def merge(self, other: ParameterUse) -> None:
+        """Add the structure ``other`` read (a def the parameter was passed on to)."""
+        self.keys += [key for key in other.keys if key not in self.keys]
+        self.attributes += [a for a in other.attributes if a not in self.attributes]
+        self.unpacked = max(self.unpacked, other.unpacked)
+        self.element_keys += [key for key in other.element_keys if key not in self.element_keys]
+        self.element_unpacked = max(self.element_unpacked, other.element_unpacked)
 
 
 def parameter_uses(index: SourceIndex, function: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -59,19 +82,32 @@ def parameter_uses(index: SourceIndex, function: ast.FunctionDef | ast.AsyncFunc
     uses = {}
     for name, kinds in evidence.items():
         kind = next(k for k in _ORDER if k in kinds)
-        uses[name] = pytrees[name] if kind == "pytree" else ParameterUse(kind)
+        uses[name] = dataclasses.replace(pytrees[name], kind=kind) if kind in ("pytree", "sequence") \
+            else ParameterUse(kind)
     return uses
 
 
 def _use(index: SourceIndex, name: ast.Name, tree: ParameterUse, depth: int) -> str | None:
     """The kind one load of a parameter says it has (recording a pytree's shape in ``tree``)."""
     parent = index.parent(name)
+    if _used_as_indices(index, name):
+        return "indices"
+    if isinstance(parent, ast.BinOp) and _in_tree_map_lambda(index, name):
+        return "scalar"  # combined with every leaf of a tree, whatever their shapes
     if isinstance(parent, ast.Subscript) and parent.value is name:
-        if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str):
-            if parent.slice.value not in tree.keys:
-                tree.keys.append(parent.slice.value)
+        if _is_string(parent.slice):
+            if parent.slice.value not in tree.keys:  # type: ignore[attr-defined]
+                tree.keys.append(parent.slice.value)  # type: ignore[attr-defined]
             return "pytree"
+        outer = index.parent(parent)
+        if isinstance(outer, ast.Subscript) and outer.value is parent and _is_string(outer.slice):
+            _add_key(tree.element_keys, outer.slice)  # params[i]["w"]: a sequence of dicts
+            return "sequence"
         return "array"
+    if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is name:
+        return _iterated(index, parent, tree)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "next":
+        return "iterator"
     if isinstance(parent, ast.Attribute):
         if parent.attr in ARRAY_ATTRIBUTES:
             return "array"
@@ -95,9 +131,7 @@ def _use(index: SourceIndex, name: ast.Name, tree: ParameterUse, depth: int) -> 
     if isinstance(parent, ast.Call):
         passed = _passed_on(index, parent, name, depth)
         if passed is not None:
-            tree.keys += [key for key in passed.keys if key not in tree.keys]
-            tree.attributes += [a for a in passed.attributes if a not in tree.attributes]
-            tree.unpacked = max(tree.unpacked, passed.unpacked)
+            tree.merge(passed)
             return passed.kind
         return _argument_use(index, parent, name)
     if isinstance(parent, ast.keyword) and isinstance(index.parent(parent), ast.Call):
@@ -108,6 +142,74 @@ def _use(index: SourceIndex, name: ast.Name, tree: ParameterUse, depth: int) -> 
             return "int"
         return "array" if _is_jax_call(index, call) else None
     return None
+
+
+def _is_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _add_key(keys: list[str], node: ast.AST) -> None:
+    if node.value not in keys:  # type: ignore[attr-defined]
+        keys.append(node.value)  # type: ignore[attr-defined]
+
+
+def _iterated(index: SourceIndex, loop: ast.For | ast.comprehension, tree: ParameterUse) -> str:
+    """A parameter a for loop or comprehension iterates: a sequence, its elements unpacked by the
+    loop's target (``for x, y in batches``) or read by strings in the loop (``layer["w"]``)."""
+    target = loop.target
+    if isinstance(target, (ast.Tuple, ast.List)):
+        tree.element_unpacked = max(tree.element_unpacked, len(target.elts))
+    elif isinstance(target, ast.Name):
+        scope = loop.body if isinstance(loop, ast.For) else [index.parent(loop)]
+        reads = [n for statement in scope for n in ast.walk(statement) if isinstance(n, ast.Subscript)
+                 and isinstance(n.value, ast.Name) and n.value.id == target.id and _is_string(n.slice)]
+        for node in sorted(reads, key=lambda n: (n.lineno, n.col_offset)):
+            _add_key(tree.element_keys, node.slice)
+    return "sequence"
+
+
+def _used_as_indices(index: SourceIndex, name: ast.Name) -> bool:
+    """``x[labels]``, ``x[rows, labels]``, ``x.at[labels]``, ``jnp.take_along_axis(x, labels[:, None], 1)``,
+    ``jax.nn.one_hot(labels, n)``: the parameter's values (as they are, indexed or reshaped) index."""
+    node = _carrier(index, name)
+    parent = index.parent(node)
+    if isinstance(parent, ast.Tuple) and isinstance(index.parent(parent), ast.Subscript):
+        node, parent = parent, index.parent(parent)
+    if isinstance(parent, ast.Subscript):
+        return parent.slice is node
+    if isinstance(parent, ast.keyword):
+        return parent.arg == "indices"
+    if not isinstance(parent, ast.Call) or node not in parent.args:
+        return False
+    position = parent.args.index(node)
+    return any(_INDEX_ARGUMENTS.get(n.rpartition(".")[2]) == position for n in index.call_names(parent)
+               if n.startswith(("jax.", "optax.")))
+
+
+def _carrier(index: SourceIndex, node: ast.expr) -> ast.expr:
+    """The outermost expression holding the parameter's values as they are: ``labels``,
+    ``labels[:, None]``, ``labels.reshape(-1)``, ``labels.T``."""
+    while True:
+        parent = index.parent(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node and not _is_string(parent.slice):
+            node = parent
+        elif isinstance(parent, ast.Attribute) and parent.attr in _RESHAPES:
+            call = index.parent(parent)
+            node = call if isinstance(call, ast.Call) and call.func is parent else parent
+        else:
+            return node
+
+
+def _in_tree_map_lambda(index: SourceIndex, name: ast.Name) -> bool:
+    """Inside the lambda a ``jax.tree.map`` applies to each leaf, not one of its parameters."""
+    node: ast.AST | None = name
+    while node is not None and not isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = index.parent(node)
+    if not isinstance(node, ast.Lambda) or name.id in {a.arg for a in node.args.args}:
+        return False
+    call = index.parent(node)
+    return isinstance(call, ast.Call) and bool(call.args) and call.args[0] is node and any(
+        n.startswith(_TREE_MODULES) and "map" in n.rpartition(".")[2] for n in index.call_names(call))
 
 
 def _argument_use(index: SourceIndex, call: ast.Call, name: ast.Name) -> str | None:

@@ -1,14 +1,18 @@
 """The hint comment --show-untraced suggests for a function that was not traced, or why no hint
 can help. Each parameter's value comes from its annotation, else from how the body uses it
-(report/parameter_use.py), else from its name; a parameter nothing speaks for is ``<unknown>``
-rather than a guessed array. Never imports JAX.
+(report/parameter_use.py) or what the file's calls pass it (report/call_sites.py), else from its
+name; a parameter nothing speaks for is ``<unknown>`` rather than a guessed array, and no value
+contradicts the trace error beside it (an error asking for integer indices makes no float array).
+Never imports JAX.
 """
 from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from jaxlint.model import Target
+from jaxlint.report.call_sites import call_site_uses
 from jaxlint.report.parameter_use import ParameterUse, module_defs, parameter_uses
 from jaxlint.scan import hints
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
@@ -17,16 +21,24 @@ from jaxlint.scan.index import SourceIndex, first_line
 # Trace errors that mean a parameter was needed as a Python value, not an array.
 _STATIC_ERRORS = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError",
                   "TracerArrayConversionError")
-_VALUES = {"bool": "False", "int": "1", "float": "f32[]", "key": "key[]", "array": "f32[...]"}
+_VALUES = {"bool": "False", "int": "1", "float": "f32[]", "scalar": "f32[]", "key": "key[]", "array": "f32[...]",
+           "indices": "i32[...]"}
 ARRAY = "f32[...]"
+# A trace error saying a value had to be integers (inferred arguments are float arrays).
+_INTEGER_ERROR = re.compile(r"indices must be (?:of )?integer|must be (?:of )?(?:an )?integer (?:type|dtype)")
+# The names of iterators: a sequence-like parameter so named is taken for one (`for x, y in batch_iter`).
+ITERATOR_PARAMETER = re.compile(r"\w*(?:_iter|_iterator|iterator|_loader|loader|_stream|_generator|_gen)|"
+                                r"(?:iter|gen)_\w+")
 
 
 def suggestion(target: Target | None, kind: str, reason: str, text: str = "") -> tuple[str | None, str | None]:
     """(hint comment, note) for an untraced target; the hint is a template whose placeholders
     (``f32[...]``, ``<static>``, ``<unknown>``, ``<pytree>``) are to be replaced by real values.
     ``text``: the file's source, whose def fits each value to its parameter (literals for ints and
-    bools, ``key[]`` for keys, dicts and tuples for pytrees read that way, nothing for a parameter
-    with a default; no hint at all when one takes a function)."""
+    bools, ``key[]`` for keys, ``i32[...]`` for indices, ``f32[]`` for float scalars, dicts, tuples
+    and lists for pytrees read that way, nothing for a parameter with a default; no hint at all
+    when one takes a function or an iterator); without it every value is ``<unknown>``.
+    ``reason``: the trace error, which the values must not contradict."""
     if kind == "import-failed":
         return None, "the module failed to import (see the JX901 finding); fix that first"
     if kind == "dependency-missing":
@@ -58,13 +70,18 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
     given = _given(target)  # keep what an existing hint already says
     uses = parameter_kinds(text, target) if text else {}
     kinds = {name: use.kind for name, use in uses.items()}
-    functions = [name for name in params if kinds.get(name) == "function" and name not in given]
-    if functions:
-        return None, (f"{', '.join(functions)} {'takes' if len(functions) == 1 else 'take'} a function, which a "
-                      "hint cannot write: register a call in an examples file, or run `pytest --jaxlint`")
+    unwritable = _unwritable([name for name in params if name not in given], kinds)
+    if unwritable:
+        return None, unwritable
     params = [name for name in params if name in given or kinds.get(name) != "default"]
-    parts = [f"{name}={given.get(name) or _value(uses.get(name), name in static, bool(text))}" for name in params]
+    integers = bool(_INTEGER_ERROR.search(reason)) and "indices" not in kinds.values()
+    if integers:  # the error wants integers somewhere and no parameter is known to hold them
+        uses = {name: ParameterUse("unknown dtype") if use.kind == "array" else use for name, use in uses.items()}
+    parts = [f"{name}={given.get(name) or _value(uses.get(name), name in static)}" for name in params]
     notes = []
+    if integers:
+        notes.append("the trace error says integers were needed where a float array was given: give the "
+                     "parameter that holds indices an integer dtype (i32[...])")
     names = [name for name in params if name in static and name not in given]
     if names:
         notes.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} static (static_argnums/"
@@ -78,19 +95,44 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
     return "# jaxlint: args " + ", ".join(parts), "; ".join(notes) or None
 
 
-def _value(use: ParameterUse | None, static: bool, read: bool) -> str:
-    """The suggested value of one parameter (``read``: its def was read, so no use means unknown)."""
-    if use is None or use.kind == "unknown":
-        return "<static>" if static else "<unknown>" if read else ARRAY
+def _unwritable(params: list[str], kinds: dict[str, str]) -> str | None:
+    """Why no hint helps when a parameter takes a function or an iterator."""
+    functions = [name for name in params if kinds.get(name) == "function"]
+    if functions:
+        return (f"{', '.join(functions)} {'takes' if len(functions) == 1 else 'take'} a function, which a "
+                "hint cannot write: register a call in an examples file, or run `pytest --jaxlint`")
+    iterators = [name for name in params if kinds.get(name) == "iterator"]
+    if iterators:
+        return (f"{', '.join(iterators)} {'is an iterator' if len(iterators) == 1 else 'are iterators'} "
+                "(a generator, or read with next() or a for loop), which a hint cannot write: it needs an "
+                "examples file that passes a real one (docs/arguments.md), or run `pytest --jaxlint`")
+    return None
+
+
+def _value(use: ParameterUse | None, static: bool) -> str:
+    """The suggested value of one parameter; ``<unknown>`` when nothing says what it holds."""
+    if use is None or use.kind in ("unknown", "unknown dtype"):
+        return "<static>" if static else "<unknown>"
     if use.kind == "pytree":
         if use.keys:
-            return "{" + ", ".join(f"{key!r}: {ARRAY}" for key in use.keys) + "}"
+            return _dict(use.keys)
         if use.unpacked:
             return "(" + ", ".join([ARRAY] * use.unpacked) + ("," if use.unpacked == 1 else "") + ")"
         return "<pytree>"
-    if static and use.kind == "array":
+    if use.kind == "sequence":
+        element = ARRAY
+        if use.element_keys:
+            element = _dict(use.element_keys)
+        elif use.element_unpacked > 1:
+            element = "(" + ", ".join([ARRAY] * use.element_unpacked) + ")"
+        return f"[{element}, ...]"
+    if static and use.kind in ("array", "indices"):
         return "<static>"
     return _VALUES.get(use.kind, ARRAY)
+
+
+def _dict(keys: list[str]) -> str:
+    return "{" + ", ".join(f"{key!r}: {ARRAY}" for key in keys) + "}"
 
 
 def _placeholder_notes(uses: list[tuple[str, ParameterUse]]) -> list[str]:
@@ -104,6 +146,11 @@ def _placeholder_notes(uses: list[tuple[str, ParameterUse]]) -> list[str]:
         notes.append(f"{names} {'is a pytree' if len(objects) == 1 else 'are pytrees'} whose structure a hint "
                      f"cannot write (read as {how}): register a call in an examples file (docs/arguments.md), "
                      "or run `pytest --jaxlint`")
+    sequences = [name for name, use in uses if use.kind == "sequence"]
+    if sequences:
+        notes.append(f"{', '.join(sequences)} {'is' if len(sequences) == 1 else 'are'} iterated or indexed: write "
+                     "a list with one element per item (`...` stands for the rest); an iterator or generator "
+                     "needs an examples file (docs/arguments.md)")
     unknown = [name for name, use in uses if use.kind == "unknown"]
     if unknown:
         notes.append(f"nothing in the function says what {', '.join(unknown)} "
@@ -114,8 +161,11 @@ def _placeholder_notes(uses: list[tuple[str, ParameterUse]]) -> list[str]:
 
 def parameter_kinds(text: str, target: Target) -> dict[str, ParameterUse]:
     """Per parameter of the target's def: kind "default" (it has one), "bool", "int", "float",
-    "key", "function" (by annotation), else how the body uses it (report/parameter_use.py), else
-    "key" or "function" by name, else "unknown". Empty when the def is not in ``text``."""
+    "key", "function", "iterator" (by annotation), else how the body uses it
+    (report/parameter_use.py) or, where that says no more than an array or a sequence, what the
+    file's calls pass it (report/call_sites.py), else "key" or "function" by name, else "unknown".
+    A sequence whose name is an iterator's (``batch_iter``) is taken for an iterator. Empty when
+    the def is not in ``text``."""
     index = _index(text)
     node = _definition(index, target)
     if node is None:
@@ -124,7 +174,7 @@ def parameter_kinds(text: str, target: Target) -> dict[str, ParameterUse]:
     positional = [*args.posonlyargs, *args.args]
     defaults = {a.arg for a in positional[len(positional) - len(args.defaults):]} | {
         a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
-    used = parameter_uses(index, node)
+    used, passed = parameter_uses(index, node), call_site_uses(index, node)
     kinds = {}
     for arg in [*positional, *args.kwonlyargs]:
         annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
@@ -134,12 +184,19 @@ def parameter_kinds(text: str, target: Target) -> dict[str, ParameterUse]:
             kinds[arg.arg] = ParameterUse(annotation)
         elif "Callable" in annotation:
             kinds[arg.arg] = ParameterUse("function")
+        elif any(word in annotation for word in ("Iterator", "Iterable", "Generator")):
+            kinds[arg.arg] = ParameterUse("iterator")
         elif annotation.startswith(("Key[", "PRNGKeyArray")):
             kinds[arg.arg] = ParameterUse("key")
         elif annotation:
             kinds[arg.arg] = ParameterUse("array")
-        elif arg.arg in used:
-            kinds[arg.arg] = used[arg.arg]
+        elif arg.arg in used or arg.arg in passed:
+            use = used.get(arg.arg)
+            if arg.arg in passed and (use is None or use.kind in ("array", "sequence")):
+                use = passed[arg.arg]
+            if use.kind == "sequence" and ITERATOR_PARAMETER.fullmatch(arg.arg):
+                use = ParameterUse("iterator")
+            kinds[arg.arg] = use
         elif FUNCTION_PARAMETER.fullmatch(arg.arg):
             kinds[arg.arg] = ParameterUse("function")
         elif KEY_PARAMETER.fullmatch(arg.arg):

@@ -105,9 +105,12 @@ def parse_hint(text: str) -> dict[str, Any]:
             raise HintError(f"duplicate parameter {name!r}", start)
         value = text[eq + 1:end].strip()
         if value in _PLACEHOLDERS or ("[...]" in value and value[:1] not in "'\""):  # copied from --show-untraced
+            what = "the dtype and shape, e.g. {name}=f32[8,3]"
+            if value.startswith("[") and value.endswith(", ...]"):
+                what = ("one element per item, each with its dtypes and shapes (`...` stands for the rest), e.g. "
+                        "{name}=[{{'w': f32[4,8]}}, {{'w': f32[8,3]}}]")
             raise HintError(f"{name}={value} is a placeholder --show-untraced suggests: write "
-                            + _PLACEHOLDERS.get(value, "the dtype and shape, e.g. {name}=f32[8,3]").format(name=name),
-                            eq + 1)
+                            + _PLACEHOLDERS.get(value, what).format(name=name), eq + 1)
         spec[name] = _parse_value(text, eq + 1, end, text[start:end], name)
     return spec
 
