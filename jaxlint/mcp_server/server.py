@@ -8,7 +8,6 @@ the resources read the pages through report/ruledocs.py, as ``jaxlint rule`` doe
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Annotated, Any, Callable
 
 from mcp.server.mcpserver import MCPServer
@@ -83,9 +82,9 @@ class Tools:
                           description='abstract arguments in the hint syntax, e.g. "x=f32[8,128], n=3"')] = None,
                       target: Target = None, full: bool = False) -> str:
         """What one function compiles to, as `jaxlint explain` prints it: its jaxpr, XLA's optimized
-        HLO, what is computed twice and what each fix saves. `full`: every section (where the
-        command line has a short form, it is the default)."""
-        argv = ["explain", *(["--full"] if full and _explain_has_full() else []),
+        HLO, what is computed twice and what each fix saves: by default the summary page (long
+        listings condensed, a loop shown once with its trip count); `full`: everything."""
+        argv = ["explain", *(["--full"] if full else []),
                 *([f"--args={args}"] if args is not None else []),
                 *([f"--target={target}"] if target is not None else []), self.project.function(function)]
         return _accepted(await run_jaxlint(self.project, argv), ok=(0,)).stdout
@@ -118,19 +117,6 @@ def _json(text: str, what: str) -> Any:
         return json.loads(text)
     except ValueError:
         raise ToolError(f"jaxlint did not write {what} as JSON: {text[:500]!r}") from None
-
-
-@cache
-def _explain_has_full() -> bool:
-    """Whether `jaxlint explain` takes --full (the short form's counterpart), asked of its parser."""
-    import argparse
-
-    from jaxlint.cli import explain
-
-    parser = argparse.ArgumentParser(prog="jaxlint")
-    explain.add_parser(parser.add_subparsers(dest="command"))
-    _, unknown = parser.parse_known_args(["explain", "file.py::function", "--full"])
-    return not unknown
 
 
 def _page(rule: RuleInfo) -> Callable[[], str]:
