@@ -78,76 +78,110 @@ def coverage(result: CheckResult) -> Coverage:
     and name: linted or not, and for one that was not, why: the skip of the target that stands for
     it (its def, or the def ``g = jax.jit(f)`` wraps), else kind "not-a-target" (or "not-imported"
     under ``if __name__ == "__main__":``, "no-operations" when traced without making any)."""
-    traced, untraced, outside, functions, targets = [], [], [], [], 0
+    tally = _Tally()
     for analysis in result.files:
-        path, text = analysis.source.path, analysis.source.text
-        linted = {f.first_line for f in analysis.linted}
-        here = {f.first_line for f in analysis.linted_here}
-        stored = analysis.stored
-        changed = {f.first_line for f in analysis.changed_since_test_run}
-        if stored is not None and stored.fresh:
-            for entry in stored.functions:
-                if entry.linted and entry.first_line not in here and entry.signatures:
-                    traced.append(Traced(path, entry.qualname, entry.first_line, stored.origin, list(entry.signatures)))
-        function_of = _function_of(analysis.functions)
-        targets += len(analysis.targets)
-        described: set[int] = set()  # first lines of the functions an entry stands for
-        ran: set[int] = set()  # ... and of those a traced target stands for
-        remaining = list(analysis.targets)
-        main_block = _main_block_lines(text)
-        for skip in analysis.result.skipped if analysis.result is not None else []:
-            target = _take(remaining, skip.target, skip.line)
-            function = function_of(target)
-            if function is not None and (function.first_line in linted or function.first_line in described
-                                         or function.line in main_block):
-                continue  # linted through another target, said once already, or said below
-            hint, note = suggestion(target, skip.kind, skip.reason, text)
-            entry = Untraced(path, skip.target, skip.line or 0, skip.kind, skip.reason, hint, note)
-            if function is None:
-                outside.append(entry)
-            else:
-                described.add(function.first_line)
-                untraced.append(entry)
-        for traced_entry in analysis.result.traced if analysis.result is not None else []:
-            target = _take(remaining, traced_entry.target, None)
-            function = function_of(target)
-            if function is not None:
-                ran.add(function.first_line)
-            line = target.name_span.start_line if target is not None else 0
-            traced.append(Traced(path, traced_entry.target, line, traced_entry.source,
-                                 list(traced_entry.signatures or [traced_entry.signature])))
-        for function in analysis.functions:
-            origin = None if function.first_line not in linted else "here" if function.first_line in here \
-                else f"{stored.origin} of {stored.when}"
-            functions.append(Function(path, function.qualname, function.line, function.first_line in linted, origin))
-            if function.first_line in linted or function.first_line in described:
-                continue
-            if function.first_line in changed:
-                tests = stored.linted_entry(function.first_line, function.qualname).tests  # type: ignore[union-attr]
-                untraced.append(Untraced(path, function.qualname, function.line, "changed-since-test-run",
-                                         f"linted in the {stored.origin} of {stored.when}; changed since: "
-                                         + ", ".join(sorted(relative_to(stored.changed, result))), None,
-                                         "the tests that reached it: " + " ".join(tests) if tests else None))
-                continue
-            if function.line in main_block:
-                untraced.append(Untraced(path, function.qualname, function.line, "not-imported",
-                                         'defined under `if __name__ == "__main__":`, which an import does not run',
-                                         None, "move it to the module's top level to lint it"))
-            elif analysis.result is not None and analysis.result.missing_dependency:
-                untraced.append(Untraced(path, function.qualname, function.line, "dependency-missing",
-                                         analysis.result.missing_dependency, None,
-                                         suggestion(None, "dependency-missing", "")[1]))
-            elif function.first_line in ran:
-                untraced.append(Untraced(path, function.qualname, function.line, "no-operations",
-                                         "traced, but none of its own lines made an operation", None, None))
-            else:
-                hint, note = _plain_suggestion(function, text)
-                untraced.append(Untraced(path, function.qualname, function.line, "not-a-target",
-                                         "no jit, transform or hint names it, and no traced function ran it",
-                                         hint, note))
+        _cover_file(analysis, result, tally)
     key = lambda item: (item.path, item.line, item.target)  # noqa: E731
-    return Coverage(sorted(traced, key=key), sorted(untraced, key=key),
-                    sorted(functions, key=lambda f: (f.path, f.line, f.function)), sorted(outside, key=key), targets)
+    return Coverage(sorted(tally.traced, key=key), sorted(tally.untraced, key=key),
+                    sorted(tally.functions, key=lambda f: (f.path, f.line, f.function)),
+                    sorted(tally.outside, key=key), tally.targets)
+
+
+@dataclass
+class _Tally:
+    """What ``coverage`` gathers over the files, unsorted."""
+
+    traced: list[Traced] = field(default_factory=list)
+    untraced: list[Untraced] = field(default_factory=list)
+    outside: list[Untraced] = field(default_factory=list)  # skipped targets whose def is in no file checked
+    functions: list[Function] = field(default_factory=list)
+    targets: int = 0
+
+
+def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
+    """One file's entries: what the test run traced, the skipped targets, the traced ones, then
+    every JAX function with why it was not linted, if it was not."""
+    path, text = analysis.source.path, analysis.source.text
+    linted = {f.first_line for f in analysis.linted}
+    here = {f.first_line for f in analysis.linted_here}
+    stored = analysis.stored
+    if stored is not None and stored.fresh:
+        tally.traced += [Traced(path, entry.qualname, entry.first_line, stored.origin, list(entry.signatures))
+                         for entry in stored.functions
+                         if entry.linted and entry.first_line not in here and entry.signatures]
+    function_of = _function_of(analysis.functions)
+    tally.targets += len(analysis.targets)
+    remaining = list(analysis.targets)
+    main_block = _main_block_lines(text)
+    described = _skipped_targets(analysis, remaining, function_of, linted, main_block, tally)
+    ran = _traced_targets(analysis, remaining, function_of, tally)
+    for function in analysis.functions:
+        origin = None if function.first_line not in linted else "here" if function.first_line in here \
+            else f"{stored.origin} of {stored.when}"
+        tally.functions.append(Function(path, function.qualname, function.line, function.first_line in linted, origin))
+        if function.first_line not in linted and function.first_line not in described:
+            tally.untraced.append(_why_not_linted(function, analysis, result, ran, main_block))
+
+
+def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callable[[Target | None], Any],
+                     linted: set[int], main_block: set[int], tally: _Tally) -> set[int]:
+    """An entry per skipped target, once per function; returns the first lines of the functions
+    they stand for."""
+    described: set[int] = set()
+    for skip in analysis.result.skipped if analysis.result is not None else []:
+        target = _take(remaining, skip.target, skip.line)
+        function = function_of(target)
+        if function is not None and (function.first_line in linted or function.first_line in described
+                                     or function.line in main_block):
+            continue  # linted through another target, said once already, or said below
+        hint, note = suggestion(target, skip.kind, skip.reason, analysis.source.text)
+        entry = Untraced(analysis.source.path, skip.target, skip.line or 0, skip.kind, skip.reason, hint, note)
+        if function is None:
+            tally.outside.append(entry)
+        else:
+            described.add(function.first_line)
+            tally.untraced.append(entry)
+    return described
+
+
+def _traced_targets(analysis: Any, remaining: list[Target], function_of: Callable[[Target | None], Any],
+                    tally: _Tally) -> set[int]:
+    """An entry per traced target; returns the first lines of the functions they stand for."""
+    ran: set[int] = set()
+    for traced_entry in analysis.result.traced if analysis.result is not None else []:
+        target = _take(remaining, traced_entry.target, None)
+        function = function_of(target)
+        if function is not None:
+            ran.add(function.first_line)
+        line = target.name_span.start_line if target is not None else 0
+        tally.traced.append(Traced(analysis.source.path, traced_entry.target, line, traced_entry.source,
+                                   list(traced_entry.signatures or [traced_entry.signature])))
+    return ran
+
+
+def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, ran: set[int],
+                    main_block: set[int]) -> Untraced:
+    """The entry of a JAX function no target's skip describes and nothing linted."""
+    path, stored = analysis.source.path, analysis.stored
+    if function.first_line in {f.first_line for f in analysis.changed_since_test_run}:
+        tests = stored.linted_entry(function.first_line, function.qualname).tests
+        return Untraced(path, function.qualname, function.line, "changed-since-test-run",
+                        f"linted in the {stored.origin} of {stored.when}; changed since: "
+                        + ", ".join(sorted(relative_to(stored.changed, result))), None,
+                        "the tests that reached it: " + " ".join(tests) if tests else None)
+    if function.line in main_block:
+        return Untraced(path, function.qualname, function.line, "not-imported",
+                        'defined under `if __name__ == "__main__":`, which an import does not run',
+                        None, "move it to the module's top level to lint it")
+    if analysis.result is not None and analysis.result.missing_dependency:
+        return Untraced(path, function.qualname, function.line, "dependency-missing",
+                        analysis.result.missing_dependency, None, suggestion(None, "dependency-missing", "")[1])
+    if function.first_line in ran:
+        return Untraced(path, function.qualname, function.line, "no-operations",
+                        "traced, but none of its own lines made an operation", None, None)
+    hint, note = _plain_suggestion(function, analysis.source.text)
+    return Untraced(path, function.qualname, function.line, "not-a-target",
+                    "no jit, transform or hint names it, and no traced function ran it", hint, note)
 
 
 def relative_to(paths: list[str], result: CheckResult) -> list[str]:
