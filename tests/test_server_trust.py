@@ -152,3 +152,25 @@ async def test_rerun_tests_runs_the_tests_only_in_a_trusted_folder(client: Langu
     assert fresh.code == "JX401" and fresh.range.start.line == 6
     assert tests_ran.exists()
     assert any("running the 1 test that reached it again" in m.message for m in client.log_messages)
+
+
+@pytest.mark.asyncio
+async def test_a_configuration_above_the_trusted_folder_runs_no_examples_file(client: LanguageClient,
+                                                                             tmp_path: Path) -> None:
+    """`examples` runs a file of its own: it applies only from a configuration file in a trusted folder."""
+    outer = tmp_path / "outer"
+    inner = outer / "inner"
+    inner.mkdir(parents=True)
+    (outer / "examples.py").write_text('import pathlib\n\npathlib.Path(__file__).with_name("EXAMPLES_RAN").touch()\n')
+    (outer / "jaxlint.toml").write_text('examples = ["examples.py"]\n')
+    path = inner / "founding.py"
+    path.write_text(MARKING)
+    assert jaxlint_trust(str(inner)).returncode == 0
+    open_file(client, path)
+    assert [d.code for d in await diagnostics_for(client, uri_of(path))] == ["JX101"]
+    assert (inner / "RAN").exists() and not (outer / "EXAMPLES_RAN").exists()
+
+    assert jaxlint_trust(str(outer)).returncode == 0
+    save(client, path)
+    assert [d.code for d in await diagnostics_for(client, uri_of(path))] == ["JX101"]
+    assert (outer / "EXAMPLES_RAN").exists()
