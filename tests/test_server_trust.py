@@ -174,3 +174,23 @@ async def test_a_configuration_above_the_trusted_folder_runs_no_examples_file(cl
     save(client, path)
     assert [d.code for d in await diagnostics_for(client, uri_of(path))] == ["JX101"]
     assert (outer / "EXAMPLES_RAN").exists()
+
+
+@pytest.mark.asyncio
+async def test_an_unreadable_trust_list_trusts_nothing_and_says_why(client: LanguageClient, project: Path,
+                                                                    user_config: Path) -> None:
+    listed = user_config / "jaxlint" / "trusted.toml"
+    listed.parent.mkdir(parents=True)
+    listed.write_text(f'trusted = ["{project}"\n')  # no closing bracket
+    path = project / "founding.py"
+    path.write_text(MARKING)
+    open_file(client, path)
+    assert len(notices(await diagnostics_for(client, uri_of(path)))) == 1
+    assert not (project / "RAN").exists()
+    [said] = [m.message for m in client.messages if "trust list" in m.message]
+    assert said.startswith("jaxlint: the trust list is ignored until it is fixed: ") and str(listed) in said
+
+    listed.write_text(f'trusted = ["{project}"]\n')  # fixed by hand: the next check follows it
+    save(client, path)
+    assert [d.code for d in await diagnostics_for(client, uri_of(path))] == ["JX101"]
+    assert (project / "RAN").exists()

@@ -1,6 +1,7 @@
 """``jaxlint trust``: the user's list of folders whose code the editor server may run
-(config/trust.py; the server's side is test_server_trust.py). Each test has a user
-configuration folder of its own (XDG_CONFIG_HOME)."""
+(config/trust.py; the server's side is test_server_trust.py), and the check the server runs
+in a folder that is not trusted (``check(run_code=False)``). Each test has a user configuration
+folder of its own (XDG_CONFIG_HOME)."""
 from __future__ import annotations
 
 import os
@@ -9,7 +10,17 @@ from pathlib import Path
 import pytest
 
 from jaxlint.cli.main import main
+from jaxlint.config import load_config
 from jaxlint.config.trust import containing, read_trusted, trust_file
+from jaxlint.engine.cache import ResultCache
+from jaxlint.engine.check import check
+
+# The founding example with a suppression that suppresses nothing on a traced line (JX800), whose
+# import writes RAN beside it.
+FOUNDING = (Path(__file__).resolve().parent.parent / "examples" / "founding.py").read_text().replace(
+    "print(my_mapped_function.lower(x, y).compile().as_text())", "my_mapped_function(x, y)").replace(
+    "    return x[0], y\n", "    return x[0], y  # noqa: JX202\n")
+MARKING = FOUNDING + '\nimport pathlib\n\npathlib.Path(__file__).with_name("RAN").write_text("imported")\n'
 
 
 @pytest.fixture(autouse=True)
@@ -103,3 +114,27 @@ def test_a_file_is_in_a_folder_by_its_real_path(tmp_path: Path) -> None:
     assert containing(str(project / "linked.py"), folders) is None  # its file is elsewhere
     assert containing(str(other / "mod.py"), folders) is None  # a name that only starts the same
     assert containing(os.path.join(str(project), "..", "project2", "mod.py"), folders) is None
+
+
+def test_a_check_that_runs_no_code_shows_what_the_cache_holds(tmp_path: Path) -> None:
+    (tmp_path / "jaxlint.toml").write_text("")
+    path, ran = tmp_path / "founding.py", tmp_path / "RAN"
+    path.write_text(MARKING)
+    config = load_config([str(path)])
+
+    def codes(run_code: bool) -> list[str]:
+        cache = ResultCache(config.cache_dir, config.root, writes=run_code)
+        result = check([str(path)], config.rules(), config=config, cache=cache, run_code=run_code)
+        assert result.workers_started == (1 if run_code else 0)
+        return [f.code for f in result.findings]
+
+    assert codes(run_code=False) == [] and not ran.exists()  # nothing stored yet, nothing run
+    assert codes(run_code=True) == ["JX101", "JX800"] and ran.exists()
+    ran.unlink()
+    assert codes(run_code=False) == ["JX101", "JX800"]  # the stored results of an unchanged file
+    path.write_text(MARKING + "# edited\n")
+    assert codes(run_code=False) == []
+    assert not ran.exists()
+    assert check([str(path)], config.rules(), config=config, run_code=False).findings == []  # without a cache
+    with pytest.raises(ValueError):
+        check([str(path)], config.rules(), config=config, diff=True, run_code=False)

@@ -215,10 +215,10 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
             analysis.result = cache.load(analysis.job)  # type: ignore[arg-type]
         to_run = [a for a in pending if a.result is None]
         result.cached = len(pending) - len(to_run)
-    if not run_code:
-        pending, to_run = _withhold(pending), []
         LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
                   len(pending), (time.perf_counter() - started) * 1000)
+    if not run_code:
+        pending, to_run = _withhold(pending), []
     lanes = max(1, min(jobs or default_jobs(), len(to_run)))
     if pool is not None:
         pools = [pool]
