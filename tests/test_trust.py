@@ -96,6 +96,16 @@ def test_an_invalid_list_is_left_as_it_is(tmp_path: Path, user_config: Path, cap
         assert listed.read_text() == text
 
 
+def test_a_list_written_by_hand_is_read_as_folders(tmp_path: Path, user_config: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    listed = user_config / "jaxlint" / "trusted.toml"
+    listed.parent.mkdir(parents=True)
+    listed.write_text(f'# mine\ntrusted = ["{tmp_path}/", "{tmp_path}/other/../b"]\n')
+    assert read_trusted() == [str(tmp_path), str(tmp_path / "b")]
+    assert trust(capsys, "--revoke", str(tmp_path))[:2] == (0, f"revoked {tmp_path}\n")
+    assert read_trusted() == [str(tmp_path / "b")]
+
+
 def test_a_relative_xdg_config_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", "relative")  # the XDG rule: only absolute paths count
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -138,3 +148,24 @@ def test_a_check_that_runs_no_code_shows_what_the_cache_holds(tmp_path: Path) ->
     assert check([str(path)], config.rules(), config=config, run_code=False).findings == []  # without a cache
     with pytest.raises(ValueError):
         check([str(path)], config.rules(), config=config, diff=True, run_code=False)
+
+
+@pytest.mark.parametrize("package", [False, True])
+def test_the_notice_names_the_folder_that_holds_the_import_root_and_the_configuration(tmp_path: Path,
+                                                                                      package: bool) -> None:
+    """The configuration above the module's import root, or the import root above the configuration
+    (a package): the folder to trust holds both."""
+    pytest.importorskip("lsprotocol")  # the server extra
+    from jaxlint.server.gate import folder_to_trust
+
+    src = tmp_path / "project" / "src"
+    (src / "pkg").mkdir(parents=True)
+    path = src / "pkg" / "mod.py"
+    path.write_text("")
+    if package:
+        (src / "pkg" / "__init__.py").write_text("")
+        (src / "pkg" / "jaxlint.toml").write_text("")
+    else:
+        (tmp_path / "project" / "jaxlint.toml").write_text("")
+    expected = src if package else tmp_path / "project"
+    assert folder_to_trust(str(path), load_config([str(path)])) == str(expected)

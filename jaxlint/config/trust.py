@@ -43,7 +43,7 @@ def read_trusted(path: str | None = None) -> list[str]:
     folders = table.get(KEY, [])
     if not isinstance(folders, list) or not all(isinstance(f, str) and os.path.isabs(f) for f in folders):
         raise TrustFileError(f"{path}: `{KEY}`: expected an array of absolute folder paths")
-    return folders
+    return [os.path.normpath(folder) for folder in folders]  # as written by hand too: "/a/b/"
 
 
 def write_trusted(folders: list[str], path: str | None = None) -> None:

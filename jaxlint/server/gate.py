@@ -58,8 +58,10 @@ def without_code_running_keys(config: Config) -> None:
 
 
 def folder_to_trust(path: str, config: Config) -> str:
-    """The project's folder: its configuration file's, else the folder ``path`` is imported from."""
-    return os.path.dirname(config.path) if config.path else find_root(path)
+    """The project's folder: the folder ``path`` is imported from, or its configuration file's
+    when that one is above it (both hold the file)."""
+    root = find_root(path)
+    return os.path.commonpath([root, os.path.dirname(config.path)]) if config.path else root
 
 
 def notice(path: str, config: Config, text: str, codec: object) -> types.Diagnostic:
