@@ -37,7 +37,10 @@ async def diagnostics(client, uri: str) -> list:
 
 async def measure(path: Path, repeat: int) -> dict[str, list[float]]:
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "jaxlint", "server"]).start()
-    await client.initialize_session(types.InitializeParams(capabilities=client_capabilities("neovim")))
+    # The editor trusts its workspace, the module's folder: the server runs code only in trusted folders.
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("neovim"), root_uri=path.parent.as_uri(),
+        initialization_options={"trusted": True}))
     uri = path.as_uri()
     started = time.perf_counter()
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(

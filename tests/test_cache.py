@@ -328,6 +328,27 @@ def test_the_command_line_second_run_imports_no_jax_and_clean_removes_the_cache(
     assert not (root / ".jaxlint_cache").exists()
 
 
+def test_clean_removes_no_folder_jaxlint_did_not_make(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    """A project's `cache-dir` can name any folder: `jaxlint clean` removes it only when jaxlint made it."""
+    from jaxlint.cli.main import main
+
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "todo.txt").write_text("keep me")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "jaxlint.toml").write_text(f'cache-dir = "{home}"\n')
+    monkeypatch.chdir(project)
+    assert main(["clean"]) == 2
+    assert capsys.readouterr().err.startswith(f"jaxlint: not removed: {home} holds no CACHEDIR.TAG written by jaxlint")
+    assert (home / "notes" / "todo.txt").read_text() == "keep me"
+    cache = ResultCache(str(project / "made"), str(project))
+    cache._prepare()  # the folder as jaxlint makes it, with its markers
+    (project / "jaxlint.toml").write_text('cache-dir = "made"\n')
+    assert main(["clean"]) == 0 and not (project / "made").exists()
+
+
 @pytest.mark.slow
 def test_the_cache_folder_from_the_flag_the_environment_or_the_configuration(tmp_path: Path) -> None:
     root = project(tmp_path)

@@ -19,6 +19,16 @@ CRASHING = "import os\nimport jax\n\n\n@jax.jit\ndef f(x):\n    return x\n\n\nos
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(autouse=True)
+def trusted_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server runs code only in folders the user trusts (test_server_trust.py): each test's
+    folder is, in a user configuration of its own, which the server inherits when it starts."""
+    from jaxlint.cli.main import main
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    assert main(["trust", str(tmp_path)]) == 0
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "jaxlint", "server"]))
 async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("neovim")))

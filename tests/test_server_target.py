@@ -11,7 +11,7 @@ import pytest
 pytest_lsp = pytest.importorskip("pytest_lsp")  # the `test` extra installs it (and pygls)
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
-from test_server import diagnostics_for, open_file, uri_of  # noqa: E402
+from test_server import diagnostics_for, open_file, trusted_tmp_path, uri_of  # noqa: E402, F401 (an autouse fixture)
 from test_target import DONATED  # noqa: E402
 
 pytestmark = [pytest.mark.slow,

@@ -246,3 +246,21 @@ def test_a_mesh_set_at_import_does_not_reach_the_next(tmp_path: Path) -> None:
     run = jaxlint(root, env=environment_without_jax_settings())
     assert findings_by_file(run, root) == {"a.py": [], "b.py": []}, run.stdout
     assert "(2 targets traced)" in run.stderr, run.stderr
+
+
+def test_the_worker_imports_nothing_from_the_folder_jaxlint_runs_in(tmp_path: Path) -> None:
+    """`python -m` would put the current folder first on the worker's sys.path while it imports its
+    own modules: a `typing.py` there (a repository the editor server was started in) would run."""
+    folder, driver = tmp_path / "project", tmp_path / "driver"
+    folder.mkdir()
+    driver.mkdir()
+    ran = tmp_path / "RAN"
+    for name in ("typing", "dataclasses", "json", "runpy"):
+        (folder / f"{name}.py").write_text(f"open({str(ran)!r}, 'a').write({name!r})\n")
+    (folder / "mod.py").write_text("import jax\n\n\n@jax.jit\ndef f(x):\n    return x + 1\n\n\nf(jax.numpy.ones(3))\n")
+    # The jaxlint process is started from a script elsewhere, as the `jaxlint` command is.
+    (driver / "run.py").write_text("import sys\nfrom jaxlint.cli.main import main\nsys.exit(main(sys.argv[1:]))\n")
+    run = subprocess.run([sys.executable, str(driver / "run.py"), "check", "--no-cache", "--output-format", "json",
+                          "mod.py"], cwd=folder, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not ran.exists()

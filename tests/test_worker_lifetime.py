@@ -124,7 +124,9 @@ def start_server(folder: Path) -> subprocess.Popen:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     path = folder / "mod.py"
     for body in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}}},
+                  # The editor trusts its workspace: the server runs code only in trusted folders.
+                  "params": {"processId": None, "rootUri": folder.as_uri(), "capabilities": {},
+                             "initializationOptions": {"trusted": True}}},
                  {"jsonrpc": "2.0", "method": "initialized", "params": {}},
                  {"jsonrpc": "2.0", "method": "textDocument/didOpen",
                   "params": {"textDocument": {"uri": path.as_uri(), "languageId": "python", "version": 1,

@@ -16,7 +16,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from jaxlint.config import ConfigError, load_config
-    from jaxlint.engine.cache import clean
+    from jaxlint.engine.cache import NotACache, clean
 
     chosen = args.cache_dir or os.environ.get("JAXLINT_CACHE_DIR")
     try:
@@ -29,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     folder = os.path.abspath(chosen) if chosen else config.cache_dir
     try:
         removed = clean(folder)
+    except NotACache as error:
+        print(f"jaxlint: not removed: {error}", file=sys.stderr)
+        return 2
     except OSError as error:
         print(f"jaxlint: cannot remove the cache at {folder}: {error}", file=sys.stderr)
         return 2

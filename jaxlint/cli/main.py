@@ -1,5 +1,5 @@
 """The ``jaxlint`` command line: the parser of every subcommand (each defined in its own module:
-check.py, rule.py, run.py, explain.py, clean.py, mcp.py; record's here) and the dispatch to them. Exit codes:
+check.py, rule.py, run.py, explain.py, clean.py, mcp.py, trust.py; record's here) and the dispatch to them. Exit codes:
 0 clean, 1 findings remain, 2 usage or internal errors, 130/143 interrupted."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
     check.add_parser(commands)
     if only_check:
         return parser
-    from jaxlint.cli import clean, explain, mcp, rule, run
+    from jaxlint.cli import clean, explain, mcp, rule, run, trust
 
     rule.add_parsers(commands)
     record = commands.add_parser(
@@ -44,6 +44,7 @@ def build_parser(only_check: bool = False) -> argparse.ArgumentParser:
     explain.add_parser(commands)
     clean.add_parser(commands)
     mcp.add_parser(commands)
+    trust.add_parser(commands)
     server = commands.add_parser("server", help="run the editor server (LSP over stdio; needs pygls: the server extra)")
     server.add_argument("--target", default=None, metavar="TARGET",
                         help="compile for this chip in every project (as `jaxlint check --target`); default: each "
@@ -101,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         from jaxlint.cli.mcp import run as serve_mcp
 
         return serve_mcp(args)
+    if args.command == "trust":
+        from jaxlint.cli.trust import run as trust
+
+        return trust(args)
     if args.command == "clean":
         from jaxlint.cli.clean import run as clean
 

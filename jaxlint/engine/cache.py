@@ -449,12 +449,26 @@ def _read_digest(path: str) -> str | None:
         return None
 
 
+class NotACache(Exception):
+    """``jaxlint clean`` was asked to remove a folder jaxlint did not make."""
+
+
 def clean(folder: str) -> bool:
-    """Remove the cache folder; False when there was none."""
+    """Remove the cache folder; False when there was none. Raises NotACache for a folder without
+    the CACHEDIR.TAG jaxlint writes in the folders it makes: a project's `cache-dir` can name any
+    folder (`~`), which must not be removed."""
     import shutil  # only `jaxlint clean` removes the folder
 
     if not os.path.isdir(folder):
         return False
+    try:
+        with open(os.path.join(folder, "CACHEDIR.TAG"), encoding="utf-8") as handle:
+            made_here = handle.read() == CACHEDIR_TAG
+    except (OSError, UnicodeDecodeError):
+        made_here = False
+    if not made_here:
+        raise NotACache(f"{folder} holds no CACHEDIR.TAG written by jaxlint, so jaxlint did not make it; "
+                        "left as it is (remove it yourself if it is a cache)")
     shutil.rmtree(folder)
     return True
 

@@ -166,15 +166,20 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
           timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, cost: str = "shapes",
           unsafe_fixes: bool = False, config: Config | None = None,
           ignore_noqa: bool = False, cache: ResultCache | None = None,
-          pool: WorkerPool | None = None) -> CheckResult:
+          pool: WorkerPool | None = None, run_code: bool = True) -> CheckResult:
     """Check every Python file under ``paths``; ``timeout`` is the limit per module, in seconds.
 
     Only files that mention jax and have targets are imported, each in a worker process
     (``jobs`` of them at once); a tree without such files never starts one
     (``CheckResult.workers_started == 0``). With ``cache``, a module whose entry is up to date is
     not imported at all, and what was analyzed is stored. ``pool``: a worker the caller keeps warm
-    (the editor server), the only lane, left running afterwards.
+    (the editor server), the only lane, left running afterwards. ``run_code=False`` (the editor
+    server in a folder the user does not trust): no module is imported and no fix verified; a
+    module has what needs no import (syntax errors, the source rules of a file with no target) and
+    what the cache and the test-run store already hold for it.
     """
+    if not run_code and (fix or diff or cost == "compiled"):
+        raise ValueError("fixes are verified, and costs compiled, by running the module")
     codes = [r.code for r in rules]
     timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
                "rules": 0.0, "fix": 0.0}
@@ -212,6 +217,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         result.cached = len(pending) - len(to_run)
         LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
                   len(pending), (time.perf_counter() - started) * 1000)
+    if not run_code:
+        pending, to_run = _withhold(pending), []
     lanes = max(1, min(jobs or default_jobs(), len(to_run)))
     if pool is not None:
         pools = [pool]
@@ -278,6 +285,14 @@ def _fresh_workers(timeout: float, fixing: list[FileAnalysis]) -> FreshWorkers:
     from jaxlint.engine.pool import FreshWorkers
 
     return FreshWorkers(timeout, 2 if fixing else 0, fixing[0].job.devices if fixing else None)
+
+
+def _withhold(pending: list[FileAnalysis]) -> list[FileAnalysis]:
+    """The analyses whose results came from the cache; the others lose their job (not imported)."""
+    for analysis in pending:
+        if analysis.result is None:
+            analysis.job = None
+    return [a for a in pending if a.result is not None]
 
 
 def _run_all(pending: list[FileAnalysis], pools: list[WorkerPool], codes: list[str],

@@ -14,6 +14,8 @@
   include what only the tests trace; what ran is logged to the editor, a failure shown.
 - The setting ``showUntraced`` (initialization options or workspace configuration ``jaxlint``):
   JAX functions the check did not lint, as information diagnostics.
+- All of the above that runs code (importing, tracing, verifying fixes, running tests) only in a
+  folder the user trusts (gate.py); elsewhere what needs no code run, and a notice per JAX file.
 
 Checks run on pygls's thread pool, one at a time (one worker), so the editor never waits on one.
 """
@@ -29,9 +31,10 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from jaxlint.about import __version__
-from jaxlint.config import ConfigError, Layer, load_config
+from jaxlint.config import Config, ConfigError, Layer, load_config
 from jaxlint.config.keys import parse_snippet
 from jaxlint.engine.add_noqa import add_noqa
 from jaxlint.engine.cache import ResultCache
@@ -43,6 +46,7 @@ from jaxlint.model import Finding, Span
 from jaxlint.rules import all_rules, codes_by_name
 from jaxlint.scan.noqa import read_comments
 from jaxlint.server.convert import diagnostic, text_edits, to_range, whole_text_edit
+from jaxlint.server.gate import Gate, notice, without_code_running_keys
 from jaxlint.text import split_lines
 
 LOG = logging.getLogger(__name__)
@@ -57,6 +61,9 @@ class JaxlintServer(LanguageServer):
         self.findings: dict[str, list[Finding]] = {}  # uri -> the last check's findings
         self.show_untraced = False
         self.target_override: list[Layer] = []  # `jaxlint server --target`: over each project's target
+        self.gate = Gate()
+        self.workspace_folders: list[str] = []  # as the editor named them at initialize
+        self.trust_error_said: str | None = None
 
     def start_worker(self) -> None:
         """Import JAX in the worker now, not on the first save."""
@@ -87,16 +94,36 @@ class JaxlintServer(LanguageServer):
         self.stop_worker()
         super().shutdown()
 
-    def check_file(self, path: str, rerun: bool = False, **options: Any) -> CheckResult | None:
-        """``jaxlint check PATH`` with the file's configuration, the cache and the warm worker (and
-        with ``rerun`` and ``rerun-tests`` configured, ``--rerun-tests``); None when the configuration
-        is invalid (said in the editor)."""
+    def runs(self, path: str) -> bool:
+        """The gate lets the server run ``path``'s code; a trust list that cannot be read is said once."""
+        runs = self.gate.runs(path)
+        if self.gate.error is not None and self.gate.error != self.trust_error_said:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, self.gate.error))
+        self.trust_error_said = self.gate.error
+        return runs
+
+    def load_config(self, path: str) -> Config | None:
+        """The file's configuration; None when it is invalid (said in the editor)."""
         try:
             config = load_config([path], overrides=self.target_override)
         except ConfigError as error:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error,
                                                              f"jaxlint: configuration error: {error}"))
             return None
+        return config
+
+    def check_file(self, path: str, config: Config, runs: bool, rerun: bool = False,
+                   **options: Any) -> CheckResult:
+        """``jaxlint check PATH`` with the file's configuration, the cache and the warm worker (and
+        with ``rerun`` and ``rerun-tests`` configured, ``--rerun-tests``); unless ``runs``, with
+        nothing imported or run and the cache only read. The keys that run more than the module
+        apply only from a configuration file in a trusted folder."""
+        if not runs:
+            with self.lock:
+                return check([path], config.rules(), timeout=config.timeout, config=config, run_code=False,
+                             cache=ResultCache(config.cache_dir, config.root, writes=False), **options)
+        if not self.gate.configuration_runs(config):
+            without_code_running_keys(config)
         with self.lock:
             self.pool = self.pool or WorkerPool(config.timeout)
             self.pool.timeout = config.timeout
@@ -122,15 +149,19 @@ class JaxlintServer(LanguageServer):
         path = document.path
         if not path.endswith(".py") or not os.path.isfile(path):
             return
-        result = self.check_file(path, rerun=rerun)
-        if result is None:
+        config = self.load_config(path)
+        if config is None:
             return
+        runs = self.runs(path)
+        result = self.check_file(path, config, runs, rerun=rerun)
         findings = [f for f in result.findings if os.path.realpath(f.path) == os.path.realpath(path)]
         self.findings[uri] = findings
-        lines = split_lines(result.files[0].source.text if result.files else document.source)
-        codec = self.workspace.position_codec
+        text = result.files[0].source.text if result.files else document.source
+        lines, codec = split_lines(text), self.workspace.position_codec
         diagnostics = [diagnostic(f, lines, codec) for f in findings]
-        if self.show_untraced:
+        if not runs and result.files and (result.files[0].functions or result.files[0].targets):
+            diagnostics.append(notice(path, config, text, codec))
+        if self.show_untraced and runs:
             diagnostics += _untraced(result, lines, codec)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
 
@@ -140,13 +171,22 @@ server = JaxlintServer()
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: JaxlintServer, params: types.InitializedParams) -> None:
-    ls.thread_pool.submit(ls.start_worker)
+    """The worker starts now (JAX imported before the first save) when a workspace folder is trusted."""
+    if any(ls.gate.trusts_folder(folder) for folder in ls.workspace_folders or [os.getcwd()]):
+        ls.thread_pool.submit(ls.start_worker)
 
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: JaxlintServer, params: types.InitializeParams) -> None:
-    options = params.initialization_options or {}
-    ls.show_untraced = bool(options.get("showUntraced", False)) if isinstance(options, dict) else False
+    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    ls.show_untraced = bool(options.get("showUntraced", False))
+    if params.workspace_folders:
+        ls.workspace_folders = [to_fs_path(folder.uri) for folder in params.workspace_folders]
+    elif params.root_uri or params.root_path:
+        ls.workspace_folders = [to_fs_path(params.root_uri) if params.root_uri else params.root_path]
+    ls.workspace_folders = [os.path.realpath(folder) for folder in ls.workspace_folders if folder]
+    if options.get("trusted") is True:  # the editor trusts its workspace (VS Code's Workspace Trust)
+        ls.gate.editor_folders = list(ls.workspace_folders)
 
 
 @server.feature(types.SHUTDOWN)
@@ -205,7 +245,8 @@ def code_actions(ls: JaxlintServer, params: types.CodeActionParams) -> list[type
                     title=f"jaxlint: add `# noqa: {finding.code}`", kind=types.CodeActionKind.QuickFix,
                     diagnostics=[shown], edit=types.WorkspaceEdit(changes={uri: whole_text_edit(
                         document.source, noqa, codec)})))
-    if any(f.fix is not None and f.fix.applicability == "safe" for f in ls.findings.get(uri, [])):
+    if any(f.fix is not None and f.fix.applicability == "safe" for f in ls.findings.get(uri, [])) \
+            and ls.runs(document.path):  # fixes are verified by running the module
         actions.append(types.CodeAction(title="jaxlint: apply all verified safe fixes", kind=FIX_ALL,
                                         data={"uri": uri}))
     return actions
@@ -219,8 +260,11 @@ def resolve_fix_all(ls: JaxlintServer, action: types.CodeAction) -> types.CodeAc
     if action.kind != FIX_ALL or uri is None:
         return action
     document = ls.workspace.get_text_document(uri)
-    result = ls.check_file(document.path, diff=True)
-    fixed = (result.fixed_texts.get(document.path) if result is not None else None) or document.source
+    config = ls.load_config(document.path)
+    if config is None or not ls.runs(document.path):  # revoked since the action was offered
+        return action
+    result = ls.check_file(document.path, config, True, diff=True)
+    fixed = result.fixed_texts.get(document.path) or document.source
     action.edit = types.WorkspaceEdit(changes={uri: whole_text_edit(document.source, fixed,
                                                                     ls.workspace.position_codec)})
     return action

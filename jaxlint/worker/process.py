@@ -31,7 +31,9 @@ def main() -> None:
     lifeline.hold(int(sys.argv[3]), int(sys.argv[4]))  # before the slow JAX import
     clock = lifeline.JobClock()
     if sys.path and sys.path[0] == os.getcwd():
-        del sys.path[0]  # put there by -m; user modules resolve from their project root only
+        # Put there by `python -m jaxlint.worker` (pool.py starts workers without it): user modules
+        # resolve from their project root only.
+        del sys.path[0]
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     sys.dont_write_bytecode = True  # never litter the user's tree with __pycache__
     # Python stacks on stderr, where the runner finds the line a module crashed or hung on:
