@@ -19,6 +19,16 @@ import time
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+def module_command(module: str) -> list[str]:
+    """``python -m module`` without the current folder on ``sys.path``: ``-m`` puts it first,
+    before the module's own imports (json, typing, dataclasses), so a ``typing.py`` in the folder
+    jaxlint is started from (a project, a repository the editor opened) would run in jaxlint's
+    process. ``-c`` puts '' there instead, taken out here before anything else is imported."""
+    launch = ("import sys; sys.path[:1] = [p for p in sys.path[:1] if p != '']; import runpy; "
+              f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-c", launch]
+
+
 def set_parent_death_signal(signum: int) -> bool:
     """Ask the kernel to send ``signum`` to this process when the thread that started it ends
     (Linux: prctl PR_SET_PDEATHSIG). False where that does not exist or fails."""

@@ -20,6 +20,8 @@ import anyio  # noqa: E402  (after the skip: anyio comes with mcp)
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
+from jaxlint.processes import module_command  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "founding.py"  # what the README's first command checks
 FIXED_LINES = ("    x, y = jax.vmap(blackbox_function, in_axes=(None, 0), out_axes=(None, 0))(x, y)\n"
@@ -38,8 +40,10 @@ def project(tmp_path: Path) -> Path:
 
 @asynccontextmanager
 async def connected(project: Path) -> AsyncIterator[ClientSession]:
-    """An initialized session with `python -m jaxlint mcp` started in ``project``."""
-    server = StdioServerParameters(command=sys.executable, args=["-m", "jaxlint", "mcp"], cwd=str(project),
+    """An initialized session with `jaxlint mcp` started in ``project`` (as the console script starts
+    it: the folder is not on jaxlint's own sys.path, which `python -m` would put there)."""
+    command = module_command("jaxlint")
+    server = StdioServerParameters(command=command[0], args=[*command[1:], "mcp"], cwd=str(project),
                                    env=ENVIRONMENT)
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write, read_timeout_seconds=CALL_SECONDS) as session:
@@ -97,6 +101,18 @@ def test_check_returns_the_json_format_with_summary_and_coverage(project: Path) 
     run = cli(project, "check", "--output-format", "json", "examples")
     assert run.returncode == 1, run.stderr
     assert answer["findings"] == json.loads(run.stdout)
+
+
+def test_a_check_imports_nothing_of_jaxlints_own_from_the_project_folder(project: Path, tmp_path_factory: Any) -> None:
+    """The server runs jaxlint in the project folder: `python -m jaxlint` would put the folder first
+    on jaxlint's own sys.path, and a `typing.py` or `json.py` there would run in jaxlint's process."""
+    ran = tmp_path_factory.mktemp("marker") / "RAN"
+    for name in ("typing", "dataclasses", "json", "runpy"):
+        (project / f"{name}.py").write_text(f"open({str(ran)!r}, 'a').write({name!r})\n")
+    result = talk(project, lambda session: session.call_tool("check", {"paths": ["examples"]}))
+    assert not result.is_error, text_of(result)
+    assert [f["code"] for f in result.structured_content["findings"]] == ["JX101"]
+    assert not ran.exists()
 
 
 def test_check_names_what_it_did_not_lint(project: Path) -> None:

@@ -11,7 +11,6 @@ import re
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -20,19 +19,13 @@ from typing import Any
 
 from jaxlint.config import DEFAULT_TIMEOUT
 from jaxlint.model import Job, Result
-from jaxlint.processes import descendants, kill_all, kill_group
+from jaxlint.processes import descendants, kill_all, kill_group, module_command
 
 STARTUP_TIMEOUT = 180.0  # importing JAX on a busy machine
 DUMP_WAIT = 2.0  # how long a hung worker gets to print where it is stuck
 DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"  # read when JAX starts its CPU backend
 # A line of a faulthandler dump (the worker prints one on a fatal signal or on SIGUSR1).
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in ')
-# The worker's command line. `python -m jaxlint.worker` would put the current folder in front of
-# sys.path before the worker's own imports (json, typing, dataclasses): a `typing.py` in the folder
-# jaxlint runs from (a repository the editor server was started in) would run. This takes the
-# entry `-c` puts there ('') out before anything is imported.
-WORKER_LAUNCH = ("import sys; sys.path[:1] = [p for p in sys.path[:1] if p != '']; import runpy; "
-                 "runpy.run_module('jaxlint.worker', run_name='__main__', alter_sys=True)")
 _DUMP_NOISE = re.compile(r"^\s*(File \".+\", line \d+ in |(Current thread|Thread) 0x[0-9a-fA-F]+ |"
                          r"Stack \(most recent call first\)|Extension modules: |<no Python frame>)")
 
@@ -89,7 +82,7 @@ class Worker:
         # the server's thread pool) and is closed when that thread is done.
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", WORKER_LAUNCH, str(job_read), str(result_write), str(lifeline_read),
+                [*module_command("jaxlint.worker"), str(job_read), str(result_write), str(lifeline_read),
                  str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
                 pass_fds=(job_read, result_write, lifeline_read), env=env, start_new_session=True)

@@ -1,5 +1,5 @@
-"""What a tool call runs: ``python -m jaxlint ARGS`` in the project folder, with the same Python,
-and what it printed. The server checks the paths it is given (they must exist inside the
+"""What a tool call runs: ``python -m jaxlint ARGS`` in the project folder, with the same Python
+(but without that folder on jaxlint's own sys.path: processes.module_command), and what it printed. The server checks the paths it is given (they must exist inside the
 project: a fix is never written outside it) and turns every other refusal of the command line
 (exit 2: a configuration error, an unknown rule selector, a bad target, no such function) into a
 tool error carrying jaxlint's own message."""
@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 
 import anyio
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 from mcp.server.mcpserver.exceptions import ToolError
+
+from jaxlint.processes import module_command
 
 STOP_GRACE_SECONDS = 10.0  # SIGTERM first: jaxlint stops its workers before it exits (143)
 
@@ -65,7 +66,7 @@ async def run_jaxlint(project: Project, argv: list[str], coverage: bool = False)
         read_end, write_end = os.pipe()
         argv = [argv[0], f"--coverage-report=/dev/fd/{write_end}", *argv[1:]]
     try:
-        process = await anyio.open_process([sys.executable, "-m", "jaxlint", *argv], cwd=project.root,
+        process = await anyio.open_process([*module_command("jaxlint"), *argv], cwd=project.root,
                                            stdin=subprocess.DEVNULL, pass_fds=() if write_end is None else (write_end,))
     except BaseException:
         if read_end is not None:
