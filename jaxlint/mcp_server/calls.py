@@ -1,8 +1,9 @@
 """What a tool call runs: ``python -m jaxlint ARGS`` in the project folder, with the same Python
 (but without that folder on jaxlint's own sys.path: processes.module_command), and what it
-printed. The server checks the paths it is given (they must exist inside the project: a fix is never written outside it) and turns every other refusal of the command line
-(exit 2: a configuration error, an unknown rule selector, a bad target, no such function) into a
-tool error carrying jaxlint's own message."""
+printed. The server checks the paths it is given (they must exist inside the project: a fix is
+never written outside it) and turns every other refusal of the command line (exit 2: a
+configuration error, an unknown rule selector, a bad target, no such function) into a tool error
+carrying jaxlint's own message."""
 from __future__ import annotations
 
 import os
