@@ -39,18 +39,8 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
     and lists for pytrees read that way, nothing for a parameter with a default; no hint at all
     when one takes a function or an iterator); without it every value is ``<unknown>``.
     ``reason``: the trace error, which the values must not contradict."""
-    if kind == "import-failed":
-        return None, "the module failed to import (see the JX901 finding); fix that first"
-    if kind == "dependency-missing":
-        return None, ("the module imports a package not installed where jaxlint runs: install it there "
-                      "(the environment the tests run in) to lint these functions")
-    if kind in ("timeout", "crash"):
-        return None, "the module did not finish importing (see the JX902/JX903 finding)"
-    if kind == "not-found":
-        return None, ("the name was not on the module after import (defined conditionally, "
-                      "deleted, or renamed by a decorator such as parameterized tests?)")
-    if kind == "not-traceable":
-        return None, "it returns functions or objects: trace a function that calls what it makes"
+    if kind in _NO_HINT:
+        return None, _NO_HINT[kind]
     if target is None:
         return None, None
     params = list(target.params)
@@ -78,6 +68,13 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
     if integers:  # the error wants integers somewhere and no parameter is known to hold them
         uses = {name: ParameterUse("unknown dtype") if use.kind == "array" else use for name, use in uses.items()}
     parts = [f"{name}={given.get(name) or _value(uses.get(name), name in static)}" for name in params]
+    notes = _notes(kind, reason, params, static, given, uses, integers)
+    return "# jaxlint: args " + ", ".join(parts), "; ".join(notes) or None
+
+
+def _notes(kind: str, reason: str, params: list[str], static: set[str], given: dict[str, str],
+           uses: dict[str, ParameterUse], integers: bool) -> list[str]:
+    """What the user must fill in or know beside the hint's values."""
     notes = []
     if integers:
         notes.append("the trace error says integers were needed where a float array was given: give the "
@@ -92,7 +89,20 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
         notes.append("a traced value was used as a Python value (`if n > 0`, `range(n)`): that parameter "
                       "must be static: give it a Python value in the hint and, under jax.jit, list it in "
                       "static_argnums/static_argnames")
-    return "# jaxlint: args " + ", ".join(parts), "; ".join(notes) or None
+    return notes
+
+
+# Why no hint can help, for the kinds of skip whose cause is not the arguments.
+_NO_HINT = {
+    "import-failed": "the module failed to import (see the JX901 finding); fix that first",
+    "dependency-missing": ("the module imports a package not installed where jaxlint runs: install it there "
+                           "(the environment the tests run in) to lint these functions"),
+    "timeout": "the module did not finish importing (see the JX902/JX903 finding)",
+    "crash": "the module did not finish importing (see the JX902/JX903 finding)",
+    "not-found": ("the name was not on the module after import (defined conditionally, "
+                  "deleted, or renamed by a decorator such as parameterized tests?)"),
+    "not-traceable": "it returns functions or objects: trace a function that calls what it makes",
+}
 
 
 def _unwritable(params: list[str], kinds: dict[str, str]) -> str | None:
