@@ -17,7 +17,10 @@ import json
 import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jaxlint.config import Config
 
 USAGE = "jaxlint run [OPTIONS] -- COMMAND..."
 EXAMPLE = "jaxlint run -- python train.py --steps 2"
@@ -120,10 +123,33 @@ def _is_python_script(path: str) -> bool:
 
 
 def run(args: argparse.Namespace, command: list[str]) -> int:
+    """``jaxlint run``: the program's command checked, the configuration and output resolved, the
+    program run with jaxlint watching, then what it handed back reported."""
+    prepared = _prepare(args, command)
+    if isinstance(prepared, int):
+        return prepared
+    program, config, codes, output_format = prepared
+    status, data = _run_program(args, program)
+    if data is not None and data.get("interrupted"):
+        print("jaxlint: the program was interrupted: nothing was linted", file=sys.stderr)
+        return status
+    if data is not None and data.get("error"):
+        print(f"jaxlint: internal error while linting the program's calls: {data['error']}", file=sys.stderr)
+        return status or 2
+    if data is None:
+        print(f"jaxlint: the program ended (status {status}) without handing jaxlint its calls: it called "
+              "os._exit, was killed, or its Python has no jaxlint installed; nothing was linted", file=sys.stderr)
+        return status or 2
+    return _report(args, config, codes, output_format, data, status)
+
+
+def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[str], Config, list[str], str]:
+    """(the bootstrap's command line, the configuration, the selected codes, the output format), or
+    exit status 2 with the reason said: a bad command, configuration, selection or output file."""
     from jaxlint import report as formats
-    from jaxlint.cli.record import config_files, load_options, run_command
+    from jaxlint.cli.record import load_options
     from jaxlint.config import ConfigError
-    from jaxlint.pytest_plugin.program import BOOTSTRAP, ENV
+    from jaxlint.pytest_plugin.program import BOOTSTRAP
 
     try:
         # `jaxlint run python train.py -- --x`: the first `--` was the program's
@@ -156,8 +182,17 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
     except formats.OutputError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         return 2
+    return [*interpreter, "-c", BOOTSTRAP, mode, target, *program_args], config, codes, output_format
+
+
+def _run_program(args: argparse.Namespace, program: list[str]) -> tuple[int, dict[str, Any] | None]:
+    """The program's exit status, and what it handed back (None: nothing), through a file in a
+    temporary folder named in its environment."""
     import shutil
     import tempfile
+
+    from jaxlint.cli.record import config_files, run_command
+    from jaxlint.pytest_plugin.program import ENV
 
     folder = tempfile.mkdtemp(prefix="jaxlint-run-")
     handed_over = os.path.join(folder, "results.json")
@@ -167,21 +202,10 @@ def run(args: argparse.Namespace, command: list[str]) -> int:
                            "isolated": args.isolated,
                            "overrides": [value for value in args.config if value not in files]})
     try:
-        status = run_command([*interpreter, "-c", BOOTSTRAP, mode, target, *program_args], env)
-        data = _read(handed_over)
+        status = run_command(program, env)
+        return status, _read(handed_over)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    if data is not None and data.get("interrupted"):
-        print("jaxlint: the program was interrupted: nothing was linted", file=sys.stderr)
-        return status
-    if data is not None and data.get("error"):
-        print(f"jaxlint: internal error while linting the program's calls: {data['error']}", file=sys.stderr)
-        return status or 2
-    if data is None:
-        print(f"jaxlint: the program ended (status {status}) without handing jaxlint its calls: it called "
-              "os._exit, was killed, or its Python has no jaxlint installed; nothing was linted", file=sys.stderr)
-        return status or 2
-    return _report(args, config, codes, output_format, data, status)
 
 
 def _read(path: str) -> dict[str, Any] | None:
