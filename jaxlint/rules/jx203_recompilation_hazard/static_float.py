@@ -30,79 +30,103 @@ from jaxlint.scan.index import SourceIndex, static_arguments
 
 
 def problems(ctx: SourceContext) -> list[tuple[str, Span]]:
-    """(message, span) of every static-float problem in the file."""
+    """(message, span) of every static-float problem in the file: a float static argument that
+    changes in a loop, then several float constants passed in the file, then floats the tests
+    passed (``jaxlint record``); one finding per function and parameter."""
     index, source = ctx.index, ctx.source
     if "static_arg" not in source or index.tree is None:
         return []  # no static arguments declared anywhere
-    jitted = index.jitted_with_static
-    if not jitted:
+    if not index.jitted_with_static:
         return []
-    tree = index.tree
-    calls = [n for n in index.calls if isinstance(n.func, ast.Name) and n.func.id in jitted
-             and not index.shadowed(n.func)]
-    found: list[tuple[str, Span]] = []
-    reported: set[tuple[str, str]] = set()  # (function, parameter): one problem, one finding
-    constants: dict[tuple[str, str], list[tuple[float, ast.Call]]] = {}
-    traced = _traced_defs(index)
-    verdicts_of: dict[tuple, tuple[str, str]] = {}
+    search = _Search(ctx)
+    search.in_loops()
+    search.constants_in_file()
+    search.recorded()
+    return search.found
 
-    def verified(target: Target, key: str, samples: tuple) -> tuple[str, str]:
+
+class _Search:
+    """One file's search: the jitted functions with static arguments, each verdict once (verify
+    traces the function), what was reported, and the constants seen outside loops."""
+
+    def __init__(self, ctx: SourceContext) -> None:
+        self.ctx, self.index = ctx, ctx.index
+        self.jitted = ctx.index.jitted_with_static
+        self.found: list[tuple[str, Span]] = []
+        self.reported: set[tuple[str, str]] = set()  # (function, parameter): one problem, one finding
+        self.constants: dict[tuple[str, str], list[tuple[float, ast.Call]]] = {}
+        self._verdicts: dict[tuple, tuple[str, str]] = {}
+
+    def verified(self, target: Target, key: str, samples: tuple) -> tuple[str, str]:
         """verify(), once per function, parameter and values: it traces the function."""
-        if (target.qualname, key, samples) not in verdicts_of:
-            verdicts_of[target.qualname, key, samples] = verify(ctx.retrace, target, key, samples)
-        return verdicts_of[target.qualname, key, samples]
+        if (target.qualname, key, samples) not in self._verdicts:
+            self._verdicts[target.qualname, key, samples] = verify(self.ctx.retrace, target, key, samples)
+        return self._verdicts[target.qualname, key, samples]
 
-    for call in calls:
-        loops, _, scope = index.loops_around(call)
-        if any(d in traced for d in index.enclosing_defs(call)):
-            continue  # traced into a jitted caller: compiled with it, once
-        target, evaluator = jitted[call.func.id], Evaluator(index, scope or tree)
-        changing, verdicts = [], []
-        for key, label, argument in static_arguments(call, target):
-            for loop in loops:
-                value = evaluator.safe_value(argument, loop)
-                if value.kind == "float" and value.varies:
-                    verdict = verified(target, key, tuple(sorted(value.constants or ())))
-                    # A few known values (a literal list, ``a if c else b``) may pick code paths,
-                    # which is what static arguments are for: reported only when verified otherwise.
-                    if value.constants is None or verdict[0] == "operand":
-                        changing.append((key, label, loop, value.names))
-                        verdicts.append(verdict)
-                    break
-            else:
-                value = evaluator.safe_value(argument, None)
-                if value.kind == "float" and value.constants and len(value.constants) == 1:
-                    constants.setdefault((call.func.id, key), []).append((next(iter(value.constants)), call))
-        if changing:
-            reported.update((call.func.id, key) for key, *_ in changing)
-            found.append((_loop_message(call.func.id, target, changing, verdicts), index.span(call)))
-    for (name, key), sites in constants.items():
-        values = list(dict.fromkeys(value for value, _ in sites))
-        if len(values) < 2 or (name, key) in reported:
-            continue
-        verdict = verified(jitted[name], key, tuple(values))
-        if verdict[0] != "operand":
-            continue  # a few values that may pick code paths: what static arguments are for
-        reported.add((name, key))
-        first = sites[0][1]
-        lines = {v: sorted({c.lineno for value, c in sites if value == v and c is not first}) for v in values}
-        where = ", ".join(f"{v!r} at line{'s' * (len(lines[v]) > 1)} {', '.join(map(str, lines[v]))}"
-                          for v in values[1:])
-        found.append((f"{_declared(name, jitted[name])}, and {_label(first, jitted[name], key)} gets "
-                      f"{len(values)} different float constants in this file ({values[0]!r} here, "
-                      f"{where}): jit compiles `{name}` once per distinct static value. "
-                      + _advice(key, jitted[name]) + verdict[1], index.span(first)))
-    for name, key, values in _recorded(ctx, jitted):
-        if (name, key) in reported:
-            continue
-        verdict = verified(jitted[name], key, values)
-        if verdict[0] == "operand":
-            reported.add((name, key))
-            found.append((f"{_declared(name, jitted[name])}, and `jaxlint record` saw the tests pass "
-                          f"{len(values)} different floats for its static argument `{key}` "
-                          f"({', '.join(map(repr, values))}): jit compiles `{name}` once per distinct "
-                          "static value. " + _advice(key, jitted[name]) + verdict[1], jitted[name].name_span))
-    return found
+    def in_loops(self) -> None:
+        """Calls whose float static argument changes with a loop around them; the constants passed
+        outside loops are kept for ``constants_in_file``."""
+        index, traced = self.index, _traced_defs(self.index)
+        calls = [n for n in index.calls if isinstance(n.func, ast.Name) and n.func.id in self.jitted
+                 and not index.shadowed(n.func)]
+        for call in calls:
+            loops, _, scope = index.loops_around(call)
+            if any(d in traced for d in index.enclosing_defs(call)):
+                continue  # traced into a jitted caller: compiled with it, once
+            target, evaluator = self.jitted[call.func.id], Evaluator(index, scope or index.tree)
+            changing, verdicts = [], []
+            for key, label, argument in static_arguments(call, target):
+                for loop in loops:
+                    value = evaluator.safe_value(argument, loop)
+                    if value.kind == "float" and value.varies:
+                        verdict = self.verified(target, key, tuple(sorted(value.constants or ())))
+                        # A few known values (a literal list, ``a if c else b``) may pick code paths,
+                        # which is what static arguments are for: reported only when verified otherwise.
+                        if value.constants is None or verdict[0] == "operand":
+                            changing.append((key, label, loop, value.names))
+                            verdicts.append(verdict)
+                        break
+                else:
+                    value = evaluator.safe_value(argument, None)
+                    if value.kind == "float" and value.constants and len(value.constants) == 1:
+                        self.constants.setdefault((call.func.id, key), []).append((next(iter(value.constants)), call))
+            if changing:
+                self.reported.update((call.func.id, key) for key, *_ in changing)
+                self.found.append((_loop_message(call.func.id, target, changing, verdicts), index.span(call)))
+
+    def constants_in_file(self) -> None:
+        """A static argument passed several different float constants across the file."""
+        for (name, key), sites in self.constants.items():
+            values = list(dict.fromkeys(value for value, _ in sites))
+            if len(values) < 2 or (name, key) in self.reported:
+                continue
+            target = self.jitted[name]
+            verdict = self.verified(target, key, tuple(values))
+            if verdict[0] != "operand":
+                continue  # a few values that may pick code paths: what static arguments are for
+            self.reported.add((name, key))
+            first = sites[0][1]
+            lines = {v: sorted({c.lineno for value, c in sites if value == v and c is not first}) for v in values}
+            where = ", ".join(f"{v!r} at line{'s' * (len(lines[v]) > 1)} {', '.join(map(str, lines[v]))}"
+                              for v in values[1:])
+            self.found.append((f"{_declared(name, target)}, and {_label(first, target, key)} gets "
+                               f"{len(values)} different float constants in this file ({values[0]!r} here, "
+                               f"{where}): jit compiles `{name}` once per distinct static value. "
+                               + _advice(key, target) + verdict[1], self.index.span(first)))
+
+    def recorded(self) -> None:
+        """Floats the tests passed for a static argument, as ``jaxlint record`` saw them."""
+        for name, key, values in _recorded(self.ctx, self.jitted):
+            if (name, key) in self.reported:
+                continue
+            target = self.jitted[name]
+            verdict = self.verified(target, key, values)
+            if verdict[0] == "operand":
+                self.reported.add((name, key))
+                self.found.append((f"{_declared(name, target)}, and `jaxlint record` saw the tests pass "
+                                   f"{len(values)} different floats for its static argument `{key}` "
+                                   f"({', '.join(map(repr, values))}): jit compiles `{name}` once per distinct "
+                                   "static value. " + _advice(key, target) + verdict[1], target.name_span))
 
 
 def _traced_defs(index: SourceIndex) -> set[ast.AST]:
