@@ -163,36 +163,11 @@ def _hoist_edits(source: str, lines: list[str], loop: ast.AST, parents: dict, in
     old_loop = body[0]
     # Nodes are found by their order (no position metadata: computing it would double the cost);
     # the check on the rendered text below proves the right one changed.
-    if statement is None:
-        replace = _ReplaceCall(loop, call, name)
-        new_loop = old_loop.visit(replace)
-        old_call = replace.found
-        if old_call is None or replace.seen != replace.expected:
-            return None
-        value = old_call.with_changes(lpar=(), rpar=())
-        if not _statement_parses(f"{name} = {module.code_for_node(value)}"):
-            # A line break the enclosing brackets allowed needs the call's own parentheses now.
-            value = old_call.with_changes(lpar=(cst.LeftParen(),), rpar=(cst.RightParen(),))
-        hoisted = cst.SimpleStatementLine(body=(cst.Assign(targets=(cst.AssignTarget(cst.Name(name)),),
-                                                           value=value),))
-        span = node_span(source, call)
-        change = Edit(span, name)
-    else:
-        block, index = old_loop.body, _line_index(loop.body, statement)
-        if not isinstance(block, cst.IndentedBlock) or index >= len(block.body):
-            return None
-        old = block.body[index]
-        kept, carried = _split_leading_lines(old.leading_lines)
-        hoisted = old.with_changes(leading_lines=carried)
-        rest = [*block.body[:index], *block.body[index + 1:]]
-        footer = block.footer
-        if index < len(rest):  # the lines above that stay in the loop go to the next statement
-            rest[index] = rest[index].with_changes(leading_lines=(*kept, *rest[index].leading_lines))
-        else:
-            footer = (*kept, *footer)
-        new_loop = old_loop.with_changes(body=block.with_changes(body=rest, footer=footer))
-        span = Span(statement.lineno - len(carried), 0, statement.end_lineno + 1, 0)
-        change = Edit(span, "")
+    moved = _call_moved(source, module, old_loop, loop, call, name) if statement is None \
+        else _statement_moved(old_loop, loop, statement)
+    if moved is None:
+        return None
+    hoisted, new_loop, change = moved
     body = [hoisted, new_loop]
     if indent:
         new = module.with_changes(body=(module.body[0].with_changes(
@@ -209,6 +184,43 @@ def _hoist_edits(source: str, lines: list[str], loop: ast.AST, parents: dict, in
         return None
     inserted = new_chunk[:len(new_chunk) - len(rest_text)]
     return Edit(Span(first, 0, first, 0), inserted), change
+
+
+def _call_moved(source: str, module: cst.Module, old_loop: cst.CSTNode, loop: ast.AST, call: ast.Call,
+                name: str) -> tuple[cst.CSTNode, cst.CSTNode, Edit] | None:
+    """(``name = <call>``, the loop with ``name`` in the call's place, that replacement as an edit)."""
+    replace = _ReplaceCall(loop, call, name)
+    new_loop = old_loop.visit(replace)
+    old_call = replace.found
+    if old_call is None or replace.seen != replace.expected:
+        return None
+    value = old_call.with_changes(lpar=(), rpar=())
+    if not _statement_parses(f"{name} = {module.code_for_node(value)}"):
+        # A line break the enclosing brackets allowed needs the call's own parentheses now.
+        value = old_call.with_changes(lpar=(cst.LeftParen(),), rpar=(cst.RightParen(),))
+    hoisted = cst.SimpleStatementLine(body=(cst.Assign(targets=(cst.AssignTarget(cst.Name(name)),),
+                                                       value=value),))
+    return hoisted, new_loop, Edit(node_span(source, call), name)
+
+
+def _statement_moved(old_loop: cst.CSTNode, loop: ast.AST,
+                     statement: ast.Assign) -> tuple[cst.CSTNode, cst.CSTNode, Edit] | None:
+    """(the statement with the comment lines right above it, the loop without them, their deletion
+    as an edit); the loop's other leading lines stay with the next statement."""
+    block, index = old_loop.body, _line_index(loop.body, statement)
+    if not isinstance(block, cst.IndentedBlock) or index >= len(block.body):
+        return None
+    old = block.body[index]
+    kept, carried = _split_leading_lines(old.leading_lines)
+    hoisted = old.with_changes(leading_lines=carried)
+    rest = [*block.body[:index], *block.body[index + 1:]]
+    footer = block.footer
+    if index < len(rest):  # the lines above that stay in the loop go to the next statement
+        rest[index] = rest[index].with_changes(leading_lines=(*kept, *rest[index].leading_lines))
+    else:
+        footer = (*kept, *footer)
+    new_loop = old_loop.with_changes(body=block.with_changes(body=rest, footer=footer))
+    return hoisted, new_loop, Edit(Span(statement.lineno - len(carried), 0, statement.end_lineno + 1, 0), "")
 
 
 def _first_leading_comment(lines: list[str], loop: ast.AST, parents: dict, indent: str) -> int:
