@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 from jaxlint.cli.values import positive_int, seconds
 
 if TYPE_CHECKING:  # the CLI imports the pipeline lazily
+    from jaxlint.config import Config
     from jaxlint.engine.results import CheckResult
+    from jaxlint.rules import RuleInfo
 
 
 def add_parser(commands: Any) -> None:
@@ -75,52 +77,86 @@ def _codes(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """``jaxlint check`` with the parsed ``args``: the flags' checks, the configuration, the
     check itself, then the report and what follows it."""
-    if args.fix and args.diff:
-        print("jaxlint: --fix and --diff are exclusive", file=sys.stderr)
-        return 2
-    if args.add_noqa and (args.fix or args.diff or args.fix_only or args.ignore_noqa):
-        print("jaxlint: --add-noqa cannot be combined with --fix, --fix-only, --diff or --ignore-noqa",
-              file=sys.stderr)
+    exclusive = _exclusive_flags(args)
+    if exclusive is not None:
+        print(f"jaxlint: {exclusive}", file=sys.stderr)
         return 2
     from jaxlint.cli import output_flags
 
     args.fix = args.fix or (args.fix_only and not args.diff)  # --fix-only applies the fixes
     if args.verbose:
         output_flags.configure_verbose()
-    from jaxlint.config import ConfigError
-    from jaxlint.config import flags as config_flags
-
-    try:
-        settings = config_flags.resolve(args)  # configuration files, --config and the flags
-        if args.show_settings or args.show_files:
-            return config_flags.show(args, settings)
-    except ConfigError as error:
-        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
-        return 2
+    settings = _settings(args)
+    if isinstance(settings, int):
+        return settings
     rules = settings.rules()
     if not rules:  # not even the JX9xx that say a module could not be analyzed: a green run would lie
         print(f"jaxlint: no rule is selected ({settings.emptied_selection()}), so nothing would be checked",
               file=sys.stderr)
         return 2
+    output_format = _usable_output(args, settings.output_format)
+    if output_format is None:
+        return 2
+    result = _checked(args, settings, rules)
+    if isinstance(result, int):
+        return result
+    if args.add_noqa:
+        return _add_noqa(result)
+    return _reported(args, result, output_format)
+
+
+def _exclusive_flags(args: argparse.Namespace) -> str | None:
+    if args.fix and args.diff:
+        return "--fix and --diff are exclusive"
+    if args.add_noqa and (args.fix or args.diff or args.fix_only or args.ignore_noqa):
+        return "--add-noqa cannot be combined with --fix, --fix-only, --diff or --ignore-noqa"
+    return None
+
+
+def _settings(args: argparse.Namespace) -> Config | int:
+    """The configuration (files, --config and the flags); an exit status for --show-settings and
+    --show-files, or 2 for a configuration error (said)."""
+    from jaxlint.config import ConfigError
+    from jaxlint.config import flags as config_flags
+
+    try:
+        settings = config_flags.resolve(args)
+        if args.show_settings or args.show_files:
+            return config_flags.show(args, settings)
+    except ConfigError as error:
+        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
+        return 2
+    return settings
+
+
+def _usable_output(args: argparse.Namespace, configured: str | None) -> str | None:
+    """The output format, its flags checked before the (slow) check; None after saying why not."""
     from jaxlint import report as formats
 
-    try:  # usage errors before the (slow) check
+    try:
         if args.statistics and args.diff:
             raise formats.OutputError("--statistics and --diff are exclusive")
-        output_format = _output_format(args, settings.output_format)
+        output_format = _output_format(args, configured)
         formats.check_statistics(output_format, args.statistics)
         if args.output_file:
             formats.check_writable(args.output_file)
     except formats.OutputError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
+        return None
+    return output_format
+
+
+def _checked(args: argparse.Namespace, settings: Config, rules: list[RuleInfo]) -> CheckResult | int:
+    """The check (re-running the tests of stale modules first where configured), or exit status 2
+    with the reason said."""
+    from jaxlint.config import ConfigError
     from jaxlint.engine.cache import ResultCache
     from jaxlint.engine.check import check
     from jaxlint.engine.interrupt import Interrupted
-    from jaxlint.report import summary as report
 
     cache = None if args.no_cache or _true(os.environ.get("JAXLINT_NO_CACHE")) \
         else ResultCache(settings.cache_dir, settings.root, writes=not args.diff)  # --diff writes nothing
+
     def run_check(fixing: bool = True) -> CheckResult:
         return check(args.paths, rules, fix=args.fix and fixing, diff=args.diff and fixing, timeout=settings.timeout,
                      jobs=settings.jobs, cost=args.cost, unsafe_fixes=args.unsafe_fixes, config=settings,
@@ -131,16 +167,13 @@ def run(args: argparse.Namespace) -> int:
             from jaxlint.engine.rerun import check_rerunning_stale, stale_in_store
 
             stale = stale_in_store(args.paths, settings, [rule.code for rule in rules], cache)
-            result, _ = check_rerunning_stale(run_check, stale, cache, settings.root, settings.rerun_timeout, sys.stderr,
-                                              again=args.fix or args.diff, yield_cpu=True)
-        else:
-            result = run_check()
+            return check_rerunning_stale(run_check, stale, cache, settings.root, settings.rerun_timeout, sys.stderr,
+                                         again=args.fix or args.diff, yield_cpu=True)[0]
+        return run_check()
     except FileNotFoundError as error:
         print(f"jaxlint: no such file or folder: {error.filename or error}", file=sys.stderr)
-        return 2
     except ConfigError as error:
         print(f"jaxlint: configuration error: {error}", file=sys.stderr)
-        return 2
     except Interrupted:
         raise  # entry() says it
     except Exception as error:  # jaxlint's own bug
@@ -148,9 +181,15 @@ def run(args: argparse.Namespace) -> int:
 
         traceback.print_exc()
         print(f"jaxlint: internal error: {error}", file=sys.stderr)
-        return 2
-    if args.add_noqa:
-        return _add_noqa(result)
+    return 2
+
+
+def _reported(args: argparse.Namespace, result: CheckResult, output_format: str) -> int:
+    """The report, the coverage outputs, the closing lines and timings; the exit status."""
+    from jaxlint import report as formats
+    from jaxlint.cli import output_flags
+    from jaxlint.report import summary as report
+
     try:
         text = formats.report(result, output_format, statistics=args.statistics, diff=args.diff,
                               unsafe_fixes=args.unsafe_fixes)
