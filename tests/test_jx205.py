@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 from jaxlint.ir import compat
 
@@ -208,6 +209,7 @@ atexit.register(_after_the_session)
 '''
 
 
+@pytest.mark.slow
 def test_the_watching_changes_no_test_s_logging_and_is_undone(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "tests" / "test_train.py").write_text(CAPLOG)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import pytest
 from helpers import case_line, case_source, checked_case, fix_case_with_workers, write
 
 from jaxlint.config.selection import select_rules
@@ -57,6 +58,7 @@ print(events.count("/jax/core/compile/backend_compile_duration"))
     return int(ran.stdout.split()[-1])
 
 
+@pytest.mark.slow
 def test_the_premise_on_this_jax() -> None:
     assert compiles("0.0", "s * 0.9 + jnp.sum(x)") == 2  # weak in, strong out: compiled again
     assert compiles("jnp.float32(0.0)", "s * 0.9 + jnp.sum(x)") == 1  # the cast twin

@@ -88,6 +88,8 @@ def test_on_the_cpu_nothing_more_is_compiled() -> None:
     assert compiled.SPENT["seconds"] == spent
 
 
+# Every test that takes this fixture is marked slow: its check compiles each case for a TPU
+# (two to three minutes on two cores); `pytest -m slow` and .ci/run run them.
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
     root = tmp_path_factory.mktemp("jx311")
@@ -103,6 +105,7 @@ def _messages(run: subprocess.CompletedProcess) -> dict[int, str]:
     return {f["location"]["row"]: f["message"] for f in json.loads(run.stdout)}
 
 
+@pytest.mark.slow
 @needs_libtpu_0042
 def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
@@ -113,6 +116,7 @@ def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.Compl
     assert re.search(r"\(6 targets traced", run.stderr), run.stderr
 
 
+@pytest.mark.slow
 @needs_libtpu_0042
 def test_a_refused_compile_names_its_buffers_and_their_lines(
         checked: tuple[Path, subprocess.CompletedProcess]) -> None:
@@ -128,6 +132,7 @@ def test_a_refused_compile_names_its_buffers_and_their_lines(
                          "(recomputed in the backward pass instead of kept) (not checked by compiling).")
 
 
+@pytest.mark.slow
 @needs_libtpu_0042
 def test_a_step_that_fits_only_on_a_slice_says_what_fits_compiled(
         checked: tuple[Path, subprocess.CompletedProcess]) -> None:
@@ -139,6 +144,7 @@ def test_a_step_that_fits_only_on_a_slice_says_what_fits_compiled(
             "(--target tpu-v5e:2x2) (compiled: 5.50 GiB per chip)") in text
 
 
+@pytest.mark.slow
 @needs_libtpu
 def test_an_update_that_fits_when_donated_says_so_compiled(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
@@ -169,6 +175,7 @@ def test_explain_says_a_program_at_ninety_percent_or_more() -> None:
     assert refused(chip, old)["peak_bytes"] == 384 * 2**30
 
 
+@pytest.mark.slow
 @needs_libtpu_0042
 def test_explain_of_the_step_at_95_percent_says_so(tmp_path: Path) -> None:
     (tmp_path / "jaxlint.toml").write_text("")

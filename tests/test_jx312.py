@@ -164,6 +164,7 @@ def _line(root: Path, text: str) -> int:
     return next(n for n, line in enumerate((root / DATA.name).read_text().splitlines(), 1) if text in line)
 
 
+@pytest.mark.slow
 @needs_libtpu_0042
 def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.CompletedProcess]) -> None:
     root, run = checked
@@ -199,6 +200,7 @@ def test_an_inverse_of_small_matrices_says_what_to_do_as_text(
     assert finding["fix"] is None
 
 
+@pytest.mark.slow
 @needs_libtpu
 def test_the_sizes_are_xlas_buffer_assignment(tmp_path: Path) -> None:
     """Every HBM buffer's size read from the layouts equals the size XLA's buffer assignment gives

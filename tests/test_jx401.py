@@ -194,6 +194,7 @@ def test_a_loop_passing_one_key_to_a_helper_is_reported_at_its_call(found: dict[
         assert "already consumed" not in own  # not "a draw at line N" about its own line
 
 
+@pytest.mark.slow
 def test_reused_keys_give_identical_random_arrays(loaded: dict[str, ModuleType]) -> None:
     import jax
 

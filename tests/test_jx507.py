@@ -9,6 +9,7 @@ from types import ModuleType
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from helpers import case_line, case_source, checked_case
 
 from jaxlint.model import Finding
@@ -49,6 +50,7 @@ def test_span_is_the_operation() -> None:
     assert (helper.span.start_col, helper.span.end_col) == (11, 23)
 
 
+@pytest.mark.slow
 def test_reported_functions_wrap_and_near_misses_do_not() -> None:
     case = load()
     exact = np.arange(100_000, dtype=np.int64) * 100_000

@@ -171,6 +171,7 @@ def test_exit_zero_reports_without_failing(tmp_path: Path) -> None:
     assert "pkg/model.py:18:12: JX501" in run.stdout
 
 
+@pytest.mark.slow
 def test_failing_tests_keep_their_status_and_outcomes(tmp_path: Path) -> None:
     tests = TESTS + "\n\ndef test_fails():\n    assert safe_log(jnp.ones(1))[0] == 1.0\n"
     root = project(tmp_path, tests=tests)
@@ -197,6 +198,7 @@ def test_the_report_is_check_json(tmp_path: Path) -> None:
     assert len(from_check) == 1 and from_pytest == from_check
 
 
+@pytest.mark.slow
 def test_configuration_and_suppressions_apply(tmp_path: Path) -> None:
     model = MODEL.replace("# expect JX401", "# noqa: JX401")
     config = """\
@@ -212,6 +214,7 @@ def test_configuration_and_suppressions_apply(tmp_path: Path) -> None:
     assert "0 findings" in run.stdout
 
 
+@pytest.mark.slow
 def test_excluded_folders_are_not_linted(tmp_path: Path) -> None:
     root = project(tmp_path, config='[tool.jaxlint]\nextend-exclude = ["pkg"]\n')
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json")
@@ -248,6 +251,7 @@ def test_closures_over_tracers_and_scan_bodies(tmp_path: Path) -> None:
     assert "linted 2 of 2 JAX functions the tests ran" in run.stdout
 
 
+@pytest.mark.slow
 def test_a_crashing_rule_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "tests" / "conftest.py").write_text(textwrap.dedent('''\
@@ -469,6 +473,7 @@ def test_helpers_in_other_files_report_where_the_user_fixes_them(tmp_path: Path)
     assert "the call at line 6" in reuse["message"]
 
 
+@pytest.mark.slow
 def test_calls_returning_no_arrays_and_constructors_are_linted(tmp_path: Path) -> None:
     """A call that returns no array is linted on the equations it made; an ``__init__`` that
     refuses to run twice on one instance initializes a new one. A function called without
@@ -574,6 +579,7 @@ def _warnings_summary(run: subprocess.CompletedProcess) -> str:
     return "\n".join(summary + [lines[-1].split(" in ")[0]])
 
 
+@pytest.mark.slow
 def test_the_plugins_own_flattening_adds_no_warning_to_the_tests(tmp_path: Path) -> None:
     """Keeping a call flattens its arguments, and the report shows them: a generator among them
     made JAX warn "Python iterable type 'generator' is treated as a leaf in PyTree", attributed to

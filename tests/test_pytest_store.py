@@ -137,6 +137,7 @@ def test_check_reports_what_the_test_run_linted(tmp_path: Path) -> None:
     assert "checked nothing" in summary and "run `pytest --jaxlint`" in summary  # the first-run line
 
 
+@pytest.mark.slow
 def test_what_the_test_run_linted_is_not_traced_again_with_guessed_arguments(tmp_path: Path) -> None:
     """Inference on (the default): the four functions the tests linted keep the tests' real
     arguments and findings; none is traced again with guesses (whose findings would rival them)."""

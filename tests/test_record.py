@@ -286,6 +286,7 @@ def traced_counts(summary: str) -> tuple[int, int]:
     return int(found[1]), int(found[1]) + int(found[2] or 0)
 
 
+@pytest.mark.slow
 def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_path):
     root = make_project(tmp_path)
     (root / "pyproject.toml").unlink()  # the configuration lives elsewhere
@@ -315,6 +316,7 @@ def test_record_with_config_file_writes_beside_it_and_check_config_reads_it(tmp_
     assert traced_counts(without.stderr)[0] == 0  # nothing else gives these functions arguments
 
 
+@pytest.mark.slow
 def test_record_honours_exclusions_and_isolated_ignores_the_configuration(tmp_path):
     (tmp_path / "jaxlint.toml").write_text('extend-exclude = ["pkg"]\n')
     (tmp_path / "project").mkdir()

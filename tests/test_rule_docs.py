@@ -151,7 +151,9 @@ def test_example_use_instead_and_fix(doc: Path, tmp_path: Path) -> None:
     assert fixed_path.read_text(encoding="utf-8") == (use_instead if has_safe_fix else example)
 
 
-@pytest.mark.parametrize("code", sorted(WORKER_PAGES))
+# JX311's and JX312's Examples compile programs of several GiB for a TPU: a minute or more each.
+@pytest.mark.parametrize("code", [pytest.param(code, marks=pytest.mark.slow) if code in LIBTPU_0042_FIGURES else code
+                                  for code in sorted(WORKER_PAGES)])
 def test_worker_page_example_and_use_instead(code: str, tmp_path: Path) -> None:
     """The Example gives exactly the page's finding in a real check; Use instead is clean and traced.
     These rules have no safe fix, so --fix has nothing to try (JX312's is shown, never applied);

@@ -166,6 +166,7 @@ def test_exit_zero_reports_without_failing(tmp_path: Path) -> None:
     assert ": JX101" in done.stdout and "2 findings" in done.stderr
 
 
+@pytest.mark.slow
 def test_configuration_selection_per_file_ignores_and_noqa_apply(tmp_path: Path) -> None:
     config = """\
         [tool.jaxlint.per-file-ignores]
@@ -247,6 +248,7 @@ def test_neither_process_of_jaxlint_imports_pytest_and_jaxlint_imports_no_jax(tm
     assert done.stdout.splitlines()[-2:] == ["False", "1 False False"], done.stderr
 
 
+@pytest.mark.slow
 def test_the_run_writes_the_store_check_reads(tmp_path: Path) -> None:
     """What the program's run linted joins `jaxlint check` in another process, as a test run's does;
     an edit of the module makes its entry stale; --no-cache writes nothing."""
