@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from jaxlint.model import Cost, Finding, Span
+from jaxlint.config import Config
+from jaxlint.engine.results import FileAnalysis
+from jaxlint.model import Cost, Edit, Finding, Fix, Span
+from jaxlint.pytest_plugin.results import settled
+from jaxlint.text import SourceFile
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxlint"
 FIELDS = {field.name for field in dataclasses.fields(Finding)}
@@ -127,3 +131,33 @@ def unrelated(args, layer):
 ''')
     assert finding_field_assignments(tree) == ["4: finding.cost", "9: finding.path", "11: found.fix_rejected",
                                                "12: one.message", "13: setattr(one, ...)"]
+
+
+def _with_fix(path: str, line: int) -> Finding:
+    edit = Edit(Span(line, 4, line, 5), "y")
+    return dataclasses.replace(_finding(), path=path, span=Span(line, 4, line, 5), code="JX203",
+                               name="python-state-in-traced-code", fix=Fix("safe", "use y", (edit,)))
+
+
+def test_a_replaced_finding_takes_the_old_one_s_place_in_every_list_of_the_file(tmp_path: Path) -> None:
+    """The fixer carries a routed finding only while the file's findings hold that same object."""
+    own, routed = _with_fix(str(tmp_path / "a.py"), 1), _with_fix(str(tmp_path / "a.py"), 2)
+    analysis = FileAnalysis(SourceFile(own.path, "", "utf-8", False), [], None, findings=[own, routed],
+                            routed=[routed])
+    verdict = dataclasses.replace(routed, fix_rejected="why")
+    analysis.replace_finding(routed, verdict)
+    assert analysis.findings == [own, verdict] and analysis.routed[0] is verdict
+
+
+def test_settling_a_run_s_findings_demotes_the_fix_in_the_list_the_run_stores(tmp_path: Path) -> None:
+    """``jaxlint run`` stores its findings after reporting them, each demoted fix as reported
+    (as when the demotion changed the one object both lists held)."""
+    path = tmp_path / "train.py"
+    path.write_text("def train(x):\n    x = x + 1\n    return x\n")
+    finding = _with_fix(str(path), 2)
+    findings = [finding]
+    result = settled(findings, ["JX203"], Config(root=str(tmp_path)), functions=[])
+    [reported] = result.findings
+    assert reported.fix.applicability == "unsafe" and "(unsafe: no traced function runs this code" in \
+        reported.fix.message
+    assert findings == [reported] and finding.fix.applicability == "safe"
