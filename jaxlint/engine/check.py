@@ -231,7 +231,8 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
             found = analysis.result.findings
             for index, finding in enumerate(found):
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
-                    found[index] = replace(finding, path=analysis.source.path)
+                    if finding.path != analysis.source.path:  # the same file by another path (a link)
+                        found[index] = replace(finding, path=analysis.source.path)
                     analysis.findings.append(found[index])
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
