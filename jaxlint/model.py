@@ -122,8 +122,13 @@ class Cost:
     note: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
+    """One problem at one place. Frozen: a rule gives everything, its cost included, when it makes
+    the finding (``Rule.finding``); a later stage that changes one (the fixer's verdict, a path
+    resolved, a demoted fix) makes a new one with ``dataclasses.replace`` and puts it where the old
+    one was."""
+
     code: str
     name: str
     message: str

@@ -188,7 +188,11 @@ def test_a_fix_overlapping_an_applied_one_is_left_for_the_next_run_not_rejected(
         fix_files(result, fresh, ["JX101"], write=False)
     finally:
         fresh.close()
-    assert result.fixed == [finding] and result.fix_rejected == [] and result.fix_deferred == [twin]
-    assert twin.fix_rejected.startswith("its edits overlap another fix's: run --fix again to apply it")
+    [deferred] = result.fix_deferred
+    assert result.fixed == [finding] and result.fix_rejected == []
+    assert deferred == dataclasses.replace(twin, fix_rejected=deferred.fix_rejected)
+    assert deferred.fix_rejected.startswith("its edits overlap another fix's: run --fix again to apply it")
+    # A Finding is frozen: the verdict is a new finding, in the twin's place among the file's.
+    assert result.files[0].findings == [finding, deferred]
     assert "1 fix left for the next run (overlapping another)" in summary(result, "diff")
     assert "rejected by verification" not in summary(result, "diff")

@@ -50,7 +50,7 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
                              sources=_sources(path, index, others, project))
     findings = run_program_rules(rules, context, codes)
     if is_sharded(program):
-        _whole_program(findings)
+        findings = [_whole_program(finding) for finding in findings]
     if others is None:
         return findings
     for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
@@ -64,19 +64,19 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
 _FIGURE = re.compile(r"\d (FLOPs|bytes)\b")
 
 
-def _whole_program(findings: list[Finding]) -> None:
+def _whole_program(finding: Finding) -> Finding:
     """On a sharded program a cost estimated from the jaxpr's shapes counts the global arrays:
     the whole program's work over all its devices, not one device's; say so where the figure
     does not already say it is per device."""
-    for finding in findings:
-        cost = finding.cost
-        if cost is None or cost.basis != "shapes" or "per device" in (cost.note or "") + finding.message:
-            continue
-        if not cost.flops and not cost.bytes and not _FIGURE.search(cost.note or ""):
-            continue  # no figure (a figure only in the note: JX103's FLOPs per iteration, trips unknown)
-        said = "the cost is the whole sharded program's, all devices together, not per device"
-        finding.cost = dataclasses.replace(cost, note=f"{cost.note}; {said}" if cost.note else said)
-        finding.message = f"{finding.message.rstrip()} ({said[0].upper()}{said[1:]}.)"
+    cost = finding.cost
+    if cost is None or cost.basis != "shapes" or "per device" in (cost.note or "") + finding.message:
+        return finding
+    if not cost.flops and not cost.bytes and not _FIGURE.search(cost.note or ""):
+        return finding  # no figure (a figure only in the note: JX103's FLOPs per iteration, trips unknown)
+    said = "the cost is the whole sharded program's, all devices together, not per device"
+    note = f"{cost.note}; {said}" if cost.note else said
+    return dataclasses.replace(finding, cost=dataclasses.replace(cost, note=note),
+                               message=f"{finding.message.rstrip()} ({said[0].upper()}{said[1:]}.)")
 
 
 def _sources(path: str, index: SourceIndex, others: ProjectSources | None,
@@ -104,6 +104,6 @@ def _sources(path: str, index: SourceIndex, others: ProjectSources | None,
 def _through_helper(finding: Finding) -> Finding:
     """A finding in a helper's file, seen through another file's target: its fix is shown, not
     applied, since verifying it would need that other file's trace."""
-    if finding.fix is not None and finding.fix.applicability != "display-only":
-        finding.fix = dataclasses.replace(finding.fix, applicability="display-only")
-    return finding
+    if finding.fix is None or finding.fix.applicability == "display-only":
+        return finding
+    return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, applicability="display-only"))

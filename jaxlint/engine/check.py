@@ -6,6 +6,7 @@ import errno
 import os
 import signal
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Sequence
 
 from jaxlint import scan
@@ -235,10 +236,12 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
             # replaced only when the count changes.
             _run_all(sorted(to_run, key=lambda a: a.job.devices or 0), pools, codes, cache)
         for analysis in pending:
-            for finding in analysis.result.findings:
+            found = analysis.result.findings
+            for index, finding in enumerate(found):
                 if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
-                    finding.path = analysis.source.path
-                    analysis.findings.append(finding)
+                    if finding.path != analysis.source.path:  # the same file by another path (a link)
+                        found[index] = replace(finding, path=analysis.source.path)
+                    analysis.findings.append(found[index])
             for stage, seconds in analysis.result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
         result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
@@ -370,14 +373,15 @@ def _route_to_helper_files(pending: list[FileAnalysis], analyses: list[FileAnaly
     unchecked: dict[str, list[Finding]] = {}
     for analysis in pending:
         result = analysis.result
-        for finding in result.findings:
+        for index, finding in enumerate(result.findings):
             if _same_file(finding.path, analysis.source.path):
                 continue  # the file's own
             other = _by_real_path(by_path, analyses).get(os.path.realpath(finding.path))
             if other is not None:
-                finding.path = other.source.path
-                other.findings.append(finding)
-                other.routed.append(finding)
+                # One object in both lists: the fixer carries a routed finding the file still reports.
+                result.findings[index] = moved = replace(finding, path=other.source.path)
+                other.findings.append(moved)
+                other.routed.append(moved)
             else:
                 LOG.debug("%s: finding in a file not checked, not reported: %s:%d %s", relative(analysis.source.path),
                           relative(finding.path), finding.span.start_line, finding.code)

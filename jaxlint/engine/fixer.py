@@ -36,25 +36,23 @@ def fix_files(result: CheckResult, fresh: FreshWorkers, codes: list[str], write:
     for analysis in result.files:
         candidates = [f for f in analysis.findings if f.fix is not None and f.fix.applicability in applicable
                       and not suppressions.is_comment_fix(f)]
-        accepted, new_text, new_result = [], analysis.source.text, None
+        accepted, rejected, new_text, new_result = [], [], analysis.source.text, None
         if candidates:
-            accepted, new_text, new_result = _verified_subset(analysis, candidates, codes, fresh, settings,
-                                                                  config, recorded)
-        for finding in candidates:
-            if finding not in accepted:
-                # Edits that overlap an accepted fix's are left for the next run, as ruff does.
-                overlapping = (finding.fix_rejected or "").startswith(OVERLAPS)
-                (result.fix_deferred if overlapping else result.fix_rejected).append(finding)
+            accepted, rejected, new_text, new_result = _verified_subset(analysis, candidates, codes, fresh,
+                                                                        settings, config, recorded)
+        for finding in rejected:
+            # Edits that overlap an accepted fix's are left for the next run, as ruff does.
+            overlapping = (finding.fix_rejected or "").startswith(OVERLAPS)
+            (result.fix_deferred if overlapping else result.fix_rejected).append(finding)
         if accepted:
-            jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
-            _attach_compiled_costs(analysis.result, new_result, [f for f in accepted if f.target in jitted])
+            accepted = _attach_compiled_costs(analysis, new_result, accepted)
         # JX800 fixes edit only comments: applied last, on the verified text, without re-tracing.
         new_text, findings, comment_fixed = _after_fixes(
             analysis, codes, config, recorded, result.ignore_noqa, new_text, new_result if accepted else None)
         if accepted:
             edits = [e for f in accepted for e in f.fix.edits]
             findings += _carried(analysis, edits, findings)
-            _keep_rejections(analysis.source.text, edits, [f for f in candidates if f not in accepted], findings)
+            _keep_rejections(analysis.source.text, edits, rejected, findings)
         if not accepted and not comment_fixed:
             continue
         old_text = analysis.source.text
@@ -97,9 +95,9 @@ def _keep_rejections(source: str, edits: list[Edit], rejected: list[Finding], fi
     """The fixed file's findings are new objects: the ones whose fix was rejected say why again."""
     for finding in rejected:
         line, col = shift_position(source, edits, finding.span.start_line, finding.span.start_col)
-        for found in findings:
+        for index, found in enumerate(findings):
             if found.place == (finding.path, line, col, finding.code):
-                found.fix_rejected = finding.fix_rejected
+                findings[index] = replace(found, fix_rejected=finding.fix_rejected)
 
 
 def _why_not_written(error: Exception) -> str:
@@ -146,34 +144,50 @@ def _shifted(source: str, edits: list[Edit], span: Span) -> Span:
                 *shift_position(source, edits, span.end_line, span.end_col))
 
 
-def _attach_compiled_costs(before: Result | None, after: Result | None, fixed: list[Finding]) -> None:
-    """``--cost compiled``: what XLA's cost analysis says each fix saves, per call (first signature).
+def _attach_compiled_costs(analysis: FileAnalysis, after: Result | None, accepted: list[Finding]) -> list[Finding]:
+    """``--cost compiled``: the accepted findings, each of a jitted function with what XLA's cost
+    analysis says its fix saves, per call (first signature); the file's findings hold the same.
 
     Only for jitted functions: an eager function's cost is not what jit compiles (the shapes
     estimate stays). All fixes of a file are verified together, so a function with several fixes
     gets their joint saving; XLA counts a loop body once, whatever its trip count.
     """
+    before = analysis.result
     if before is None or after is None:
-        return
-    for finding in fixed:
-        old = (before.compiled.get(finding.target) or [None])[0]
-        new = (after.compiled.get(finding.target) or [None])[0]
-        if not old or not new:
-            continue
-        delta = lambda key: None if old.get(key) is None or new.get(key) is None else old[key] - new[key]  # noqa: E731
-        memory = [delta(k) for k in ("temp_bytes", "output_bytes")]
-        saved_memory = None if None in memory else sum(memory)
-        shared = sum(1 for f in fixed if f.target == finding.target) - 1
-        devices = old.get("devices") or 1  # a partitioned program's figures are each device's
-        finding.cost = Cost(
-            basis="compiled", flops=delta("flops"), bytes=delta("bytes"),
-            note=(f"compiled{' for ' + old['target'] if old.get('target') else ''} before and after the fix: "
-                  f"{_number(delta('flops'))} FLOPs, "
-                  f"{_number(delta('bytes'))} bytes accessed, {_number(saved_memory)} bytes of "
-                  "temporaries and outputs saved per call"
-                  + (f", per device (on each of the {devices} devices of the sharded program)" if devices > 1 else "")
-                  + (f" (together with {shared} other fix{'es' if shared != 1 else ''} in "
-                     f"{finding.target})" if shared else "")))
+        return accepted
+    jitted = {t.qualname for t in analysis.targets if t.kind in ("jit-decorated", "jit-bound")}
+    attached = []
+    for finding in accepted:
+        cost = _compiled_cost(finding, before, after, accepted) if finding.target in jitted else None
+        if cost is not None:
+            costed = replace(finding, cost=cost)
+            analysis.replace_finding(finding, costed)
+            finding = costed
+        attached.append(finding)
+    return attached
+
+
+def _compiled_cost(finding: Finding, before: Result, after: Result, accepted: list[Finding]) -> Cost | None:
+    """What XLA's figures of the finding's function before and after the fixes say the fix saves;
+    None when either was not compiled."""
+    old = (before.compiled.get(finding.target) or [None])[0]
+    new = (after.compiled.get(finding.target) or [None])[0]
+    if not old or not new:
+        return None
+    delta = lambda key: None if old.get(key) is None or new.get(key) is None else old[key] - new[key]  # noqa: E731
+    memory = [delta(k) for k in ("temp_bytes", "output_bytes")]
+    saved_memory = None if None in memory else sum(memory)
+    shared = sum(1 for f in accepted if f.target == finding.target) - 1
+    devices = old.get("devices") or 1  # a partitioned program's figures are each device's
+    return Cost(
+        basis="compiled", flops=delta("flops"), bytes=delta("bytes"),
+        note=(f"compiled{' for ' + old['target'] if old.get('target') else ''} before and after the fix: "
+              f"{_number(delta('flops'))} FLOPs, "
+              f"{_number(delta('bytes'))} bytes accessed, {_number(saved_memory)} bytes of "
+              "temporaries and outputs saved per call"
+              + (f", per device (on each of the {devices} devices of the sharded program)" if devices > 1 else "")
+              + (f" (together with {shared} other fix{'es' if shared != 1 else ''} in "
+                 f"{finding.target})" if shared else "")))
 
 
 def _number(value: Any) -> str:
@@ -182,8 +196,9 @@ def _number(value: Any) -> str:
 
 def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: list[str], fresh: FreshWorkers,
                      settings: Settings, config: Config,
-                     recorded: frozenset[str]) -> tuple[list[Finding], str, Result | None]:
-    """The largest prefix-greedy set of fixes that verifies, the fixed text and its analysis."""
+                     recorded: frozenset[str]) -> tuple[list[Finding], list[Finding], str, Result | None]:
+    """The largest prefix-greedy set of fixes that verifies, the others (each saying why, as the
+    file's findings now do), the fixed text and its analysis."""
     timeout = fresh.timeout
     functions = {id(f): values.function_of(f, analysis) for f in candidates}
     ran = sorted({name for name in functions.values() if name is not None})
@@ -200,8 +215,9 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
         checks = _Checks(functions, ran, wide, before, config, recorded)
         outcome = _verify(analysis, candidates, codes, timeout, settings, checks, first_trial)
     if outcome[0] is None:
-        return candidates, outcome[1], outcome[2]
+        return candidates, [], outcome[1], outcome[2]
     accepted: list[Finding] = []
+    rejected: list[Finding] = []
     text, new_result = analysis.source.text, analysis.result
     for finding in candidates:
         reason, trial_text, trial_result = _verify(analysis, accepted + [finding], codes, timeout, settings, checks)
@@ -209,8 +225,9 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
             accepted.append(finding)
             text, new_result = trial_text, trial_result
         else:
-            finding.fix_rejected = reason
-    return accepted, text, new_result
+            rejected.append(replace(finding, fix_rejected=reason))
+            analysis.replace_finding(finding, rejected[-1])
+    return accepted, rejected, text, new_result
 
 
 def _call_fixing_codes() -> set[str]:

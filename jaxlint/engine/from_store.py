@@ -49,6 +49,5 @@ def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: 
             continue
         analysis.stored = stored
         if stored.fresh:
-            for finding in stored.findings:
-                finding.path = analysis.source.path
+            stored.findings = [replace(finding, path=analysis.source.path) for finding in stored.findings]
             analysis.findings += stored.findings

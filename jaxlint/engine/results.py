@@ -45,6 +45,14 @@ class FileAnalysis:
     # What a watched test run linted in it (engine/store.py); used when ``stored.fresh``.
     stored: StoredModule | None = None
 
+    def replace_finding(self, old: Finding, new: Finding) -> None:
+        """Put ``new`` where ``old`` is (the same object) in ``findings`` and in ``routed``, which
+        share their objects: the fixer carries a routed finding only while ``findings`` holds it."""
+        for found in (self.findings, self.routed):
+            for index, finding in enumerate(found):
+                if finding is old:
+                    found[index] = new
+
     @property
     def linted(self) -> list[JaxFunction]:
         """The JAX functions whose operations the rules read, here or in a test run."""

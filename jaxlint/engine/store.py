@@ -20,7 +20,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
@@ -218,9 +218,9 @@ def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: s
     except (TypeError, ValueError, KeyError, AttributeError) as error:
         LOG.debug("%s: test-run entry ignored (%s: %s)", path, type(error).__name__, error)
         return None
-    for finding in stored.findings:
-        finding.path = stored.path if os.path.abspath(finding.path) == stored.path else finding.path
-        finding.origin = stored.origin
+    stored.findings = [replace(finding, origin=stored.origin,
+                               path=stored.path if os.path.abspath(finding.path) == stored.path else finding.path)
+                       for finding in stored.findings]
     return stored
 
 

@@ -39,27 +39,34 @@ def demote_unverifiable(analyses: list[FileAnalysis]) -> None:
         effectful = set(analysis.result.effectful) if analysis.result is not None else set()
         guessed = {t.target: t.signature for t in analysis.result.traced if t.source == "inferred"} \
             if analysis.result is not None else {}
-        for finding in analysis.findings:
+        for finding in list(analysis.findings):
             fix = finding.fix
             if fix is None or fix.applicability != "safe" or suppressions.is_comment_fix(finding):
                 continue
-            function = function_of(finding, analysis)
-            if function is None:
-                demote(finding, NOT_RUN)
-            elif function in effectful:
-                demote(finding, f"`{function}` calls back into Python, so jaxlint does not run it to compare values")
-            elif function in guessed:  # the values were compared at shapes nothing says it receives
-                demote(finding, f"`{function}` ran only with guessed arguments ({guessed[function]}), so its "
-                                "values were compared at shapes it may never receive (a hint would trace it)")
+            why = _why_unverifiable(function_of(finding, analysis), effectful, guessed)
+            if why is not None:
+                analysis.replace_finding(finding, demoted(finding, why))
+
+
+def _why_unverifiable(function: str | None, effectful: set[str], guessed: dict[str, str]) -> str | None:
+    if function is None:
+        return NOT_RUN
+    if function in effectful:
+        return f"`{function}` calls back into Python, so jaxlint does not run it to compare values"
+    if function in guessed:  # the values were compared at shapes nothing says it receives
+        return (f"`{function}` ran only with guessed arguments ({guessed[function]}), so its "
+                "values were compared at shapes it may never receive (a hint would trace it)")
+    return None
 
 
 NOT_RUN = "no traced function runs this code, so its values cannot be compared (a hint would trace it)"
 
 
-def demote(finding: Finding, why: str) -> None:
-    """The finding's safe fix becomes unsafe, its message saying why."""
+def demoted(finding: Finding, why: str) -> Finding:
+    """The finding with its safe fix made unsafe, its message saying why."""
     assert finding.fix is not None
-    finding.fix = replace(finding.fix, applicability="unsafe", message=f"{finding.fix.message} (unsafe: {why})")
+    return replace(finding, fix=replace(finding.fix, applicability="unsafe",
+                                        message=f"{finding.fix.message} (unsafe: {why})"))
 
 
 def difference(function: str, before: list[list[Any]] | None, after: list[list[Any]] | None,

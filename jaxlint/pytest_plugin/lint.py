@@ -15,7 +15,7 @@ import io
 import os
 import sys
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ContextManager, Iterable, Iterator
 
 import jax
@@ -85,8 +85,7 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
             outcome.depends.setdefault(os.path.abspath(finding.path), set()).update(depends)
             if finding.place not in seen:
                 seen.add(finding.place)
-                finding.test = finding.test or test
-                outcome.findings.append(finding)
+                outcome.findings.append(replace(finding, test=finding.test or test))
 
     for function in functions:
         code = function.code

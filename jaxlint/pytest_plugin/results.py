@@ -17,7 +17,7 @@ from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
 from jaxlint.engine.store import MAX_TESTS, StoredFunction
 from jaxlint.engine.suppressions import is_comment_fix
-from jaxlint.engine.values import NOT_RUN, demote
+from jaxlint.engine.values import NOT_RUN, demoted
 from jaxlint.model import Finding
 from jaxlint.text import SourceFile, read_source
 
@@ -94,12 +94,14 @@ def stored_functions(ran: Iterable[Ran], functions: Iterable[Linted]) -> list[St
                            list(r.tests)) for r in merged_ran(ran) if r.first_line]
 
 
-def settled(findings: Iterable[Finding], codes: list[str], config: Config,
+def settled(findings: list[Finding], codes: list[str], config: Config,
             functions: Iterable[Linted] = ()) -> CheckResult:
     """The findings as ``jaxlint check`` reports them: one per place, per-file-ignores and
     suppression comments applied, and (as check does) a safe fix in code that none of the linted
     ``functions`` runs demoted to unsafe. JX800 stays quiet (which lines the rules saw is only
-    partly known)."""
+    partly known). A demoted finding replaces its original in ``findings`` too: ``jaxlint run``
+    stores that list after reporting, with the fixes as reported."""
+    position = {id(finding): index for index, finding in enumerate(findings)}
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:  # several processes may lint the same function: settle keeps one
         by_path.setdefault(finding.path, []).append(finding)
@@ -114,10 +116,12 @@ def settled(findings: Iterable[Finding], codes: list[str], config: Config,
         except Exception:  # deleted since: report without excerpts
             source = SourceFile(path, "", "utf-8", False)
         kept = settle(path, source.text, found, codes, config)
-        for finding in kept:
+        for index, finding in enumerate(kept):
             if finding.fix is not None and finding.fix.applicability == "safe" and not is_comment_fix(finding) \
                     and not _run_by(finding, source.text, linted.get(os.path.abspath(path), [])):
-                demote(finding, NOT_RUN)
+                kept[index] = demoted(finding, NOT_RUN)
+                if id(finding) in position:
+                    findings[position[id(finding)]] = kept[index]
         analyses.append(FileAnalysis(source, [], None, findings=kept))
     return CheckResult(analyses, {}, config=config)
 

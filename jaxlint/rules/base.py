@@ -20,7 +20,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protoco
 
 from jaxlint.events import RunEvents
 from jaxlint.ir import Op, Program, VmapRecord
-from jaxlint.model import Applicability, Finding, Fix, Option, Settings, Severity, Span, Target
+from jaxlint.model import Applicability, Cost, Finding, Fix, Option, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import char_span
 
@@ -74,8 +74,9 @@ class SourceContext:
         """The configured value of one of ``rule``'s declared options, else its default."""
         return self.settings.rule_options.get(rule.code, {}).get(name, rule.options[name].default)
 
-    def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
-        return rule.finding(self.path, span, message, fix)
+    def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None, *,
+                cost: Cost | None = None) -> Finding:
+        return rule.finding(self.path, span, message, fix, cost=cost)
 
 
 @dataclass
@@ -135,8 +136,9 @@ class ProgramContext(SourceContext):
         """Where a finding with no location in ``path`` points: the target's name, in its own file."""
         return self.target.name_span if self.in_target_file else None
 
-    def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None) -> Finding:
-        return rule.finding(self.path, span, message, fix, self.target.qualname)
+    def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None, *,
+                cost: Cost | None = None) -> Finding:
+        return rule.finding(self.path, span, message, fix, self.target.qualname, cost=cost)
 
 
 @dataclass
@@ -175,11 +177,12 @@ class Rule:
 
     @classmethod
     def finding(cls, path: str, span: Span, message: str, fix: Fix | None = None,
-                target: str | None = None) -> Finding:
+                target: str | None = None, *, cost: Cost | None = None) -> Finding:
         """A finding of this rule: the one place a Finding is made (code, name and severity are the
-        rule's). ``target``: the qualname of the traced function it came from, if any."""
+        rule's). ``target``: the qualname of the traced function it came from, if any; ``cost``:
+        what a performance finding wastes (a Finding is frozen: it is given here, not after)."""
         return Finding(code=cls.code, name=cls.name, message=message, severity=cls.severity,
-                       path=path, span=span, fix=fix, target=target)
+                       path=path, span=span, fix=fix, target=target, cost=cost)
 
     @classmethod
     def check_source(cls, ctx: SourceContext) -> Iterable[Finding]:

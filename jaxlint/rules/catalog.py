@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jaxlint.model import Applicability, Finding, Fix, Option, Severity, Span
+from jaxlint.model import Applicability, Cost, Finding, Fix, Option, Severity, Span
 
 if TYPE_CHECKING:
     from jaxlint.rules.base import Rule
@@ -46,11 +46,11 @@ class RuleInfo:
     fixes_calls: bool = False
 
     def finding(self, path: str, span: Span, message: str, fix: Fix | None = None,
-                target: str | None = None) -> Finding:
+                target: str | None = None, *, cost: Cost | None = None) -> Finding:
         """A finding of this rule, as ``Rule.finding`` makes it: for the pipeline's own codes
         (analysis failures, JX800), which the parent reports without the rule modules."""
         return Finding(code=self.code, name=self.name, message=message, severity=self.severity,
-                       path=path, span=span, fix=fix, target=target)
+                       path=path, span=span, fix=fix, target=target, cost=cost)
 
 
 def rule_infos() -> tuple[RuleInfo, ...]:

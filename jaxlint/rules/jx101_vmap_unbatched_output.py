@@ -71,9 +71,8 @@ def _check_site(rule: type[Rule], ctx: ProgramContext,
     fix = None
     if all(output.axis == 0 for output in outputs):  # ``x[k]`` in the source selects the batch axis
         fix = build_fix(ctx.source, record, common)
-    finding = ctx.finding(rule, _message(outputs), char_span(ctx.source, record.span), fix)
-    finding.cost = _cost_object(outputs)
-    return finding
+    return ctx.finding(rule, _message(outputs), char_span(ctx.source, record.span), fix,
+                       cost=_cost_object(outputs))
 
 
 def _unbatched_output(record: VmapRecord, leaf: int, values: list[Value], source: str,

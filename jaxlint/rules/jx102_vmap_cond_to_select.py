@@ -115,10 +115,9 @@ def _finding(rule: type[Rule], ctx: ProgramContext, span: Span, kind: str, insta
                f"({equations} inlined equations; branch FLOPs for the batch: {shown}) and keeps one; "
                f"{waste}. Use lax.map over the batch (each element runs only its branch) or make the "
                "predicate unbatched.")
-    finding = ctx.finding(rule, message, span)
     lower = costs.format_flops(least) if least is not None else "unknown"
-    finding.cost = Cost(basis="shapes", flops=most, equations=equations,
-                        note=f"FLOPs of the branches not taken, upper bound (every element takes the "
-                             f"cheapest branch); lower bound {lower}; the select_n joins and operand "
-                             "masks are extra")
-    return finding
+    cost = Cost(basis="shapes", flops=most, equations=equations,
+                note=f"FLOPs of the branches not taken, upper bound (every element takes the "
+                     f"cheapest branch); lower bound {lower}; the select_n joins and operand "
+                     "masks are extra")
+    return ctx.finding(rule, message, span, cost=cost)

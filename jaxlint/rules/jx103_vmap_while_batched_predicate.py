@@ -68,8 +68,7 @@ def _finding(rule: type[Rule], ctx: ProgramContext, op: Op, kind: str) -> Findin
                f"finished elements included{where}. If trip counts vary widely, use lax.map over the "
                "batch (each element runs its own trip count) or group elements of similar trip count.")
     assert op.location is not None  # check_program passes located ops only
-    finding = ctx.finding(rule, message, op.location.span)
-    finding.cost = Cost(basis="shapes", flops=None, bytes=None, equations=len(ops),
-                        note=f"wasted per call: body FLOPs per iteration ({per_iteration} for the batch) "
-                             "x (max trip - own trip) per element; trip counts unknown statically")
-    return finding
+    cost = Cost(basis="shapes", flops=None, bytes=None, equations=len(ops),
+                note=f"wasted per call: body FLOPs per iteration ({per_iteration} for the batch) "
+                     "x (max trip - own trip) per element; trip counts unknown statically")
+    return ctx.finding(rule, message, op.location.span, cost=cost)

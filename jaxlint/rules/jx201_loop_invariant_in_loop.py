@@ -192,9 +192,7 @@ def _finding(rule: type[Rule], ctx: ProgramContext, loop: Op, why: str, span: Sp
                    f"({scale}, if the branch runs each time). XLA does not hoist out of a "
                    f"conditional; compute it before the {kind} and pass the result in.")
         note = "invariant work in a cond branch, repeated per iteration (upper bound)"
-    finding = ctx.finding(rule, message, span)
-    finding.cost = Cost(basis="shapes", flops=wasted, bytes=None,
-                        equations=len(ops), note=note)
-    return finding
+    return ctx.finding(rule, message, span,
+                       cost=Cost(basis="shapes", flops=wasted, bytes=None, equations=len(ops), note=note))
 
 

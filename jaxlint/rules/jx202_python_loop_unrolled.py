@@ -43,11 +43,9 @@ class PythonLoopUnrolled(Rule):
                 continue
             # One finding per line: the largest loop (a loop body can call the line twice).
             group, repeats, period = max(loops, key=lambda loop: len(loop[0]))
-            finding = ctx.finding(cls, _message(len(group), repeats, period), _line_span(ctx.source, group))
-            finding.cost = Cost(
-                basis="shapes", equations=len(group),
-                note=f"{len(group)} equations compiled separately instead of one {period}-equation body")
-            yield finding
+            cost = Cost(basis="shapes", equations=len(group),
+                        note=f"{len(group)} equations compiled separately instead of one {period}-equation body")
+            yield ctx.finding(cls, _message(len(group), repeats, period), _line_span(ctx.source, group), cost=cost)
 
 
 def _by_call_site(ctx: ProgramContext, ops: list[Op]) -> list[list[Op]]:

@@ -111,9 +111,8 @@ def _finding(rule: type[Rule], ctx: ProgramContext, found: list[tuple[Value, Op]
     if sharded:
         note += "; per device: each device of the sharded program holds all of it"
     assert found[0][1].location is not None  # check_program keeps located uses only
-    finding = ctx.finding(rule, message, found[0][1].location.span)
-    finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None, note=note)
-    return finding
+    cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None, note=note)
+    return ctx.finding(rule, message, found[0][1].location.span, cost=cost)
 
 
 def _aval_text(value: Value) -> str:

@@ -62,11 +62,10 @@ class MissingDonation(Rule):
         assert jit is not None  # donated is None without a jit
         argnums = [r.argnum for r in found]
         total = sum(_per_device(r) for r in found)
-        finding = ctx.finding(cls, _message(found), jit.span, _fix(ctx.source, tree, jit, argnums))
-        finding.cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None,
-                            note="device memory, per device: a second buffer the size of each replaced "
-                                 "input (a sharded input's share) is live while the function runs")
-        yield finding
+        cost = Cost(basis="shapes", flops=0.0, bytes=float(total), equations=None,
+                    note="device memory, per device: a second buffer the size of each replaced "
+                         "input (a sharded input's share) is live while the function runs")
+        yield ctx.finding(cls, _message(found), jit.span, _fix(ctx.source, tree, jit, argnums), cost=cost)
 
 
 @dataclass

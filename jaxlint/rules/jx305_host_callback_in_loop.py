@@ -33,11 +33,10 @@ class HostCallbackInLoop(Rule):
                 continue
             trips = trip_count(loops)
             upto = "up to " if _under_cond(op, loops[0]) else ""
-            finding = ctx.finding(cls, _message(op, loops, trips), op.location.span)
-            finding.cost = Cost(basis="shapes", note=(
+            cost = Cost(basis="shapes", note=(
                 f"{upto}{trips} host round trips per call" if trips is not None
                 else "one host round trip per iteration of a while loop (trip count unknown)"))
-            yield finding
+            yield ctx.finding(cls, _message(op, loops, trips), op.location.span, cost=cost)
 
 
 def enclosing_loops(op: Op) -> list[Op]:

@@ -40,14 +40,13 @@ class StackedResiduals(Rule):
             memory = ctx.program.checkpoint_memory(stacked.loop)
             if memory is None or memory.checkpointed_temp_bytes >= memory.temp_bytes:
                 continue  # not measured, or checkpointing saves nothing
-            finding = ctx.finding(cls, _message(stacked, memory) + ctx.program.target_note, location.span,
-                                  _fix(ctx, location.span))
-            finding.cost = Cost(basis="compiled", flops=0.0,
-                                bytes=float(memory.temp_bytes - memory.checkpointed_temp_bytes), equations=None,
-                                note="device memory: XLA's temporary bytes, compiled as traced and with "
-                                     "jax.checkpoint on the loop body"
-                                     + (f"; per device, on each of {memory.devices}" if memory.devices > 1 else ""))
-            yield finding
+            cost = Cost(basis="compiled", flops=0.0,
+                        bytes=float(memory.temp_bytes - memory.checkpointed_temp_bytes), equations=None,
+                        note="device memory: XLA's temporary bytes, compiled as traced and with "
+                             "jax.checkpoint on the loop body"
+                             + (f"; per device, on each of {memory.devices}" if memory.devices > 1 else ""))
+            yield ctx.finding(cls, _message(stacked, memory) + ctx.program.target_note, location.span,
+                              _fix(ctx, location.span), cost=cost)
 
 
 def _message(stacked: Stacked, memory: Remat) -> str:

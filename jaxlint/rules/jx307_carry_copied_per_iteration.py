@@ -51,14 +51,13 @@ class CarryCopiedPerIteration(Rule):
             per_iteration = sum(b for _, b in copies)
             in_place = op is None or any(inner.primitive in _IN_PLACE for region in op.regions
                                          for inner in ops_in(region))
-            finding = ctx.finding(cls, _message(copies, per_iteration, trips, in_place, loop.devices)
-                                  + ctx.program.target_note, span)
-            finding.cost = Cost(basis="compiled", flops=0.0,
-                                bytes=float(per_iteration * trips) if trips else float(per_iteration),
-                                equations=None, note="memory traffic: bytes copied "
-                                + ("over all iterations" if trips else "per iteration (trip count unknown)")
-                                + (f", on each of the {loop.devices} devices" if loop.devices > 1 else ""))
-            yield finding
+            cost = Cost(basis="compiled", flops=0.0,
+                        bytes=float(per_iteration * trips) if trips else float(per_iteration),
+                        equations=None, note="memory traffic: bytes copied "
+                        + ("over all iterations" if trips else "per iteration (trip count unknown)")
+                        + (f", on each of the {loop.devices} devices" if loop.devices > 1 else ""))
+            yield ctx.finding(cls, _message(copies, per_iteration, trips, in_place, loop.devices)
+                              + ctx.program.target_note, span, cost=cost)
 
 
 def _large_loop(ctx: ProgramContext, minimum: int) -> bool:

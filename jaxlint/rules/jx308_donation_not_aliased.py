@@ -42,12 +42,11 @@ class DonationNotAliased(Rule):
             span = _place(ctx, jit)
             if span is None:
                 continue
-            finding = ctx.finding(cls, _message(jit, wasted) + ctx.program.target_note, span)
             # Memory is what each device holds: a sharded argument's share of it.
-            finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(per_device), equations=None,
-                                note="device memory: the outputs get new buffers beside the donated ones"
-                                + (f"; per device, on each of the {jit.devices} devices" if jit.devices > 1 else ""))
-            yield finding
+            cost = Cost(basis="compiled", flops=0.0, bytes=float(per_device), equations=None,
+                        note="device memory: the outputs get new buffers beside the donated ones"
+                        + (f"; per device, on each of the {jit.devices} devices" if jit.devices > 1 else ""))
+            yield ctx.finding(cls, _message(jit, wasted) + ctx.program.target_note, span, cost=cost)
 
 
 def _place(ctx: ProgramContext, jit: DonatingJit) -> Span | None:

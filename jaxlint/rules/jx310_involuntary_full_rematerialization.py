@@ -37,11 +37,10 @@ class InvoluntaryFullRematerialization(Rule):
                 continue  # another file's, or the same line again (0.4.35 warns once per operand)
             seen.add(placed[0])
             trips = _trips(ctx, placed[0].start_line)
-            finding = ctx.finding(cls, _message(remat, placed[1], trips) + ctx.program.target_note, placed[0])
-            finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(remat.nbytes), equations=None,
-                                note="per device: each device holds the whole value for the reshard"
-                                + (", every iteration of the loop around it" if trips != 1 else ""))
-            yield finding
+            cost = Cost(basis="compiled", flops=0.0, bytes=float(remat.nbytes), equations=None,
+                        note="per device: each device holds the whole value for the reshard"
+                        + (", every iteration of the loop around it" if trips != 1 else ""))
+            yield ctx.finding(cls, _message(remat, placed[1], trips) + ctx.program.target_note, placed[0], cost=cost)
 
 
 def _place(ctx: ProgramContext, remat: Rematerialization) -> tuple[Span, bool] | None:

@@ -30,10 +30,9 @@ class HbmOverflow(Rule):
             span = _place(ctx, fit)
             if span is None:
                 continue
-            finding = ctx.finding(cls, message(fit, ctx.path), span)
-            finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(fit.needed - fit.available),
-                                equations=None, note=f"device memory above what one {fit.target} chip has")
-            yield finding
+            cost = Cost(basis="compiled", flops=0.0, bytes=float(fit.needed - fit.available),
+                        equations=None, note=f"device memory above what one {fit.target} chip has")
+            yield ctx.finding(cls, message(fit, ctx.path), span, cost=cost)
 
 
 def _place(ctx: ProgramContext, fit: Hbm) -> Span | None:

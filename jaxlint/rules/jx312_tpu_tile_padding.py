@@ -43,11 +43,10 @@ class TpuTilePadding(Rule):
                 rewrite = dict(found.rewrites).get((path, line))
                 product = _product(ctx, span) if rewrite is not None else None
                 text = message(found, buffers, rewrite, product is not None, line) + ctx.program.target_note
-                finding = ctx.finding(cls, text, span, _fix(ctx, product, rewrite))
                 note = f"device memory the tiles take beyond the data on {found.target}"
-                finding.cost = Cost(basis="compiled", flops=0.0, bytes=float(sum(b.extra for b in buffers)),
-                                    equations=None, note=note)
-                yield finding
+                cost = Cost(basis="compiled", flops=0.0, bytes=float(sum(b.extra for b in buffers)),
+                            equations=None, note=note)
+                yield ctx.finding(cls, text, span, _fix(ctx, product, rewrite), cost=cost)
 
 
 def _product(ctx: ProgramContext, span: Span) -> ast.BinOp | None:

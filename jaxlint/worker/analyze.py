@@ -389,10 +389,9 @@ def _registered_function(registration: Any) -> Any:
 
 def _inferred(finding: Finding, signature: str) -> Finding:
     """A finding seen with arguments jaxlint guessed says so (a JX906 too: the guess may matter)."""
-    finding.arguments = INFERRED
-    finding.message += (f" (seen with arguments jaxlint inferred: {signature}; a hint, an example or "
-                        "`pytest --jaxlint` gives real ones)")
-    return finding
+    return dataclasses.replace(finding, arguments=INFERRED,
+                               message=finding.message + f" (seen with arguments jaxlint inferred: {signature}; "
+                                                         "a hint, an example or `pytest --jaxlint` gives real ones)")
 
 
 __all__ = ["analyze"]
