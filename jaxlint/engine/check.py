@@ -182,87 +182,26 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
     if not run_code and (fix or diff or cost == "compiled"):
         raise ValueError("fixes are verified, and costs compiled, by running the module")
     codes = [r.code for r in rules]
-    timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
-               "rules": 0.0, "fix": 0.0}
-    started = time.perf_counter()
     config = config or load_config(paths)  # the CLI passes the one it resolved (flags included)
-    empty: list[str] = []
-    missing: list[str] = []
-    files = discover.discover(paths, config, empty, missing)
-    timings["discover"] = time.perf_counter() - started
-    LOG.debug("discovered %d Python file%s in %.0f ms", len(files), "s" * (len(files) != 1),
-              timings["discover"] * 1000)
-    started = time.perf_counter()
     compile_costs = cost == "compiled"
-    recorded = recorded_keys(config)
-    settings = config.settings()
-    if cache is not None:
-        cache.open_index(paths, codes, settings, compile_costs)
-    analyses = [prepare(path, codes, config, compile_costs, recorded, cache, settings) for path in files]
-    timings["scan"] = time.perf_counter() - started
-    reported = config.reports_io_errors()
-    result = CheckResult(analyses, timings, config=config, empty_paths=empty,
-                         io_errors=[missing_path(given) for given in missing if reported],
-                         ignored_missing=[] if reported else missing)
-    pending = [a for a in analyses if a.job is not None]
-    LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
-              timings["scan"] * 1000, len(pending), len(analyses))
-    to_run = pending
-    if cache is not None:
-        started = time.perf_counter()
-        if config.infer_arguments:
-            skip_guesses_the_test_run_made(pending, codes, config, cache)
-        for analysis in pending:
-            analysis.result = cache.load(analysis.job)  # type: ignore[arg-type]
-        to_run = [a for a in pending if a.result is None]
-        result.cached = len(pending) - len(to_run)
-        LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
-                  len(pending), (time.perf_counter() - started) * 1000)
+    result = _scanned(paths, codes, config, compile_costs, cache)
+    pending = [a for a in result.files if a.job is not None]
+    to_run = pending if cache is None else _load_cached(pending, codes, config, cache, result)
     if not run_code:
         pending, to_run = _withhold(pending), []
-    lanes = max(1, min(jobs or default_jobs(), len(to_run)))
-    if pool is not None:
-        pools = [pool]
-    elif to_run or fix or diff or compile_costs:
-        from jaxlint.engine.pool import WorkerPool  # subprocess, threads: not for a run the cache answers
-
-        pools = [WorkerPool(timeout) for _ in range(lanes)]
-    else:
-        pools = []
+    pools = _lanes(pool, to_run, jobs, timeout, fix or diff or compile_costs)
     fresh = _fresh_workers(timeout, pending if (fix or diff) and pool is None else [])
     try:
         if to_run:
             # Modules that ask for the same CPU devices one after another: a lane's worker is
             # replaced only when the count changes.
             _run_all(sorted(to_run, key=lambda a: a.job.devices or 0), pools, codes, cache)
-        for analysis in pending:
-            found = analysis.result.findings
-            for index, finding in enumerate(found):
-                if _same_file(finding.path, analysis.source.path):  # other files': _route_to_helper_files
-                    if finding.path != analysis.source.path:  # the same file by another path (a link)
-                        found[index] = replace(finding, path=analysis.source.path)
-                    analysis.findings.append(found[index])
-            for stage, seconds in analysis.result.timings.items():
-                timings[stage] = timings.get(stage, 0.0) + seconds
-        result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
-        if cache is not None:  # what `pytest --jaxlint` linted, where still current (engine/store.py)
-            join_stored(analyses, codes, config, cache)
-            if not any(analysis.stored is not None for analysis in analyses):
-                result.unusable_test_run = unusable_session(cache, config, codes)
-        result.ignore_noqa = ignore_noqa
-        for analysis in analyses:  # before fixing: ignored and suppressed findings are not fixed
-            settle_file(analysis, codes, config, ignore_noqa)
-        timings["worker-start"] = sum(lane.jax_import for lane in pools)
+        _take_results(pending, result.timings)
+        _settle_all(result, pending, codes, config, ignore_noqa, cache)
+        result.timings["worker-start"] = sum(lane.jax_import for lane in pools)
         result.workers_started = sum(lane.started for lane in pools)
-        if fix or diff or compile_costs:
-            from jaxlint.engine.fixer import fix_files
-
-            started = time.perf_counter()
-            # --cost compiled alone verifies the fixes too (writing nothing), to compile them.
-            fix_files(result, fresh, codes, write=fix, unsafe_fixes=unsafe_fixes)
-            LOG.debug("fixes verified in %.0f ms: %d accepted, %d rejected", (time.perf_counter() - started) * 1000,
-                      len(result.fixed), len(result.fix_rejected))
-            timings["fix"] = time.perf_counter() - started
+        if fix or diff or compile_costs:  # --cost compiled alone verifies the fixes too (writing nothing)
+            _fix_all(result, fresh, codes, fix, unsafe_fixes)
     except (KeyboardInterrupt, Terminated) as error:
         for lane in pools:
             lane.kill()
@@ -279,6 +218,99 @@ def check(paths: list[str], rules: Sequence[RuleInfo | type[Rule]], fix: bool = 
         if cache.stored:
             cache.prune()
     return result
+
+
+def _scanned(paths: list[str], codes: list[str], config: Config, compile_costs: bool,
+             cache: ResultCache | None) -> CheckResult:
+    """The files found and scanned (each a FileAnalysis, with its job if it has targets), the
+    missing paths and empty folders, with the timings of both stages."""
+    timings = {"discover": 0.0, "scan": 0.0, "worker-start": 0.0, "import": 0.0, "trace": 0.0,
+               "rules": 0.0, "fix": 0.0}
+    started = time.perf_counter()
+    empty: list[str] = []
+    missing: list[str] = []
+    files = discover.discover(paths, config, empty, missing)
+    timings["discover"] = time.perf_counter() - started
+    LOG.debug("discovered %d Python file%s in %.0f ms", len(files), "s" * (len(files) != 1),
+              timings["discover"] * 1000)
+    started = time.perf_counter()
+    recorded = recorded_keys(config)
+    settings = config.settings()
+    if cache is not None:
+        cache.open_index(paths, codes, settings, compile_costs)
+    analyses = [prepare(path, codes, config, compile_costs, recorded, cache, settings) for path in files]
+    timings["scan"] = time.perf_counter() - started
+    LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
+              timings["scan"] * 1000, sum(a.job is not None for a in analyses), len(analyses))
+    reported = config.reports_io_errors()
+    return CheckResult(analyses, timings, config=config, empty_paths=empty,
+                       io_errors=[missing_path(given) for given in missing if reported],
+                       ignored_missing=[] if reported else missing)
+
+
+def _load_cached(pending: list[FileAnalysis], codes: list[str], config: Config, cache: ResultCache,
+                 result: CheckResult) -> list[FileAnalysis]:
+    """Each pending module's result from the cache where its entry is current; the modules left to run."""
+    started = time.perf_counter()
+    if config.infer_arguments:
+        skip_guesses_the_test_run_made(pending, codes, config, cache)
+    for analysis in pending:
+        analysis.result = cache.load(analysis.job)  # type: ignore[arg-type]
+    to_run = [a for a in pending if a.result is None]
+    result.cached = len(pending) - len(to_run)
+    LOG.debug("result cache %s: %d of %d modules up to date (%.0f ms)", cache.folder, result.cached,
+              len(pending), (time.perf_counter() - started) * 1000)
+    return to_run
+
+
+def _lanes(pool: WorkerPool | None, to_run: list[FileAnalysis], jobs: int | None, timeout: float,
+           fixing: bool) -> list[WorkerPool]:
+    """The caller's warm pool, else one pool per lane (none for a run the cache answers)."""
+    if pool is not None:
+        return [pool]
+    if not (to_run or fixing):
+        return []
+    from jaxlint.engine.pool import WorkerPool  # subprocess, threads: not for a run the cache answers
+
+    return [WorkerPool(timeout) for _ in range(max(1, min(jobs or default_jobs(), len(to_run))))]
+
+
+def _take_results(pending: list[FileAnalysis], timings: dict[str, float]) -> None:
+    """Each module's findings in its own file (other files': _route_to_helper_files), and its timings."""
+    for analysis in pending:
+        found = analysis.result.findings
+        for index, finding in enumerate(found):
+            if _same_file(finding.path, analysis.source.path):
+                if finding.path != analysis.source.path:  # the same file by another path (a link)
+                    found[index] = replace(finding, path=analysis.source.path)
+                analysis.findings.append(found[index])
+        for stage, seconds in analysis.result.timings.items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
+
+
+def _settle_all(result: CheckResult, pending: list[FileAnalysis], codes: list[str], config: Config,
+                ignore_noqa: bool, cache: ResultCache | None) -> None:
+    """Helpers' findings routed to their files, the test-run store joined, then every file settled
+    (before fixing: ignored and suppressed findings are not fixed)."""
+    analyses = result.files
+    result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
+    if cache is not None:  # what `pytest --jaxlint` linted, where still current (engine/store.py)
+        join_stored(analyses, codes, config, cache)
+        if not any(analysis.stored is not None for analysis in analyses):
+            result.unusable_test_run = unusable_session(cache, config, codes)
+    result.ignore_noqa = ignore_noqa
+    for analysis in analyses:
+        settle_file(analysis, codes, config, ignore_noqa)
+
+
+def _fix_all(result: CheckResult, fresh: FreshWorkers, codes: list[str], write: bool, unsafe_fixes: bool) -> None:
+    from jaxlint.engine.fixer import fix_files
+
+    started = time.perf_counter()
+    fix_files(result, fresh, codes, write=write, unsafe_fixes=unsafe_fixes)
+    LOG.debug("fixes verified in %.0f ms: %d accepted, %d rejected", (time.perf_counter() - started) * 1000,
+              len(result.fixed), len(result.fix_rejected))
+    result.timings["fix"] = time.perf_counter() - started
 
 
 def _fresh_workers(timeout: float, fixing: list[FileAnalysis]) -> FreshWorkers:
