@@ -267,104 +267,133 @@ class _Analysis:
 
     def _target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list,
                 function: Any = None) -> None:
-        job, timings = self.job, self.result.timings
-        function = function if function is not None else resolve(module, target.qualname)
-        if function is None:  # a closure (``make.<locals>.step``) has no name on the module: registered?
-            function = next((_registered_function(r) for r in registrations if r.function is not None
-                             and r.key[1:] == (target.first_line, target.name)), None)
+        """Trace one target with each of its signatures and run the rules on each program: the
+        function found, its signatures asked of the argument sources, each traced, then what was
+        traced or why nothing was."""
+        function = function if function is not None else self._found(module, target, registrations)
         if function is None:
             self._skip(target, "not-found", "not found on the module after import")
             return
-        request = ArgumentRequest(target, function, module, job.path, job.settings, recorded, registrations,
-                                  index=self.index)
+        request = ArgumentRequest(target, function, module, self.job.path, self.job.settings, recorded,
+                                  registrations, index=self.index)
         try:
             signatures = arguments_for(request)
         except ArgumentError as error:
             if InvalidHintRule.code in self.codes:
-                self.findings.append(InvalidHintRule.finding(job.path, target.hint_span or target.name_span,
+                self.findings.append(InvalidHintRule.finding(self.job.path, target.hint_span or target.name_span,
                                                              f"{error}", target=target.qualname))
             self._skip(target, "invalid-hint", str(error))
             return
         if not signatures:
             self._skip(target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
             return
-        # (argument source, signature, output avals, positions of the weakly typed inputs)
-        traced: list[tuple[str, str, list[str], list[int]]] = []
-        errors: list[str] = []
-        reported: set[tuple] = set()
-        lines: set[int] = set()  # lines of suppression comments' statements that made equations (JX800)
-        wanted = suppression_lines(job.source)
-
-        def report(found: list[Finding]) -> None:
-            # Several signatures, one report: the first signature's finding at each place stands
-            # (messages differ only by the signature's sizes).
-            for finding in found:
-                if finding.place not in reported:
-                    reported.add(finding.place)
-                    self.findings.append(finding)
-
         # Inferred signatures are a ladder of guesses: the first that traces is kept. One that
         # fails is not the user's error, nor is any failure of a plain function only inference or
         # its annotations made a target (it may be meant to run eagerly, on concrete shapes).
         inferred = signatures[0].source == INFERRED
-        quiet = inferred or target.kind in ("inferred", "annotated", "recorded")
+        runs = _TargetRuns(inferred, inferred or target.kind in ("inferred", "annotated", "recorded"),
+                           suppression_lines(self.job.source))
         self.traced_anything = True  # what runs from here on is not recorded (RanRecorder)
         self.ran.stop()
         for arguments in signatures:
-            signature = format_signature(arguments)
-            started = time.perf_counter()
-            try:
-                with TruncationRecorder() as truncations:
-                    closed = trace_function(function, arguments)
-            except NotArrays as error:
-                # A factory (returns a function or an optimizer object): not an error in the user's
-                # code; the functions it makes are traced where a traced caller uses them.
-                timings["trace"] += time.perf_counter() - started
-                self._skip(target, "not-traceable", str(error))
-                return
-            except BaseException as error:  # user code: sys.exit() while traced is a trace error too
-                timings["trace"] += time.perf_counter() - started
-                if quiet:
-                    errors.append(f"{signature}: {describe_error(error)}")
-                    continue
+            outcome = self._signature(function, target, arguments, runs)
+            if outcome == "not-traceable" or (outcome == "traced" and inferred):
+                break
+        if outcome != "not-traceable":
+            self._concluded(target, request, runs)
+
+    def _found(self, module: Any, target: Target, registrations: list) -> Any:
+        """The target's function on the module; a closure (``make.<locals>.step``) has no name
+        there, so an examples file's registration of it; None when neither has it."""
+        function = resolve(module, target.qualname)
+        if function is None:
+            function = next((_registered_function(r) for r in registrations if r.function is not None
+                             and r.key[1:] == (target.first_line, target.name)), None)
+        return function
+
+    def _signature(self, function: Any, target: Target, arguments: ArgumentSet, runs: _TargetRuns) -> str:
+        """Trace ``function`` with one signature and run the rules on its program: "traced",
+        "failed" (a trace error, reported unless quiet) or "not-traceable" (a factory: skipped)."""
+        job, timings = self.job, self.result.timings
+        signature = format_signature(arguments)
+        started = time.perf_counter()
+        try:
+            with TruncationRecorder() as truncations:
+                closed = trace_function(function, arguments)
+        except NotArrays as error:
+            # A factory (returns a function or an optimizer object): not an error in the user's
+            # code; the functions it makes are traced where a traced caller uses them.
+            timings["trace"] += time.perf_counter() - started
+            self._skip(target, "not-traceable", str(error))
+            return "not-traceable"
+        except BaseException as error:  # user code: sys.exit() while traced is a trace error too
+            timings["trace"] += time.perf_counter() - started
+            if not runs.quiet:
                 trace_error = failures.trace_error(error, job.path, target, signature)
                 explained = self._explained(target, error, trace_error.span)
-                report(explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
-                errors.append(f"{signature}: {describe_error(error)}")
-                continue
-            traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
-                           [i for i, a in enumerate(closed.in_avals) if getattr(a, "weak_type", False)]))
-            if compat.side_effects(closed) and target.qualname not in self.result.effectful:
-                self.result.effectful.append(target.qualname)
-            self.traced_calls.append((target.qualname, function, arguments))
-            timings["trace"] += time.perf_counter() - started
-            started = time.perf_counter()
-            found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
-                                     self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
-                                     truncations=truncations)
-            self._count_linted(closed, target)
-            if inferred:
-                found = [_inferred(finding, signature) for finding in found]
-            report(found)
-            if wanted - lines and not inferred:  # JX800 never judges a comment by a guessed signature
-                lines |= equation_lines(closed, job.path, wanted - lines)
-            timings["rules"] += time.perf_counter() - started
-            if inferred:
-                errors = []
-                break
-        if traced:
+                self._report(runs, explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
+            runs.errors.append(f"{signature}: {describe_error(error)}")
+            return "failed"
+        runs.traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
+                            [i for i, a in enumerate(closed.in_avals) if getattr(a, "weak_type", False)]))
+        if compat.side_effects(closed) and target.qualname not in self.result.effectful:
+            self.result.effectful.append(target.qualname)
+        self.traced_calls.append((target.qualname, function, arguments))
+        timings["trace"] += time.perf_counter() - started
+        started = time.perf_counter()
+        found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
+                                 self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
+                                 truncations=truncations)
+        self._count_linted(closed, target)
+        if runs.inferred:
+            found = [_inferred(finding, signature) for finding in found]
+            runs.errors = []  # the first guess that traces is kept: the failed ones were guesses
+        self._report(runs, found)
+        if runs.wanted - runs.lines and not runs.inferred:  # JX800 never judges a comment by a guessed signature
+            runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
+        timings["rules"] += time.perf_counter() - started
+        return "traced"
+
+    def _report(self, runs: _TargetRuns, found: list[Finding]) -> None:
+        """Several signatures, one report: the first signature's finding at each place stands
+        (messages differ only by the signature's sizes)."""
+        for finding in found:
+            if finding.place not in runs.reported:
+                runs.reported.add(finding.place)
+                self.findings.append(finding)
+
+    def _concluded(self, target: Target, request: ArgumentRequest, runs: _TargetRuns) -> None:
+        """What the target's signatures traced into, or why none did."""
+        if runs.traced:
+            traced = runs.traced
             self.result.traced.append(Traced(target.qualname, traced[0][0], traced[0][1], [t[1] for t in traced],
-                                             request.notes, len(errors), sorted(lines), [t[3] for t in traced]))
+                                             request.notes, len(runs.errors), sorted(runs.lines),
+                                             [t[3] for t in traced]))
             self.result.outputs[target.qualname] = [t[2] for t in traced]
-        elif inferred:
+        elif runs.inferred:
             # What the other sources said comes first (a stale record, an unbuildable annotation).
             self._skip(target, "no-arguments", "; ".join([*request.notes, "no inferred signature traced: "
-                                                          + "; ".join(errors)]))
-        elif quiet:
+                                                          + "; ".join(runs.errors)]))
+        elif runs.quiet:
             self._skip(target, "trace-error", f"trace error (not reported: a plain function, {target.kind}): "
-                       + "; ".join(errors))
+                       + "; ".join(runs.errors))
         else:
-            self._skip(target, "trace-error", "trace error: " + "; ".join(errors))
+            self._skip(target, "trace-error", "trace error: " + "; ".join(runs.errors))
+
+
+@dataclasses.dataclass
+class _TargetRuns:
+    """One target's traces so far: ``inferred`` (guessed signatures), ``quiet`` (its trace errors
+    are not reported), the suppression comments' lines (``wanted``) and those that made equations."""
+
+    inferred: bool
+    quiet: bool
+    wanted: set[int]
+    # (argument source, signature, output avals, positions of the weakly typed inputs)
+    traced: list[tuple[str, str, list[str], list[int]]] = dataclasses.field(default_factory=list)
+    errors: list[str] = dataclasses.field(default_factory=list)
+    reported: set[tuple] = dataclasses.field(default_factory=set)
+    lines: set[int] = dataclasses.field(default_factory=set)  # lines of the wanted comments' statements (JX800)
 
 
 def _ran_by_file(codes: list[CodeType], everything: bool) -> dict[str, list[str]]:
