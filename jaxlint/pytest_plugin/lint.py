@@ -72,21 +72,11 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
     block that records the project files whose functions run in it (the watcher's)."""
     codes = {rule.code for rule in rules}
     outcome = Outcome()
-    seen: set[tuple] = set()
+    report = _Reporter(outcome)
     files: dict[str, _File | None] = {}
     called: dict[str, set[int]] = {}  # path -> first lines of the functions the tests called
     tests: dict[tuple[str, int], list[str]] = {}  # (path, first line) -> the tests that called it
-
-    def report(found: list[Finding], depends: Iterable[str] = (), test: str | None = None) -> None:
-        # Several signatures and nested functions see the same operation: one finding per place
-        # (settled again with the other xdist workers' findings), so the list stays short.
-        depends = {os.path.abspath(file) for file in depends}
-        for finding in found:
-            outcome.depends.setdefault(os.path.abspath(finding.path), set()).update(depends)
-            if finding.place not in seen:
-                seen.add(finding.place)
-                outcome.findings.append(replace(finding, test=finding.test or test))
-
+    executed = executed or _nothing_recorded
     for function in functions:
         code = function.code
         path = os.path.abspath(code.co_filename)
@@ -100,30 +90,53 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         try:
             # What the traced code prints would land in the middle of pytest's summary.
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                _lint_function(function, path, source, rules, codes, settings, outcome, report, is_project,
-                               executed or _nothing_recorded)
+                _lint_function(function, path, source, rules, codes, settings, outcome, report, is_project, executed)
         except Exception as error:  # a bug of jaxlint's: a finding, never a crash of the test run
             outcome.findings += internal_error(codes, path, Span(code.co_firstlineno, 0, code.co_firstlineno, 0),
                                                None, f"linting {getattr(code, 'co_qualname', code.co_name)}",
                                                error)
     for path, lines in called.items():
         source = files[path] if path in files else files.setdefault(path, _read(path, None))
-        if source is None:
-            continue
-        outcome.ran += [Ran(path, f.qualname, f.line, f.first_line in source.reached, f.first_line,
-                            list(tests.get((path, f.first_line), [])))
-                        for f in source.functions if f.first_line in lines]
-        if source.reached or any(f.path == path and f.signatures for f in outcome.functions):
-            retrace = ModuleRetracer(source.module, path, settings) if source.module is not None else None
-            with (executed or _nothing_recorded)() as ran_files:
-                found = run_source_rules(rules, SourceContext(path, source.text, source.index, settings, retrace),
-                                         codes)
-            # The source rules' findings depend on the file's traces too (ctx.retrace).
-            report(found, ran_files | outcome.depends.get(path, set()) | {path})
+        if source is not None:
+            _called_file(path, source, lines, tests, rules, codes, settings, outcome, report, executed)
     from jaxlint.ir import target_devices  # the tests' process imports JAX already
 
     outcome.not_compiled = target_devices.take_refusals()
     return outcome
+
+
+class _Reporter:
+    """Adds findings to the outcome: several signatures and nested functions see the same
+    operation, so one finding per place (settled again with the other xdist workers' findings)
+    keeps the list short; each finding's files are recorded as depended on."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.seen: set[tuple] = set()
+
+    def __call__(self, found: list[Finding], depends: Iterable[str] = (), test: str | None = None) -> None:
+        depends = {os.path.abspath(file) for file in depends}
+        for finding in found:
+            self.outcome.depends.setdefault(os.path.abspath(finding.path), set()).update(depends)
+            if finding.place not in self.seen:
+                self.seen.add(finding.place)
+                self.outcome.findings.append(replace(finding, test=finding.test or test))
+
+
+def _called_file(path: str, source: _File, lines: set[int], tests: dict[tuple[str, int], list[str]],
+                 rules: list[type[Rule]], codes: set[str], settings: Settings, outcome: Outcome,
+                 report: _Reporter, executed: Callable[[], ContextManager[set[str]]]) -> None:
+    """A file whose functions the tests called: which of its JAX functions ran (and were linted),
+    then its source rules, when its traces reached it."""
+    outcome.ran += [Ran(path, f.qualname, f.line, f.first_line in source.reached, f.first_line,
+                        list(tests.get((path, f.first_line), [])))
+                    for f in source.functions if f.first_line in lines]
+    if source.reached or any(f.path == path and f.signatures for f in outcome.functions):
+        retrace = ModuleRetracer(source.module, path, settings) if source.module is not None else None
+        with executed() as ran_files:
+            found = run_source_rules(rules, SourceContext(path, source.text, source.index, settings, retrace), codes)
+        # The source rules' findings depend on the file's traces too (ctx.retrace).
+        report(found, ran_files | outcome.depends.get(path, set()) | {path})
 
 
 @contextlib.contextmanager
