@@ -83,21 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return explain(args)
     if args.command == "server":
-        try:
-            from jaxlint.server.lsp import main as serve
-        except ImportError as error:
-            print(f'jaxlint: the editor server needs pygls ({error}); pip install "pygls>=2,<3"', file=sys.stderr)
-            return 2
-        if args.target is not None:
-            from jaxlint.chips import TargetError, check_installed, parse_target
-
-            try:
-                check_installed(parse_target(args.target))
-            except TargetError as error:
-                print(f"jaxlint: {error}", file=sys.stderr)
-                return 2
-        serve(args.target)
-        return 0
+        return _server(args)
     if args.command == "mcp":
         from jaxlint.cli.mcp import run as serve_mcp
 
@@ -173,3 +159,22 @@ def entry() -> int:
 
 if __name__ == "__main__":
     sys.exit(entry())
+
+
+def _server(args: argparse.Namespace) -> int:
+    """``jaxlint server``: the editor server over stdio, once pygls and the target's libtpu are there."""
+    try:
+        from jaxlint.server.lsp import main as serve
+    except ImportError as error:
+        print(f'jaxlint: the editor server needs pygls ({error}); pip install "pygls>=2,<3"', file=sys.stderr)
+        return 2
+    if args.target is not None:
+        from jaxlint.chips import TargetError, check_installed, parse_target
+
+        try:
+            check_installed(parse_target(args.target))
+        except TargetError as error:
+            print(f"jaxlint: {error}", file=sys.stderr)
+            return 2
+    serve(args.target)
+    return 0
