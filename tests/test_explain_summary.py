@@ -85,7 +85,7 @@ def test_an_unrolled_loop_is_shown_once_with_its_count(unrolled: dict) -> None:
     assert len(hlo) <= 20 and any(re.search(rf"\b{STEPS - 1} like slice\.", row) for row in hlo), hlo
     # The whole page fits a screen or two, whatever the loop's length; the full listing does not.
     assert len(text.splitlines()) <= 80 < 2 * STEPS <= len(render(unrolled, width=100, full=True).splitlines())
-    assert "--full` prints every equation" in text
+    assert "--full` prints every equation" in " ".join(text.split())  # wrapped where the path's length puts it
 
 
 def test_full_prints_every_equation(module: Path) -> None:
