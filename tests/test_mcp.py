@@ -214,7 +214,7 @@ def jaxlint_processes_in(folder: Path) -> list[str]:
         try:
             if entry.name.isdigit() and os.path.realpath(entry / "cwd") == os.path.realpath(folder):
                 command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-                if command and not command.endswith("jaxlint mcp"):
+                if command and not command.endswith(" mcp"):  # the server (module_command("jaxlint") mcp)
                     found.append(command)
         except OSError:  # gone meanwhile, or not ours to read
             continue
@@ -249,6 +249,7 @@ def test_a_cancelled_call_stops_its_check_and_the_server_goes_on(project: Path) 
         return left, await session.call_tool("rule", {"rule": "JX101"})
 
     left, after = talk(project, conversation)
-    assert any(" -m jaxlint check " in command for command in seen), seen
+    # The check the call started: module_command("jaxlint") (python -c "...run_module('jaxlint', ...)") check ...
+    assert any("run_module('jaxlint'," in command and " check " in command for command in seen), seen
     assert left == []
     assert not after.is_error and text_of(after).startswith("vmap-unbatched-output (JX101)")
