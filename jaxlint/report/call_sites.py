@@ -36,8 +36,8 @@ def call_site_uses(index: SourceIndex, function: ast.FunctionDef | ast.AsyncFunc
 def _calls(index: SourceIndex) -> dict[str, list[ast.Call]]:
     """The file's calls of a plain name, by that name."""
     found: dict[str, list[ast.Call]] = {}
-    for node in ast.walk(index.tree):  # type: ignore[arg-type]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+    for node in index.calls:
+        if isinstance(node.func, ast.Name):
             found.setdefault(node.func.id, []).append(node)
     return found
 
