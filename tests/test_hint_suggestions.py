@@ -74,6 +74,10 @@ def first_loss(params, stream):
     return jnp.log(nll(params, x, labels))
 
 
+def warmup_schedule(steps=100, warmup=10):
+    return jnp.minimum(jnp.arange(steps) / warmup, 1.0)
+
+
 if __name__ == "__main__":
     params = init_params(jax.random.key(0), [4, 8, 3])
     params = step(params, jnp.ones((2, 4)), jnp.zeros(2, jnp.int32), 0.01)
@@ -103,7 +107,7 @@ def untraced(project: Path) -> dict[str, tuple[str, list[str]]]:
             name, _, reason = line.split(": ", 1)[1].partition(" ")
             entries[name] = (reason, [])
         elif line.startswith("      ") and entries:
-            entries[list(entries)[-1]][1].append(line.strip())
+            entries[list(entries)[-1]][1].append(line.lstrip())  # a trailing space would be copied too
     return entries
 
 
@@ -147,6 +151,12 @@ def test_an_iterator_needs_an_examples_file(untraced: dict) -> None:
     hint, note = untraced["evaluate"][1]
     assert hint == "# jaxlint: args params=[{'w': f32[...], 'b': f32[...]}, ...], batches=[(f32[...], f32[...]), ...]"
     assert "an iterator or generator needs an examples file" in note
+
+
+def test_a_function_whose_parameters_all_have_defaults_gets_the_bare_hint(untraced: dict) -> None:
+    reason, lines = untraced["warmup_schedule"]
+    assert "no parameter takes an array" in reason
+    assert lines[0] == "# jaxlint: args"  # no trailing space to copy along
 
 
 def test_explain_advice_reads_the_source_too(project: Path) -> None:

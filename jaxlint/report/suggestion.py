@@ -69,7 +69,7 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
         uses = {name: ParameterUse("unknown dtype") if use.kind == "array" else use for name, use in uses.items()}
     parts = [f"{name}={given.get(name) or _value(uses.get(name), name in static)}" for name in params]
     notes = _notes(kind, reason, params, static, given, uses, integers)
-    return "# jaxlint: args " + ", ".join(parts), "; ".join(notes) or None
+    return " ".join(["# jaxlint: args", *([", ".join(parts)] if parts else [])]), "; ".join(notes) or None
 
 
 def _notes(kind: str, reason: str, params: list[str], static: set[str], given: dict[str, str],
