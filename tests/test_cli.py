@@ -142,6 +142,16 @@ def test_an_ignored_e902_is_a_warning_and_the_exit_follows_the_rest(ignored: str
     assert f"jaxlint: warning: failed to lint missing.py: {MISSING}" in run.stderr.splitlines()
 
 
+def test_per_file_ignores_turn_e902_off_for_the_paths_they_match(tmp_path: Path) -> None:
+    """A per-file-ignores entry naming E902 applies to a missing path it matches, as to a file's
+    findings; the other missing paths are still findings."""
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nper-file-ignores = {"gone/*.py" = ["E9"]}\n')
+    run = jaxlint("check", "--output-format", "concise", "gone/a.py", "missing.py", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.splitlines() == [f"missing.py:1:1: E902 {MISSING}"]
+    assert f"jaxlint: warning: failed to lint gone/a.py: {MISSING}" in run.stderr.splitlines()
+
+
 def test_selecting_rules_keeps_e902_and_selecting_it_alone_names_no_rule(tmp_path: Path) -> None:
     (tmp_path / "plain.py").write_text("x = 1\n")
     selected = jaxlint("check", "--select", "JX101", "--output-format", "concise", "plain.py", "missing.py",

@@ -72,9 +72,14 @@ class Config:
         return resolve_rules([Selection(layer.select, layer.extend_select or [], layer.ignore or [])
                               for layer in self.layers])
 
-    def reports_io_errors(self) -> bool:
-        """E902 for a path given that does not exist: on unless an ignore list names it."""
-        return not any(ignores_io_errors(layer.ignore or []) for layer in self.layers)
+    def reports_io_errors(self, path: str | None = None) -> bool:
+        """E902 for a path given that does not exist: on unless an ignore list names it, or (for
+        ``path``, as given) a per-file-ignores entry that matches it."""
+        if any(ignores_io_errors(layer.ignore or []) for layer in self.layers):
+            return False
+        return path is None or not ignores_io_errors([selector for entry in self.per_file_ignores
+                                                      if entry.applies_to(os.path.abspath(path))
+                                                      for selector in entry.selectors])
 
     def emptied_selection(self) -> str:
         """What made ``rules()`` empty, as the user wrote it: the last ``select`` that named no

@@ -242,10 +242,10 @@ def _scanned(paths: list[str], codes: list[str], config: Config, compile_costs: 
     timings["scan"] = time.perf_counter() - started
     LOG.debug("scanned in %.0f ms: %d of %d files to import and trace (the others have no target)",
               timings["scan"] * 1000, sum(a.job is not None for a in analyses), len(analyses))
-    reported = config.reports_io_errors()
+    reported = [given for given in missing if config.reports_io_errors(given)]
     return CheckResult(analyses, timings, config=config, empty_paths=empty,
-                       io_errors=[missing_path(given) for given in missing if reported],
-                       ignored_missing=[] if reported else missing)
+                       io_errors=[missing_path(given) for given in reported],
+                       ignored_missing=[given for given in missing if given not in reported])
 
 
 def _load_cached(pending: list[FileAnalysis], codes: list[str], config: Config, cache: ResultCache,
