@@ -225,6 +225,30 @@ def library_log10(x):
     return jnp.where(x > 0, jnp.log10(x), 0.0)  # expect: JX501
 
 
+@jax.jit
+def lax_select(x):
+    return jax.lax.select(x > 0, jnp.log(x), jnp.zeros_like(x))  # expect: JX501
+
+
+@jax.jit
+def named_clip(p):
+    y = jnp.log(p)
+    return jnp.clip(y, -100.0)  # expect: JX501
+
+
+@jax.jit
+def clip_library_log10(p):
+    # Before JAX 0.7 log10 divides by a traced log(10.0), not a constant: the value clamped at p = 0
+    # is not known, and the clamp is quiet.
+    return jnp.clip(jnp.log10(p), -100.0)  # expect(jax>=0.7): JX501
+
+
+@jax.jit
+def clip_library_xlogy(p):
+    # xlogy's gradient is its own rule (custom_jvp): quiet.
+    return jnp.clip(xlogy(p, p), -100.0)
+
+
 # Named near misses: another variable tested, a named mask that keeps x = 0, a named double where.
 
 
@@ -430,7 +454,8 @@ for fn in (log_gt, swapped_compare, div_ne, sqrt_false_branch, arcsin_abs, arcco
     fn(x)
 for fn in (double_where, double_where_false_branch, log_threshold_below_zero, arctanh_outside,
            safe_power, stopped, shifted_input, constant_input, safe_op, named_mask, named_op, named_both,
-           named_false_branch, through_helper, library_log10, named_mask_keeps_zero, named_double_where):
+           named_false_branch, through_helper, library_log10, lax_select, named_clip, clip_library_log10,
+           clip_library_xlogy, named_mask_keeps_zero, named_double_where):
     fn(x)
 for fn in (masked_sum, masked_sum_guarded, masked_sum_other_mask):
     fn(x, x, x)

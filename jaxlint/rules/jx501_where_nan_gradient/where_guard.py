@@ -21,6 +21,7 @@ finding is reported without a fix, its message saying what to guard.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Iterator, NamedTuple, cast
 
 from jaxlint.fixes.double_where import build_fix, guard_edit
@@ -29,7 +30,7 @@ from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
 from jaxlint.rules.jx501_where_nan_gradient.masked_sum import masked_denominator
 from jaxlint.rules.jx501_where_nan_gradient.predicate import candidates, predicate_of
-from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, source_node, strip
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, spelled_at, strip
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import offset_of
 
@@ -73,7 +74,7 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[_Hit, Op
         if op.custom_derivative or op.location is None or op.location.path != ctx.path:
             continue
         spec = UNSAFE[op.primitive]
-        node, argument, spelled = _spelled(ctx.index, op)
+        node, argument, spelled = spelled_at(ctx.index, op)
         if op.primitive == "div" and masked_denominator(select, case, op) is not None:
             yield _Hit(op.location.span, op.primitive, node, argument, spelled, spec.safe, None, branch_is_true), op, []
             continue
@@ -125,8 +126,14 @@ def _where_at(ctx: ProgramContext, select: Op) -> ast.Call | None:
 
 
 def _is_where(index: SourceIndex, call: ast.Call) -> bool:
-    return index.callee(call) == "where" and len(call.args) == 3 and not call.keywords \
-        and not any(isinstance(a, ast.Starred) for a in call.args)
+    """``where(pred, a, b)`` or ``lax.select(pred, a, b)`` (the same select_n), plain arguments."""
+    if len(call.args) != 3 or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    return index.callee(call) == "where" or _is_lax_select(index, call)
+
+
+def _is_lax_select(index: SourceIndex, call: ast.Call) -> bool:
+    return index.callee(call) == "select" and "jax.lax.select" in index.call_names(call)
 
 
 def _same_call(ctx: ProgramContext, select: Op, unsafe: Op) -> bool:
@@ -161,23 +168,6 @@ def _where_holding(index: SourceIndex, leaf_spans: list[Span]) -> ast.Call | Non
     return min(holding, key=lambda sc: size(sc[0]))[1]
 
 
-def _spelled(index: SourceIndex, op: Op) -> tuple[ast.expr | None, ast.expr | None, bool]:
-    """The unsafe op's call or operator in the source, its operand, and whether that is the op's
-    own spelling (``jnp.log(x)``, ``1 / x``) rather than a library call of one argument holding it
-    (``jnp.log10(x)``: its argument is the operand's likely name, not one a fix may rewrite)."""
-    span = op.location.span  # type: ignore[union-attr]
-    spec = UNSAFE[op.primitive]
-    node = source_node(index, span, spec)
-    if isinstance(node, ast.BinOp):
-        return node, node.right if spec.arg == 1 else node.left, True
-    if node is not None:
-        return node, node.args[spec.arg], True
-    call = index.node_at(span, ast.Call)
-    if call is not None and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
-        return call, call.args[0], False
-    return call, None, False
-
-
 def _number(p: float) -> str:
     return str(int(p)) if float(p).is_integer() else repr(p)
 
@@ -192,7 +182,8 @@ def _fix(index: SourceIndex, where: ast.Call, hits: list[_Hit]) -> Fix | None:
 
 
 def _fixable(index: SourceIndex, where: ast.Call, hit: _Hit) -> bool:
-    if hit.witness is None or hit.argument is None or hit.node is None or not hit.spelled:
+    if hit.witness is None or hit.argument is None or hit.node is None or not hit.spelled \
+            or _is_lax_select(index, where):  # lax.select(pred, x, 1.0) needs 1.0 broadcast: no fix
         return False
     branch = where.args[1] if hit.branch_is_true else where.args[2]
     return index.span(branch).contains(index.span(hit.node))
@@ -219,6 +210,8 @@ def _guarded(index: SourceIndex, where: ast.Call, hit: _Hit) -> str:
         return f"where({index.text(where.args[0])}, x, {hit.safe}) in place of the op's input x"
     source, unsafe = index.source, index.text(hit.node)
     edit = guard_edit(source, where, hit.argument, hit.safe, hit.branch_is_true)
+    if _is_lax_select(index, where):  # its operands must agree in shape: the guard is jnp.where's
+        edit = dataclasses.replace(edit, content="jnp.where" + edit.content[len(index.text(where.func)):])
     start = offset_of(source, hit.node.lineno, index.span(hit.node).start_col)
     inner = (offset_of(source, edit.span.start_line, edit.span.start_col) - start,
              offset_of(source, edit.span.end_line, edit.span.end_col) - start)
