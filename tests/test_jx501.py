@@ -48,6 +48,35 @@ EXPECTED = {
     "grad_inside": ("jnp.log(v)", "0"),  # the where sits in ``total``, differentiated inside
     "rows_log": ("jnp.log(row)", "0"),  # a jit of a vmap, called with the batch at import
 }
+# The named forms: function -> (the unsafe expression, x's name, x's value named, the fix's edit or
+# None: offered only where the op is spelled in the where's own branch).
+NAMED = {
+    "named_mask": ("jnp.log(x)", "x", "0", "jnp.where(positive, x, 1.0)"),
+    "named_op": ("jnp.log(x)", "x", "0", None),
+    "named_both": ("jnp.sqrt(x)", "x", "0", None),
+    "named_false_branch": ("jnp.sqrt(x)", "x", "-1", "jnp.where(negative, 1.0, x)"),
+    "through_helper": ("jnp.log(v)", "v", "0", None),
+    "library_log10": ("jnp.log10(x)", "x", "0", None),
+    "lax_select": ("jnp.log(x)", "x", "0", None),  # lax.select(pred, x, 1.0) would not broadcast 1.0
+}
+# Clamps of a named op or of a library call holding it: function -> (the unsafe expression, its input).
+NAMED_CLAMPS = {"named_clip": ("jnp.log(p)", "p"), "clip_library_log10": ("jnp.log10(p)", "p")}
+
+
+def named_clamps() -> dict[str, tuple[str, str]]:
+    """NAMED_CLAMPS for this JAX: before 0.7 log10 divides by a traced log(10.0), and its clamp is
+    quiet (tests/rules/JX501.py)."""
+    from jaxlint.ir import compat
+
+    return {k: v for k, v in NAMED_CLAMPS.items() if compat.JAX_VERSION >= (0, 7) or k != "clip_library_log10"}
+# A division by a sum over the kept entries: function -> (the quotient, the denominator).
+MASKED = {
+    "masked_sum": ("p * q / s", "s"),
+    "masked_sum_inline": ("p / jnp.sum(jnp.where(n > 0, p, 0.0))", "jnp.sum(jnp.where(n > 0, p, 0.0))"),
+    "masked_count": ("p / jnp.sum(mask)", "jnp.sum(mask)"),
+}
+MASKED_QUIET = ["masked_sum_guarded", "masked_sum_other_mask", "masked_sum_filler_one", "masked_sum_of_discarded",
+                "masked_count_clamped"]
 # The clamp guard: function -> (the unsafe expression, its input's name, the fix's text or None).
 CLAMP_EXPECTED = {
     "clip_log_finfo": ("jnp.log(p)", "p", "jnp.log(jnp.clip(p, jnp.finfo(p.dtype).tiny))"),
@@ -113,7 +142,7 @@ def found(triggers) -> dict[str, Finding]:
 
 
 def test_every_trigger_is_an_error(found) -> None:
-    assert set(found) == set(EXPECTED) | set(CLAMP_EXPECTED)  # the case's lines: test_rule_cases.py
+    assert set(found) == set(EXPECTED) | set(CLAMP_EXPECTED) | set(NAMED) | set(MASKED) | set(named_clamps())
     assert all(f.code == "JX501" and f.name == "where-nan-gradient" and f.severity == "error"
                for f in found.values())
 
@@ -214,7 +243,8 @@ def test_clamped_gradient_is_nan_and_the_moved_clamp_fixes_it(triggers, found, t
     assert value_at(rewritten.clip_log_finfo, 0.0) == pytest.approx(math.log(1.1754943508222875e-38), rel=1e-6)
     # Rewritten, the clamps are quiet (the where guards and the clamps without a fix remain).
     left = {f.target for f in run(rewritten_path).findings}
-    assert left == set(EXPECTED) | {name for name, (_, _, fix) in CLAMP_EXPECTED.items() if fix is None}
+    assert left == set(EXPECTED) | set(NAMED) | set(MASKED) | set(named_clamps()) | {
+        name for name, (_, _, fix) in CLAMP_EXPECTED.items() if fix is None}
 
 
 def test_quiet_clamps_have_no_nan_gradient(triggers) -> None:
@@ -222,3 +252,73 @@ def test_quiet_clamps_have_no_nan_gradient(triggers) -> None:
     for name in CLAMP_NOT_NAN:
         for value in (0.0, 0.5, 1.0, 2.0):
             assert not math.isnan(grad_at(getattr(module, name), value)), (name, value)
+
+
+def test_named_forms_point_at_the_where_and_name_the_point(found) -> None:
+    lines = TRIGGERS.splitlines()
+    for name, (unsafe, variable, witness, fix) in NAMED.items():
+        finding = found[name]
+        text = lines[finding.span.start_line - 1][finding.span.start_col:]
+        assert text.startswith(("jnp.where(", "jax.lax.select(")), name
+        assert f"excludes {variable}={witness} from {unsafe}" in finding.message, finding.message
+        assert f"the gradient is NaN at {variable}={witness}" in finding.message, finding.message
+        if fix is None:
+            assert finding.fix is None, name
+        else:
+            assert [e.content for e in finding.fix.edits] == [fix], name
+    assert found["named_mask"].message.endswith(
+        "Guard the input with the same predicate: jnp.log(jnp.where(positive, x, 1.0)).")
+    assert found["lax_select"].message.endswith(
+        "Guard the input with the same predicate: jnp.log(jnp.where(x > 0, x, 1.0)).")
+    for name, (unsafe, variable) in named_clamps().items():
+        finding = found[name]
+        assert f"clamps away {variable}=0, where {unsafe} has an infinite derivative" in finding.message, name
+        assert finding.fix is None and math.isnan(grad_at(getattr(load(case_source("JX501")), name), 0.0)), name
+
+
+def test_named_forms_have_nan_gradients_and_the_fix_removes_them(triggers, found, tmp_path: Path) -> None:
+    path, _ = triggers
+    edits = [e for name in NAMED if found[name].fix for e in found[name].fix.edits]
+    original = load(path)
+    rewritten = load(write(tmp_path, "jx501_named_rewritten", apply_edits(TRIGGERS, edits)))
+    for name, (_, _, witness, fix) in NAMED.items():
+        assert math.isnan(grad_at(getattr(original, name), float(witness))), name
+        if fix is not None:
+            assert math.isfinite(grad_at(getattr(rewritten, name), float(witness))), name
+            for value in GRID:
+                before, after = value_at(getattr(original, name), value), value_at(getattr(rewritten, name), value)
+                assert before == after or (math.isnan(before) and math.isnan(after)), (name, value)
+    for name in ("named_mask_keeps_zero", "named_double_where"):
+        assert not math.isnan(grad_at(getattr(original, name), 0.0)), name
+
+
+def test_masked_sum_message_and_no_fix(found) -> None:
+    for name, (quotient, total) in MASKED.items():
+        finding = found[name]
+        assert finding.fix is None, name
+        assert finding.message.startswith(
+            f"jnp.where divides by {total} in {quotient}, a sum over the entries this where keeps: where it "
+            f"keeps none, {total} is 0"), finding.message
+        assert finding.message.endswith(f"Divide by a sum that cannot be 0: jnp.where({total} == 0, 1.0, {total})."), \
+            finding.message
+
+
+def _masked_gradient(fn, n: list[float]) -> list[float]:
+    """The gradient of ``fn``'s sum with respect to every float argument but the last (the mask's n)."""
+    import jax
+    import jax.numpy as jnp
+
+    p = jnp.array([1.0, 2.0, 3.0], jnp.float32)
+    arity = fn.__wrapped__.__code__.co_argcount if hasattr(fn, "__wrapped__") else fn.__code__.co_argcount
+    grads = jax.grad(lambda *a: fn(*a, jnp.array(n, jnp.float32)).sum(), argnums=tuple(range(arity - 1)))(
+        *[p] * (arity - 1))
+    return [float(g) for gradient in grads for g in gradient]
+
+
+def test_masked_sums_are_nan_exactly_where_every_entry_is_masked(triggers) -> None:
+    module = load(triggers[0])
+    for name in MASKED:
+        assert all(math.isnan(g) for g in _masked_gradient(getattr(module, name), [0.0, -1.0, 0.0])), name
+        assert not any(math.isnan(g) for g in _masked_gradient(getattr(module, name), [1.0, -1.0, 0.0])), name
+    for name in MASKED_QUIET:
+        assert not any(math.isnan(g) for g in _masked_gradient(getattr(module, name), [0.0, -1.0, 0.0])), name

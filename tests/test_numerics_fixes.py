@@ -137,10 +137,15 @@ def in_cond(x):
     return lax.cond(x.sum() > 0, lambda v: jnp.log(1 + v), lambda v: v, x)
 
 
+@jax.jit
+def softplus_log1p(x):
+    return x + jnp.log1p(jnp.exp(-x))
+
+
 x = jnp.linspace(-3.0, 3.0, 12).reshape(3, 4)
 m = jnp.eye(4) + 0.1
 for fn in (lse, lse_aliases, logsoftmax, log1p_hand, softplus_hand, softmax_hand, sigmoid_hand,
-           log_sigmoid_call, through_helper, in_vmap, in_scan, in_cond):
+           log_sigmoid_call, through_helper, in_vmap, in_scan, in_cond, softplus_log1p):
     fn(x)
 loss_grad(x[0], x[1])
 grad_inside(x[0], x[1])
@@ -166,6 +171,7 @@ REWRITES = [
     ("jnp.log(jnp.sum(jnp.exp(r)))", "jax.nn.logsumexp(r)"),
     ("1.0 / (1.0 + jnp.exp(-r))", "sg(r)"),
     ("jnp.log(1 + v)", "jnp.log1p(v)"),
+    ("jnp.log1p(jnp.exp(-x))", "jax.nn.softplus(-x)"),
 ]
 
 
@@ -194,10 +200,10 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CheckResult]:
 
 def test_every_trigger_traced_and_a_warning(triggers) -> None:
     _, result = triggers
-    # 19 targets, and with inference on (the default) the plain functions loss and helper, which the
+    # 20 targets, and with inference on (the default) the plain functions loss and helper, which the
     # module calls at import: traced with that call's arguments, no findings of their own.
-    assert_analyzed(result, 21)
-    assert len(result.findings) == 23
+    assert_analyzed(result, 22)
+    assert len(result.findings) == 24
     assert all(f.severity == "warning" for f in result.findings)
 
 
@@ -257,10 +263,14 @@ def test_fixed_values_are_right_where_the_original_is_wrong(triggers, fixed) -> 
     # JX708: log(sigmoid(-100)) is -inf; log_sigmoid(-100) is -100.
     assert math.isinf(float(original.log_sigmoid_call(jnp.array([-100.0]))[0]))
     assert float(repaired.log_sigmoid_call(jnp.array([-100.0]))[0]) == pytest.approx(-100.0)
+    # JX708: x + log1p(exp(-x)) (softplus by hand) at -100 is inf; with softplus(-x) it is 0 (true: 4e-44).
+    assert math.isinf(float(original.softplus_log1p(jnp.array([-100.0]))[0]))
+    assert float(repaired.softplus_log1p(jnp.array([-100.0]))[0]) == pytest.approx(0.0, abs=1e-6)
     # Ordinary inputs: the same values.
     ordinary = jnp.linspace(-3.0, 3.0, 12).reshape(3, 4)
     for name in ("lse", "lse_aliases", "logsoftmax", "log1p_hand", "softplus_hand", "softmax_hand",
-                 "sigmoid_hand", "log_sigmoid_call", "through_helper", "in_vmap", "in_scan", "in_cond"):
+                 "sigmoid_hand", "log_sigmoid_call", "through_helper", "in_vmap", "in_scan", "in_cond",
+                 "softplus_log1p"):
         assert np.allclose(getattr(original, name)(ordinary), getattr(repaired, name)(ordinary),
                            rtol=1e-5, atol=1e-6, equal_nan=True), name
     m = jnp.eye(4) + 0.1
@@ -285,6 +295,13 @@ def test_gradients_the_messages_promise(triggers, fixed) -> None:
     assert math.isinf(float(original.bce(jnp.array([100.0]), jnp.array([0.0]))[0]))
     bce = -(jax.nn.log_sigmoid(-jnp.array([100.0])))
     assert float(bce[0]) == pytest.approx(100.0)
+    # JX708: softplus by hand has a NaN gradient once exp(-x) overflows (x = -89, float32: exp(89) is
+    # inf); fixed, it is 0 (true: sigmoid(-89), 2e-39). At -88 exp(88) is still finite: no NaN.
+    for point, hand_is_nan in ((-89.0, True), (-100.0, True), (-88.0, False)):
+        hand = jax.grad(lambda v: original.softplus_log1p(v).sum())(jnp.array([point]))
+        assert math.isnan(float(hand[0])) == hand_is_nan, point
+        stable = jax.grad(lambda v: repaired.softplus_log1p(v).sum())(jnp.array([point]))
+        assert float(stable[0]) == pytest.approx(0.0, abs=1e-6), point
 
 
 def test_norm_recipe_in_the_message_has_a_finite_gradient() -> None:

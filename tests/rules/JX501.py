@@ -109,7 +109,7 @@ def grad_inside(x):
 
 # Quiet: the double where already, library functions, another variable tested, a threshold that
 # leaves the singular point in, a safe power, stop_gradient, a shifted or constant or integer input, a
-# safe op, and the forms the where call's own text does not show.
+# safe op.
 
 
 @jax.jit
@@ -183,12 +183,147 @@ def log_of(v):
     return jnp.log(v)
 
 
+# Named forms: the jaxpr is the inline form's, and so is the finding (at the where call). The
+# predicate named (mask = x > 0), the unsafe op named before the where, both, the log in a helper of
+# the file, a library function holding the log: the fix is offered only where the op is spelled in
+# the where's own branch (there the predicate's text means what it means in the where).
+
+
 @jax.jit
-def not_shown_in_the_call(x):
-    # Real NaN gradients, but the where call's own text shows neither the test nor the log:
-    # the rule reports only the documented form.
+def named_mask(x):
     positive = x > 0
-    return jnp.where(positive, jnp.log(x), 0.0) + jnp.where(x > 0, log_of(x), 0.0)
+    return jnp.where(positive, jnp.log(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def named_op(x):
+    y = jnp.log(x)
+    return jnp.where(x > 0, y, 0.0)  # expect: JX501
+
+
+@jax.jit
+def named_both(x):
+    inside = (x > 0) & (x < 5)
+    root = jnp.sqrt(x)
+    out = jnp.where(inside, root + 1.0, 0.0)  # expect: JX501
+    return out
+
+
+@jax.jit
+def named_false_branch(x):
+    negative = x < 0
+    return jnp.where(negative, 0.0, jnp.sqrt(x))  # expect: JX501
+
+
+@jax.jit
+def through_helper(x):
+    return jnp.where(x > 0, log_of(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def library_log10(x):
+    return jnp.where(x > 0, jnp.log10(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def lax_select(x):
+    return jax.lax.select(x > 0, jnp.log(x), jnp.zeros_like(x))  # expect: JX501
+
+
+@jax.jit
+def named_clip(p):
+    y = jnp.log(p)
+    return jnp.clip(y, -100.0)  # expect: JX501
+
+
+@jax.jit
+def clip_library_log10(p):
+    # Before JAX 0.7 log10 divides by a traced log(10.0), not a constant: the value clamped at p = 0
+    # is not known, and the clamp is quiet.
+    return jnp.clip(jnp.log10(p), -100.0)  # expect(jax>=0.7): JX501
+
+
+@jax.jit
+def clip_library_xlogy(p):
+    # xlogy's gradient is its own rule (custom_jvp): quiet.
+    return jnp.clip(xlogy(p, p), -100.0)
+
+
+# Named near misses: another variable tested, a named mask that keeps x = 0, a named double where.
+
+
+@jax.jit
+def named_other_variable(x, y):
+    positive = y > 0
+    return jnp.where(positive, jnp.log(x), 0.0)
+
+
+@jax.jit
+def named_mask_keeps_zero(x):
+    keep = x > -1
+    return jnp.where(keep, jnp.log(x), 0.0)
+
+
+@jax.jit
+def named_double_where(x):
+    positive = x > 0
+    safe = jnp.where(positive, x, 1.0)
+    return jnp.where(positive, jnp.log(safe), 0.0)
+
+
+# A division by a sum over the entries the same where keeps: where it keeps none, the sum is 0, the
+# where discards the quotient and its gradient is NaN. Named or inline, a where-sum or a count.
+
+
+@jax.jit
+def masked_sum(p, q, n):
+    s = jnp.sum(jnp.where(n > 0, p, 0.0))
+    return jnp.where(n > 0, p * q / s, 0.0)  # expect: JX501
+
+
+@jax.jit
+def masked_sum_inline(p, n):
+    return jnp.where(n > 0, p / jnp.sum(jnp.where(n > 0, p, 0.0)), 0.0)  # expect: JX501
+
+
+@jax.jit
+def masked_count(p, n):
+    mask = n > 0
+    return jnp.where(mask, p / jnp.sum(mask), 0.0)  # expect: JX501
+
+
+# Quiet: the sum guarded, a sum over another mask, a filler that is not 0, the sum over the
+# entries the where discards (all of p where it keeps none: not 0), a count clamped to 1.
+
+
+@jax.jit
+def masked_sum_guarded(p, q, n):
+    s = jnp.sum(jnp.where(n > 0, p, 0.0))
+    return jnp.where(n > 0, p * q / jnp.where(s == 0, 1.0, s), 0.0)
+
+
+@jax.jit
+def masked_sum_other_mask(p, m, n):
+    s = jnp.sum(jnp.where(m > 0, p, 0.0))
+    return jnp.where(n > 0, p / s, 0.0)
+
+
+@jax.jit
+def masked_sum_filler_one(p, n):
+    s = jnp.sum(jnp.where(n > 0, p, 1.0))
+    return jnp.where(n > 0, p / s, 0.0)
+
+
+@jax.jit
+def masked_sum_of_discarded(p, n):
+    s = jnp.sum(jnp.where(n > 0, 0.0, p))
+    return jnp.where(n > 0, p / s, 0.0)
+
+
+@jax.jit
+def masked_count_clamped(p, n):
+    mask = n > 0
+    return jnp.where(mask, p / jnp.maximum(jnp.sum(mask), 1), 0.0)
 
 
 # The clamp guard: a clip, maximum, minimum or clamp after the unsafe op clamps away its value at
@@ -318,8 +453,15 @@ for fn in (log_gt, swapped_compare, div_ne, sqrt_false_branch, arcsin_abs, arcco
            two_unsafe, vmapped, in_scan, grad_inside):
     fn(x)
 for fn in (double_where, double_where_false_branch, log_threshold_below_zero, arctanh_outside,
-           safe_power, stopped, shifted_input, constant_input, safe_op, not_shown_in_the_call):
+           safe_power, stopped, shifted_input, constant_input, safe_op, named_mask, named_op, named_both,
+           named_false_branch, through_helper, library_log10, lax_select, named_clip, clip_library_log10,
+           clip_library_xlogy, named_mask_keeps_zero, named_double_where):
     fn(x)
+for fn in (masked_sum, masked_sum_guarded, masked_sum_other_mask):
+    fn(x, x, x)
+for fn in (masked_sum_inline, masked_count, masked_sum_filler_one, masked_sum_of_discarded, masked_count_clamped):
+    fn(x, x)
+named_other_variable(x, x)
 library(x, x)
 library_in_where(x, x)
 other_variable(x, x)

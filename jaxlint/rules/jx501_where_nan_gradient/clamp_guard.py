@@ -21,7 +21,7 @@ from jaxlint.fixes.guard_inside import move_guard_inside
 from jaxlint.ir import Op, Value, patterns, primitives
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
-from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, scalar, singular_values, source_node, strip
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, scalar, singular_values, spelled_at, strip
 
 _GUARD_PRIMITIVES = ("max", "min", "clamp")
 # How the source spells a clamp (``jnp.clip``, ``x.clip``, ``jnp.maximum``, ``lax.clamp``, ...).
@@ -70,6 +70,8 @@ def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool] |
     if traced is None:
         return None
     unsafe, carry = traced
+    if unsafe.custom_derivative:  # inside a custom_jvp/vjp function (xlogy): its gradient is its own rule
+        return None
     spec = UNSAFE[unsafe.primitive]
     x = strip(unsafe.inputs[spec.arg])
     if not patterns.inexact(x) or not patterns.differentiable(x) or unsafe.location is None \
@@ -81,14 +83,14 @@ def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool] |
     if point is None:
         return None
     call = ctx.index.node_at(guard.location.span, ast.Call)
-    node = source_node(ctx.index, unsafe.location.span, spec)
-    if call is None or node is None or ctx.index.callee(call) not in _GUARD_CALLS:
+    # The op as spelled (jnp.log(p)), or a library call of one argument holding it (jnp.log10(p)):
+    # the program decides, the source only names it; a fix only for the op's own spelling.
+    node, argument, spelled = spelled_at(ctx.index, unsafe)
+    if call is None or node is None or argument is None or ctx.index.callee(call) not in _GUARD_CALLS:
         return None
-    argument = node.right if isinstance(node, ast.BinOp) and spec.arg == 1 else (
-        node.left if isinstance(node, ast.BinOp) else node.args[spec.arg])
     bound = low if low is not None and point[1] < low else high
     fix = None
-    if isinstance(node, ast.Call) and bound is not None and low is not None and high is None:
+    if spelled and isinstance(node, ast.Call) and bound is not None and low is not None and high is None:
         fix = move_guard_inside(ctx.source, call, ctx.index.callee(call) or "", node,
                                 ctx.index.callee(node) or "", bound)
     negative_zero = point[0] == 0 and math.copysign(1.0, point[0]) < 0

@@ -120,3 +120,20 @@ def singular_values(op: Op) -> list[tuple[float, float]]:
               "asin": [(1.0, math.pi / 2), (-1.0, -math.pi / 2)], "acos": [(1.0, 0.0), (-1.0, math.pi)],
               "atanh": [(1.0, math.inf), (-1.0, -math.inf)]}
     return points.get(name, [])
+
+
+def spelled_at(index: SourceIndex, op: Op) -> tuple[ast.expr | None, ast.expr | None, bool]:
+    """The unsafe op's call or operator in the source, its operand, and whether that is the op's
+    own spelling (``jnp.log(x)``, ``1 / x``) rather than a library call of one argument holding it
+    (``jnp.log10(x)``: its argument is the operand's likely name, not one a fix may rewrite)."""
+    span = op.location.span  # type: ignore[union-attr]
+    spec = UNSAFE[op.primitive]
+    node = source_node(index, span, spec)
+    if isinstance(node, ast.BinOp):
+        return node, node.right if spec.arg == 1 else node.left, True
+    if node is not None:
+        return node, node.args[spec.arg], True
+    call = index.node_at(span, ast.Call)
+    if call is not None and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
+        return call, call.args[0], False
+    return call, None, False

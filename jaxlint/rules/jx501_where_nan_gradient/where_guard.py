@@ -3,40 +3,47 @@
 In the jaxpr ``jnp.where(pred, a, b)`` is ``select_n(pred, b, a)``. Its transpose sends a zero
 cotangent to the excluded elements of ``a``; if ``a`` was computed (through elementwise ops) by an
 op whose derivative is infinite or NaN at those elements (log at 0, sqrt at x <= 0, ...), the chain
-rule multiplies 0 by inf: NaN. We report a ``where`` call of the analyzed file whose predicate is a
-comparison of that op's very input ``x`` with constants, when some excluded ``x`` makes the
-derivative non-finite; the point is found exactly by evaluating the predicate and the op's bad set
-at every interval boundary. The double-where form is quiet (the op's input is then a select_n,
-not ``x``), and so are library functions (sinc, softplus, xlogy, ...): their ops do not sit at a
-``log``/``sqrt``/... call or operator of the source, and their own selects are not ``where`` calls.
+rule multiplies 0 by inf: NaN. We report a ``where`` call of the analyzed file (the call at the
+select_n's location) whose predicate is, in the jaxpr, a comparison of that op's very input ``x``
+(the same value) with constants, when some excluded ``x`` makes the derivative non-finite; the
+point is found exactly by evaluating the predicate and the op's bad set at every interval boundary.
+The program decides, not the spelling: ``mask = x > 0`` on a line of its own, ``y = jnp.log(x)``
+before the where, or the log in a helper of the file give the finding the inline form gives. A
+division by a sum over the entries the same where keeps is the second shape (masked_sum.py).
+
+Quiet: the double where (the op's input is then a select_n, not ``x``); library functions whose
+gradient is their own rule (softplus, xlogy: custom_jvp) or whose own where guards the op (sinc);
+selects that are not a ``where`` call of the source. The source gives only the place and the fix:
+the double-where rewrite is offered when each unsafe op is spelled in the where's own branch
+(``jnp.log(x)``, ``1 / x``), where the predicate's text means the same thing; otherwise the
+finding is reported without a fix, its message saying what to guard.
 """
 from __future__ import annotations
 
 import ast
-import math
-import operator
-from typing import Callable, Iterator, NamedTuple, cast
+import dataclasses
+from typing import Iterator, NamedTuple, cast
 
 from jaxlint.fixes.double_where import build_fix, guard_edit
 from jaxlint.ir import Location, Op, Value, patterns
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
-from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, scalar, source_node, strip
+from jaxlint.rules.jx501_where_nan_gradient.masked_sum import masked_denominator
+from jaxlint.rules.jx501_where_nan_gradient.predicate import candidates, predicate_of
+from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, spelled_at, strip
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import offset_of
 
 
 class _Hit(NamedTuple):
-    argument: ast.expr  # the unsafe op's operand in the source (``x`` of ``jnp.log(x)``)
-    node: ast.expr  # the unsafe call or operator
+    span: Span  # the unsafe op's place
+    primitive: str
+    node: ast.expr | None  # the unsafe call or operator of the source (``jnp.log(x)``), when spelled so
+    argument: ast.expr | None  # its operand in the source (``x``), when known
+    spelled: bool  # ``node`` is the op's own call or operator (else a library call holding it)
     safe: str
-    witness: str  # an excluded value of x where the derivative is not finite
+    witness: str | None  # an excluded value of x where the derivative is not finite; None: a masked sum
     branch_is_true: bool  # the unsafe op is in the where's second argument (else its third)
-
-
-_COMPARE = {"gt": operator.gt, "lt": operator.lt, "ge": operator.ge, "le": operator.le,
-            "eq": operator.eq, "ne": operator.ne}
-_SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 
 
 def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]]:
@@ -44,45 +51,43 @@ def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]
     however often it was traced."""
     found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
     for op in ctx.program.walk():
-        if op.primitive == "select_n" and len(op.inputs) == 3 and live(op.outputs[0]):
-            for case in (1, 2):
-                for where, hit in _hits(ctx, op, case):
-                    hits = found.setdefault(ctx.index.span(where), (where, []))[1]
-                    if all(hit.argument is not other.argument for other in hits):
-                        hits.append(hit)
+        if op.primitive != "select_n" or len(op.inputs) != 3 or not live(op.outputs[0]):
+            continue
+        for case in (1, 2):
+            for hit, unsafe, leaves in _hits(ctx, op, case):
+                where = _where_for(ctx, op, unsafe, leaves)
+                if where is None:
+                    continue
+                hits = found.setdefault(ctx.index.span(where), (where, []))[1]
+                if all(hit.span != other.span for other in hits):
+                    hits.append(hit)
     for span, (where, hits) in found.items():
-        hits.sort(key=lambda hit: (hit.node.lineno, hit.node.col_offset))  # source order
-        yield _message(ctx.index, where, hits), span, _fix(ctx.source, where, hits)
+        hits.sort(key=lambda hit: (hit.span.start_line, hit.span.start_col))  # source order
+        yield _message(ctx.index, where, hits), span, _fix(ctx.index, where, hits)
 
 
-def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[ast.Call, _Hit]]:
-    """Unsafe ops feeding case ``case`` of ``select`` that the predicate excludes at a bad point."""
+def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[_Hit, Op, list[Op]]]:
+    """Unsafe ops of this file feeding case ``case`` of ``select`` that the predicate excludes at a
+    bad point: the hit, the op and the predicate's comparisons (none for a masked sum)."""
     branch_is_true = case == 2  # select_n(pred, on_false, on_true)
     for op in _unsafe_ops(select.inputs[case]):
-        spec = UNSAFE[op.primitive]
-        x = strip(op.inputs[spec.arg])
-        if not patterns.inexact(x) or op.location is None or op.location.path != ctx.path:
+        if op.custom_derivative or op.location is None or op.location.path != ctx.path:
             continue
-        predicate = _predicate(select.inputs[0], x)
-        if predicate is None:
+        spec = UNSAFE[op.primitive]
+        node, argument, spelled = spelled_at(ctx.index, op)
+        if op.primitive == "div" and masked_denominator(select, case, op) is not None:
+            yield _Hit(op.location.span, op.primitive, node, argument, spelled, spec.safe, None, branch_is_true), op, []
+            continue
+        x = strip(op.inputs[spec.arg])
+        predicate = predicate_of(select.inputs[0], x)
+        if predicate is None or not patterns.inexact(x) or not patterns.differentiable(x):
             continue
         test, leaves, constants = predicate
-        if any(leaf.location is None or leaf.location.path != ctx.path for leaf in leaves):
-            continue
-        witness = next((p for p in _candidates(constants)
-                        if test(p) != branch_is_true and spec.bad(p, op)), None)
-        if witness is None or not patterns.differentiable(x):
-            continue
-        where = _where_call(ctx.index, [cast(Location, leaf.location).span for leaf in leaves])
-        node = source_node(ctx.index, op.location.span, spec)
-        if where is None or node is None:
-            continue
-        branch = where.args[1] if branch_is_true else where.args[2]
-        if not ctx.index.span(branch).contains(op.location.span):
-            continue
-        argument = node.right if isinstance(node, ast.BinOp) and spec.arg == 1 else (
-            node.left if isinstance(node, ast.BinOp) else node.args[spec.arg])
-        yield where, _Hit(argument, node, spec.safe, _number(witness), branch_is_true)
+        witness = next((p for p in candidates(constants) if test(p) != branch_is_true and spec.bad(p, op)), None)
+        if witness is not None:
+            hit = _Hit(op.location.span, op.primitive, node, argument, spelled, spec.safe, _number(witness),
+                       branch_is_true)
+            yield hit, op, leaves
 
 
 def _unsafe_ops(value: Value) -> list[Op]:
@@ -99,73 +104,61 @@ def _unsafe_ops(value: Value) -> list[Op]:
     return found
 
 
-def _predicate(value: Value, x: Value) -> tuple[Callable[[float], bool], list[Op], list[float]] | None:
-    """``pred`` as a function of x's value, when it is only comparisons of x with constants."""
-    op = strip(value, keep_kind=False).producer
-    if op is None:
+def _where_for(ctx: ProgramContext, select: Op, unsafe: Op, leaves: list[Op]) -> ast.Call | None:
+    """The source's where call of ``select``: the call at its location, else (a location JAX < 0.7
+    kept from another call of its cached ``where``) the where whose predicate argument holds
+    every comparison of the predicate, when it is written inline."""
+    where = _where_at(ctx, select)
+    if where is not None and (not ctx.program.stale_library_tracebacks or _same_call(ctx, select, unsafe)):
+        return where
+    if not leaves or any(leaf.location is None or leaf.location.path != ctx.path for leaf in leaves):
         return None
-    if op.primitive in ("and", "or", "not"):
-        parts = [_predicate(v, x) for v in op.inputs]
-        if any(p is None for p in parts):
-            return None
-        tests = [p[0] for p in parts]
-        leaves = [leaf for p in parts for leaf in p[1]]
-        constants = [c for p in parts for c in p[2]]
-        if op.primitive == "not":
-            return (lambda p: not tests[0](p)), leaves, constants
-        combine = all if op.primitive == "and" else any
-        return (lambda p: combine(t(p) for t in tests)), leaves, constants
-    if op.primitive not in _COMPARE:
+    return _where_holding(ctx.index, [cast(Location, leaf.location).span for leaf in leaves])
+
+
+def _where_at(ctx: ProgramContext, select: Op) -> ast.Call | None:
+    """The source's ``where(pred, a, b)`` call at the select's location (any module prefix, three
+    positional arguments), else None: a select of a library function, a cond under vmap, ..."""
+    if select.location is None or select.location.path != ctx.path:
         return None
-    name, (left, right) = op.primitive, op.inputs
-    constant = scalar(right)
-    if constant is None:
-        name, left, right, constant = _SWAPPED[name], right, left, scalar(left)
-    of_x = _function_of(left, x)
-    if constant is None or of_x is None:
-        return None
-    compare = _COMPARE[name]
-    return (lambda p: compare(of_x(p), constant)), [op], [constant]
+    call = ctx.index.node_at(select.location.span, ast.Call)
+    return call if call is not None and _is_where(ctx.index, call) else None
 
 
-def _function_of(value: Value, x: Value) -> Callable[[float], float] | None:
-    """``value`` as a function of x: x itself, or abs/neg of it."""
-    value = strip(value)
-    if value is x:
-        return lambda p: p
-    op = value.producer
-    if op is not None and op.primitive in ("abs", "neg"):
-        inner = _function_of(op.inputs[0], x)
-        if inner is not None:
-            return (lambda p: abs(inner(p))) if op.primitive == "abs" else (lambda p: -inner(p))
-    return None
+def _is_where(index: SourceIndex, call: ast.Call) -> bool:
+    """``where(pred, a, b)`` or ``lax.select(pred, a, b)`` (the same select_n), plain arguments."""
+    if len(call.args) != 3 or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    return index.callee(call) == "where" or _is_lax_select(index, call)
 
 
-def _candidates(constants: list[float]) -> list[float]:
-    """Every interval the predicate and the bad sets can distinguish: boundaries, midpoints, beyond."""
-    constants = [c for c in constants if math.isfinite(c)]  # x = inf: not worth a finding
-    points = sorted({0.0, 1.0, -1.0} | set(constants) | {-c for c in constants})
-    between = [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[0] - 1, points[-1] + 1]
-    return [0.0, 1.0, -1.0] + sorted(set(points) - {0.0, 1.0, -1.0}, key=abs) + between
+def _is_lax_select(index: SourceIndex, call: ast.Call) -> bool:
+    return index.callee(call) == "select" and "jax.lax.select" in index.call_names(call)
 
 
-def _where_calls(index: SourceIndex) -> tuple[ast.Call, ...]:
-    """``where(pred, a, b)`` calls of the source (any module prefix), three positional arguments."""
-    parsed = index.parsed
-    if parsed is None:
-        return ()
-    calls = {id(n): n for nodes in parsed.by_span.values() for n in nodes if isinstance(n, ast.Call)}
-    return tuple(c for c in calls.values() if index.callee(c) == "where" and len(c.args) == 3
-                 and not c.keywords and not any(isinstance(a, ast.Starred) for a in c.args))
+def _same_call(ctx: ProgramContext, select: Op, unsafe: Op) -> bool:
+    """The select and the unsafe op were traced in one call of one function (JAX < 0.7: a cached
+    where's select may keep the traceback of another function): the unsafe op's stack passes
+    through the function holding the select, from the same callers."""
+    select_stack, unsafe_stack = ctx.program.call_stack(select), ctx.program.call_stack(unsafe)
+    depth = len(select_stack) - 1
+    if depth < 0 or depth >= len(unsafe_stack) or select_stack[:depth] != unsafe_stack[:depth]:
+        return False
+    frame = unsafe_stack[depth]
+    return frame.path == ctx.path and _function_at(ctx.index, frame.span) is _function_at(
+        ctx.index, select_stack[depth].span)
 
 
-def _where_call(index: SourceIndex, leaf_spans: list[Span]) -> ast.Call | None:
-    """The innermost where call whose predicate argument holds every comparison of the predicate.
+def _function_at(index: SourceIndex, span: Span) -> ast.AST | None:
+    """The innermost def or lambda around the expression at ``span`` (None: module level or unknown)."""
+    node = index.node_at(span, ast.expr)
+    defs = index.enclosing_defs(node) if node is not None else []
+    return defs[0] if defs else None
 
-    Found from the comparisons, not from the select_n: on old JAX the select_n of jnp.where's
-    cached inner jit keeps the location of the first call site.
-    """
-    where_calls = index.memo("jx501.where_calls", lambda: _where_calls(index))
+
+def _where_holding(index: SourceIndex, leaf_spans: list[Span]) -> ast.Call | None:
+    """The innermost where call whose predicate argument holds every comparison of the predicate."""
+    where_calls = index.memo("jx501.where_calls", lambda: tuple(c for c in index.calls if _is_where(index, c)))
     holding = [(index.span(c.args[0]), c) for c in where_calls]
     holding = [(s, c) for s, c in holding if all(s.contains(leaf) for leaf in leaf_spans)]
     if not holding:
@@ -179,23 +172,57 @@ def _number(p: float) -> str:
     return str(int(p)) if float(p).is_integer() else repr(p)
 
 
-def _fix(source: str, where: ast.Call, hits: list[_Hit]) -> Fix | None:
-    return build_fix([guard_edit(source, where, h.argument, h.safe, h.branch_is_true) for h in hits])
+def _fix(index: SourceIndex, where: ast.Call, hits: list[_Hit]) -> Fix | None:
+    """The double where, when every hit is an op spelled inside the where's own branch: there the
+    predicate's text names the values it names in the where (a name bound elsewhere may not be)."""
+    if any(not _fixable(index, where, hit) for hit in hits):
+        return None
+    return build_fix([guard_edit(index.source, where, h.argument, h.safe, h.branch_is_true)  # type: ignore[arg-type]
+                      for h in hits])
+
+
+def _fixable(index: SourceIndex, where: ast.Call, hit: _Hit) -> bool:
+    if hit.witness is None or hit.argument is None or hit.node is None or not hit.spelled \
+            or _is_lax_select(index, where):  # lax.select(pred, x, 1.0) needs 1.0 broadcast: no fix
+        return False
+    branch = where.args[1] if hit.branch_is_true else where.args[2]
+    return index.span(branch).contains(index.span(hit.node))
 
 
 def _message(index: SourceIndex, where: ast.Call, hits: list[_Hit]) -> str:
-    source = index.source
-    argument, node, safe, witness, is_true = hits[0]
-    x, unsafe = index.text(argument), index.text(node)
-    edit = guard_edit(source, where, argument, safe, is_true)
-    # The unsafe call or operator with its operand guarded: the edit applied inside its own text.
-    start = offset_of(source, node.lineno, index.span(node).start_col)
-    inner = (offset_of(source, edit.span.start_line, edit.span.start_col) - start,
-             offset_of(source, edit.span.end_line, edit.span.end_col) - start)
-    guarded = unsafe[:inner[0]] + edit.content + unsafe[inner[1]:]
+    hit = hits[0]
     more = f" (and {len(hits) - 1} other unsafe op{'s' if len(hits) > 2 else ''} in this where)" \
         if len(hits) > 1 else ""
-    return (f"{index.text(where.func)} excludes {x}={witness} from {unsafe}{more}, whose "
+    func = index.text(where.func)
+    unsafe = index.text(hit.node) if hit.node is not None else f"the {hit.primitive} it computes"
+    if hit.witness is None:
+        return _masked_sum_message(index, where, hit, unsafe, more)
+    x = index.text(hit.argument) if hit.argument is not None else "its input"
+    return (f"{func} excludes {x}={hit.witness} from {unsafe}{more}, whose "
             f"derivative is not finite there: the forward value is right, but the gradient is NaN at "
-            f"{x}={witness} (the where multiplies that derivative by a zero cotangent; 0 * inf and "
-            f"0 * nan are NaN). Guard the input with the same predicate: {guarded}.")
+            f"{x}={hit.witness} (the where multiplies that derivative by a zero cotangent; 0 * inf and "
+            f"0 * nan are NaN). Guard the input with the same predicate: {_guarded(index, where, hit)}.")
+
+
+def _guarded(index: SourceIndex, where: ast.Call, hit: _Hit) -> str:
+    """The unsafe call or operator with its operand guarded: the edit applied inside its own text."""
+    if hit.node is None or hit.argument is None:
+        return f"where({index.text(where.args[0])}, x, {hit.safe}) in place of the op's input x"
+    source, unsafe = index.source, index.text(hit.node)
+    edit = guard_edit(source, where, hit.argument, hit.safe, hit.branch_is_true)
+    if _is_lax_select(index, where):  # its operands must agree in shape: the guard is jnp.where's
+        edit = dataclasses.replace(edit, content="jnp.where" + edit.content[len(index.text(where.func)):])
+    start = offset_of(source, hit.node.lineno, index.span(hit.node).start_col)
+    inner = (offset_of(source, edit.span.start_line, edit.span.start_col) - start,
+             offset_of(source, edit.span.end_line, edit.span.end_col) - start)
+    return unsafe[:inner[0]] + edit.content + unsafe[inner[1]:]
+
+
+def _masked_sum_message(index: SourceIndex, where: ast.Call, hit: _Hit, unsafe: str, more: str) -> str:
+    total = index.text(hit.argument) if hit.argument is not None and hit.spelled else "s"
+    divides = f"divides by {total} in {unsafe}" if hit.spelled else f"divides in {unsafe} by a sum s"
+    return (f"{index.text(where.func)} {divides}{more}, a sum over the entries this where keeps: where "
+            f"it keeps none, {total} is 0; the forward value is right (the where discards the quotient), "
+            f"but the gradient is NaN there (the quotient's derivative is infinite at {total} = 0, times "
+            f"the where's zero cotangent; 0 * inf is NaN). Divide by a sum that cannot be 0: "
+            f"jnp.where({total} == 0, 1.0, {total}).")
