@@ -12,6 +12,7 @@ import numpy as np
 from jaxlint.ir import compat, fit, sharded, target_devices
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.argsources.instances import instance_fields
 
 
 def resolve(module: Any, qualname: str) -> Any:
@@ -154,6 +155,13 @@ def format_signature(arguments: ArgumentSet) -> str:
     def show(tree: Any) -> str:
         return hints.format_abstract(_shown(tree))
 
+    def keyword(name: str, value: Any) -> str:
+        # An instance jaxlint built for a method: its class and each field by name.
+        built = instance_fields(value) if name == "self" else None
+        if built is None:
+            return f"{name}={show(value)}"
+        return f"{name}={built[0]}({', '.join(f'{field}={show(v)}' for field, v in built[1].items())})"
+
     # Each argument on its own: mapping over the kwargs dict would sort its keys.
-    parts = [show(a) for a in arguments.args] + [f"{k}={show(v)}" for k, v in arguments.kwargs.items()]
+    parts = [show(a) for a in arguments.args] + [keyword(k, v) for k, v in arguments.kwargs.items()]
     return ", ".join(parts)
