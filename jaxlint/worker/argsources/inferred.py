@@ -9,12 +9,15 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 objects (``fn``, ``params``, ``state``, ``Callable``, ``str``, ...) cannot be inferred, and then
 nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
 the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
-symbolic size ``n``.
+symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
+this ladder for the method's other parameters and its class's fields.
 """
 from __future__ import annotations
 
 import ast
 import inspect
+import types
+import typing
 from typing import Any
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
@@ -111,7 +114,11 @@ def role(param: inspect.Parameter, what: str = "parameter ") -> Any:
     """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed
     (``what`` comes before its name in the reason: "parameter ", "self.")."""
     annotation = param.annotation
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    # A union by its members (typing.Union[jax.Array, ...], whose __name__ is only "Union"), so
+    # ArrayLike and Optional[Array] read as arrays.
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    text = str(annotation) if union else annotation if isinstance(annotation, str) \
+        else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
     if text in ("int",):
