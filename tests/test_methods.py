@@ -441,3 +441,24 @@ def test_the_issue_example_from_a_plain_check(tmp_path: Path) -> None:
     [finding] = json.loads(run.stdout)
     assert (finding["code"], finding["location"]["row"], finding["arguments"]) == ("JX501", 12, "inferred")
     assert "self=Radial(r=f32[])" in finding["message"]
+
+
+def test_explain_names_self_and_its_fields(tmp_path: Path) -> None:
+    (tmp_path / "pair.py").write_text(textwrap.dedent('''\
+        from typing import NamedTuple
+
+        import jax
+        import jax.numpy as jnp
+
+
+        class Pair(NamedTuple):
+            r: jax.Array
+            scale: float = 1.0
+
+            def inverse_root(self, x):
+                return jnp.where(self.r > 0, x / jnp.sqrt(self.r), 0.0) * self.scale
+        '''))
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", "pair.py::Pair.inverse_root"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "arguments (inferred): self: Pair(r=f32[], scale=f32[]), x: f32[]\n" in run.stdout
