@@ -198,6 +198,22 @@ KINDS = textwrap.dedent('''\
         def total(self):
             n, d = self.m.shape  # rank 2: the lower rungs are never tried
             return jnp.sum(jnp.sqrt(jnp.abs(self.m) + 1.0)) / d
+
+
+    @jax.tree_util.register_pytree_node_class
+    class Counts:  # bounds whose defaults are Python ints hold integers: i32, no log1p to suggest
+        def __init__(self, low: jax.Array = 0, high: jax.Array = 1):
+            self.low, self.high = low, high
+
+        def tree_flatten(self):
+            return (self.low, self.high), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+        def entropy(self):
+            return jnp.log(self.high - self.low + 1)
     ''')
 
 
@@ -219,7 +235,7 @@ def test_methods_of_each_kind_of_class_are_traced_with_a_built_instance(kinds) -
         "Pair.inverse_root": "self=Pair(r=f32[], scale=f32[]), x=f32[]",
         "Params.inverse_root": "self=Params(r=f32[], w=f32[])", "Params.log_r": "self=Params(r=f32[], w=f32[])",
         "Normal.log_prob": "self=Normal(loc=f32[], scale=f32[]), value=f32[]",
-        "Rows.total": "self=Rows(m=f32[n,n])",
+        "Rows.total": "self=Rows(m=f32[n,n])", "Counts.entropy": "self=Counts(low=i32[], high=i32[])",
     }
 
 

@@ -8,7 +8,8 @@ fields: a dataclass's or NamedTuple's declared fields, else the ``__init__`` par
 value: a static field (``eqx.field(static=True)``, ``pytree_node=False``) keeps its default; a
 jaxtyping annotation gives an abstract array of its rank and dtype (every named dimension the
 symbolic ``n``); an array or ``float`` annotation, or a Python float default, an abstract value
-as the ladder makes them (rank 0, 1, 2; never lower than the method's ``self.x`` uses show);
+as the ladder makes them (rank 0, 1, 2; never lower than the method's ``self.x`` uses show; i32
+for an array annotation whose default is a Python int, as a discrete distribution's bounds);
 another default is kept (an array default becomes abstract); else the ladder guesses by name and
 annotation. A field the ladder cannot guess (a module, a function, a distribution) means no
 instance, and the method is counted as not linted with why; so does an abstract class, a flax
@@ -36,6 +37,7 @@ from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.instrument import unrecorded
 
 _EMPTY = inspect.Parameter.empty
+_INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -81,7 +83,8 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
     self_name = request.target.params[0]
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):
-        shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items() if role == "array"}
+        shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items()
+                  if role in ("array", _INTEGERS)}
         key = tuple(sorted(shapes.items(), key=lambda item: item[0]))
         if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
             continue
@@ -170,6 +173,8 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
         return ("static", _abstract_default(default))
     if default is not _EMPTY and role not in ("array", "float", "key"):
         return ("static", _abstract_default(default))  # an array annotation wins over a default
+    if role == "array" and type(default) is int:
+        return _INTEGERS  # low: ArrayLike = 0 holds integers (a discrete distribution's bounds)
     return role
 
 
@@ -194,6 +199,8 @@ def _parameters(callee: Any) -> dict[str, Any]:
 def _value(role: Any, shape: tuple, n: Any) -> Any:
     import jax
 
+    if role == _INTEGERS:
+        return jax.ShapeDtypeStruct(shape, "int32")
     if isinstance(role, tuple) and role[0] == "spec":
         _, dtype, dims = role
         return jax.ShapeDtypeStruct(tuple(d if isinstance(d, int) else n for d in dims), dtype)
