@@ -133,6 +133,7 @@ KINDS = textwrap.dedent('''\
 
     import jax
     import jax.numpy as jnp
+    from jax.typing import ArrayLike
 
 
     @dataclasses.dataclass
@@ -177,7 +178,7 @@ KINDS = textwrap.dedent('''\
 
     @jax.tree_util.register_pytree_node_class
     class Normal:  # its __init__ refuses abstract values (as numpyro's do): it runs in the trace
-        def __init__(self, loc=0.0, scale=1.0):
+        def __init__(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0):  # a union: read by its members
             self.loc, self.scale = jnp.broadcast_arrays(loc, scale)
 
         def tree_flatten(self):
@@ -187,7 +188,7 @@ KINDS = textwrap.dedent('''\
         def tree_unflatten(cls, aux, children):
             return cls(*children)
 
-        def log_prob(self, value):
+        def log_prob(self, value: ArrayLike):
             return jnp.where(self.scale > 0, jnp.log(self.scale), 0.0) * (value - self.loc)  # expect JX501
 
 

@@ -110,13 +110,14 @@ def needs_instance(request: ArgumentRequest) -> bool:
         and not inspect.ismethod(request.function)
 
 
-def role(param: inspect.Parameter, what: str = "parameter ") -> Any:
+def role(param: inspect.Parameter, what: str = "parameter ", unions: bool = False) -> Any:
     """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed
-    (``what`` comes before its name in the reason: "parameter ", "self.")."""
+    (``what`` comes before its name in the reason: "parameter ", "self."). ``unions``: a union
+    reads by its members (``ArrayLike``, ``Optional[Array]`` are arrays), as for methods
+    (instances.py); a function's is not guessed (on blackjax, its rank-0 guesses for ArrayLike
+    samples gave false JX503s)."""
     annotation = param.annotation
-    # A union by its members (typing.Union[jax.Array, ...], whose __name__ is only "Union"), so
-    # ArrayLike and Optional[Array] read as arrays.
-    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    union = unions and typing.get_origin(annotation) in (typing.Union, types.UnionType)
     text = str(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)

@@ -156,7 +156,7 @@ def _fields(owner: type, kind: str) -> dict[str, Any]:
 def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
-        found = ("static", default) if default is not _EMPTY else inferred.role(param, "self.")
+        found = ("static", default) if default is not _EMPTY else inferred.role(param, "self.", unions=True)
         if not isinstance(found, tuple):
             raise Uninferable(f"self.{name}: a static field with no default")
         return found
@@ -166,7 +166,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
     if default is not _EMPTY and annotation is _EMPTY:  # an __init__ parameter
         return "float" if type(default) is float else ("static", _abstract_default(default))
     try:
-        role = inferred.role(param, "self.")
+        role = inferred.role(param, "self.", unions=True)
     except Uninferable:
         if default is _EMPTY:
             raise
@@ -192,7 +192,7 @@ def _parameters(callee: Any) -> dict[str, Any]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not _EMPTY:
             continue
         spec = array_spec(hints.get(param.name, _EMPTY), param.name)
-        roles[param.name] = ("spec", *spec) if spec is not None else inferred.role(param)
+        roles[param.name] = ("spec", *spec) if spec is not None else inferred.role(param, unions=True)
     return roles
 
 
