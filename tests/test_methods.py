@@ -129,7 +129,7 @@ def test_pytree_self_shows_its_abstract_leaves(checked) -> None:
 
 KINDS = textwrap.dedent('''\
     import dataclasses
-    from typing import NamedTuple
+    from typing import NamedTuple, TypeVar
 
     import jax
     import jax.numpy as jnp
@@ -215,6 +215,35 @@ KINDS = textwrap.dedent('''\
 
         def entropy(self):
             return jnp.log(self.high - self.low + 1)
+
+
+    class Jittable:  # registered when the first instance is made, as distrax's classes are
+        def __new__(cls, *args, **kwargs):
+            try:
+                registered = jax.tree_util.register_pytree_node_class(cls)
+            except ValueError:
+                registered = cls
+            return object.__new__(registered)
+
+        def tree_flatten(self):
+            return tuple(self.__dict__.values()), tuple(self.__dict__)
+
+        @classmethod
+        def tree_unflatten(cls, names, values):
+            instance = object.__new__(cls)
+            instance.__dict__ = dict(zip(names, values))
+            return instance
+
+
+    EventT = TypeVar("EventT", bound=jax.Array)
+
+
+    class Exponential(Jittable):
+        def __init__(self, rate: ArrayLike):
+            self.rate = rate
+
+        def log_prob(self, value: EventT):  # a type variable: read by its bound
+            return jnp.log(self.rate) - self.rate * value
     ''')
 
 
@@ -237,6 +266,7 @@ def test_methods_of_each_kind_of_class_are_traced_with_a_built_instance(kinds) -
         "Params.inverse_root": "self=Params(r=f32[], w=f32[])", "Params.log_r": "self=Params(r=f32[], w=f32[])",
         "Normal.log_prob": "self=Normal(loc=f32[], scale=f32[]), value=f32[]",
         "Rows.total": "self=Rows(m=f32[n,n])", "Counts.entropy": "self=Counts(low=i32[], high=i32[])",
+        "Exponential.log_prob": "self=Exponential(rate=f32[]), value=f32[]",
     }
 
 

@@ -110,14 +110,17 @@ def needs_instance(request: ArgumentRequest) -> bool:
         and not inspect.ismethod(request.function)
 
 
-def role(param: inspect.Parameter, what: str = "parameter ", unions: bool = False) -> Any:
+def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = False) -> Any:
     """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed
-    (``what`` comes before its name in the reason: "parameter ", "self."). ``unions``: a union
-    reads by its members (``ArrayLike``, ``Optional[Array]`` are arrays), as for methods
-    (instances.py); a function's is not guessed (on blackjax, its rank-0 guesses for ArrayLike
-    samples gave false JX503s)."""
+    (``what`` comes before its name in the reason: "parameter ", "self."). ``by_members``: a union
+    reads by its members (``ArrayLike``, ``Optional[Array]`` are arrays) and a type variable by its
+    bound (distrax's ``EventT``), as for methods (instances.py); a function's are not guessed (on
+    blackjax, rank-0 guesses for ArrayLike samples gave false JX503s)."""
     annotation = param.annotation
-    union = unions and typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    if by_members and isinstance(annotation, typing.TypeVar):  # by the text of its bound or constraints
+        admitted = annotation.__bound__ or annotation.__constraints__ or None
+        annotation = param.empty if admitted is None else str(admitted)
+    union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
     text = str(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)

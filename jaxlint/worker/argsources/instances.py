@@ -3,7 +3,8 @@ ladder): ``self`` holds inferred values for its class's fields, the method's oth
 get the ladder's guesses (inferred.py), and the first signature that traces is kept.
 
 Which classes: dataclasses (equinox modules and ``flax.struct`` dataclasses are ones),
-NamedTuples and pytree classes (``register_pytree_node_class``, any class JAX flattens). Their
+NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any class JAX
+flattens). Their
 fields: a dataclass's or NamedTuple's declared fields, else the ``__init__`` parameters. A field's
 value: a static field (``eqx.field(static=True)``, ``pytree_node=False``) keeps its default; a
 jaxtyping annotation gives an abstract array of its rank and dtype (every named dimension the
@@ -119,10 +120,13 @@ def _kind(owner: type) -> str:
 
 
 def _is_pytree_class(owner: type) -> bool:
-    """JAX flattens the class's instances: an empty one is not a leaf to it (JAX's registry has
-    no public lookup)."""
+    """The class has ``register_pytree_node_class``'s methods (distrax registers its classes so
+    when the first instance is made), or JAX flattens its instances: an empty one is not a leaf
+    to it (JAX's registry has no public lookup)."""
     import jax
 
+    if callable(getattr(owner, "tree_flatten", None)) and callable(getattr(owner, "tree_unflatten", None)):
+        return True
     try:
         empty = object.__new__(owner)
     except Exception:
@@ -156,7 +160,7 @@ def _fields(owner: type, kind: str) -> dict[str, Any]:
 def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
-        found = ("static", default) if default is not _EMPTY else inferred.role(param, "self.", unions=True)
+        found = ("static", default) if default is not _EMPTY else inferred.role(param, "self.", by_members=True)
         if not isinstance(found, tuple):
             raise Uninferable(f"self.{name}: a static field with no default")
         return found
@@ -166,7 +170,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
     if default is not _EMPTY and annotation is _EMPTY:  # an __init__ parameter
         return "float" if type(default) is float else ("static", _abstract_default(default))
     try:
-        role = inferred.role(param, "self.", unions=True)
+        role = inferred.role(param, "self.", by_members=True)
     except Uninferable:
         if default is _EMPTY:
             raise
@@ -192,7 +196,7 @@ def _parameters(callee: Any) -> dict[str, Any]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not _EMPTY:
             continue
         spec = array_spec(hints.get(param.name, _EMPTY), param.name)
-        roles[param.name] = ("spec", *spec) if spec is not None else inferred.role(param, unions=True)
+        roles[param.name] = ("spec", *spec) if spec is not None else inferred.role(param, by_members=True)
     return roles
 
 
