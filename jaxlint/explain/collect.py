@@ -122,7 +122,7 @@ def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
         is_static = not any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in leaves)
         try:
             # A method's self that jaxlint built: its class and fields by name, as findings show it.
-            text = (format_instance(value) if name == "self" else None) \
+            text = (format_instance(value) if name == "self" and arguments.source == "inferred" else None) \
                 or hints.format_abstract(jax.tree_util.tree_map(_with_mesh_axes, value))
         except Exception:  # an object whose repr fails
             text = f"<{type(value).__name__}>"
