@@ -54,7 +54,7 @@ MODULE = textwrap.dedent('''\
 
 
     class Model:
-        def method(self, x):  # methods need an instance: not inferred
+        def method(self, x):  # a plain class: no instance is built, counted with why (test_methods.py)
             return jnp.where(x > 0, jnp.log(x), 0.0)
 
 
@@ -85,7 +85,9 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
                           "noisy": "key=key<fry>[], x=f32[], scale=f32[]", "first_row": "x=f32[n]",
                           "fill": "ys=f32[n]"}
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert set(skipped) == {"apply", "loss", "needs_values", "scaled"}
+    assert set(skipped) == {"apply", "loss", "needs_values", "scaled", "Model.method"}
+    assert skipped["Model.method"] == ("arguments not inferred: no Model instance: not a dataclass, NamedTuple or "
+                                       "pytree class")
     assert skipped["scaled"].startswith("trace error (not reported: a plain function, annotated)")
     assert skipped["loss"] == "arguments not inferred: parameter params (a function, pytree or object, by its name)"
     assert skipped["needs_values"].startswith("no inferred signature traced: x=f32[]: ")

@@ -1,5 +1,5 @@
 """Which targets a file has: the scanner's, the JAX functions the signatures file records and,
-with ``infer-arguments``, the module-level JAX functions nothing names. Check's scan step and the
+with ``infer-arguments``, the module-level JAX functions and methods nothing names. Check's scan step and the
 fixer's re-trace both ask here, so a fix is verified on exactly the targets check traced, with
 arguments from the same sources."""
 from __future__ import annotations
@@ -46,7 +46,7 @@ def file_targets(path: str, text: str, config: Config, recorded: frozenset[str],
         targets = targets + [dataclasses.replace(f.target(), kind="recorded") for f in functions
                              if f.first_line not in firsts
                              and signatures.function_key(path, config.root, f.qualname) in recorded]
-    if config.infer_arguments:  # module-level JAX functions nothing names: traced with guessed arguments
+    if config.infer_arguments:  # JAX functions and methods nothing names: traced with guessed arguments
         firsts = {target.first_line for target in targets}
-        targets = targets + [f.target() for f in functions if "." not in f.qualname and f.first_line not in firsts]
+        targets = targets + [f.target() for f in functions if f.inferable() and f.first_line not in firsts]
     return FileTargets(targets, functions, index)

@@ -19,6 +19,7 @@ from jaxlint.ir.build import build_program
 from jaxlint.model import Job
 from jaxlint.scan import hints
 from jaxlint.worker.errors import describe_error
+from jaxlint.worker.trace import format_instance
 
 _LONG_CONSTANT = 2000  # characters: a closure constant's literal is elided beyond this
 
@@ -120,7 +121,9 @@ def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
         leaves = jax.tree_util.tree_leaves(value)
         is_static = not any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in leaves)
         try:
-            text = hints.format_abstract(jax.tree_util.tree_map(_with_mesh_axes, value))
+            # A method's self that jaxlint built: its class and fields by name, as findings show it.
+            text = (format_instance(value) if name == "self" and arguments.source == "inferred" else None) \
+                or hints.format_abstract(jax.tree_util.tree_map(_with_mesh_axes, value))
         except Exception:  # an object whose repr fails
             text = f"<{type(value).__name__}>"
         shown.append({"name": name, "abstract": f"static: {text}" if is_static else text})

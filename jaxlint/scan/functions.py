@@ -31,6 +31,16 @@ class JaxFunction:
     own_lines: frozenset[int]
     span: Span  # the def statement
     name_span: Span  # the function's name
+    in_test_class: bool = False  # a method of a test class in a test file (pytest makes its instances)
+
+    def inferable(self) -> bool:
+        """Traced with inferred arguments when nothing names it: a module-level function, or a
+        method of a class (an instance is built for it: worker/argsources/instances.py), not one
+        of a test class nor a constructor or pytree hook, which only run to make an instance."""
+        if "<locals>" in self.qualname:
+            return False
+        return "." not in self.qualname or (not self.in_test_class and self.qualname.rpartition(".")[2]
+                                             not in _NOT_INFERRED_METHODS)
 
     def target(self) -> Target:
         """As a target traced with inferred arguments (``infer-arguments``)."""
@@ -60,8 +70,13 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
         if id(node) in calling or first in targets:
             found.append(JaxFunction(record.qualname, first, node.lineno,
                                      tuple(p.arg for p in _parameters(node.args)), _own_lines(node, record.nested),
-                                     index.span(node), _name_span(index, node)))
+                                     index.span(node), _name_span(index, node),
+                                     tests and _in_test_class(index, node)))
     return found
+
+
+_NOT_INFERRED_METHODS = frozenset({"__init__", "__post_init__", "__new__", "__init_subclass__", "__check_init__",
+                                   "tree_flatten", "tree_unflatten", "tree_flatten_with_keys"})
 
 
 def is_test_file(path: str) -> bool:
@@ -77,10 +92,15 @@ def _is_test(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -
     if not node.name.startswith("test"):
         return False
     parent = index.parent(node)
-    if isinstance(parent, ast.ClassDef) and (parent.name.startswith("Test") or any(
-            ast.unparse(base).endswith("TestCase") for base in parent.bases)):
-        parent = index.parent(parent)
-    return isinstance(parent, ast.Module)
+    return isinstance(parent, ast.Module) or (_in_test_class(index, node)
+                                              and isinstance(index.parent(parent), ast.Module))
+
+
+def _in_test_class(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method of a ``Test*`` class or a unittest ``TestCase`` (by its bases' names)."""
+    parent = index.parent(node)
+    return isinstance(parent, ast.ClassDef) and (parent.name.startswith("Test") or any(
+        ast.unparse(base).endswith("TestCase") for base in parent.bases))
 
 
 @dataclass

@@ -12,6 +12,7 @@ import numpy as np
 from jaxlint.ir import compat, fit, sharded, target_devices
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.argsources.instances import instance_fields
 
 
 def resolve(module: Any, qualname: str) -> Any:
@@ -150,10 +151,24 @@ def _shown(tree: Any) -> Any:
     return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or compat.iterable_leaf(v))
 
 
+def _show(tree: Any) -> str:
+    return hints.format_abstract(_shown(tree))
+
+
+def format_instance(value: Any) -> str | None:
+    """An instance jaxlint built for a method's ``self``, as its class and each field by name
+    (``Radial(r=f32[], k=2)``); None for a value of another kind."""
+    built = instance_fields(value)
+    if built is None:
+        return None
+    return f"{built[0]}({', '.join(f'{field}={_show(v)}' for field, v in built[1].items())})"
+
+
 def format_signature(arguments: ArgumentSet) -> str:
-    def show(tree: Any) -> str:
-        return hints.format_abstract(_shown(tree))
+    def keyword(name: str, value: Any) -> str:
+        instance = format_instance(value) if name == "self" else None
+        return f"{name}={instance or _show(value)}"
 
     # Each argument on its own: mapping over the kwargs dict would sort its keys.
-    parts = [show(a) for a in arguments.args] + [f"{k}={show(v)}" for k, v in arguments.kwargs.items()]
+    parts = [_show(a) for a in arguments.args] + [keyword(k, v) for k, v in arguments.kwargs.items()]
     return ", ".join(parts)

@@ -47,7 +47,8 @@ class ArgumentError(Exception):
 
 
 # Module names in this package, highest precedence first.
-PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call", "inferred"]
+# "instances" guesses a method's ``self`` (and its other parameters), "inferred" a function's.
+PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call", "instances", "inferred"]
 Source = Callable[[ArgumentRequest], list[ArgumentSet]]
 
 

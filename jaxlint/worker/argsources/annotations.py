@@ -39,7 +39,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         signature = inspect.signature(function)
     except (TypeError, ValueError):  # a builtin, a callable object without a signature
         return []
-    annotations = _annotations(function, signature)
+    annotations = evaluated_annotations(function, signature)
     if not any(_mentions(a, jaxtyping) for a in annotations.values()):
         return []
     params = [p for p in signature.parameters.values()
@@ -87,7 +87,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     return [ArgumentSet("annotations", tuple(args), kwargs)]
 
 
-def _annotations(function: Any, signature: inspect.Signature) -> dict[str, Any]:
+def evaluated_annotations(function: Any, signature: inspect.Signature) -> dict[str, Any]:
     """Parameter name -> evaluated annotation (``from __future__ import annotations`` included)."""
     try:
         hints = typing.get_type_hints(function, include_extras=True)
@@ -107,6 +107,19 @@ def _annotations(function: Any, signature: inspect.Signature) -> dict[str, Any]:
         if annotation is not _EMPTY:
             found[p.name] = annotation
     return found
+
+
+def array_spec(annotation: Any, name: str) -> tuple[Any, list[int | str]] | None:
+    """(dtype, dims) of a jaxtyping array annotation (a name for each named or anonymous
+    dimension); None for any other annotation, one it cannot build, or when the user's code did
+    not import jaxtyping."""
+    jaxtyping = sys.modules.get("jaxtyping")
+    if jaxtyping is None:
+        return None
+    try:
+        return _array_spec(annotation, name, jaxtyping, (f"_{i}" for i in count(1)))
+    except Exception:  # _Unknown (variadic dims), or a jaxtyping whose classes look different
+        return None
 
 
 def _is_array(annotation: Any, jaxtyping: Any) -> bool:

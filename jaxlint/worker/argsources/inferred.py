@@ -9,12 +9,15 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 objects (``fn``, ``params``, ``state``, ``Callable``, ``str``, ...) cannot be inferred, and then
 nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
 the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
-symbolic size ``n``.
+symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
+this ladder for the method's other parameters and its class's fields.
 """
 from __future__ import annotations
 
 import ast
 import inspect
+import types
+import typing
 from typing import Any
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
@@ -40,8 +43,8 @@ class Uninferable(Exception):
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
-    if not request.settings.infer_arguments:
-        return []
+    if not request.settings.infer_arguments or needs_instance(request):
+        return []  # a method's self: the instances source builds one, or says why it cannot
     try:
         return ladder(request)
     except Uninferable as why:
@@ -60,17 +63,16 @@ def ladder(request: ArgumentRequest) -> list[ArgumentSet]:
 
 
 def _signatures(request: ArgumentRequest, signature: inspect.Signature) -> list[ArgumentSet]:
-    import jax
     from jax import export
 
-    ranks = _ranks_used(request)
+    ranks = ranks_used(request)
     roles: dict[str, Any] = {}
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
-        roles[param.name] = _role(param)
-    arrays = [name for name, role in roles.items() if role == "array"]
-    if not any(role in ("array", "key", "float") for role in roles.values()):
+        roles[param.name] = role(param)
+    arrays = [name for name, kind in roles.items() if kind == "array"]
+    if not any(kind in ("array", "key", "float") for kind in roles.values()):
         raise Uninferable("no parameter takes an array")
     n = export.symbolic_shape("n")[0]
     found, seen = [], set()
@@ -80,24 +82,47 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature) -> list[
         if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
             continue
         seen.add(key)
-        kwargs = {}
-        for name, role in roles.items():
-            if role == "array":
-                kwargs[name] = jax.ShapeDtypeStruct(shapes[name], "float32")
-            elif role == "key":
-                kwargs[name] = jax.eval_shape(lambda: jax.random.key(0))
-            elif role == "float":
-                kwargs[name] = jax.ShapeDtypeStruct((), "float32", weak_type=True)
-            else:
-                kwargs[name] = role[1]  # ("static", value)
+        kwargs = {name: abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs))
     return found
 
 
-def _role(param: inspect.Parameter) -> Any:
-    """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed."""
+def abstract(kind: Any, shape: tuple) -> Any:
+    """The value of a parameter of that role: an f32 array of ``shape``, a typed key, a weakly
+    typed f32 scalar, or the static value."""
+    import jax
+
+    if kind == "array":
+        return jax.ShapeDtypeStruct(shape, "float32")
+    if kind == "key":
+        return jax.eval_shape(lambda: jax.random.key(0))
+    if kind == "float":
+        return jax.ShapeDtypeStruct((), "float32", weak_type=True)
+    return kind[1]  # ("static", value)
+
+
+def needs_instance(request: ArgumentRequest) -> bool:
+    """A method whose first parameter is ``self`` (or a property): only an instance calls it."""
+    if isinstance(request.function, property):
+        return True
+    qualname = request.target.qualname
+    return "." in qualname and "<locals>" not in qualname and request.target.params[:1] == ["self"] \
+        and not inspect.ismethod(request.function)
+
+
+def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = False) -> Any:
+    """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed
+    (``what`` comes before its name in the reason: "parameter ", "self."). ``by_members``: a union
+    reads by its members (``ArrayLike``, ``Optional[Array]`` are arrays) and a type variable by its
+    bound (distrax's ``EventT``), as for methods (instances.py); a function's are not guessed (on
+    blackjax, rank-0 guesses for ArrayLike samples gave false JX503s)."""
     annotation = param.annotation
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", repr(annotation))
+    if by_members and isinstance(annotation, typing.TypeVar):  # by the text of its bound or constraints
+        admitted = annotation.__bound__ or annotation.__constraints__ or None
+        annotation = param.empty if admitted is None else str(admitted)
+    union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    text = str(annotation) if union else annotation if isinstance(annotation, str) \
+        else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
     if text in ("int",):
@@ -109,46 +134,55 @@ def _role(param: inspect.Parameter) -> Any:
     if KEY_PARAMETER.fullmatch(name.lower()) and not text.startswith(("int", "float")):
         return "key"
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
-        raise Uninferable(f"parameter {name}: {text}")
+        raise Uninferable(f"{what}{name}: {text}")
     if not text and (name.lower() in _OPAQUE_NAMES or name.lower().endswith(_OPAQUE_SUFFIXES)
                      or FUNCTION_PARAMETER.fullmatch(name.lower())):
-        raise Uninferable(f"parameter {name} (a function, pytree or object, by its name)")
+        raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
     return "array"
 
 
-def _ranks_used(request: ArgumentRequest) -> dict[str, int]:
-    """Least rank per parameter, from how the function's body uses it."""
+def ranks_used(request: ArgumentRequest) -> dict[str, int]:
+    """Least rank per parameter, from how the function's body uses it; a method's use of its
+    instance's fields counts too, by ``self.<field>``."""
     node = _definition(request)
     if node is None:
         return {}
     params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
     ranks: dict[str, int] = {}
 
-    def at_least(name: str, rank: int) -> None:
-        if name in params:
-            ranks[name] = max(ranks.get(name, 0), rank)
+    def at_least(name: str | None, rank: int) -> None:
+        if name in params or (name or "").startswith("self."):
+            ranks[name] = max(ranks.get(name, 0), rank)  # type: ignore[index]
 
     for child in ast.walk(node):
-        if isinstance(child, ast.Subscript) and isinstance(child.value, ast.Name):
+        if isinstance(child, ast.Subscript) and _named(child.value):
             index = child.slice
             parts = index.elts if isinstance(index, ast.Tuple) else [index]
-            at_least(child.value.id, sum(1 for p in parts if not (isinstance(p, ast.Constant) and p.value is ...)))
+            at_least(_named(child.value), sum(1 for p in parts if not (isinstance(p, ast.Constant) and p.value is ...)))
         elif isinstance(child, ast.Subscript) and _is_shape(child.value) and isinstance(child.slice, ast.Constant) \
                 and isinstance(child.slice.value, int) and child.slice.value >= 0:
-            at_least(child.value.value.id, child.slice.value + 1)  # type: ignore[attr-defined]
-        elif isinstance(child, ast.Attribute) and child.attr in ("T", "mT") and isinstance(child.value, ast.Name):
-            at_least(child.value.id, 2)
+            at_least(_named(child.value.value), child.slice.value + 1)  # type: ignore[attr-defined]
+        elif isinstance(child, ast.Attribute) and child.attr in ("T", "mT"):
+            at_least(_named(child.value), 2)
         elif isinstance(child, ast.BinOp) and isinstance(child.op, ast.MatMult):
             for side in (child.left, child.right):
-                if isinstance(side, ast.Name):
-                    at_least(side.id, 1)
+                at_least(_named(side), 1)
         elif isinstance(child, ast.Assign) and isinstance(child.targets[0], ast.Tuple) and _is_shape(child.value):
-            at_least(child.value.value.id, len(child.targets[0].elts))  # type: ignore[attr-defined]
+            at_least(_named(child.value.value), len(child.targets[0].elts))  # type: ignore[attr-defined]
     return ranks
 
 
+def _named(node: ast.AST) -> str | None:
+    """``x`` for a name, ``self.x`` for an attribute of ``self``; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
 def _is_shape(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name)
+    return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
 
 
 def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
