@@ -1,0 +1,293 @@
+"""The closures a module-level factory returns, as targets (kind "closure", scan/factories.py).
+
+The factory is called once per job with plain values: a parameter with a default keeps it,
+``*args`` and ``**kwargs`` stay empty, one annotated ``int`` gets 2, ``bool`` False, and
+``float`` (or a scalar-like annotation: ``Scalar``, ``Numeric``) or no annotation at all 0.1; a
+parameter whose name or annotation says it takes a function, an object, a string or an array
+leaves the factory uncalled. The call runs with what it prints discarded, the module's globals,
+``os.environ`` and JAX's configuration put back afterwards, and a time limit of FACTORY_SECONDS
+(where the worker can set a timer: its main thread). A factory that raises or runs past the
+limit leaves its closures skipped, with why; never a finding.
+
+What it returns is searched (the value itself, tuples and NamedTuples, lists, dicts, dataclasses,
+``functools.partial``, two levels deep) for functions defined in the analyzed file; each is
+traced with inferred arguments (argsources/inferred.py's ladder). Where the factory returns an
+``init`` closure of one parameter (optax's ``GradientTransformation(init, update)``,
+``jax.example_libraries.optimizers``' ``(init, update, get_params)``) its closures follow the
+protocol: the parameters are one f32 array of the inferred size ``n``, ``init`` is traced with
+them, and the state ``init`` makes of them (``jax.eval_shape``) is what the others get for a
+parameter named ``state`` (``opt_state``, ``*_state``), as user code passes it; ``params``,
+``updates``, ``grads`` (``grad``, ``g``) get the parameters.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import inspect
+import io
+import os
+import signal
+import threading
+from typing import Any, Iterator
+
+from jaxlint.ir import compat
+from jaxlint.model import SkipKind, Target
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
+from jaxlint.worker.errors import describe_error
+from jaxlint.worker.trace import code_of, resolve
+
+FACTORY_SECONDS = 3.0
+PLAIN_INT, PLAIN_FLOAT = 2, 0.1
+TREE_NAMES = frozenset({"params", "updates", "grads", "grad", "g", "gradients"})
+_SCALAR_WORDS = ("float", "Float", "Scalar", "Numeric")
+_NOT_SCALAR_WORDS = ("Callable", "Array", "ndarray")  # Float[Array, "n"] is an array: the factory is not called
+_DEPTH = 2
+
+
+class _TimeUp(BaseException):
+    """The factory's time limit passed (a BaseException: user code's ``except Exception`` lets it by)."""
+
+
+@dataclasses.dataclass
+class Made:
+    """One factory's call: the closures it returned that are defined in the file (by their code's
+    first line and name), or why there are none."""
+
+    closures: dict[tuple[int, str], Any]
+    why: tuple[SkipKind, str] | None = None
+    _state: Any = None
+    _state_error: str | None = None
+    _state_known: bool = False
+
+    def init(self) -> Any:
+        """The protocol's ``init`` closure (its name has "init", one parameter without a default), or None."""
+        for (_, name), function in self.closures.items():
+            if "init" in name and len(_required(function)) == 1:
+                return function
+        return None
+
+    def state(self) -> Any:
+        """What ``init`` makes of the protocol's parameters, abstractly; raises inferred.Uninferable."""
+        if not self._state_known:
+            self._state_known = True
+            import jax
+
+            try:
+                self._state = jax.eval_shape(self.init(), parameters_tree())
+            except Exception as error:  # the user's init: its failure is no finding
+                self._state_error = f"init raised {describe_error(error)}"
+        if self._state_error is not None:
+            raise inferred.Uninferable(f"no state: {self._state_error}")
+        return self._state
+
+
+@dataclasses.dataclass
+class Closure:
+    """A closure target as its factory made it: ``function`` None when it could not be (``why``)."""
+
+    function: Any
+    made: Made
+    why: tuple[SkipKind, str] = ("not-found", "")
+
+    def signatures(self, request: ArgumentRequest) -> list[ArgumentSet]:
+        """The inferred ladder on the closure, with the protocol's parameters and state given."""
+        try:
+            given = _given(self.function, self.made)
+            found = inferred.ladder(request, given)
+        except inferred.Uninferable as why:
+            request.notes.append(f"arguments not inferred: {why}")
+            return []
+        return [_positional(self.function, arguments) for arguments in found]
+
+
+class Factories:
+    """The job's factory calls, one per factory, made when one of its closures is first traced."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.made: dict[str, Made] = {}
+
+    def closure(self, module: Any, target: Target) -> Closure:
+        factory_name = target.qualname.partition(".<locals>.")[0]
+        if factory_name not in self.made:
+            self.made[factory_name] = self._call(module, factory_name)
+        made = self.made[factory_name]
+        if made.why is not None:
+            return Closure(None, made, made.why)
+        function = made.closures.get((target.first_line, target.name))
+        if function is None:
+            return Closure(None, made, ("not-found", f"{factory_name}(...) did not return it"))
+        return Closure(function, made)
+
+    def _call(self, module: Any, name: str) -> Made:
+        factory = resolve(module, name)
+        if factory is None or not callable(factory):
+            return Made({}, ("not-found", f"the factory {name} was not found on the module after import"))
+        try:
+            kwargs = factory_arguments(factory)
+        except inferred.Uninferable as why:
+            return Made({}, ("no-arguments", f"the factory {name} was not called: {why}"))
+        shown = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+        try:
+            with _without_side_effects(module), _time_limit(FACTORY_SECONDS):
+                returned = factory(**kwargs)
+        except _TimeUp:
+            return Made({}, ("factory-failed", f"{shown} ran past {FACTORY_SECONDS:g} s"))
+        except BaseException as error:  # the user's code, sys.exit() included
+            return Made({}, ("factory-failed", f"{shown} raised {describe_error(error)}"))
+        return Made(_closures(returned, self.path))
+
+
+def factory_arguments(factory: Any) -> dict[str, Any]:
+    """The plain values a factory is called with (its defaults aside); raises inferred.Uninferable."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        raise inferred.Uninferable("no signature") from None
+    kwargs = {}
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
+            continue
+        if param.kind == param.POSITIONAL_ONLY:
+            raise inferred.Uninferable(f"parameter {param.name} is positional-only")
+        kwargs[param.name] = _plain_value(param)
+    return kwargs
+
+
+def _plain_value(param: inspect.Parameter) -> Any:
+    annotation = param.annotation
+    text = "" if annotation is param.empty else annotation if isinstance(annotation, str) \
+        else getattr(annotation, "__name__", repr(annotation))
+    if text == "int":
+        return PLAIN_INT
+    if text == "bool":
+        return False
+    if any(word in text for word in _SCALAR_WORDS) and not any(word in text for word in _NOT_SCALAR_WORDS):
+        return PLAIN_FLOAT
+    if text:
+        raise inferred.Uninferable(f"parameter {param.name}: {text}")
+    if inferred.opaque(param.name):
+        raise inferred.Uninferable(f"parameter {param.name} (a function, pytree or object, by its name)")
+    return PLAIN_FLOAT
+
+
+def parameters_tree() -> Any:
+    """The protocol's parameters (and updates): one f32 array of the inferred size ``n``."""
+    import jax
+
+    return jax.ShapeDtypeStruct((inferred.symbolic_size(),), "float32")
+
+
+def _given(function: Any, made: Made) -> dict[str, Any]:
+    """The protocol's values for the closure's parameters (none outside the protocol)."""
+    init = made.init()
+    if init is None:
+        return {}
+    if function is init:
+        return {_required(init)[0]: parameters_tree()}
+    given = {}
+    for name in _parameter_names(function):
+        lowered = name.lower()
+        if lowered in TREE_NAMES:
+            given[name] = parameters_tree()
+        elif lowered in ("state", "opt_state") or lowered.endswith("_state"):
+            given[name] = made.state()
+    return given
+
+
+def _parameter_names(function: Any) -> list[str]:
+    try:
+        return list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _required(function: Any) -> list[str]:
+    """The parameters a call must pass (no default, not ``*args``/``**kwargs``)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _positional(function: Any, arguments: ArgumentSet) -> ArgumentSet:
+    """By name where the object's own parameters have the names its signature shows; else (a
+    ``functools.wraps`` wrapper, as ``optimizers.optimizer`` makes) by position."""
+    try:
+        own = inspect.signature(function, follow_wrapped=False).parameters
+    except (TypeError, ValueError):
+        own = {}
+    if all(name in own for name in arguments.kwargs):
+        return arguments
+    order = [name for name in _parameter_names(function) if name in arguments.kwargs]
+    return dataclasses.replace(arguments, args=tuple(arguments.kwargs[name] for name in order), kwargs={})
+
+
+def _closures(value: Any, path: str, depth: int = 0) -> dict[tuple[int, str], Any]:
+    """The functions defined in ``path`` that ``value`` holds, by their code's (first line, name)."""
+    code = code_of(value.func if isinstance(value, functools.partial) else value)
+    if code is not None:
+        return {(code.co_firstlineno, code.co_name): value} if code.co_filename == path else {}
+    if depth >= _DEPTH:
+        return {}
+    if isinstance(value, (tuple, list)):
+        items = list(value)
+    elif isinstance(value, dict):
+        items = list(value.values())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, field.name, None) for field in dataclasses.fields(value)]
+    else:
+        return {}
+    found: dict[tuple[int, str], Any] = {}
+    for item in items:
+        for key, function in _closures(item, path, depth + 1).items():
+            found.setdefault(key, function)
+    return found
+
+
+@contextlib.contextmanager
+def _without_side_effects(module: Any) -> Iterator[None]:
+    """Run user code and keep none of what it changes that jaxlint can put back: the module's
+    globals (rebound, added or deleted names; an object changed in place stays changed), the
+    environment, JAX's configuration; what it prints is discarded."""
+    namespace = vars(module)
+    saved, environment = dict(namespace), dict(os.environ)
+    configuration = compat.config_snapshot()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for name in set(namespace) - set(saved):
+            del namespace[name]
+        namespace.update(saved)
+        if os.environ != environment:
+            os.environ.clear()
+            os.environ.update(environment)
+        if compat.restore_config(configuration):
+            import jax
+
+            jax.clear_caches()
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise _TimeUp in the block after ``seconds``, from a real-time timer: only in the main
+    thread (the worker's), which signals reach; elsewhere the module's own limit is all there is."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def up(signum: int, frame: Any) -> None:
+        raise _TimeUp()
+
+    previous = signal.signal(signal.SIGALRM, up)
+    left = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # a timer of the user's, put back after
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, left)
