@@ -27,8 +27,11 @@ import functools
 import inspect
 import io
 import os
+import re
 import signal
 import threading
+import types
+import typing
 from typing import Any, Iterator
 
 from jaxlint.ir import compat
@@ -40,8 +43,11 @@ from jaxlint.worker.trace import code_of, resolve
 FACTORY_SECONDS = 3.0
 PLAIN_INT, PLAIN_FLOAT = 2, 0.1
 TREE_NAMES = frozenset({"params", "updates", "grads", "grad", "g", "gradients"})
-_SCALAR_WORDS = ("float", "Float", "Scalar", "Numeric")
-_NOT_SCALAR_WORDS = ("Callable", "Array", "ndarray")  # Float[Array, "n"] is an array: the factory is not called
+_UNIONS = (typing.Union, getattr(types, "UnionType", typing.Union))
+# A string annotation (``from __future__ import annotations``) that admits a plain number, and
+# those that do not although they name one (``Float[Array, "n"]`` is an array).
+_SCALAR_TEXT = re.compile(r"\bfloat\b|Scalar|Numeric")
+_NOT_SCALAR = ("Callable", "Float[", "Array", "jax.Array", "np.ndarray")
 _DEPTH = 2
 
 
@@ -55,6 +61,9 @@ class Made:
     first line and name), or why there are none."""
 
     closures: dict[tuple[int, str], Any]
+    # (function, its code's name) for each function returned, wherever defined: the protocol's
+    # ``init`` may be another module's (optax's ``base.init_empty_state``).
+    returned: list[tuple[Any, str]] = dataclasses.field(default_factory=list)
     why: tuple[SkipKind, str] | None = None
     _state: Any = None
     _state_error: str | None = None
@@ -62,7 +71,7 @@ class Made:
 
     def init(self) -> Any:
         """The protocol's ``init`` closure (its name has "init", one parameter without a default), or None."""
-        for (_, name), function in self.closures.items():
+        for function, name in self.returned:
             if "init" in name and len(_required(function)) == 1:
                 return function
         return None
@@ -123,20 +132,25 @@ class Factories:
     def _call(self, module: Any, name: str) -> Made:
         factory = resolve(module, name)
         if factory is None or not callable(factory):
-            return Made({}, ("not-found", f"the factory {name} was not found on the module after import"))
+            return Made({}, why=("not-found", f"the factory {name} was not found on the module after import"))
         try:
             kwargs = factory_arguments(factory)
         except inferred.Uninferable as why:
-            return Made({}, ("no-arguments", f"the factory {name} was not called: {why}"))
+            return Made({}, why=("no-arguments", f"the factory {name} was not called: {why}"))
         shown = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
         try:
             with _without_side_effects(module), _time_limit(FACTORY_SECONDS):
                 returned = factory(**kwargs)
         except _TimeUp:
-            return Made({}, ("factory-failed", f"{shown} ran past {FACTORY_SECONDS:g} s"))
+            return Made({}, why=("factory-failed", f"{shown} ran past {FACTORY_SECONDS:g} s"))
         except BaseException as error:  # the user's code, sys.exit() included
-            return Made({}, ("factory-failed", f"{shown} raised {describe_error(error)}"))
-        return Made(_closures(returned, self.path))
+            return Made({}, why=("factory-failed", f"{shown} raised {describe_error(error)}"))
+        functions = _functions(returned)
+        closures: dict[tuple[int, str], Any] = {}
+        for function, code in functions:
+            if code.co_filename == self.path:
+                closures.setdefault((code.co_firstlineno, code.co_name), function)
+        return Made(closures, [(function, code.co_name) for function, code in functions])
 
 
 def factory_arguments(factory: Any) -> dict[str, Any]:
@@ -156,20 +170,21 @@ def factory_arguments(factory: Any) -> dict[str, Any]:
 
 
 def _plain_value(param: inspect.Parameter) -> Any:
+    """An annotation that admits a plain number gives one (a union of ``float`` and a schedule
+    admits a float); no annotation, 0.1 unless the name says it holds a function or an object."""
     annotation = param.annotation
-    text = "" if annotation is param.empty else annotation if isinstance(annotation, str) \
-        else getattr(annotation, "__name__", repr(annotation))
-    if text == "int":
-        return PLAIN_INT
-    if text == "bool":
-        return False
-    if any(word in text for word in _SCALAR_WORDS) and not any(word in text for word in _NOT_SCALAR_WORDS):
+    if annotation is param.empty:
+        if inferred.opaque(param.name):
+            raise inferred.Uninferable(f"parameter {param.name} (a function, pytree or object, by its name)")
         return PLAIN_FLOAT
-    if text:
-        raise inferred.Uninferable(f"parameter {param.name}: {text}")
-    if inferred.opaque(param.name):
-        raise inferred.Uninferable(f"parameter {param.name} (a function, pytree or object, by its name)")
-    return PLAIN_FLOAT
+    admitted = set(typing.get_args(annotation)) if typing.get_origin(annotation) in _UNIONS else {annotation}
+    text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+    for kind, value in ((float, PLAIN_FLOAT), (int, PLAIN_INT), (bool, False)):
+        if kind in admitted or text in (kind.__name__, f"Optional[{kind.__name__}]", f"{kind.__name__} | None"):
+            return value
+    if isinstance(annotation, str) and _SCALAR_TEXT.search(annotation) and not annotation.startswith(_NOT_SCALAR):
+        return PLAIN_FLOAT
+    raise inferred.Uninferable(f"parameter {param.name}: {text}")
 
 
 def parameters_tree() -> Any:
@@ -225,13 +240,13 @@ def _positional(function: Any, arguments: ArgumentSet) -> ArgumentSet:
     return dataclasses.replace(arguments, args=tuple(arguments.kwargs[name] for name in order), kwargs={})
 
 
-def _closures(value: Any, path: str, depth: int = 0) -> dict[tuple[int, str], Any]:
-    """The functions defined in ``path`` that ``value`` holds, by their code's (first line, name)."""
+def _functions(value: Any, depth: int = 0) -> list[tuple[Any, Any]]:
+    """(function, its code) for each function ``value`` holds, wherever defined."""
     code = code_of(value.func if isinstance(value, functools.partial) else value)
     if code is not None:
-        return {(code.co_firstlineno, code.co_name): value} if code.co_filename == path else {}
+        return [(value, code)]
     if depth >= _DEPTH:
-        return {}
+        return []
     if isinstance(value, (tuple, list)):
         items = list(value)
     elif isinstance(value, dict):
@@ -239,12 +254,8 @@ def _closures(value: Any, path: str, depth: int = 0) -> dict[tuple[int, str], An
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         items = [getattr(value, field.name, None) for field in dataclasses.fields(value)]
     else:
-        return {}
-    found: dict[tuple[int, str], Any] = {}
-    for item in items:
-        for key, function in _closures(item, path, depth + 1).items():
-            found.setdefault(key, function)
-    return found
+        return []
+    return [found for item in items for found in _functions(item, depth + 1)]
 
 
 @contextlib.contextmanager
