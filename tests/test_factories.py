@@ -11,7 +11,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from helpers import check_in_process, expected_markers, write
+from test_pytest_store import environment, pytest_run
 
 from jaxlint.config import load_config
 from jaxlint.report.coverage import coverage
@@ -283,3 +285,34 @@ def test_what_a_factory_changes_is_not_kept_and_a_hang_is_cut_short(tmp_path: Pa
     found = {(row["code"], row["location"]["row"]) for row in json.loads(run.stdout)}
     assert found == expected_markers(SIDE_EFFECTS)
     assert "make_hanging.<locals>.hung [factory-failed] make_hanging() ran past 3 s" in run.stderr
+
+
+STORED = '''\
+import jax.numpy as jnp
+
+
+def make_step(lr=0.1):
+    def step(x):
+        return x - lr * jnp.where(x > 0, jnp.log(x), 0.0)
+
+    return step
+'''
+
+
+@pytest.mark.slow
+def test_a_closure_the_test_run_linted_is_not_traced_again_with_guesses(tmp_path: Path) -> None:
+    """As for module-level functions: the tests gave the closure real arguments, so check reports
+    their finding and traces no guess beside it."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(STORED)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_model.py").write_text(
+        "import jax.numpy as jnp\n\nfrom pkg.model import make_step\n\n\n"
+        "def test_step():\n    assert make_step()(jnp.ones(3)).shape == (3,)\n")
+    assert "1 passed" in pytest_run(tmp_path).stdout
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "linted 1 of 1 JAX functions: 0 traced here, 1 in the test run of " in run.stderr, run.stderr
+    assert [(f["code"], f["origin"]) for f in json.loads(run.stdout)] == [("JX501", "test run")]
