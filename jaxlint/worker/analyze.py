@@ -328,7 +328,8 @@ class _Analysis:
                 closed = trace_function(function, arguments)
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
-            # code; the functions it makes are traced where a traced caller uses them.
+            # code; its closures are traced as it returns them (worker/factories.py), the other
+            # functions it makes where a traced caller uses them.
             timings["trace"] += time.perf_counter() - started
             self._skip(target, "not-traceable", str(error))
             return "not-traceable"

@@ -84,7 +84,7 @@ class Made:
 
             try:
                 self._state = jax.eval_shape(self.init(), parameters_tree())
-            except Exception as error:  # the user's init: its failure is no finding
+            except BaseException as error:  # the user's init (sys.exit() included): its failure is no finding
                 self._state_error = f"init raised {describe_error(error)}"
         if self._state_error is not None:
             raise inferred.Uninferable(f"no state: {self._state_error}")
