@@ -191,6 +191,49 @@ def test_update_gets_the_state_init_makes(tmp_path: Path) -> None:
     assert not skipped & {"scale_by_rms.<locals>.update_fn", "rmsprop_like.<locals>.update"}
 
 
+SIZES = textwrap.dedent('''\
+    from typing import Callable, NamedTuple
+
+    import jax.numpy as jnp
+
+
+    class GradientTransformation(NamedTuple):
+        init: Callable
+        update: Callable
+
+
+    def scale_by_diagonal(decay=0.9):
+        def init_fn(params):
+            dim = params.shape[0]
+            if dim > 1:  # a symbolic size cannot answer: the protocol takes a known one
+                return jnp.eye(dim)
+            return jnp.ones((1, 1))
+
+        def update_fn(updates, state, params=None):
+            var = decay * jnp.diag(state) * updates ** 2
+            return jnp.where(var > 0, updates / jnp.sqrt(var), 0.), state  # expect JX501
+
+        return GradientTransformation(init_fn, update_fn)
+
+
+    def make_series(num_terms):
+        powers = list(range(num_terms))  # a count: called with 2, not 0.1
+
+        def series(x):
+            return jnp.where(x > 0, sum(jnp.log(x) ** k for k in powers), 0.0)  # expect JX501
+
+        return series
+    ''')
+
+
+def test_init_that_needs_a_known_size_and_a_count_parameter(tmp_path: Path) -> None:
+    result = checked(tmp_path, "sizes", SIZES)
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(SIZES)
+    signatures = traced_signatures(result)
+    assert signatures["scale_by_diagonal.<locals>.update_fn"] == "updates=f32[4], state=f32[4,4], params=f32[4]"
+    assert signatures["scale_by_diagonal.<locals>.init_fn"] == "params=f32[4]"
+
+
 FAILING = textwrap.dedent('''\
     import jax.numpy as jnp
 

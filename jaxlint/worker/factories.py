@@ -2,7 +2,8 @@
 
 The factory is called once per job with plain values: a parameter with a default keeps it,
 ``*args`` and ``**kwargs`` stay empty, one annotated ``int`` gets 2, ``bool`` False, and
-``float`` (or a scalar-like annotation: ``Scalar``, ``Numeric``) or no annotation at all 0.1; a
+``float`` (or a scalar-like annotation: ``Scalar``, ``Numeric``) 0.1; without an annotation,
+2 where the name says a count or a size (``num_*``, ``*_size``, ``*_steps``), else 0.1. A
 parameter whose name or annotation says it takes a function, an object, a string or an array
 leaves the factory uncalled. The call runs with what it prints discarded, the module's globals,
 ``os.environ`` and JAX's configuration put back afterwards, and a time limit of FACTORY_SECONDS
@@ -14,10 +15,11 @@ What it returns is searched (the value itself, tuples and NamedTuples, lists, di
 traced with inferred arguments (argsources/inferred.py's ladder). Where the factory returns an
 ``init`` closure of one parameter (optax's ``GradientTransformation(init, update)``,
 ``jax.example_libraries.optimizers``' ``(init, update, get_params)``) its closures follow the
-protocol: the parameters are one f32 array of the inferred size ``n``, ``init`` is traced with
-them, and the state ``init`` makes of them (``jax.eval_shape``) is what the others get for a
-parameter named ``state`` (``opt_state``, ``*_state``), as user code passes it; ``params``,
-``updates``, ``grads`` (``grad``, ``g``) get the parameters.
+protocol: the parameters are one f32 array of the inferred size ``n`` (of size 4 where ``init``
+needs a known size), ``init`` is traced with them, and the state ``init`` makes of them
+(``jax.eval_shape``) is what the others get for a parameter named ``state`` (``opt_state``,
+``*_state``), as user code passes it; ``params``, ``updates``, ``grads`` (``grad``, ``g``) get
+the parameters.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from jaxlint.worker.trace import code_of, resolve
 
 FACTORY_SECONDS = 3.0
 PLAIN_INT, PLAIN_FLOAT = 2, 0.1
+CONCRETE_SIZE = 4  # the parameters' size where init cannot work with a symbolic one
 TREE_NAMES = frozenset({"params", "updates", "grads", "grad", "g", "gradients"})
 _UNIONS = (typing.Union, getattr(types, "UnionType", typing.Union))
 # A string annotation (``from __future__ import annotations``) that admits a plain number, and
@@ -49,6 +52,8 @@ _UNIONS = (typing.Union, getattr(types, "UnionType", typing.Union))
 _SCALAR_TEXT = re.compile(r"\bfloat\b|Scalar|Numeric")
 _NOT_SCALAR = ("Callable", "Float[", "Array", "jax.Array", "np.ndarray")
 _DEPTH = 2
+# Unannotated parameters whose names say they hold a count or a size get PLAIN_INT.
+_COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:size|steps|dim|dims|count|length)|size|steps|dim|count|length")
 
 
 class _TimeUp(BaseException):
@@ -65,9 +70,8 @@ class Made:
     # ``init`` may be another module's (optax's ``base.init_empty_state``).
     returned: list[tuple[Any, str]] = dataclasses.field(default_factory=list)
     why: tuple[SkipKind, str] | None = None
-    _state: Any = None
-    _state_error: str | None = None
-    _state_known: bool = False
+    _protocol: tuple[Any, Any] | None = None
+    _protocol_error: str | None = None
 
     def init(self) -> Any:
         """The protocol's ``init`` closure (its name has "init", one parameter without a default), or None."""
@@ -76,19 +80,25 @@ class Made:
                 return function
         return None
 
-    def state(self) -> Any:
-        """What ``init`` makes of the protocol's parameters, abstractly; raises inferred.Uninferable."""
-        if not self._state_known:
-            self._state_known = True
+    def protocol(self) -> tuple[Any, Any]:
+        """(the parameters, the state ``init`` makes of them, abstractly): the parameters are
+        f32[n], else f32[CONCRETE_SIZE] where ``init`` needs to know the size (``jnp.eye(n)``);
+        raises inferred.Uninferable when ``init`` fails with both."""
+        if self._protocol is None and self._protocol_error is None:
             import jax
 
-            try:
-                self._state = jax.eval_shape(self.init(), parameters_tree())
-            except BaseException as error:  # the user's init (sys.exit() included): its failure is no finding
-                self._state_error = f"init raised {describe_error(error)}"
-        if self._state_error is not None:
-            raise inferred.Uninferable(f"no state: {self._state_error}")
-        return self._state
+            for size in (inferred.symbolic_size(), CONCRETE_SIZE):
+                parameters = jax.ShapeDtypeStruct((size,), "float32")
+                try:
+                    self._protocol = (parameters, jax.eval_shape(self.init(), parameters))
+                    break
+                except BaseException as error:  # the user's init (sys.exit() included): no finding
+                    self._protocol_error = f"init raised {describe_error(error)}"
+            if self._protocol is not None:
+                self._protocol_error = None
+        if self._protocol is None:
+            raise inferred.Uninferable(f"no state: {self._protocol_error}")
+        return self._protocol
 
 
 @dataclasses.dataclass
@@ -176,7 +186,7 @@ def _plain_value(param: inspect.Parameter) -> Any:
     if annotation is param.empty:
         if inferred.opaque(param.name):
             raise inferred.Uninferable(f"parameter {param.name} (a function, pytree or object, by its name)")
-        return PLAIN_FLOAT
+        return PLAIN_INT if _COUNT_NAME.fullmatch(param.name.lower()) else PLAIN_FLOAT
     admitted = set(typing.get_args(annotation)) if typing.get_origin(annotation) in _UNIONS else {annotation}
     text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
     for kind, value in ((float, PLAIN_FLOAT), (int, PLAIN_INT), (bool, False)):
@@ -187,28 +197,26 @@ def _plain_value(param: inspect.Parameter) -> Any:
     raise inferred.Uninferable(f"parameter {param.name}: {text}")
 
 
-def parameters_tree() -> Any:
-    """The protocol's parameters (and updates): one f32 array of the inferred size ``n``."""
-    import jax
-
-    return jax.ShapeDtypeStruct((inferred.symbolic_size(),), "float32")
-
-
 def _given(function: Any, made: Made) -> dict[str, Any]:
     """The protocol's values for the closure's parameters (none outside the protocol)."""
     init = made.init()
     if init is None:
         return {}
-    if function is init:
-        return {_required(init)[0]: parameters_tree()}
-    given = {}
-    for name in _parameter_names(function):
-        lowered = name.lower()
-        if lowered in TREE_NAMES:
-            given[name] = parameters_tree()
-        elif lowered in ("state", "opt_state") or lowered.endswith("_state"):
-            given[name] = made.state()
-    return given
+    roles = {_required(init)[0]: "parameters"} if function is init else \
+        {name: _protocol_role(name) for name in _parameter_names(function) if _protocol_role(name)}
+    if not roles:
+        return {}
+    parameters, state = made.protocol()
+    return {name: parameters if role == "parameters" else state for name, role in roles.items()}
+
+
+def _protocol_role(name: str) -> str | None:
+    lowered = name.lower()
+    if lowered in TREE_NAMES:
+        return "parameters"
+    if lowered in ("state", "opt_state") or lowered.endswith("_state"):
+        return "state"
+    return None
 
 
 def _parameter_names(function: Any) -> list[str]:
