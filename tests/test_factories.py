@@ -359,3 +359,17 @@ def test_a_closure_the_test_run_linted_is_not_traced_again_with_guesses(tmp_path
                          cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=600)
     assert "linted 1 of 1 JAX functions: 0 traced here, 1 in the test run of " in run.stderr, run.stderr
     assert [(f["code"], f["origin"]) for f in json.loads(run.stdout)] == [("JX501", "test run")]
+
+
+def test_explain_reaches_a_closure_as_check_traces_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from jaxlint.cli.main import main
+
+    path = write(tmp_path, "protocol", PROTOCOL)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    code = main(["explain", f"{path}::scale_by_rms.<locals>.update_fn", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    arguments = json.loads(out)["arguments"]
+    assert arguments["source"] == "inferred"
+    assert [(a["name"], a["abstract"]) for a in arguments["signature"]] == [
+        ("updates", "f32[n]"), ("state", "(f32[n],)"), ("params", "f32[n]")]

@@ -283,7 +283,7 @@ class _Analysis:
         request = ArgumentRequest(target, function, module, self.job.path, self.job.settings, recorded,
                                   registrations, index=self.index)
         try:
-            signatures = closure.signatures(request) if closure else arguments_for(request)
+            signatures = closure.signatures(request) if closure and not target.hint else arguments_for(request)
         except ArgumentError as error:
             if InvalidHintRule.code in self.codes:
                 self.findings.append(InvalidHintRule.finding(self.job.path, target.hint_span or target.name_span,
