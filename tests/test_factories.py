@@ -216,6 +216,16 @@ SIZES = textwrap.dedent('''\
         return GradientTransformation(init_fn, update_fn)
 
 
+    def mass_matrix_adaptation(diagonal=True):
+        def init(n_dims: int):  # a size, not the parameters: no protocol
+            return jnp.ones(n_dims), jnp.zeros(n_dims)
+
+        def update(mm_state, position):
+            return mm_state[0] + jnp.mean(position), mm_state[1]
+
+        return init, update
+
+
     def make_series(num_terms):
         powers = list(range(num_terms))  # a count: called with 2, not 0.1
 
@@ -232,6 +242,10 @@ def test_init_that_needs_a_known_size_and_a_count_parameter(tmp_path: Path) -> N
     signatures = traced_signatures(result)
     assert signatures["scale_by_diagonal.<locals>.update_fn"] == "updates=f32[4], state=f32[4,4], params=f32[4]"
     assert signatures["scale_by_diagonal.<locals>.init_fn"] == "params=f32[4]"
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert skipped["mass_matrix_adaptation.<locals>.init"] == "arguments not inferred: no parameter takes an array"
+    assert skipped["mass_matrix_adaptation.<locals>.update"] == (
+        "arguments not inferred: parameter mm_state (a function, pytree or object, by its name)")
 
 
 FAILING = textwrap.dedent('''\

@@ -13,7 +13,7 @@ limit leaves its closures skipped, with why; never a finding.
 What it returns is searched (the value itself, tuples and NamedTuples, lists, dicts, dataclasses,
 ``functools.partial``, two levels deep) for functions defined in the analyzed file; each is
 traced with inferred arguments (argsources/inferred.py's ladder). Where the factory returns an
-``init`` closure of one parameter (optax's ``GradientTransformation(init, update)``,
+``init`` closure of one parameter that is not a number (optax's ``GradientTransformation(init, update)``,
 ``jax.example_libraries.optimizers``' ``(init, update, get_params)``) its closures follow the
 protocol: the parameters are one f32 array of the inferred size ``n`` (of size 4 where ``init``
 needs a known size), ``init`` is traced with them, and the state ``init`` makes of them
@@ -76,7 +76,7 @@ class Made:
     def init(self) -> Any:
         """The protocol's ``init`` closure (its name has "init", one parameter without a default), or None."""
         for function, name in self.returned:
-            if "init" in name and len(_required(function)) == 1:
+            if "init" in name and len(_required(function)) == 1 and _takes_a_tree(function):
                 return function
         return None
 
@@ -208,6 +208,15 @@ def _given(function: Any, made: Made) -> dict[str, Any]:
         return {}
     parameters, state = made.protocol()
     return {name: parameters if role == "parameters" else state for name, role in roles.items()}
+
+
+def _takes_a_tree(init: Any) -> bool:
+    """Whether ``init``'s parameter may be the parameters: not a number or a string by its
+    annotation, nor a count by its name (blackjax's ``init(n_dims: int)`` makes no state of them)."""
+    param = inspect.signature(init).parameters[_required(init)[0]]
+    if param.annotation in (int, bool, float, str) or param.annotation in ("int", "bool", "float", "str"):
+        return False
+    return not _COUNT_NAME.fullmatch(param.name.lower())
 
 
 def _protocol_role(name: str) -> str | None:
