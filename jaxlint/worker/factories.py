@@ -13,7 +13,7 @@ limit leaves its closures skipped, with why; never a finding.
 What it returns is searched (the value itself, tuples and NamedTuples, lists, dicts, dataclasses,
 ``functools.partial``, two levels deep) for functions defined in the analyzed file; each is
 traced with inferred arguments (argsources/inferred.py's ladder). Where the factory returns an
-``init`` closure of one parameter that is not a number (optax's ``GradientTransformation(init, update)``,
+``init`` closure of one parameter that is not an int or a size (optax's ``GradientTransformation(init, update)``,
 ``jax.example_libraries.optimizers``' ``(init, update, get_params)``) its closures follow the
 protocol: the parameters are one f32 array of the inferred size ``n`` (of size 4 where ``init``
 needs a known size), ``init`` is traced with them, and the state ``init`` makes of them
@@ -211,10 +211,11 @@ def _given(function: Any, made: Made) -> dict[str, Any]:
 
 
 def _takes_a_tree(init: Any) -> bool:
-    """Whether ``init``'s parameter may be the parameters: not a number or a string by its
-    annotation, nor a count by its name (blackjax's ``init(n_dims: int)`` makes no state of them)."""
+    """Whether ``init``'s parameter may be the parameters: not an int, a bool or a string by its
+    annotation, nor a count by its name (blackjax's ``init(n_dims: int)`` makes no state of them;
+    its ``init(x_init: float)`` does, of an array in practice)."""
     param = inspect.signature(init).parameters[_required(init)[0]]
-    if param.annotation in (int, bool, float, str) or param.annotation in ("int", "bool", "float", "str"):
+    if param.annotation in (int, bool, str) or param.annotation in ("int", "bool", "str"):
         return False
     return not _COUNT_NAME.fullmatch(param.name.lower())
 
