@@ -226,6 +226,17 @@ SIZES = textwrap.dedent('''\
         return init, update
 
 
+    def dual_averaging(gamma=0.05):
+        def init(initial_step_size: float):  # a float: the protocol's parameters, whatever the name
+            return jnp.log(10 * initial_step_size), jnp.zeros_like(initial_step_size)
+
+        def update(da_state, acceptance_rate):
+            mu, error = da_state
+            return mu, jnp.where(error > 0, jnp.log(error), 0.0) + acceptance_rate  # expect JX501
+
+        return init, update
+
+
     def make_series(num_terms):
         powers = list(range(num_terms))  # a count: called with 2, not 0.1
 
@@ -242,6 +253,7 @@ def test_init_that_needs_a_known_size_and_a_count_parameter(tmp_path: Path) -> N
     signatures = traced_signatures(result)
     assert signatures["scale_by_diagonal.<locals>.update_fn"] == "updates=f32[4], state=f32[4,4], params=f32[4]"
     assert signatures["scale_by_diagonal.<locals>.init_fn"] == "params=f32[4]"
+    assert signatures["dual_averaging.<locals>.update"] == "da_state=(f32[n], f32[n]), acceptance_rate=f32[]"
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert skipped["mass_matrix_adaptation.<locals>.init"] == "arguments not inferred: no parameter takes an array"
     assert skipped["mass_matrix_adaptation.<locals>.update"] == (

@@ -3,7 +3,7 @@
 The factory is called once per job with plain values: a parameter with a default keeps it,
 ``*args`` and ``**kwargs`` stay empty, one annotated ``int`` gets 2, ``bool`` False, and
 ``float`` (or a scalar-like annotation: ``Scalar``, ``Numeric``) 0.1; without an annotation,
-2 where the name says a count or a size (``num_*``, ``*_size``, ``*_steps``), else 0.1. A
+2 where the name says a count (``num_*``, ``n_*``, ``*_steps``, ``*_dim``), else 0.1. A
 parameter whose name or annotation says it takes a function, an object, a string or an array
 leaves the factory uncalled. The call runs with what it prints discarded, the module's globals,
 ``os.environ`` and JAX's configuration put back afterwards, and a time limit of FACTORY_SECONDS
@@ -53,7 +53,8 @@ _SCALAR_TEXT = re.compile(r"\bfloat\b|Scalar|Numeric")
 _NOT_SCALAR = ("Callable", "Float[", "Array", "jax.Array", "np.ndarray")
 _DEPTH = 2
 # Unannotated parameters whose names say they hold a count or a size get PLAIN_INT.
-_COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:size|steps|dim|dims|count|length)|size|steps|dim|count|length")
+# (Not ``*_size``: a ``step_size`` is a float.)
+_COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:steps|dim|dims|count|length)|steps|dim|count|length")
 
 
 class _TimeUp(BaseException):
@@ -217,7 +218,7 @@ def _takes_a_tree(init: Any) -> bool:
     param = inspect.signature(init).parameters[_required(init)[0]]
     if param.annotation in (int, bool, str) or param.annotation in ("int", "bool", "str"):
         return False
-    return not _COUNT_NAME.fullmatch(param.name.lower())
+    return param.annotation is not param.empty or not _COUNT_NAME.fullmatch(param.name.lower())
 
 
 def _protocol_role(name: str) -> str | None:
