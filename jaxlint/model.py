@@ -55,7 +55,8 @@ class Target:
     # "jit-decorated", "jit-bound", "contains-transform", "hinted" (a plain function with a hint),
     # "inferred" (a plain JAX function traced only with inferred arguments), "annotated" (jaxtyping
     # array annotations), "example" (an examples-file registration), "recorded" (a plain JAX
-    # function with a signature `jaxlint record` saved)
+    # function with a signature `jaxlint record` saved), "closure" (a JAX function a module-level
+    # factory returns: the worker calls the factory to get it, worker/factories.py)
     kind: str
     span: Span  # the def statement (or, for "jit-bound", the assignment)
     name_span: Span  # the function's (or bound) name, where findings about the whole target point
@@ -241,7 +242,7 @@ class Job:
 
 # Why a target was not traced.
 SkipKind = Literal["no-arguments", "invalid-hint", "trace-error", "not-traceable", "not-found",
-                   "import-failed", "dependency-missing", "timeout", "crash"]
+                   "import-failed", "dependency-missing", "timeout", "crash", "factory-failed"]
 
 
 @dataclass

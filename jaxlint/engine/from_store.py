@@ -14,6 +14,9 @@ from jaxlint.engine.store import load_store, slot_material
 if TYPE_CHECKING:
     from jaxlint.config import Config
 
+# Targets traced only with guessed arguments: module-level JAX functions, a factory's closures.
+_GUESSED = ("inferred", "closure")
+
 
 def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config,
                                    cache: ResultCache) -> None:
@@ -24,7 +27,7 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
     shared = None
     for analysis in analyses:
         job = analysis.job
-        if job is None or not any(target.kind == "inferred" for target in job.targets):
+        if job is None or not any(target.kind in _GUESSED for target in job.targets):
             continue
         shared = shared or slot_material(cache, config)
         stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
@@ -32,7 +35,7 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
             continue
         linted = {function.first_line for function in stored.functions
                   if function.linted and (stored.fresh or function.tests)}
-        kept = [t for t in job.targets if not (t.kind == "inferred" and t.first_line in linted)]
+        kept = [t for t in job.targets if not (t.kind in _GUESSED and t.first_line in linted)]
         if len(kept) < len(job.targets):
             analysis.job = replace(job, targets=kept)
 

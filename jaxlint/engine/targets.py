@@ -1,7 +1,8 @@
 """Which targets a file has: the scanner's, the JAX functions the signatures file records and,
-with ``infer-arguments``, the module-level JAX functions and methods nothing names. Check's scan step and the
-fixer's re-trace both ask here, so a fix is verified on exactly the targets check traced, with
-arguments from the same sources."""
+with ``infer-arguments``, the module-level JAX functions and methods nothing names and the closures
+that module-level factories return (scan/factories.py). Check's scan step and the fixer's re-trace
+both ask here, so a fix is verified on exactly the targets check traced, with arguments from the
+same sources."""
 from __future__ import annotations
 
 import ast
@@ -11,6 +12,7 @@ from typing import NamedTuple
 from jaxlint import scan
 from jaxlint.config import Config, signatures
 from jaxlint.model import Target
+from jaxlint.scan.factories import returned_closures
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 
@@ -49,4 +51,17 @@ def file_targets(path: str, text: str, config: Config, recorded: frozenset[str],
     if config.infer_arguments:  # JAX functions and methods nothing names: traced with guessed arguments
         firsts = {target.first_line for target in targets}
         targets = targets + [f.target() for f in functions if f.inferable() and f.first_line not in firsts]
+        targets = targets + _closure_targets(index, functions, firsts)
     return FileTargets(targets, functions, index)
+
+
+def _closure_targets(index: SourceIndex, functions: list[JaxFunction], firsts: set[int]) -> list[Target]:
+    """The JAX functions a module-level factory returns (``make.<locals>.update_fn``): traced as
+    the factory makes them (worker/factories.py)."""
+    returned = returned_closures(index)
+    found = []
+    for function in functions:
+        factory, _, name = function.qualname.partition(".<locals>.")
+        if name in returned.get(factory, ()) and function.first_line not in firsts:
+            found.append(dataclasses.replace(function.target(), kind="closure"))
+    return found

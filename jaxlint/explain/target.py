@@ -13,6 +13,8 @@ import tokenize
 from jaxlint import scan
 from jaxlint.explain import ExplainError
 from jaxlint.model import Span, Target
+from jaxlint.scan.factories import returned_closures
+from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.walk import parameters
 from jaxlint.text import SourceError, SourceFile, char_column, read_source
 from jaxlint.text import relative as display  # re-exported: explain shows paths as check does
@@ -102,6 +104,8 @@ def _plain(path: str, text: str, qualname: str) -> Target | None:
                 char_column(line_text(end_line), node.end_col_offset or 0))
     hint, hint_span = scan.hint_above(lines, first_line)
     params = [a.arg for a in parameters(node.args)]
-    return Target(name=node.name, qualname=qualname, kind="plain", span=span,
+    factory, _, name = qualname.partition(".<locals>.")
+    closure = name in returned_closures(SourceIndex(path, text)).get(factory, ())  # check traces it so too
+    return Target(name=node.name, qualname=qualname, kind="closure" if closure else "plain", span=span,
                   name_span=Span(node.lineno, max(name_col, 0), node.lineno, max(name_col, 0) + len(node.name)),
                   first_line=first_line, params=params, hint=hint, hint_span=hint_span)

@@ -43,6 +43,9 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
         return None, _NO_HINT[kind]
     if target is None:
         return None, None
+    if target.kind == "closure":  # a hint above a nested def names no function (JX905)
+        return None, ("a hint cannot reach a closure: register a call of what its factory returns in an examples "
+                      "file (docs/arguments.md), or run `pytest --jaxlint`")
     params = list(target.params)
     if "." in target.qualname and params[:1] == ["self"]:
         # The hint's values are passed to the function found on the class: there is no instance.
@@ -102,6 +105,8 @@ _NO_HINT = {
     "not-found": ("the name was not on the module after import (defined conditionally, "
                   "deleted, or renamed by a decorator such as parameterized tests?)"),
     "not-traceable": "it returns functions or objects: trace a function that calls what it makes",
+    "factory-failed": ("the factory that returns it could not be called with plain values: register a call of "
+                       "what it returns in an examples file (docs/arguments.md), or run `pytest --jaxlint`"),
 }
 
 

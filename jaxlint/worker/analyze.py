@@ -32,6 +32,7 @@ from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSe
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
+from jaxlint.worker.factories import Factories
 from jaxlint.worker.frames import parameter_names
 from jaxlint.worker.importer import import_module, is_project_file, is_project_module, keeping_printed, program_argv
 from jaxlint.worker.inprocess import target_for
@@ -115,6 +116,7 @@ class _Analysis:
         # Every function run after the import and the source rules, until something is traced (Result.ran).
         self.ran = RanRecorder()
         self.traced_anything = False
+        self.factories = Factories(job.path)  # the factories called for their closures (kind "closure")
 
     @cached_property
     def jax_functions(self) -> list[JaxFunction]:
@@ -271,13 +273,17 @@ class _Analysis:
         function found, its signatures asked of the argument sources, each traced, then what was
         traced or why nothing was."""
         function = function if function is not None else self._found(module, target, registrations)
+        closure = None
+        if function is None and target.kind == "closure":  # no examples file registered it: its factory makes it
+            closure = self.factories.closure(module, target)
+            function = closure.function
         if function is None:
-            self._skip(target, "not-found", "not found on the module after import")
+            self._skip(target, *(closure.why if closure else ("not-found", "not found on the module after import")))
             return
         request = ArgumentRequest(target, function, module, self.job.path, self.job.settings, recorded,
                                   registrations, index=self.index)
         try:
-            signatures = arguments_for(request)
+            signatures = closure.signatures(request) if closure and not target.hint else arguments_for(request)
         except ArgumentError as error:
             if InvalidHintRule.code in self.codes:
                 self.findings.append(InvalidHintRule.finding(self.job.path, target.hint_span or target.name_span,
@@ -322,7 +328,8 @@ class _Analysis:
                 closed = trace_function(function, arguments)
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
-            # code; the functions it makes are traced where a traced caller uses them.
+            # code; its closures are traced as it returns them (worker/factories.py), the other
+            # functions it makes where a traced caller uses them.
             timings["trace"] += time.perf_counter() - started
             self._skip(target, "not-traceable", str(error))
             return "not-traceable"

@@ -52,7 +52,8 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
                  if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, int, float, complex, bool))}
         if kinds:
             raise NotArrays(f"returns {', '.join(sorted(kinds))}, not arrays: a factory is not traced "
-                            "itself; the functions it makes are traced where a traced caller uses them")
+                            "itself; the functions it defines and returns are traced as it makes them, "
+                            "others where a traced caller uses them")
         return out
 
     # JAX names the traced function in its messages: the user's, not this wrapper.

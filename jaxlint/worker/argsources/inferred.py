@@ -15,6 +15,7 @@ this ladder for the method's other parameters and its class's fields.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import types
 import typing
@@ -52,29 +53,40 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         return []
 
 
-def ladder(request: ArgumentRequest) -> list[ArgumentSet]:
-    """The signatures to try, in order (the first that traces is kept)."""
+def ladder(request: ArgumentRequest, given: dict[str, Any] | None = None) -> list[ArgumentSet]:
+    """The signatures to try, in order (the first that traces is kept). ``given``: parameters
+    whose values the caller knows (a factory's state, worker/factories.py), passed as they are."""
     try:
         signature = inspect.signature(request.function)
     except (TypeError, ValueError):
         raise Uninferable("no signature") from None
     with unrecorded():  # from here on only jaxlint's and JAX's code runs
-        return _signatures(request, signature)
+        return _signatures(request, signature, given or {})
 
 
-def _signatures(request: ArgumentRequest, signature: inspect.Signature) -> list[ArgumentSet]:
+@functools.cache
+def symbolic_size() -> Any:
+    """The one symbolic size ``n`` of every inferred shape: JAX refuses to mix two sizes made
+    apart, even of one name (a factory's state and the arguments the ladder adds beside it)."""
     from jax import export
 
+    return export.symbolic_shape("n")[0]
+
+
+def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> list[ArgumentSet]:
     ranks = ranks_used(request)
     roles: dict[str, Any] = {}
     for param in signature.parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
+        if param.name in given:
+            roles[param.name] = ("given", given[param.name])
+        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
-        roles[param.name] = role(param)
+        else:
+            roles[param.name] = role(param)
     arrays = [name for name, kind in roles.items() if kind == "array"]
-    if not any(kind in ("array", "key", "float") for kind in roles.values()):
+    if not any(kind in ("array", "key", "float") or kind[0] == "given" for kind in roles.values()):
         raise Uninferable("no parameter takes an array")
-    n = export.symbolic_shape("n")[0]
+    n = symbolic_size()
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name in arrays}
@@ -98,7 +110,7 @@ def abstract(kind: Any, shape: tuple) -> Any:
         return jax.eval_shape(lambda: jax.random.key(0))
     if kind == "float":
         return jax.ShapeDtypeStruct((), "float32", weak_type=True)
-    return kind[1]  # ("static", value)
+    return kind[1]  # ("static", value) or ("given", value)
 
 
 def needs_instance(request: ArgumentRequest) -> bool:
@@ -135,10 +147,15 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         return "key"
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
         raise Uninferable(f"{what}{name}: {text}")
-    if not text and (name.lower() in _OPAQUE_NAMES or name.lower().endswith(_OPAQUE_SUFFIXES)
-                     or FUNCTION_PARAMETER.fullmatch(name.lower())):
+    if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
     return "array"
+
+
+def opaque(name: str) -> bool:
+    """A parameter whose name says it takes a function, a pytree or an object."""
+    name = name.lower()
+    return name in _OPAQUE_NAMES or name.endswith(_OPAQUE_SUFFIXES) or bool(FUNCTION_PARAMETER.fullmatch(name))
 
 
 def ranks_used(request: ArgumentRequest) -> dict[str, int]:

@@ -74,13 +74,11 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
-    from jax import export
-
     kind = _kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind).items()}
     roles.update(_parameters(callee))
     ranks = inferred.ranks_used(request)
-    n = export.symbolic_shape("n")[0]
+    n = inferred.symbolic_size()
     self_name = request.target.params[0]
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):
