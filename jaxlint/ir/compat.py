@@ -529,7 +529,8 @@ def symbols(dim: Any) -> list[str]:
     return sorted(getattr(dim, "_get_vars", lambda: set())())
 
 
-def concrete_shape(shape: tuple[Any, ...], size: int = 4, sizes: dict[str, int] | None = None) -> tuple[int, ...] | None:
+def concrete_shape(shape: tuple[Any, ...], size: int = 4,
+                   sizes: dict[str, int] | None = None) -> tuple[int, ...] | None:
     """``shape`` with every symbolic dimension (``jax.export``'s ``b``, ``2*b``, ``floordiv(b, 2)``)
     evaluated at ``size`` for each symbol, one size for all so that dimensions the function needs
     equal are, or at ``sizes[symbol]`` where given; None when a dimension cannot be evaluated that way."""
