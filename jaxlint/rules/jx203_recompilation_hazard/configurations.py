@@ -7,7 +7,8 @@ strings is no JAX type). Such a loop is left alone.
 
 What the rule sees decides: a ``for`` loop (or a comprehension's ``for``) over a literal display of
 items, not all of them numbers (numbers are values jit can trace: ``for k in (1, 2, 3)`` stays a
-hazard), whose target the jitted function reads.
+hazard), or over a name bound once, to such a display, in the function or the module
+(``CONFIGS = [...]``), whose target the jitted function reads.
 """
 from __future__ import annotations
 
@@ -25,22 +26,47 @@ def _number(node: ast.expr) -> bool:
             and not isinstance(node.value, bool))
 
 
-def _configurations(iterable: ast.expr) -> bool:
-    """A literal display whose items are not all numbers."""
+def _configurations(iterable: ast.expr, places: list[ast.AST]) -> bool:
+    """A literal display whose items are not all numbers, or a name ``places`` (the function
+    around the loop, the module) bind once, to such a display."""
+    if isinstance(iterable, ast.Name):
+        iterable = _bound_display(iterable.id, places)
     return isinstance(iterable, DISPLAYS) and bool(iterable.elts) and not all(_number(e) for e in iterable.elts)
+
+
+def _bound_display(name: str, places: list[ast.AST]) -> ast.expr | None:
+    """The display ``name = [...]`` binds, when that is the name's only binding in the first of
+    ``places`` that binds it at all (a parameter, a loop target, an import: None)."""
+    for place in places:
+        if isinstance(place, (*DEFS, ast.Lambda)) and name in {a.arg for a in ast.walk(place.args)
+                                                               if isinstance(a, ast.arg)}:
+            return None
+        statements = place.body if isinstance(place, (*DEFS, ast.Module)) else []
+        nodes = [node for statement in statements for node in walk_scope(statement)]
+        binders = [node for node in nodes if (isinstance(node, ast.Name) and node.id == name
+                                              and isinstance(node.ctx, (ast.Store, ast.Del)))
+                   or (isinstance(node, (ast.Import, ast.ImportFrom))
+                       and any((a.asname or a.name.split(".")[0]) == name for a in node.names))
+                   or (isinstance(node, (*DEFS, ast.ClassDef)) and node.name == name)]
+        if not binders:
+            continue
+        assigned = [node for node in nodes if isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name]
+        return assigned[0].value if len(binders) == 1 and len(assigned) == 1 else None
+    return None
 
 
 def _targets(target: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
-def configuration_names(loop: ast.AST) -> set[str] | None:
+def configuration_names(loop: ast.AST, places: list[ast.AST]) -> set[str] | None:
     """The names ``loop`` binds to configurations, or None when it is no loop over configurations
     (a ``while``, a ``range``, numbers, an iterable jaxlint cannot see)."""
     if isinstance(loop, (ast.For, ast.AsyncFor)):
-        return _targets(loop.target) if _configurations(loop.iter) else None
+        return _targets(loop.target) if _configurations(loop.iter, places) else None
     if isinstance(loop, COMPREHENSIONS):
-        if all(_configurations(g.iter) for g in loop.generators):
+        if all(_configurations(g.iter, places) for g in loop.generators):
             return {name for g in loop.generators for name in _targets(g.target)}
     return None
 
@@ -70,12 +96,14 @@ def _def_reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {n.id for s in function.body for n in ast.walk(s) if isinstance(n, ast.Name)} - params
 
 
-def over_configurations(function: ast.AST, loops: list[ast.AST]) -> bool:
+def over_configurations(function: ast.AST, loops: list[ast.AST], scope: ast.AST | None, module: ast.AST) -> bool:
     """Every loop around the jitted function runs over configurations, and the function reads
-    what one of them binds: one compile per configuration is what the code asks for."""
+    what one of them binds: one compile per configuration is what the code asks for. ``scope``:
+    the function the loops are in (None or the module at module level)."""
+    places = [place for place in (scope, module) if place is not None]
     names: set[str] = set()
     for loop in loops:
-        bound = configuration_names(loop)
+        bound = configuration_names(loop, places)
         if bound is None:
             return False
         names |= bound

@@ -23,7 +23,7 @@ def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding 
     if function is None or isinstance(function, ast.Starred):
         return None
     loops, in_comprehension, scope = index.loops_around(call)
-    if not loops or traced(scope, index) or over_configurations(function, loops):
+    if not loops or traced(scope, index) or over_configurations(function, loops, scope, index.tree):
         return None
     if isinstance(function, ast.Lambda):
         what = "a lambda"
@@ -63,7 +63,7 @@ def check_decorated(rule: type[Rule], ctx: SourceContext, function: ast.Function
     if decorator is None:
         return None
     loops, _, scope = index.loops_around(function)
-    if not loops or traced(scope, index) or over_configurations(function, loops):
+    if not loops or traced(scope, index) or over_configurations(function, loops, scope, index.tree):
         return None
     message = (f"`{function.name}` is decorated with jax.jit inside a {loop_kind(loops[0])}: the def makes "
                "a new function object on every iteration, and jit caches traces and compiled code per "

@@ -69,6 +69,9 @@ def traced_loop(x):
     return x
 
 
+OUTPUTS = (["double", "half"], ["half"])
+
+
 def pick(v, fields):
     parts = {"double": v * 2.0, "half": v / 2.0}
     return sum(parts[name] for name in fields)
@@ -94,10 +97,19 @@ def configurations(x):
             return activation(v)
         x = jax.jit(applied)(x)
     ys = [jax.jit(lambda v: pick(v, fields))(x) for fields in (["double"], ["half"])]
+    for fields in OUTPUTS:  # a name bound once to a display, in the module or the function
+        x = jax.jit(lambda v: pick(v, fields))(x)
+    shapes = [(3,), (1, 3)]
+    for shape in shapes:
+        y = jax.jit(lambda v: v.reshape(shape))(x)
     # Reported: the items are numbers (values jit traces), the function reads no configuration,
     # or a loop that is not over configurations repeats the compile.
     for k in (1, 2, 3):
         x = jax.jit(lambda v: v * k)(x)  # expect: JX203
+    chosen = [["double"]]
+    chosen = chosen + [["half"]]  # bound twice: not seen as a display
+    for fields in chosen:
+        x = jax.jit(lambda v: pick(v, fields))(x)  # expect: JX203
     for fields in (["double"], ["half"]):
         x = jax.jit(lambda v: v - 1.0)(x)  # expect: JX203
     for fields in (["double"], ["half"]):
