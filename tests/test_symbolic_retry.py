@@ -99,18 +99,19 @@ def test_the_same_name_keeps_one_size(annotated):
     assert traced[("annotated.py", "doubled")]["signature"] == "x=f32[8]"
 
 
-def test_a_failure_at_any_size_is_still_reported(annotated):
+def test_an_error_about_a_traced_value_is_reported_without_a_retry(annotated):
+    """A traced value in Python control flow fails at any size: reported with the symbols."""
     traced, skipped, failures = annotated
     assert ("annotated.py", "branches") not in traced
     assert "TracerBoolConversionError" in failures[("annotated.py", "branches")]
-    assert "x=f32[8]" in failures[("annotated.py", "branches")]  # the sizes it failed with
-    assert "x=f32[n]" in skipped[("annotated.py", "branches")]  # and with the symbol first
+    assert "x=f32[n]" in failures[("annotated.py", "branches")]
+    assert "x=f32[8]" not in skipped[("annotated.py", "branches")]
 
 
-def test_distinct_names_get_distinct_sizes(annotated):
+def test_a_failure_with_the_sizes_too_is_reported_with_them(annotated):
     _, skipped, failures = annotated
     assert "a=f32[8], b=f32[16]" in failures[("annotated.py", "mismatched")]
-    assert "a=f32[n], b=f32[m]" in skipped[("annotated.py", "mismatched")]
+    assert "a=f32[n], b=f32[m]" in skipped[("annotated.py", "mismatched")]  # the failure with symbols
 
 
 def test_inferred_arguments_that_fail_only_with_the_symbol_are_traced_with_a_size(plain):

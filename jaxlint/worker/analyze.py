@@ -43,6 +43,7 @@ from jaxlint.worker.trace import (
     code_of,
     compiled_cost,
     concrete_arguments,
+    fails_at_any_size,
     format_signature,
     resolve,
     trace_function,
@@ -339,7 +340,8 @@ class _Analysis:
             return "not-traceable"
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
-            concrete = concrete_arguments(arguments) if arguments.source in MADE_SYMBOLIC else None
+            symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)
+            concrete = concrete_arguments(arguments) if symbolic else None
             if concrete is not None:  # jaxlint's symbols may be what failed (associative_scan): sizes
                 outcome = self._signature(function, target, concrete, runs)
                 if outcome == "failed":  # with sizes too: the error at sizes was reported (unless quiet)

@@ -99,6 +99,14 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
                        arguments.call)
 
 
+def fails_at_any_size(error: BaseException) -> bool:
+    """A JAX error about a traced value (``if x.sum() > 0``, ``int(x)``, ``x[x > 0]``, a leaked
+    tracer): no size makes it go away, so no trace with sizes is tried. What symbolic dimensions
+    raise is another error (InconclusiveDimensionOperation, TypeError, NotImplementedError)."""
+    names = {cls.__name__ for cls in type(error).__mro__}
+    return "ConcretizationTypeError" in names or "UnexpectedTracerError" in names
+
+
 class _NoSize(Exception):
     """A symbolic dimension that cannot be evaluated (an expression form compat does not know)."""
 
