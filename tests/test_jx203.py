@@ -59,6 +59,21 @@ def test_loop_messages_and_fixes() -> None:
     assert [e.content for e in renamed.fix.edits][1] == f"jitted_{renamed.span.start_line}"
 
 
+def test_the_advice_for_a_value_the_loop_sets_says_when_it_holds() -> None:
+    """Passing a captured configuration as an argument raises (dynamax's list of output fields): the
+    advice is unchecked, so it is given for arrays and numbers only."""
+    numbers = at("loops.py", "jax.jit(lambda v: v * k)")
+    assert ("it uses `k`, set in the loop: if it holds arrays or numbers, pass it as an argument instead "
+            "(any other value is a configuration, which needs a compile of its own either way)") in numbers.message
+    assert numbers.fix is None
+    # A loop over configurations around a loop that repeats the compile: moved out of the inner
+    # loop only, the configuration still read from the outer one.
+    nested = at("loops.py", "x = jax.jit(lambda v: pick(v, fields))(x)  # expect")
+    assert "it uses `fields`" in nested.message
+    unread = at("loops.py", "jax.jit(lambda v: v - 1.0)")
+    assert unread.fix is not None and unread.fix.applicability == "safe"
+
+
 FIX_MODULE = '''\
 import jax
 import jax.numpy as jnp

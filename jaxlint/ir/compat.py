@@ -524,10 +524,16 @@ def side_effects(closed: Any) -> list[str]:
     return sorted({type(effect).__name__ for effect in closed.effects if "Debug" not in type(effect).__name__})
 
 
-def concrete_shape(shape: tuple[Any, ...], size: int = 4) -> tuple[int, ...] | None:
+def symbols(dim: Any) -> list[str]:
+    """The names of the symbols a symbolic dimension is made of, sorted (none for an int)."""
+    return sorted(getattr(dim, "_get_vars", lambda: set())())
+
+
+def concrete_shape(shape: tuple[Any, ...], size: int = 4,
+                   sizes: dict[str, int] | None = None) -> tuple[int, ...] | None:
     """``shape`` with every symbolic dimension (``jax.export``'s ``b``, ``2*b``, ``floordiv(b, 2)``)
     evaluated at ``size`` for each symbol, one size for all so that dimensions the function needs
-    equal are; None when a dimension cannot be evaluated that way."""
+    equal are, or at ``sizes[symbol]`` where given; None when a dimension cannot be evaluated that way."""
     concrete = []
     names = {"floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "max": max, "min": min,
              "non_negative": lambda a: max(a, 0)}
@@ -535,9 +541,9 @@ def concrete_shape(shape: tuple[Any, ...], size: int = 4) -> tuple[int, ...] | N
         if isinstance(dim, int):
             concrete.append(dim)
             continue
-        symbols = getattr(dim, "_get_vars", lambda: set())()
+        values = {s: (sizes or {}).get(s, size) for s in symbols(dim)}
         try:
-            value = eval(str(dim), {"__builtins__": {}}, {**names, **{s: size for s in symbols}})
+            value = eval(str(dim), {"__builtins__": {}}, {**names, **values})
         except Exception:  # an expression form this does not know
             return None
         if not isinstance(value, int) or value < 0:

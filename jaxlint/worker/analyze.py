@@ -39,12 +39,24 @@ from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
-from jaxlint.worker.trace import NotArrays, code_of, compiled_cost, format_signature, resolve, trace_function
+from jaxlint.worker.trace import (
+    NotArrays,
+    code_of,
+    compiled_cost,
+    concrete_arguments,
+    fails_at_any_size,
+    format_signature,
+    resolve,
+    trace_function,
+)
 from jaxlint.worker.traced_lines import LineOwners, equation_lines, reached_in_files, suppression_lines
 
 # (qualname, the object traced, its arguments) for each traced signature: what a job kind's
 # hook and --cost compiled compile.
 TracedCall = tuple[str, Any, ArgumentSet]
+# The argument sources whose symbolic dimensions jaxlint made up (a hint's are the user's): a trace
+# that fails with them is tried again with concrete sizes before anything is reported.
+MADE_SYMBOLIC = ("annotations", INFERRED)
 
 
 def analyze(job: Job) -> Result:
@@ -335,6 +347,13 @@ class _Analysis:
             return "not-traceable"
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
+            symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)
+            concrete = concrete_arguments(arguments) if symbolic else None
+            if concrete is not None:  # jaxlint's symbols may be what failed (associative_scan): sizes
+                outcome = self._signature(function, target, concrete, runs)
+                if outcome == "failed":  # with sizes too: the error at sizes was reported (unless quiet)
+                    runs.errors.append(f"{signature}: {describe_error(error)}")
+                return outcome
             if not runs.quiet:
                 trace_error = failures.trace_error(error, job.path, target, signature)
                 explained = self._explained(target, error, trace_error.span)

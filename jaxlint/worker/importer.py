@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -40,11 +41,45 @@ def import_module(name: str, path: str, root: str, override: str | None,
     elif root not in sys.path:
         sys.path.insert(0, root)
     parent = name.rpartition(".")[0]
-    if parent and packages_from_files:
-        _parents_from_files(parent, os.path.dirname(path))
-    elif parent:
-        importlib.import_module(parent)
+    # A parent package that imports the module itself (``from .dirichlet import ...`` in its
+    # ``__init__.py``) gets it from this very file, with the override: run once, then reused.
+    # Running the file a second time would repeat what it does at import (a registration that
+    # refuses a duplicate: distrax's KL registry).
+    finder = _ThisFile(name, path, override)
+    sys.meta_path.insert(0, finder)
+    try:
+        if parent and packages_from_files:
+            _parents_from_files(parent, os.path.dirname(path))
+        elif parent:
+            importlib.import_module(parent)
+    finally:
+        sys.meta_path.remove(finder)
+    module = sys.modules.get(name)
+    if module is not None and getattr(getattr(module, "__spec__", None), "loader", None) is finder.loader:
+        return module
     return _load(name, path, override)
+
+
+class _ThisFile(importlib.abc.MetaPathFinder):
+    """Finds module ``name`` at ``path`` (loaded with ``override``) when it is looked for in the
+    folder that holds it; elsewhere (an installed copy of the package) it leaves it to the others."""
+
+    def __init__(self, name: str, path: str, override: str | None) -> None:
+        self.name, self.path = name, path
+        self.loader = _SourceLoader(name, path, override)
+        package_folder = os.path.dirname(path)
+        self.folder = os.path.dirname(package_folder) if _is_package(path) else package_folder
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name or path is None:
+            return None
+        try:
+            folders = {os.path.realpath(folder) for folder in path}
+        except TypeError:  # a __path__ of the user's that is no list of folders
+            return None
+        if os.path.realpath(self.folder) not in folders:
+            return None
+        return _spec(self.name, self.path, self.loader)
 
 
 class Printed:
@@ -117,12 +152,17 @@ def program_argv(path: str) -> Iterator[None]:
         sys.argv = saved
 
 
+def _is_package(path: str) -> bool:
+    return os.path.basename(path) == "__init__.py"
+
+
+def _spec(name: str, path: str, loader: _SourceLoader) -> Any:
+    return importlib.util.spec_from_file_location(
+        name, path, loader=loader, submodule_search_locations=[os.path.dirname(path)] if _is_package(path) else None)
+
+
 def _load(name: str, path: str, override: str | None) -> Any:
-    is_package = os.path.basename(path) == "__init__.py"
-    loader = _SourceLoader(name, path, override)
-    spec = importlib.util.spec_from_file_location(
-        name, path, loader=loader,
-        submodule_search_locations=[os.path.dirname(path)] if is_package else None)
+    spec = _spec(name, path, _SourceLoader(name, path, override))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

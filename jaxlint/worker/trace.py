@@ -64,6 +64,55 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
     return apply, [leaves[i] for i in dynamic]
 
 
+# The sizes symbolic dimensions of jaxlint's own making get when a trace with symbols fails: the
+# signature's first symbol 8, the next 16, and so on.
+CONCRETE_SIZE = 8
+
+
+def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
+    """``arguments`` with every symbolic dimension evaluated: each symbol its own size, the same
+    wherever it appears (``T K`` and ``K K`` give ``8,16`` and ``16,16``; ``2*T`` gives 16), so that
+    dimensions named alike stay equal and those named apart stay apart; None when none is symbolic
+    or one cannot be evaluated."""
+    is_abstract = lambda leaf: isinstance(leaf, jax.ShapeDtypeStruct)  # noqa: E731
+    # Argument by argument, in the signature's order (flattening the kwargs dict would sort it).
+    values = [*arguments.args, *arguments.kwargs.values()]
+    leaves = [leaf for value in values for leaf in jax.tree_util.tree_leaves(value, is_leaf=is_abstract)]
+    names = [name for leaf in leaves if is_abstract(leaf) for dim in leaf.shape for name in compat.symbols(dim)]
+    if not names:
+        return None
+    sizes = {name: CONCRETE_SIZE * (i + 1) for i, name in enumerate(dict.fromkeys(names))}
+
+    def concrete(leaf: Any) -> Any:
+        if not is_abstract(leaf):
+            return leaf
+        shape = compat.concrete_shape(tuple(leaf.shape), sizes=sizes)
+        if shape is None:
+            raise _NoSize
+        return jax.ShapeDtypeStruct(shape, leaf.dtype, weak_type=bool(getattr(leaf, "weak_type", False)),
+                                    sharding=getattr(leaf, "sharding", None))
+
+    try:
+        made = [jax.tree_util.tree_map(concrete, value, is_leaf=is_abstract) for value in values]
+    except _NoSize:
+        return None
+    count = len(arguments.args)
+    return ArgumentSet(arguments.source, tuple(made[:count]), dict(zip(arguments.kwargs, made[count:])),
+                       arguments.call)
+
+
+def fails_at_any_size(error: BaseException) -> bool:
+    """A JAX error about a traced value (``if x.sum() > 0``, ``int(x)``, ``x[x > 0]``, a leaked
+    tracer): no size makes it go away, so no trace with sizes is tried. What symbolic dimensions
+    raise is another error (InconclusiveDimensionOperation, TypeError, NotImplementedError)."""
+    names = {cls.__name__ for cls in type(error).__mro__}
+    return "ConcretizationTypeError" in names or "UnexpectedTracerError" in names
+
+
+class _NoSize(Exception):
+    """A symbolic dimension that cannot be evaluated (an expression form compat does not know)."""
+
+
 class NotArrays(TypeError):
     """The traced function returned something other than arrays (a function, an object)."""
 

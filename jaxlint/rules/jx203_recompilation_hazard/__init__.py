@@ -5,9 +5,11 @@ A source rule (``check_source``: once per file, whether or not anything in it tr
 its traces and compiled code per function object, so ``jax.jit(lambda ...)``,
 ``jax.jit(partial(...))`` or ``jax.jit(g)`` of a ``g`` defined in the loop traces and compiles
 again each iteration (measured: 5 traces for 5 iterations, 1 for a module-level function):
-loops.py. ``jax.jit(f)`` of an ``f`` defined outside the loop compiles once but rebuilds the wrapper
-each step, off jit's fast path, as does ``jax.vmap(g)`` of a jitted ``g``: wrappers.py. The other
-half, a static argument fed changing floats, is static_float.py (with
+loops.py; a loop over configurations (``for fields in (["a"], ["b"])``), which needs a compile per
+configuration anyway, is left alone: configurations.py. ``jax.jit(f)`` of an ``f`` defined
+outside the loop compiles once but rebuilds the wrapper each step, off jit's fast path, as does
+``jax.vmap(g)`` of a jitted ``g``: wrappers.py. The other half, a static argument fed changing
+floats, is static_float.py (with
 static_trace.py, which checks through the retrace service that the float is a plain operand).
 """
 from __future__ import annotations

@@ -6,6 +6,7 @@ import ast
 
 from jaxlint.model import Finding, Fix
 from jaxlint.rules.base import Rule, SourceContext
+from jaxlint.rules.jx203_recompilation_hazard.configurations import over_configurations
 from jaxlint.scan.index import COMPREHENSIONS, DEFS, SourceIndex, bound_names, free_names, walk_scope
 from jaxlint.scan.mutation import InPlaceChange, in_place_changes
 
@@ -22,7 +23,7 @@ def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding 
     if function is None or isinstance(function, ast.Starred):
         return None
     loops, in_comprehension, scope = index.loops_around(call)
-    if not loops or traced(scope, index):
+    if not loops or traced(scope, index) or over_configurations(function, loops, scope, index.tree):
         return None
     if isinstance(function, ast.Lambda):
         what = "a lambda"
@@ -39,9 +40,7 @@ def check_call(rule: type[Rule], ctx: SourceContext, call: ast.Call) -> Finding 
                "function is traced and compiled again each iteration. Create the jitted function "
                "once, before the loop")
     captured = sorted({n for loop in loops for n in _captured(function, loop)})
-    if captured:
-        message += (f"; it uses {', '.join(f'`{n}`' for n in captured)}, set in the loop: pass "
-                    f"{'it' if len(captured) == 1 else 'them'} as an argument instead")
+    message += _captured_words(captured)
     # Hoisted, it would be traced once and keep what it read of these at the first iteration.
     changed = _changed(index, call, function, loops)
     message += _changed_words(changed)
@@ -64,7 +63,7 @@ def check_decorated(rule: type[Rule], ctx: SourceContext, function: ast.Function
     if decorator is None:
         return None
     loops, _, scope = index.loops_around(function)
-    if not loops or traced(scope, index):
+    if not loops or traced(scope, index) or over_configurations(function, loops, scope, index.tree):
         return None
     message = (f"`{function.name}` is decorated with jax.jit inside a {loop_kind(loops[0])}: the def makes "
                "a new function object on every iteration, and jit caches traces and compiled code per "
@@ -72,10 +71,20 @@ def check_decorated(rule: type[Rule], ctx: SourceContext, function: ast.Function
                "Define the jitted function once, before the loop")
     bound = {n for loop in loops if not isinstance(loop, COMPREHENSIONS) for n in bound_names(loop) or ()}
     captured = sorted(_free_in_def(function) & bound - {function.name})
-    if captured:
-        message += (f"; it uses {', '.join(f'`{n}`' for n in captured)}, set in the loop: pass "
-                    f"{'it' if len(captured) == 1 else 'them'} as an argument instead")
+    message += _captured_words(captured)
     return ctx.finding(rule, message + ".", index.span(decorator))
+
+
+def _captured_words(captured: list[str]) -> str:
+    """What the message advises for the names the function reads that the loop sets. Unchecked
+    advice, so it says when it holds: a value jit cannot trace (a list of strings, a shape, a
+    function) raises as an argument, and is a configuration that needs a compile of its own anyway."""
+    if not captured:
+        return ""
+    it = "it" if len(captured) == 1 else "them"
+    return (f"; it uses {', '.join(f'`{n}`' for n in captured)}, set in the loop: if {it} holds arrays or numbers, "
+            f"pass {it} as an argument instead (any other value is a configuration, which needs a compile of "
+            "its own either way)")
 
 
 def _free_in_def(function: ast.FunctionDef) -> set[str]:

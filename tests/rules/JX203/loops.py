@@ -67,3 +67,55 @@ def traced_loop(x):
             return v / 2.0
         x = halved(x)
     return x
+
+
+OUTPUTS = (["double", "half"], ["half"])
+
+
+def pick(v, fields):
+    parts = {"double": v * 2.0, "half": v / 2.0}
+    return sum(parts[name] for name in fields)
+
+
+# A loop over configurations (dynamax's tests: two lists of output fields) needs one compile per
+# configuration, made in the loop or not, and a configuration passed as an argument raises: quiet.
+# jaxlint: args x=f32[3]
+def configurations(x):
+    for fields in (["double", "half"], ["half"]):
+        x = jax.jit(lambda v: pick(v, fields))(x)
+    for dtype in (jax.numpy.float32, jax.numpy.float16):
+        y = jax.jit(lambda v: v.astype(dtype))(x)
+    for shape in ((3,), (1, 3)):
+        y = jax.jit(lambda v: v.reshape(shape))(x)
+    for name, activation in [("tanh", jax.numpy.tanh), ("relu", jax.nn.relu)]:
+        @jax.jit
+        def activated(v):
+            return activation(v)
+        x = activated(x)
+    for activation in (jax.numpy.tanh, jax.numpy.sin):
+        def applied(v):
+            return activation(v)
+        x = jax.jit(applied)(x)
+    ys = [jax.jit(lambda v: pick(v, fields))(x) for fields in (["double"], ["half"])]
+    for fields in OUTPUTS:  # a name bound once to a display, in the module or the function
+        x = jax.jit(lambda v: pick(v, fields))(x)
+    shapes = [(3,), (1, 3)]
+    for shape in shapes:
+        y = jax.jit(lambda v: v.reshape(shape))(x)
+    # Reported: the items are numbers (values jit traces), the function reads no configuration,
+    # or a loop that is not over configurations repeats the compile.
+    for k in (1, 2, 3):
+        x = jax.jit(lambda v: v * k)(x)  # expect: JX203
+    chosen = [["double"]]
+    chosen = chosen + [["half"]]  # bound twice: not seen as a display
+    for fields in chosen:
+        x = jax.jit(lambda v: pick(v, fields))(x)  # expect: JX203
+    for fields in (["double"], ["half"]):
+        x = jax.jit(lambda v: v - 1.0)(x)  # expect: JX203
+    for fields in (["double"], ["half"]):
+        for _ in range(2):
+            x = jax.jit(lambda v: pick(v, fields))(x)  # expect: JX203
+    for _ in range(2):
+        for dtype in (jax.numpy.float32, jax.numpy.float16):
+            y = jax.jit(lambda v: v.astype(dtype))(x)  # expect: JX203
+    return x + y.astype(x.dtype) + sum(ys)
