@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
-from jaxlint.engine import installed
+from jaxlint.engine import installed, read_digests
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.engine.ran_code import names_file
 from jaxlint.lazylog import LazyLogger
@@ -100,12 +100,15 @@ def cache_for(config: Config, no_cache: bool = False, cache_dir: str | None = No
 
 def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding],
                 functions: Iterable[StoredFunction], depends: Mapping[str, Iterable[str]],
-                origin: str = ORIGIN, cache: ResultCache | None = None, when: float | None = None) -> int:
+                origin: str = ORIGIN, cache: ResultCache | None = None, when: float | None = None,
+                read: Mapping[str, str] | None = None, started: float | None = None) -> int:
     """Write one entry per module a watched-and-linted session touched: ``findings`` raw (before
     per-file-ignores and suppressions), ``functions`` the JAX functions it ran, ``depends`` for
     each module the project files its traces ran (the module itself is always included).
     ``cache``: the result cache to write in (default: ``cache_for(config)``; None there: nothing
-    is written). Returns how many entries were written."""
+    is written). ``read``: the digest of each file as the session read it, ``started``: when it
+    started (engine/read_digests.py: the digests vouch for what ran, not for the files now).
+    Returns how many entries were written."""
     cache = cache if cache is not None else cache_for(config)
     if cache is None:
         return 0
@@ -126,9 +129,9 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         module(path)["depends"].update(os.path.abspath(f) for f in files)
     written = 0
     for path, entry in modules.items():
-        inputs = {file: cache.digest(file) for file in sorted(entry["depends"])}
-        if inputs[path] is None:
+        if cache.digest(path) is None:
             continue  # deleted during the session
+        inputs = {file: _digest_read(cache, file, read or {}, started) for file in sorted(entry["depends"])}
         data = {"format": FORMAT, "slot": _slot(cache, path, config), "codes": sorted(codes), "path": path,
                 "time": when,
                 "origin": origin, "inputs": inputs,
@@ -142,6 +145,16 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
     if written:
         _write(cache, os.path.join(cache.folder, FOLDER, LAST_SESSION), _session(cache, config, codes, origin, when))
     return written
+
+
+def _digest_read(cache: ResultCache, file: str, read: Mapping[str, str], started: float | None) -> str | None:
+    """The digest of ``file`` as the session read it: the bytes compiled, else the file now when
+    it has not changed since the session started, else unknown (the entry is stale at once)."""
+    if file in read:
+        return read[file]
+    if started is None or read_digests.unchanged_since(file, started):
+        return cache.digest(file)
+    return read_digests.UNKNOWN
 
 
 def _session(cache: ResultCache, config: Config, codes: Sequence[str], origin: str, when: float) -> dict:
@@ -274,8 +287,10 @@ def _code_digests(cache: ResultCache, data: dict) -> dict[str, str]:
     # The tests' node ids name test files, not the lines of the files their traces ran.
     named = json.dumps([[{k: v for k, v in f.items() if k != "tests"} for f in data["functions"]], data["findings"]])
     digests = {}
-    for file in data["inputs"]:
-        if file != data["path"] and not names_file(named, file):
+    for file, digest in data["inputs"].items():
+        # Only of the bytes the session read: a file edited since keeps no code digest, its own
+        # digest then says it changed.
+        if file != data["path"] and digest == cache.digest(file) and not names_file(named, file):
             digest = cache.code_digest(file, [RAN_ALL])
             if digest is not None:
                 digests[file] = digest
