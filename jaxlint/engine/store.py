@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from jaxlint.about import __version__
-from jaxlint.engine import installed, read_digests
+from jaxlint import read_digests
+from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.engine.ran_code import names_file
 from jaxlint.lazylog import LazyLogger
@@ -107,7 +108,7 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
     each module the project files its traces ran (the module itself is always included).
     ``cache``: the result cache to write in (default: ``cache_for(config)``; None there: nothing
     is written). ``read``: the digest of each file as the session read it, ``started``: when it
-    started (engine/read_digests.py: the digests vouch for what ran, not for the files now).
+    started (read_digests.py: the digests vouch for what ran, not for the files now).
     Returns how many entries were written."""
     cache = cache if cache is not None else cache_for(config)
     if cache is None:

@@ -161,7 +161,7 @@ def _end_with(parent: int) -> None:
 def _run_path(script: str, args: list[str], watching: _Watching) -> None:
     """As ``python SCRIPT``: the script's folder first on ``sys.path``, its code run as ``__main__``
     (compiled with the watcher's call when it is a project file: no import hook sees a script)."""
-    from jaxlint.engine import read_digests
+    from jaxlint import read_digests
     from jaxlint.pytest_plugin.watched_imports import compile_with_call
 
     path = os.path.abspath(script)

@@ -20,7 +20,7 @@ import pytest
 
 import jaxlint
 from jaxlint.config import Config, ConfigError, load_config
-from jaxlint.engine import read_digests
+from jaxlint import read_digests
 from jaxlint.engine.results import CheckResult
 from jaxlint.engine.store import cache_for, write_store
 from jaxlint.model import Finding

@@ -26,7 +26,7 @@ import sys
 from types import CodeType, ModuleType
 from typing import Any, Callable, Iterator, Sequence
 
-from jaxlint.engine import read_digests
+from jaxlint import read_digests
 from jaxlint.pytest_plugin import loops
 
 # A name no source can spell, found through builtins whatever globals a function runs with.
@@ -46,7 +46,7 @@ class WatchedImports(importlib.abc.MetaPathFinder):
     def __init__(self, is_project: Callable[[str], bool]) -> None:
         self.is_project = is_project
         self.modules: list[str] = []  # the modules compiled with the call
-        # path -> sha256 of the bytes compiled (engine/read_digests.py): what the store's entries vouch for
+        # path -> sha256 of the bytes compiled (read_digests.py): what the store's entries vouch for
         self.read: dict[str, str] = {}
         self.other_loaders: list[str] = []  # project modules whose loader jaxlint cannot compile through
 

@@ -3,7 +3,9 @@ never writing bytecode; and telling the project's modules from installed ones.""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -13,17 +15,61 @@ from typing import Any, Iterator, TextIO
 
 
 class _SourceLoader(importlib.machinery.SourceFileLoader):
-    """Compiles from source (optionally replaced, for verifying a fix); never reads or writes .pyc."""
+    """Compiles from source (optionally replaced, for verifying a fix); never reads or writes .pyc.
+    ``read``: where to keep the sha256 of the bytes compiled, by path."""
 
-    def __init__(self, fullname: str, path: str, override: str | None) -> None:
+    def __init__(self, fullname: str, path: str, override: str | None, read: dict[str, str] | None = None) -> None:
         super().__init__(fullname, path)
         self.override = override
+        self.read = read
 
     def get_code(self, fullname: str) -> Any:
         source = self.override
         if source is None:
-            source = importlib.util.decode_source(self.get_data(self.path))
+            data = self.get_data(self.path)
+            if self.read is not None:
+                self.read[self.path] = hashlib.sha256(data).hexdigest()
+            source = importlib.util.decode_source(data)
         return compile(source, self.path, "exec", dont_inherit=True)
+
+
+class _FromSource(importlib.abc.MetaPathFinder):
+    """Ahead of the other finders while a job runs: a project module the standard finder finds is
+    compiled from its source, never from a .pyc in its ``__pycache__`` (Python trusts one whose
+    source's modification time, in whole seconds, and size match: an edit in the same second that
+    keeps the size would run the old code), and the bytes compiled are hashed (``read``): what
+    the job's result depends on, whatever the file holds when the job ends."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.read: dict[str, str] = {}
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        for finder in sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []:
+            find_spec = getattr(finder, "find_spec", None)
+            if find_spec is None:  # a legacy finder: let the import system ask every finder as usual
+                return None
+            spec = find_spec(fullname, path, target)
+            if spec is None:
+                continue
+            if type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin \
+                    and is_project_file(spec.origin, self.root):
+                spec.loader = _SourceLoader(fullname, spec.origin, None, self.read)
+            return spec
+        return None
+
+
+@contextlib.contextmanager
+def reading_from_source(root: str) -> Iterator[dict[str, str]]:
+    """Inside the block the project's modules under ``root`` are compiled from source (_FromSource);
+    yields the digests of the bytes compiled, by path."""
+    finder = _FromSource(root)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield finder.read
+    finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
 
 
 def import_module(name: str, path: str, root: str, override: str | None,
