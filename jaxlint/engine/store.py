@@ -1,16 +1,17 @@
 """The test-run store: what ``pytest --jaxlint`` (or ``jaxlint run``) linted, kept in the result
 cache folder (``tests/``) for ``jaxlint check`` to report as its own.
 
-One entry per module, named by what its result depends on outside the project (the module's
-path, the selected rules and their options, jaxlint, Python, the installed distributions and the
-JAX environment variables: ``ResultCache.environment``) and holding what it depends on inside:
-the sha256 of the module's bytes and of every project file the traces that linted it ran (the
-files whose functions executed while tracing, and those whose lines made its equations), and of
-the others their code without comments and positions (ran_code: an edit of their comments leaves
-the entry current). An entry whose digests all still match is used; one with any other digest is
-stale, and check reports its
-functions as changed since the test run, naming the tests that reached them. The findings are
-raw (before per-file-ignores and suppression comments): check settles them with its own
+One entry per module and origin (a test run, a ``jaxlint run``: neither replaces the other's),
+named by what its result depends on outside the project (the module's path, the selected rules
+and their options, jaxlint, Python, the installed distributions and the JAX environment
+variables: ``ResultCache.environment``) and holding what it depends on inside: the sha256 of the
+module's bytes and of every project file the traces that linted it ran (the files whose functions
+executed while tracing, and those whose lines made its equations) as the session read them
+(read_digests.py), and of the others their code without comments and positions (ran_code: an
+edit of their comments leaves the entry current). An entry whose digests all still match is
+used; one with any other digest is stale: check reports its functions as changed since the test
+run, naming the tests that reached them, and names the entry's findings it dropped. The findings
+are raw (before per-file-ignores and suppression comments): check settles them with its own
 configuration. Never imports JAX.
 """
 from __future__ import annotations
@@ -23,8 +24,8 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from jaxlint.about import __version__
 from jaxlint import read_digests
+from jaxlint.about import __version__
 from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.engine.ran_code import names_file
@@ -42,6 +43,9 @@ MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
 ORIGIN = "test run"
 RUN_ORIGIN = "jaxlint run"  # entries a program's run wrote (cli/run.py)
 LAST_SESSION = "last-session.json"  # inside FOLDER: what the last session's entries were named by
+# Each origin has its own entry per module: a test run never replaces what a program's run found
+# (its run-time findings: the tests do not run the program), and the other way round.
+ORIGINS = (ORIGIN, RUN_ORIGIN)
 
 
 @dataclass
@@ -69,6 +73,23 @@ class StoredModule:
     findings: list[Finding]
     fresh: bool
     changed: list[str] = field(default_factory=list)  # the files whose digests no longer match
+
+    @property
+    def used(self) -> list[Finding]:
+        """The findings check reports: all of a fresh entry's; of a stale one's, while the module's
+        own bytes are unchanged, those no trace made (``target`` None: a run's host syncs and
+        compiles, a source rule's), which read only the module's own lines."""
+        if self.fresh:
+            return self.findings
+        if self.path in self.changed:
+            return []
+        return [f for f in self.findings if f.target is None and os.path.abspath(f.path) == self.path]
+
+    @property
+    def dropped(self) -> list[Finding]:
+        """The findings check no longer reports: a stale entry's, but those it still uses."""
+        used = {id(f) for f in self.used}
+        return [f for f in self.findings if id(f) not in used]
 
     @property
     def when(self) -> str:
@@ -133,13 +154,14 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         if cache.digest(path) is None:
             continue  # deleted during the session
         inputs = {file: _digest_read(cache, file, read or {}, started) for file in sorted(entry["depends"])}
-        data = {"format": FORMAT, "slot": _slot(cache, path, config), "codes": sorted(codes), "path": path,
+        data = {"format": FORMAT, "slot": _slot(cache, path, config, origin=origin), "codes": sorted(codes),
+                "path": path,
                 "time": when,
                 "origin": origin, "inputs": inputs,
                 "functions": [asdict(f) for f in sorted(entry["functions"].values(), key=lambda f: f.first_line)],
                 "findings": [f.to_json() for f in entry["findings"]]}
         data["code"] = _code_digests(cache, data)
-        previous = _read(cache, path, config)
+        previous = _read(cache, path, config, origin=origin)
         if previous is not None and previous.get("codes") == data["codes"] and _current(cache, previous["inputs"]):
             data = _joined(previous, data)  # another session over the same code: keep what both linted
         written += _write(cache, _entry_path(cache, data["slot"]), data)
@@ -209,13 +231,20 @@ def unusable_session(cache: ResultCache, config: Config, codes: Sequence[str]) -
     return None
 
 
+def load_stored(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
+                shared: str | None = None) -> list[StoredModule]:
+    """The entries of the module ``path``, one per origin that wrote one (``load_store``)."""
+    entries = (load_store(cache, config, codes, path, shared, origin) for origin in ORIGINS)
+    return [entry for entry in entries if entry is not None]
+
+
 def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
-               shared: str | None = None) -> StoredModule | None:
-    """The entry of the module ``path``, if one was written with these rule options and
-    environment and (at least) these rules, its findings those of ``codes``; None when there is
-    none or it is damaged or foreign. ``shared``: ``slot_material(cache, config)``, made once by
-    a caller that loads many entries."""
-    data = _read(cache, path, config, shared)
+               shared: str | None = None, origin: str = ORIGIN) -> StoredModule | None:
+    """The entry ``origin`` wrote for the module ``path``, if one was written with these rule
+    options and environment and (at least) these rules, its findings those of ``codes``; None when
+    there is none or it is damaged or foreign. ``shared``: ``slot_material(cache, config)``, made
+    once by a caller that loads many entries."""
+    data = _read(cache, path, config, shared, origin)
     if data is None:
         return None
     try:
@@ -247,11 +276,12 @@ def slot_material(cache: ResultCache, config: Config) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _slot(cache: ResultCache, path: str, config: Config, shared: str | None = None) -> str:
+def _slot(cache: ResultCache, path: str, config: Config, shared: str | None = None, origin: str = ORIGIN) -> str:
     # The shared part hashed once per run: dumping the rule options per module was most of a
-    # warm check's time for the entries' names.
+    # warm check's time for the entries' names. A test run's entries keep their names of before.
     shared = slot_material(cache, config) if shared is None else shared
-    return hashlib.sha256(f"{shared}\0{os.path.abspath(path)}".encode("utf-8", "surrogatepass")).hexdigest()
+    named = f"{shared}\0{os.path.abspath(path)}" + (f"\0{origin}" if origin != ORIGIN else "")
+    return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _entry_path(cache: ResultCache, slot: str) -> str:
@@ -259,8 +289,8 @@ def _entry_path(cache: ResultCache, slot: str) -> str:
 
 
 def _read(cache: ResultCache, path: str, config: Config,
-          shared: str | None = None) -> dict | None:
-    slot = _slot(cache, path, config, shared)
+          shared: str | None = None, origin: str = ORIGIN) -> dict | None:
+    slot = _slot(cache, path, config, shared, origin)
     try:
         with open(_entry_path(cache, slot), encoding="utf-8") as handle:
             data = json.load(handle)
