@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from typing import Iterable, Mapping, MutableMapping
 
 RACY_SECONDS = 2.0
@@ -46,3 +47,17 @@ def unchanged_since(path: str, started: float) -> bool:
     except OSError:
         return True  # gone: its digest says so
     return max(info.st_mtime_ns, info.st_ctime_ns) < (started - RACY_SECONDS) * 1e9
+
+
+def settled_stamp(path: str) -> tuple[int, ...] | None:
+    """The file's (or folder's) modification and change times, size and inode, for a memo of what
+    was read from it: None when it changed within ``RACY_SECONDS`` of now, since an edit in the
+    same tick of the clock that keeps the size would leave the same stamp (a memo never matches
+    None: the file is read again); ``(-1,)`` when it does not exist."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1,)
+    if max(info.st_mtime_ns, info.st_ctime_ns) >= (time.time() - RACY_SECONDS) * 1e9:
+        return None
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)

@@ -58,3 +58,18 @@ def test_an_imported_module_edited_in_the_same_second_as_its_pyc_is_run_from_its
     os.utime(helpers, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert _codes(tmp_path, "--no-cache") == ["JX501"]
     assert _codes(tmp_path) == ["JX501"]  # the cache's entry follows the bytes too
+
+
+def test_the_pytest_configuration_is_read_again_after_an_edit_its_times_cannot_tell(tmp_path: Path) -> None:
+    """The editor server remembers each folder's pytest configuration while the files it read
+    keep their stamps: an edit in the same tick that keeps the size keeps the stamp, so a file
+    changed within the racy margin is read again (and parsed again only if its bytes differ)."""
+    from jaxlint.config.pytest_ini import find_pytest_config
+
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\npython_files = a_*.py\n")
+    assert find_pytest_config(str(tmp_path)).python_files == ("a_*.py",)
+    before = ini.stat()
+    ini.write_text("[pytest]\npython_files = b_*.py\n")
+    os.utime(ini, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert find_pytest_config(str(tmp_path)).python_files == ("b_*.py",)

@@ -30,6 +30,7 @@ from typing import Any
 
 import jax
 
+from jaxlint import read_digests
 from jaxlint.model import Finding, Job, Span
 from jaxlint.rules.analysis_failures import ImportErrorRule
 from jaxlint.scan import discover
@@ -42,8 +43,8 @@ from jaxlint.worker.instrument import abstractify
 _UNBOUND = object()
 CodeKey = tuple[str, int, str]  # real path of the file, first line, name
 _names = itertools.count()
-# (examples file, mtime, size) -> real paths of the files its registrations point into.
-_REACHES: dict[tuple[str, int, int], frozenset[str]] = {}
+# (examples file, its stamp) -> real paths of the files its registrations point into.
+_REACHES: dict[tuple[Any, ...], frozenset[str]] = {}
 
 
 @dataclass
@@ -274,12 +275,11 @@ def _failure(job: Job, file: str, error: BaseException, line: int | None = None)
     return ImportErrorRule.finding(job.path, Span(1, 0, 1, 0), message)
 
 
-def _file_key(file: str) -> tuple[str, int, int]:
-    try:
-        stat = os.stat(file)
-    except OSError:
-        return (file, -1, -1)
-    return (file, stat.st_mtime_ns, stat.st_size)
+def _file_key(file: str) -> tuple[Any, ...]:
+    """The file and its stamp (read_digests.settled_stamp); one too recent for its times to tell
+    an edit from none gets a key no other call makes: the file runs again."""
+    stamp = read_digests.settled_stamp(file)
+    return (file, stamp if stamp is not None else object())
 
 
 def _real(path: str) -> str:
