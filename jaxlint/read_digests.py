@@ -10,6 +10,10 @@ if the file has not changed since the session started: its modification and chan
 older than the start by ``RACY_SECONDS`` (git's rule for racy entries: a time that close to the
 start cannot tell, filesystems keep times as coarse as 2 s). Otherwise its digest is unknown
 (``""``, equal to no digest) and the entry is stale at once: check re-runs its tests.
+
+The same rule guards what long-lived processes remember of a file by its stamp (``settled_stamp``:
+the editor server's pytest configuration, a worker's signatures and examples files): a stamp
+younger than ``RACY_SECONDS`` is not trusted, the file is read again.
 """
 from __future__ import annotations
 
