@@ -249,7 +249,7 @@ def test_an_edit_while_the_session_runs_leaves_its_entries_stale(tmp_path: Path,
     # helpers.py and model.py, whose traces ran it (before jaxlint, other.py too when it was
     # written within the racy margin of the session's start: its times cannot vouch for it).
     assert "changed since the test run of " in summary and "linted 4 of 4" not in summary, summary
-    assert "pkg/helpers.py:5: guarded_log [changed-since-test-run]" in summary
+    assert "pkg/helpers.py:4: guarded_log [changed-since-test-run]" in summary
     assert "pkg/model.py:11: noisy [changed-since-test-run]" in summary
     assert ("JX501", "pkg/helpers.py", 5) not in places(findings, root)
 
