@@ -44,7 +44,8 @@ def _codes(root: Path, *args: str) -> list[str]:
 def test_an_imported_module_edited_in_the_same_second_as_its_pyc_is_run_from_its_source(tmp_path: Path) -> None:
     """The user's own run of the code left ``pkg/__pycache__/helpers.*.pyc``; Python trusts a .pyc
     whose source has the same size and modification time (whole seconds), so the worker ran the
-    old ``USE_LOG = 0`` after the edit to ``USE_LOG = 1`` and reported nothing."""
+    old ``USE_LOG = 0`` after the edit to ``USE_LOG = 1`` and reported nothing. A .pyc written
+    within 2 seconds of the source's last change is not trusted."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     helpers = tmp_path / "pkg" / "helpers.py"

@@ -13,32 +13,53 @@ import sys
 import types
 from typing import Any, Iterator, TextIO
 
+from jaxlint import read_digests
+
 
 class _SourceLoader(importlib.machinery.SourceFileLoader):
-    """Compiles from source (optionally replaced, for verifying a fix); never reads or writes .pyc.
-    ``read``: where to keep the sha256 of the bytes compiled, by path."""
+    """Compiles from source (optionally replaced, for verifying a fix); never reads or writes .pyc."""
 
-    def __init__(self, fullname: str, path: str, override: str | None, read: dict[str, str] | None = None) -> None:
+    def __init__(self, fullname: str, path: str, override: str | None) -> None:
         super().__init__(fullname, path)
         self.override = override
-        self.read = read
 
     def get_code(self, fullname: str) -> Any:
         source = self.override
         if source is None:
-            data = self.get_data(self.path)
-            if self.read is not None:
-                self.read[self.path] = hashlib.sha256(data).hexdigest()
-            source = importlib.util.decode_source(data)
+            source = importlib.util.decode_source(self.get_data(self.path))
         return compile(source, self.path, "exec", dont_inherit=True)
+
+
+class _ProjectLoader(importlib.machinery.SourceFileLoader):
+    """A project module's loader while a job runs: keeps the sha256 of its source in ``read`` (what
+    the job's result depends on, whatever the file holds when the job ends), and takes Python's
+    .pyc only when its times can vouch for it: Python trusts a .pyc whose source has the same size
+    and modification time in whole seconds, so an edit that keeps the size in the same second as
+    the source's previous write runs the old code. A .pyc written ``RACY_SECONDS`` or more after
+    that write cannot be fooled so (git's rule for racy entries); any other is not read."""
+
+    read: dict[str, str]
+
+    def get_code(self, fullname: str) -> Any:
+        data = self.get_data(self.path)
+        self.read[self.path] = hashlib.sha256(data).hexdigest()
+        if _pyc_settled(self.path):
+            return super().get_code(fullname)
+        return compile(importlib.util.decode_source(data), self.path, "exec", dont_inherit=True)
+
+
+def _pyc_settled(path: str) -> bool:
+    """Whether the .pyc of ``path`` was written ``RACY_SECONDS`` or more after the source last changed."""
+    try:
+        source, compiled = os.stat(path), os.stat(importlib.util.cache_from_source(path))
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    return compiled.st_mtime - max(source.st_mtime, source.st_ctime) >= read_digests.RACY_SECONDS
 
 
 class _FromSource(importlib.abc.MetaPathFinder):
     """Ahead of the other finders while a job runs: a project module the standard finder finds is
-    compiled from its source, never from a .pyc in its ``__pycache__`` (Python trusts one whose
-    source's modification time, in whole seconds, and size match: an edit in the same second that
-    keeps the size would run the old code), and the bytes compiled are hashed (``read``): what
-    the job's result depends on, whatever the file holds when the job ends."""
+    loaded by ``_ProjectLoader``."""
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -54,7 +75,8 @@ class _FromSource(importlib.abc.MetaPathFinder):
                 continue
             if type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin \
                     and is_project_file(spec.origin, self.root):
-                spec.loader = _SourceLoader(fullname, spec.origin, None, self.read)
+                spec.loader = _ProjectLoader(fullname, spec.origin)
+                spec.loader.read = self.read
             return spec
         return None
 
