@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 import jaxlint
-from jaxlint.config import Config, ConfigError, load_config
 from jaxlint import read_digests
+from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.engine.results import CheckResult
 from jaxlint.engine.store import cache_for, write_store
 from jaxlint.model import Finding
