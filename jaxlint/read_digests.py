@@ -12,7 +12,7 @@ start cannot tell, filesystems keep times as coarse as 2 s). Otherwise its diges
 (``""``, equal to no digest) and the entry is stale at once: check re-runs its tests.
 
 The same rule guards what long-lived processes remember of a file by its stamp (``settled_stamp``:
-the editor server's pytest configuration, a worker's signatures and examples files): a stamp
+the editor server's pytest configuration, a worker's signatures file): a stamp
 younger than ``RACY_SECONDS`` is not trusted, the file is read again.
 """
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import inspect
 import itertools
@@ -30,7 +31,6 @@ from typing import Any
 
 import jax
 
-from jaxlint import read_digests
 from jaxlint.model import Finding, Job, Span
 from jaxlint.rules.analysis_failures import ImportErrorRule
 from jaxlint.scan import discover
@@ -43,8 +43,8 @@ from jaxlint.worker.instrument import abstractify
 _UNBOUND = object()
 CodeKey = tuple[str, int, str]  # real path of the file, first line, name
 _names = itertools.count()
-# (examples file, its stamp) -> real paths of the files its registrations point into.
-_REACHES: dict[tuple[Any, ...], frozenset[str]] = {}
+# (examples file, sha256 of its bytes) -> real paths of the files its registrations point into.
+_REACHES: dict[tuple[str, str], frozenset[str]] = {}
 
 
 @dataclass
@@ -275,11 +275,14 @@ def _failure(job: Job, file: str, error: BaseException, line: int | None = None)
     return ImportErrorRule.finding(job.path, Span(1, 0, 1, 0), message)
 
 
-def _file_key(file: str) -> tuple[Any, ...]:
-    """The file and its stamp (read_digests.settled_stamp); one too recent for its times to tell
-    an edit from none gets a key no other call makes: the file runs again."""
-    stamp = read_digests.settled_stamp(file)
-    return (file, stamp if stamp is not None else object())
+def _file_key(file: str) -> tuple[str, str]:
+    """The file and the sha256 of its bytes: a worker the editor server keeps warm sees an edit
+    that keeps the file's size and times (in the same tick of the clock)."""
+    try:
+        with open(file, "rb") as handle:
+            return (file, hashlib.sha256(handle.read()).hexdigest())
+    except OSError:
+        return (file, "")
 
 
 def _real(path: str) -> str:
