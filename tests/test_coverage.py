@@ -130,7 +130,7 @@ def test_show_untraced_lists_each_untraced_target_on_stderr(run) -> None:
 
 def test_coverage_report_json(run, project: Path) -> None:
     _, report = run
-    assert report["summary"] == {"targets": 7, "traced": 1, "jax_functions": 7, "linted": 1}
+    assert report["summary"] == {"targets": 7, "traced": 1, "jax_functions": 7, "linted": 1, "dropped": []}
     assert report["traced"] == [{"path": str(project / "mod.py"), "target": "traced", "line": 8,
                                  "source": "import-call", "signatures": ["f32[4,3]"]}]
     untraced = report["untraced"]
@@ -191,7 +191,7 @@ def test_a_target_traced_with_several_signatures_counts_once(tmp_path: Path, mon
     assert result.traced == 2 and result.skipped == []
     assert "(2 targets traced)" in summary(result, "none")
     report = coverage(result).to_json()
-    assert report["summary"] == {"targets": 2, "traced": 2, "jax_functions": 2, "linted": 2}
+    assert report["summary"] == {"targets": 2, "traced": 2, "jax_functions": 2, "linted": 2, "dropped": []}
     assert [(t["target"], t["signatures"]) for t in report["traced"]] == [
         ("once", ["f32[2,3]", "f32[4,3]"]), ("reshaped", ["f32[2,3]"])]
 

@@ -7,6 +7,7 @@ that keeps the rule quiet however the source starts the state."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +249,70 @@ def test_an_examples_file_passes_a_python_scalar_weakly_typed(tmp_path: Path) ->
     assert rejected.fix_rejected == ("the fix is outside `step` and leaves the arguments it is traced with as they "
                                      "were (f32[], f32[3]), so comparing its values proves nothing about the fix")
     assert path.read_text(encoding="utf-8") == EXAMPLES_MODULE
+
+
+LOOP_ONLY_THE_TESTS_RUN = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def step(x):
+    return x * jnp.float32(0.5) + 1.0
+
+
+def train(n):
+    x = 0.0
+    for _ in range(n):
+        x = step(x)  # expect JX206
+    return x
+
+
+def train_from_an_array(n):
+    x = jnp.zeros(())
+    for _ in range(n):
+        x = step(x)  # a strongly typed start: one compile
+    return x
+'''
+
+LOOP_TESTS = '''\
+from pkg.loop import train, train_from_an_array
+
+
+def test_train():
+    assert float(train(3)) > 0
+
+
+def test_train_from_an_array():
+    assert float(train_from_an_array(3)) > 0
+'''
+
+
+def test_the_plugin_and_check_after_it_report_a_loop_only_the_tests_run(tmp_path: Path) -> None:
+    """The tests call ``train``, which feeds a Python float through the jitted step: the plugin's
+    re-trace of the step's first call (weakly typed) names its input and output after the step's
+    parameter and result, as JAX's jit does, so the rule follows ``x`` from the loop's start to
+    the output; ``check`` after the run reports what the run stored. The loop that starts from
+    an array stays quiet."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\nselect = [\"JX206\"]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    write(tmp_path / "pkg", "loop", LOOP_ONLY_THE_TESTS_RUN)
+    (tmp_path / "tests").mkdir()
+    write(tmp_path / "tests", "test_loop", LOOP_TESTS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_RECORD", "PYTEST_ADDOPTS", "JAXLINT_OUTPUT_FORMAT", "JAXLINT_NO_CACHE",
+                        "JAXLINT_CACHE_DIR", "PYTEST_XDIST_WORKER")}
+    env["JAX_PLATFORMS"] = "cpu"
+    line = next(n for n, text in enumerate(LOOP_ONLY_THE_TESTS_RUN.splitlines(), 1) if "expect JX206" in text)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--jaxlint",
+                          "--jaxlint-report", "report.json", "tests"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert "2 passed" in run.stdout, run.stdout + run.stderr
+    found = json.loads((tmp_path / "report.json").read_text())
+    assert [(f["code"], f["location"]["row"]) for f in found] == [("JX206", line)], found
+    assert "`x`, which starts as the Python float `0.0`" in found[0]["message"]
+    checked = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    found = json.loads(checked.stdout)
+    assert [(f["code"], f["location"]["row"]) for f in found] == [("JX206", line)], checked.stderr

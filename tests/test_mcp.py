@@ -97,7 +97,7 @@ def test_check_returns_the_json_format_with_summary_and_coverage(project: Path) 
     assert answer["exit_status"] == 1
     assert answer["summary"].endswith("1 finding, 1 fixable with --fix.")
     assert answer["not_linted"] == []
-    assert answer["coverage"] == {"targets": 1, "traced": 1, "jax_functions": 1, "linted": 1}
+    assert answer["coverage"] == {"targets": 1, "traced": 1, "jax_functions": 1, "linted": 1, "dropped": []}
     run = cli(project, "check", "--output-format", "json", "examples")
     assert run.returncode == 1, run.stderr
     assert answer["findings"] == json.loads(run.stdout)

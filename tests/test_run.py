@@ -323,3 +323,98 @@ def test_the_summary_names_the_run_each_count_is_from(tmp_path: Path) -> None:
                      r"changed\)", summary), summary
     assert "(the tests that reached it: tests/test_other.py::test_other; " in summary
     assert "earlier" not in summary
+
+
+STEP = '''\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def step(w, x):
+    loss = jnp.mean((x @ w) ** 2)
+    return w - 0.01 * w, loss
+'''
+
+LOOP = '''\
+import jax.numpy as jnp
+
+from pkg.step import step
+
+
+def train(w, x, steps):
+    losses = []
+    for _ in range(steps):
+        w, loss = step(w, x)
+        losses.append(float(jnp.sum(loss)))  # expect JX309
+    return w, losses
+'''
+
+LOOP_TRAIN = '''\
+import jax.numpy as jnp
+
+from pkg.loop import train
+
+if __name__ == "__main__":
+    train(jnp.ones(3), jnp.ones((4, 3)), 20)
+'''
+
+LOOP_TESTS = '''\
+import jax.numpy as jnp
+
+from pkg.loop import train
+from pkg.other import unrelated
+
+
+def test_train():  # two steps: too few for JX309
+    assert len(train(jnp.ones(3), jnp.ones((4, 3)), 2)[1]) == 2
+
+
+def test_other():
+    assert unrelated(jnp.zeros(2)).shape == (2,)
+'''
+
+
+@pytest.mark.slow
+def test_a_run_s_findings_stay_until_their_own_module_changes_and_then_are_said_dropped(tmp_path: Path) -> None:
+    """The program's run finds a host sync in `train`'s loop (JX309: the tests run two steps, too
+    few). A test run and `check --rerun-tests` after an edit of the jitted step re-run the tests,
+    which also reach `train`: they write their own entries, never the run's, so the finding stays
+    (it was dropped in silence). Once `loop.py` itself changes, the run's entry is stale: the
+    summary and the coverage report say which findings of which run were dropped, and why."""
+    root = project(tmp_path, train=LOOP_TRAIN, config="[tool.jaxlint]\n")
+    for name, text in (("step", STEP), ("loop", LOOP), ("other", OTHER)):
+        (root / "pkg" / f"{name}.py").write_text(text)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_loop.py").write_text(LOOP_TESTS)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAXLINT_OUTPUT_FORMAT", "JAXLINT_NO_CACHE", "JAXLINT_CACHE_DIR", "JAXLINT_RECORD",
+                        "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
+    env["JAX_PLATFORMS"] = "cpu"  # as run() sets it: the store's entries are keyed by JAX's variables
+    line = expected(LOOP, "JX309")
+    done, found = reported(root, "--", "python", "train.py")
+    assert ("pkg/loop.py", "JX309", line) in found, done.stderr
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--jaxlint",
+                            "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert "2 passed" in tests.stdout, tests.stdout + tests.stderr
+    check = [sys.executable, "-m", "jaxlint", "check", "--no-infer-arguments", "--rerun-tests", "--output-format",
+             "json", "--coverage-report", "coverage.json", "pkg"]
+
+    def checked() -> tuple[set[tuple[str, int, str]], str, list[dict]]:
+        done = subprocess.run(check, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        found = {(f["code"], f["location"]["row"], f["origin"]) for f in json.loads(done.stdout)}
+        return found, done.stderr, json.loads((root / "coverage.json").read_text())["summary"].get("dropped", [])
+
+    (root / "pkg" / "step.py").write_text(STEP + "\n\nSCALE = 2.0\n")
+    found, summary, dropped = checked()
+    assert "running the 1 test that reached them again" in summary, summary  # test_train: loop.py's and step.py's
+    assert ("JX309", line, "jaxlint run") in found, summary
+    assert "dropped" not in summary
+    (root / "pkg" / "loop.py").write_text(LOOP + "\n\nSCALE = 2.0\n")
+    found, summary, dropped = checked()
+    assert "ran them in" in summary, summary
+    assert not any(code == "JX309" for code, _, _ in found), found
+    assert re.search(r"dropped 1 finding of the jaxlint run of \d{4}-\d\d-\d\d \d\d:\d\d in pkg/loop\.py "
+                     r"\(pkg/loop\.py, pkg/step\.py changed since\)", summary), summary
+    assert {"path": "pkg/loop.py", "changed": ["pkg/loop.py", "pkg/step.py"], "findings": 1} in \
+        [{k: v for k, v in entry.items() if k != "run"} for entry in dropped], dropped

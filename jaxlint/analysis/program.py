@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from jaxlint.chips import parse_target
-from jaxlint.ir import Truncation, VmapRecord, is_sharded, target_devices
+from jaxlint.ir import Program, Truncation, VmapRecord, is_sharded, target_devices
 from jaxlint.ir.build import build_program
 from jaxlint.model import Finding, Settings, Target
 from jaxlint.rules import Rule
@@ -25,7 +25,8 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
                      settings: Settings | None = None, others: ProjectSources | None = None,
                      project: Callable[[str], bool] | None = None, differentiated: bool = False,
                      vmap_records: Mapping[str, VmapRecord] | None = None,
-                     truncations: Sequence[Truncation] = ()) -> list[Finding]:
+                     truncations: Sequence[Truncation] = (),
+                     paths: tuple[list[str], list[str | None] | None] | None = None) -> list[Finding]:
     """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
     target's file and in each file of ``others`` (the project's) whose helpers made operations; a
     failure to build the IR is a JX906 finding too. ``project`` without ``others``: which files
@@ -33,7 +34,9 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
     rules in the helpers' files (``pytest --jaxlint`` traces the helpers it saw called on their own;
     ``differentiated``: the tests called this one under ``jax.grad`` or ``jvp``). ``vmap_records``:
     the records the tracer's vmap recorder made (worker/instrument.py), for JX101; ``truncations``:
-    the 64-bit dtype requests JAX truncated while ``closed`` was traced (ir/truncations.py), for JX508."""
+    the 64-bit dtype requests JAX truncated while ``closed`` was traced (ir/truncations.py), for JX508;
+    ``paths``: the path of each input and output in the function's parameters and result, where
+    the trace's own jit does not name them (``pytest --jaxlint``'s re-trace, lint.py)."""
     try:
         # The driver's target (a worker's job, the plugin's or lint's configuration) compiles it.
         target_devices.use(parse_target((settings or Settings()).target))
@@ -42,6 +45,8 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
         return internal_error(codes, path, target.name_span, target, f"building the IR for {target.qualname}",
                               error)
     program.truncations = list(truncations)
+    if paths is not None:
+        _name_paths(program, *paths)
     index = index or SourceIndex(path, source)
     context = ProgramContext(path, source, index, settings or Settings(),
                              target=target, program=program, signature=signature,
@@ -107,3 +112,11 @@ def _through_helper(finding: Finding) -> Finding:
     if finding.fix is None or finding.fix.applicability == "display-only":
         return finding
     return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, applicability="display-only"))
+
+
+def _name_paths(program: Program, inputs: list[str], outputs: list[str | None] | None) -> None:
+    """The driver's names of the inputs and outputs, where they are one per value."""
+    if len(inputs) == len(program.top.inputs):
+        program.input_paths = list(inputs)
+    if outputs is not None and len(outputs) == len(program.top.outputs):
+        program.output_paths = list(outputs)

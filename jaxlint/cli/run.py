@@ -241,7 +241,7 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
     except formats.OutputError as error:
         print(f"jaxlint: {error}", file=sys.stderr)
         failed = True
-    _store(args, config, codes, findings, functions, ran, data.get("depends", {}))
+    _store(args, config, codes, findings, functions, ran, data)
     if not args.quiet:
         print(results.summary_line(ran, functions, len(result.findings), data.get("seconds", 0.0), "the program",
                                    args.verbose)
@@ -265,13 +265,14 @@ def _report(args: argparse.Namespace, config: Any, codes: list[str], output_form
 
 
 def _store(args: argparse.Namespace, config: Any, codes: list[str], findings: list[Any], functions: list[Any],
-           ran: list[Any], depends: dict[str, list[str]]) -> None:
+           ran: list[Any], data: dict[str, Any]) -> None:
     """The store ``pytest --jaxlint`` writes too (engine/store.py), for ``jaxlint check`` to report
-    what the program's run linted while the modules stay as they were."""
+    what the program's run linted while the modules stay as they were (``data``: what the program
+    handed over: the files each module's traces ran, the files' digests as read, when it started)."""
     from jaxlint.engine.store import RUN_ORIGIN, cache_for, write_store
     from jaxlint.pytest_plugin import results
 
     cache = cache_for(config, args.no_cache, args.cache_dir)
     if cache is not None:
-        write_store(config, codes, findings, results.stored_functions(ran, functions), depends, origin=RUN_ORIGIN,
-                    cache=cache)
+        write_store(config, codes, findings, results.stored_functions(ran, functions), data.get("depends", {}),
+                    origin=RUN_ORIGIN, cache=cache, read=data.get("read", {}), started=data.get("started"))

@@ -22,6 +22,8 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib  # type: ignore[no-redef]
 
+from jaxlint import read_digests
+
 IMPORT_MODES = ("prepend", "append", "importlib")
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
 
@@ -41,7 +43,7 @@ def find_pytest_config(folder: str) -> PytestConfig:
     file, and the editor server lives long."""
     folder = os.path.abspath(folder)
     remembered = _FOUND.get(folder)
-    if remembered is not None and remembered[1] == _stamps(remembered[0]):
+    if remembered is not None and None not in remembered[1] and remembered[1] == _stamps(remembered[0]):
         return remembered[2]
     consulted: list[str] = []
     found = _search(folder, consulted)
@@ -56,15 +58,9 @@ _FOUND: dict[str, tuple[list[str], list[Any], PytestConfig]] = {}  # folder -> (
 
 
 def _stamps(paths: list[str]) -> list[Any]:
-    stamps: list[Any] = []
-    for path in paths:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            stamps.append(None)
-        else:
-            stamps.append((stat.st_mtime_ns, stat.st_size, stat.st_ino))
-    return stamps
+    """Each path's stamp (read_digests.settled_stamp): None for one changed too recently for its
+    times to tell an edit from none, which a remembered search never matches."""
+    return [read_digests.settled_stamp(path) for path in paths]
 
 
 def _search(folder: str, consulted: list[str]) -> PytestConfig:
@@ -131,41 +127,42 @@ def _lines(value: Any, split: Any = str.split) -> list[str]:
 # Readers: the settings of a file, or None when it holds no pytest configuration.
 
 def _ini(path: str, section: str) -> dict[str, Any] | None:
-    sections = _parsed_ini(path, *_stamp(path))
+    sections = _parsed_ini(_read(path))
     return sections.get(section)
 
 
-def _stamp(path: str) -> tuple[int, int]:
-    """(mtime, size): a file read again only when it changed (the editor server lives long)."""
+def _read(path: str) -> bytes | None:
+    """The file's bytes (None: unreadable). The parses are remembered by the bytes, not by the
+    file's times: the editor server lives long, and an edit in the same tick of the clock that
+    keeps the size leaves the times and size as they were."""
     try:
-        stat = os.stat(path)
+        with open(path, "rb") as handle:
+            return handle.read()
     except OSError:
-        return (0, -1)
-    return (stat.st_mtime_ns, stat.st_size)
+        return None
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_ini(path: str, mtime: int, size: int) -> dict[str, dict[str, Any]]:
+def _parsed_ini(data: bytes | None) -> dict[str, dict[str, Any]]:
     import configparser
 
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
     try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
+        parser.read_string((data or b"").decode("utf-8"))
+    except (configparser.Error, UnicodeDecodeError):
         return {}
     return {name: dict(parser[name]) for name in parser.sections()}
 
 
 def _toml(path: str) -> dict[str, Any]:
-    return _parsed_toml(path, *_stamp(path))
+    return _parsed_toml(_read(path))
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_toml(path: str, mtime: int, size: int) -> dict[str, Any]:
+def _parsed_toml(data: bytes | None) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return tomllib.loads((data or b"").decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return {}
 
 

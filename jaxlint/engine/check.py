@@ -296,7 +296,7 @@ def _settle_all(result: CheckResult, pending: list[FileAnalysis], codes: list[st
     result.unchecked_findings = _route_to_helper_files(pending, analyses, codes, ignore_noqa, config)
     if cache is not None:  # what `pytest --jaxlint` linted, where still current (engine/store.py)
         join_stored(analyses, codes, config, cache)
-        if not any(analysis.stored is not None for analysis in analyses):
+        if not any(analysis.stored for analysis in analyses):
             result.unusable_test_run = unusable_session(cache, config, codes)
     result.ignore_noqa = ignore_noqa
     for analysis in analyses:

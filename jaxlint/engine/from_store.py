@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.results import FileAnalysis
-from jaxlint.engine.store import load_store, slot_material
+from jaxlint.engine.store import load_stored, slot_material
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
@@ -30,27 +30,23 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
         if job is None or not any(target.kind in _GUESSED for target in job.targets):
             continue
         shared = shared or slot_material(cache, config)
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
-        if stored is None or not (stored.fresh or config.rerun_tests):
-            continue
-        linted = {function.first_line for function in stored.functions
-                  if function.linted and (stored.fresh or function.tests)}
+        linted = {function.first_line
+                  for stored in load_stored(cache, config, codes, os.path.abspath(analysis.source.path), shared)
+                  if stored.fresh or config.rerun_tests
+                  for function in stored.functions if function.linted and (stored.fresh or function.tests)}
         kept = [t for t in job.targets if not (t.kind in _GUESSED and t.first_line in linted)]
         if len(kept) < len(job.targets):
             analysis.job = replace(job, targets=kept)
 
 
 def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:
-    """``check``: give each analyzed file its test-run entry (``FileAnalysis.stored``); a fresh
-    entry's findings follow the file's own, for the settle step (its own win at a place)."""
+    """``check``: give each analyzed file its entries, one per origin (``FileAnalysis.stored``); a
+    fresh entry's findings follow the file's own, for the settle step (its own win at a place).
+    A file with no JAX function has entries too where a run found something in it (a host sync in
+    a loop that calls a jitted step imported from elsewhere)."""
     shared = slot_material(cache, config)
     for analysis in analyses:
-        if not analysis.functions and not analysis.targets:
-            continue  # no JAX function: nothing a session could have linted
-        stored = load_store(cache, config, codes, os.path.abspath(analysis.source.path), shared)
-        if stored is None:
-            continue
-        analysis.stored = stored
-        if stored.fresh:
+        analysis.stored = load_stored(cache, config, codes, analysis.source.path, shared)
+        for stored in analysis.stored:
             stored.findings = [replace(finding, path=analysis.source.path) for finding in stored.findings]
-            analysis.findings += stored.findings
+            analysis.findings += stored.used

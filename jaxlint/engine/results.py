@@ -42,8 +42,9 @@ class FileAnalysis:
     routed: list[Finding] = field(default_factory=list)
     # The tokenizer's view of its comments, from the scan cache (None: tokenized when needed).
     tokens: Tokens | None = None
-    # What a watched test run linted in it (engine/store.py); used when ``stored.fresh``.
-    stored: StoredModule | None = None
+    # What watched runs linted in it (engine/store.py), one entry per origin (a test run, a
+    # ``jaxlint run``); an entry is used when ``fresh``.
+    stored: list[StoredModule] = field(default_factory=list)
 
     def replace_finding(self, old: Finding, new: Finding) -> None:
         """Put ``new`` where ``old`` is (the same object) in ``findings`` and in ``routed``, which
@@ -56,7 +57,7 @@ class FileAnalysis:
     @property
     def linted(self) -> list[JaxFunction]:
         """The JAX functions whose operations the rules read, here or in a test run."""
-        reached = self._reached_here() | (self.stored.linted_lines if self.stored and self.stored.fresh else set())
+        reached = self._reached_here().union(*(s.linted_lines for s in self.stored if s.fresh))
         return [f for f in self.functions if f.first_line in reached]
 
     @property
@@ -67,12 +68,19 @@ class FileAnalysis:
 
     @property
     def changed_since_test_run(self) -> list[JaxFunction]:
-        """The JAX functions a test run linted whose entry is stale, not linted here."""
-        if self.stored is None or self.stored.fresh:
-            return []
-        reached, stored = self._reached_here(), self.stored
-        return [f for f in self.functions
-                if f.first_line not in reached and stored.linted_entry(f.first_line, f.qualname) is not None]
+        """The JAX functions a test run (or a program's) linted whose entry is stale, not linted
+        here nor by another run whose entry is current."""
+        linted = {f.first_line for f in self.linted}
+        return [f for f in self.functions if f.first_line not in linted and self.stale_entry(f) is not None]
+
+    def stale_entry(self, function: JaxFunction) -> StoredModule | None:
+        """The first stale entry that linted ``function`` (the test run's before a program's)."""
+        return next((s for s in self.stored if not s.fresh and s.linted_entry(function.first_line, function.qualname)),
+                    None)
+
+    def used_entry(self, first_line: int) -> StoredModule | None:
+        """The first current entry that linted the function of ``first_line``."""
+        return next((s for s in self.stored if s.fresh and first_line in s.linted_lines), None)
 
     def _reached_here(self) -> set[int]:
         reached = set(self.result.linted) if self.result is not None else set()
@@ -130,17 +138,22 @@ class CheckResult:
     def test_runs(self) -> list[str]:
         """When and by what the test-run entries this run used or found stale were written:
         "test run of 2026-12-02 14:03", the latest first."""
-        return _runs(fa.stored for fa in self.files if fa.stored is not None)
+        return _runs(s for fa in self.files for s in fa.stored)
 
     @property
     def runs_used(self) -> list[str]:
         """Those of ``test_runs`` whose entries were current and counted as linted."""
-        return _runs(fa.stored for fa in self.files if fa.stored is not None and fa.stored.fresh)
+        return _runs(s for fa in self.files for s in fa.stored if s.fresh)
 
     @property
     def runs_changed(self) -> list[str]:
         """Those of ``test_runs`` that linted a function changed since (``changed_since_test_run``)."""
-        return _runs(fa.stored for fa in self.files if fa.stored is not None and fa.changed_since_test_run)
+        return _runs(fa.stale_entry(f) for fa in self.files for f in fa.changed_since_test_run)  # type: ignore[misc]
+
+    @property
+    def dropped(self) -> list[StoredModule]:
+        """The stale entries: their findings are not reported (each names the files that changed)."""
+        return sorted((s for fa in self.files for s in fa.stored if not s.fresh), key=lambda s: (-s.time, s.path))
 
     @property
     def skipped(self) -> list[tuple[str, Skipped]]:

@@ -1,16 +1,17 @@
 """The test-run store: what ``pytest --jaxlint`` (or ``jaxlint run``) linted, kept in the result
 cache folder (``tests/``) for ``jaxlint check`` to report as its own.
 
-One entry per module, named by what its result depends on outside the project (the module's
-path, the selected rules and their options, jaxlint, Python, the installed distributions and the
-JAX environment variables: ``ResultCache.environment``) and holding what it depends on inside:
-the sha256 of the module's bytes and of every project file the traces that linted it ran (the
-files whose functions executed while tracing, and those whose lines made its equations), and of
-the others their code without comments and positions (ran_code: an edit of their comments leaves
-the entry current). An entry whose digests all still match is used; one with any other digest is
-stale, and check reports its
-functions as changed since the test run, naming the tests that reached them. The findings are
-raw (before per-file-ignores and suppression comments): check settles them with its own
+One entry per module and origin (a test run, a ``jaxlint run``: neither replaces the other's),
+named by what its result depends on outside the project (the module's path, the selected rules
+and their options, jaxlint, Python, the installed distributions and the JAX environment
+variables: ``ResultCache.environment``) and holding what it depends on inside: the sha256 of the
+module's bytes and of every project file the traces that linted it ran (the files whose functions
+executed while tracing, and those whose lines made its equations) as the session read them
+(read_digests.py), and of the others their code without comments and positions (ran_code: an
+edit of their comments leaves the entry current). An entry whose digests all still match is
+used; one with any other digest is stale: check reports its functions as changed since the test
+run, naming the tests that reached them, and names the entry's findings it dropped. The findings
+are raw (before per-file-ignores and suppression comments): check settles them with its own
 configuration. Never imports JAX.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from jaxlint import read_digests
 from jaxlint.about import __version__
 from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
@@ -41,6 +43,9 @@ MAX_TESTS = 3  # node ids kept per function: enough to re-run what reached it
 ORIGIN = "test run"
 RUN_ORIGIN = "jaxlint run"  # entries a program's run wrote (cli/run.py)
 LAST_SESSION = "last-session.json"  # inside FOLDER: what the last session's entries were named by
+# Each origin has its own entry per module: a test run never replaces what a program's run found
+# (its run-time findings: the tests do not run the program), and the other way round.
+ORIGINS = (ORIGIN, RUN_ORIGIN)
 
 
 @dataclass
@@ -68,6 +73,23 @@ class StoredModule:
     findings: list[Finding]
     fresh: bool
     changed: list[str] = field(default_factory=list)  # the files whose digests no longer match
+
+    @property
+    def used(self) -> list[Finding]:
+        """The findings check reports: all of a fresh entry's; of a stale one's, while the module's
+        own bytes are unchanged, those no trace made (``target`` None: a run's host syncs and
+        compiles, a source rule's), which read only the module's own lines."""
+        if self.fresh:
+            return self.findings
+        if self.path in self.changed:
+            return []
+        return [f for f in self.findings if f.target is None and os.path.abspath(f.path) == self.path]
+
+    @property
+    def dropped(self) -> list[Finding]:
+        """The findings check no longer reports: a stale entry's, but those it still uses."""
+        used = {id(f) for f in self.used}
+        return [f for f in self.findings if id(f) not in used]
 
     @property
     def when(self) -> str:
@@ -100,12 +122,15 @@ def cache_for(config: Config, no_cache: bool = False, cache_dir: str | None = No
 
 def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding],
                 functions: Iterable[StoredFunction], depends: Mapping[str, Iterable[str]],
-                origin: str = ORIGIN, cache: ResultCache | None = None, when: float | None = None) -> int:
+                origin: str = ORIGIN, cache: ResultCache | None = None, when: float | None = None,
+                read: Mapping[str, str] | None = None, started: float | None = None) -> int:
     """Write one entry per module a watched-and-linted session touched: ``findings`` raw (before
     per-file-ignores and suppressions), ``functions`` the JAX functions it ran, ``depends`` for
     each module the project files its traces ran (the module itself is always included).
     ``cache``: the result cache to write in (default: ``cache_for(config)``; None there: nothing
-    is written). Returns how many entries were written."""
+    is written). ``read``: the digest of each file as the session read it, ``started``: when it
+    started (read_digests.py: the digests vouch for what ran, not for the files now).
+    Returns how many entries were written."""
     cache = cache if cache is not None else cache_for(config)
     if cache is None:
         return 0
@@ -126,22 +151,33 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         module(path)["depends"].update(os.path.abspath(f) for f in files)
     written = 0
     for path, entry in modules.items():
-        inputs = {file: cache.digest(file) for file in sorted(entry["depends"])}
-        if inputs[path] is None:
+        if cache.digest(path) is None:
             continue  # deleted during the session
-        data = {"format": FORMAT, "slot": _slot(cache, path, config), "codes": sorted(codes), "path": path,
+        inputs = {file: _digest_read(cache, file, read or {}, started) for file in sorted(entry["depends"])}
+        data = {"format": FORMAT, "slot": _slot(cache, path, config, origin=origin), "codes": sorted(codes),
+                "path": path,
                 "time": when,
                 "origin": origin, "inputs": inputs,
                 "functions": [asdict(f) for f in sorted(entry["functions"].values(), key=lambda f: f.first_line)],
                 "findings": [f.to_json() for f in entry["findings"]]}
         data["code"] = _code_digests(cache, data)
-        previous = _read(cache, path, config)
+        previous = _read(cache, path, config, origin=origin)
         if previous is not None and previous.get("codes") == data["codes"] and _current(cache, previous["inputs"]):
             data = _joined(previous, data)  # another session over the same code: keep what both linted
         written += _write(cache, _entry_path(cache, data["slot"]), data)
     if written:
         _write(cache, os.path.join(cache.folder, FOLDER, LAST_SESSION), _session(cache, config, codes, origin, when))
     return written
+
+
+def _digest_read(cache: ResultCache, file: str, read: Mapping[str, str], started: float | None) -> str | None:
+    """The digest of ``file`` as the session read it: the bytes compiled, else the file now when
+    it has not changed since the session started, else unknown (the entry is stale at once)."""
+    if file in read:
+        return read[file]
+    if started is None or read_digests.unchanged_since(file, started):
+        return cache.digest(file)
+    return read_digests.UNKNOWN
 
 
 def _session(cache: ResultCache, config: Config, codes: Sequence[str], origin: str, when: float) -> dict:
@@ -195,13 +231,20 @@ def unusable_session(cache: ResultCache, config: Config, codes: Sequence[str]) -
     return None
 
 
+def load_stored(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
+                shared: str | None = None) -> list[StoredModule]:
+    """The entries of the module ``path``, one per origin that wrote one (``load_store``)."""
+    entries = (load_store(cache, config, codes, path, shared, origin) for origin in ORIGINS)
+    return [entry for entry in entries if entry is not None]
+
+
 def load_store(cache: ResultCache, config: Config, codes: Sequence[str], path: str,
-               shared: str | None = None) -> StoredModule | None:
-    """The entry of the module ``path``, if one was written with these rule options and
-    environment and (at least) these rules, its findings those of ``codes``; None when there is
-    none or it is damaged or foreign. ``shared``: ``slot_material(cache, config)``, made once by
-    a caller that loads many entries."""
-    data = _read(cache, path, config, shared)
+               shared: str | None = None, origin: str = ORIGIN) -> StoredModule | None:
+    """The entry ``origin`` wrote for the module ``path``, if one was written with these rule
+    options and environment and (at least) these rules, its findings those of ``codes``; None when
+    there is none or it is damaged or foreign. ``shared``: ``slot_material(cache, config)``, made
+    once by a caller that loads many entries."""
+    data = _read(cache, path, config, shared, origin)
     if data is None:
         return None
     try:
@@ -233,11 +276,12 @@ def slot_material(cache: ResultCache, config: Config) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _slot(cache: ResultCache, path: str, config: Config, shared: str | None = None) -> str:
+def _slot(cache: ResultCache, path: str, config: Config, shared: str | None = None, origin: str = ORIGIN) -> str:
     # The shared part hashed once per run: dumping the rule options per module was most of a
-    # warm check's time for the entries' names.
+    # warm check's time for the entries' names. A test run's entries keep their names of before.
     shared = slot_material(cache, config) if shared is None else shared
-    return hashlib.sha256(f"{shared}\0{os.path.abspath(path)}".encode("utf-8", "surrogatepass")).hexdigest()
+    named = f"{shared}\0{os.path.abspath(path)}" + (f"\0{origin}" if origin != ORIGIN else "")
+    return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _entry_path(cache: ResultCache, slot: str) -> str:
@@ -245,8 +289,8 @@ def _entry_path(cache: ResultCache, slot: str) -> str:
 
 
 def _read(cache: ResultCache, path: str, config: Config,
-          shared: str | None = None) -> dict | None:
-    slot = _slot(cache, path, config, shared)
+          shared: str | None = None, origin: str = ORIGIN) -> dict | None:
+    slot = _slot(cache, path, config, shared, origin)
     try:
         with open(_entry_path(cache, slot), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -274,8 +318,10 @@ def _code_digests(cache: ResultCache, data: dict) -> dict[str, str]:
     # The tests' node ids name test files, not the lines of the files their traces ran.
     named = json.dumps([[{k: v for k, v in f.items() if k != "tests"} for f in data["functions"]], data["findings"]])
     digests = {}
-    for file in data["inputs"]:
-        if file != data["path"] and not names_file(named, file):
+    for file, digest in data["inputs"].items():
+        # Only of the bytes the session read: a file edited since keeps no code digest, its own
+        # digest then says it changed.
+        if file != data["path"] and digest == cache.digest(file) and not names_file(named, file):
             digest = cache.code_digest(file, [RAN_ALL])
             if digest is not None:
                 digests[file] = digest

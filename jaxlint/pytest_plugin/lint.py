@@ -25,7 +25,7 @@ from jaxlint.ir import Truncation, compat, sharded
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Span
 from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
-from jaxlint.pytest_plugin.placement import leaf_names, placed_jit
+from jaxlint.pytest_plugin.placement import argument_paths, leaf_names, placed_jit, result_paths
 from jaxlint.pytest_plugin.results import Linted, Ran
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
@@ -169,14 +169,15 @@ def _lint_function(function: Function, path: str, source: _File, rules: list[typ
     for call in function.calls:
         ran_files: set[str] = set()
         try:
-            with executed() as ran_files, traced(call, path) as (closed, signature, truncations):
+            with executed() as ran_files, traced(call, path) as (closed, signature, truncations, paths):
                 # The files the trace ran, and those whose lines made its equations (a jitted
                 # helper whose trace JAX had cached ran no code this time).
                 ran_files |= equation_files(closed, is_project)
                 # Inside the block: the rules read the vmap records made while tracing.
                 report(program_findings(rules, codes, path, source.text, target, closed, signature, source.index,
                                         settings, project=is_project, differentiated=call.differentiated,
-                                        vmap_records=VMAP_RECORDS, truncations=truncations), ran_files | {path}, test)
+                                        vmap_records=VMAP_RECORDS, truncations=truncations, paths=paths),
+                       ran_files | {path}, test)
                 source.reached |= reached_functions(closed, path, source.functions, source.reached)
         except Exception as error:
             linted.errors.append(describe_error(error))
@@ -207,9 +208,10 @@ def _call(function: types.FunctionType, args: list[Any], kwargs: dict[str, Any])
 
 
 @contextlib.contextmanager
-def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]:
-    """(ClosedJaxpr, readable signature, the 64-bit dtype requests JAX truncated) of the function
-    of ``call`` on its kept arguments, with the vmap records of the trace kept until the block ends."""
+def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation], tuple[list[str], Any]]]:
+    """(ClosedJaxpr, readable signature, the 64-bit dtype requests JAX truncated, the paths of its
+    inputs and outputs in the function's parameters and result) of the function of ``call`` on
+    its kept arguments, with the vmap records of the trace kept until the block ends."""
     code = call.code
     dynamic = [i for i, leaf in enumerate(call.leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
     results: list[Any] = []  # the result's structure and which leaves are arrays (out_shardings)
@@ -239,7 +241,8 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation]]]
                 truncations.clear()  # those of a placed trace that failed: this one warns again
                 closed = jax.make_jaxpr(jax.jit(apply) if call.staged else apply)(*inputs)
         sharded.note_inputs(closed, inputs)  # the compile step places the arguments as the test did
-        yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs)), truncations
+        paths = (argument_paths(code, call.treedef, len(call.leaves), dynamic), result_paths(results))
+        yield closed, format_signature(ArgumentSet("test", tuple(args), kwargs)), truncations, paths
 
 
 def _placed_trace(call: Call, apply: Callable[..., list[Any]], dynamic: list[int], inputs: list[Any],

@@ -125,6 +125,33 @@ def leaf_names(code: CodeType, treedef: Any, count: int) -> list[str]:
     return names
 
 
+def argument_paths(code: CodeType, treedef: Any, count: int, dynamic: list[int]) -> list[str]:
+    """The path of each leaf at ``dynamic`` as JAX names a jitted function's inputs: the
+    parameter's name and the leaf's place in it (``state[0]``, ``params['w']``); ``<closure>...``
+    for a closure's leaves. The re-trace's own jit takes the leaves one by one (``values[0]``),
+    which names nothing a rule reads in the source (JX206 follows a parameter to its output)."""
+    marks = jax.tree_util.tree_unflatten(treedef, list(range(count)))
+    paths = [""] * count
+    for name, value in [*zip(parameter_names(code), marks[0]), *(("<closure>", v) for v in marks[1])]:
+        for path, index in jax.tree_util.tree_flatten_with_path(value)[0]:
+            paths[index] = name + jax.tree_util.keystr(path)
+    return [paths[i] for i in dynamic]
+
+
+def result_paths(results: list[Any]) -> list[str | None] | None:
+    """The path of each array leaf of the function's result (``""`` for a single array, ``[1]``
+    for a tuple's second), as JAX names a jitted function's outputs; ``results`` is the
+    re-trace's record of the result (``(treedef, [is an array])``), None when it has none."""
+    if len(results) != 2:
+        return None
+    treedef, arrays = results
+    marks = jax.tree_util.tree_unflatten(treedef, list(range(len(arrays))))
+    paths: list[str] = [""] * len(arrays)
+    for path, index in jax.tree_util.tree_flatten_with_path(marks)[0]:
+        paths[index] = jax.tree_util.keystr(path)
+    return [path for path, array in zip(paths, arrays) if array]
+
+
 class _Source:
     """What JAX reads of a function for its debug info (``fun_sourceinfo``): name and code."""
 

@@ -88,6 +88,7 @@ class _Watching:
         from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
         from jaxlint.rules import rule_classes
 
+        self.started = time.time()  # before the program's imports: what the store's digests vouch for
         cwd = os.getcwd()
         self.config = load_config([cwd], settings.get("config"), bool(settings.get("isolated")),
                                   [parse_snippet(text, cwd) for text in settings.get("overrides", [])])
@@ -136,7 +137,8 @@ class _Watching:
                 "depends": {path: sorted(files) for path, files in outcome.depends.items()},
                 "imported_before": self.imported_before,
                 "other_loaders": self.imports.other_loaders if self.imports is not None else [],
-                "notes": self.notes, "not_compiled": outcome.not_compiled, "status": status}
+                "notes": self.notes, "not_compiled": outcome.not_compiled, "status": status,
+                "read": self.imports.read if self.imports is not None else {}, "started": self.started}
         self.watcher.functions.clear()  # they hold the calls' objects
         _write(path, data)
 
@@ -159,6 +161,7 @@ def _end_with(parent: int) -> None:
 def _run_path(script: str, args: list[str], watching: _Watching) -> None:
     """As ``python SCRIPT``: the script's folder first on ``sys.path``, its code run as ``__main__``
     (compiled with the watcher's call when it is a project file: no import hook sees a script)."""
+    from jaxlint import read_digests
     from jaxlint.pytest_plugin.watched_imports import compile_with_call
 
     path = os.path.abspath(script)
@@ -167,6 +170,7 @@ def _run_path(script: str, args: list[str], watching: _Watching) -> None:
     with open(path, "rb") as handle:
         source = handle.read()
     if watching.imports is not None and path in watching.files:
+        read_digests.note(watching.imports.read, path, source)
         code = compile_with_call(source, path)
     else:
         code = compile(source, path, "exec", dont_inherit=True)

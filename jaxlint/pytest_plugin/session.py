@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import jaxlint
+from jaxlint import read_digests
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.engine.results import CheckResult
 from jaxlint.engine.store import cache_for, write_store
@@ -57,6 +58,7 @@ class JaxlintSession:
 
     def __init__(self, config: Any, early: bool) -> None:
         self.pytest_config = config
+        self.started = time.time()  # before the project's import (early): what the store's digests vouch for
         try:
             self.config: Config = load_config([str(config.invocation_params.dir)])
         except ConfigError as error:
@@ -89,6 +91,7 @@ class JaxlintSession:
         self.not_compiled: list[str] = []  # why programs were not compiled for the target (lint.Outcome)
         self.depends: dict[str, set[str]] = {}  # module -> the project files its traces ran (lint.Outcome)
         self.stored = 0  # test-run store entries written (engine/store.py)
+        self.read: list[dict[str, str]] = []  # the project files' digests as read (xdist: each worker's)
         self.result: CheckResult | None = None
         self.exit_status_changed = False
         self.write_error: str | None = None
@@ -187,6 +190,7 @@ class JaxlintSession:
         self._uninstall()  # the watcher is off already after a collection that finished; not after one that failed
         if self.imports is not None:
             self.other_loaders += self.imports.other_loaders
+            self.read.append(self.imports.read)
         if exitstatus == pytest.ExitCode.INTERNAL_ERROR:
             return  # pytest itself failed: no tracing now
         if exitstatus == pytest.ExitCode.INTERRUPTED and self.is_worker:
@@ -223,7 +227,8 @@ class JaxlintSession:
                 "depends": {path: sorted(files) for path, files in self.depends.items()},
                 "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
                 "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
-                "other_loaders": self.other_loaders, "not_compiled": self.not_compiled})
+                "other_loaders": self.other_loaders, "not_compiled": self.not_compiled,
+                "read": read_digests.merged(self.read)})
             return
         self._store()
         self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config, self.functions)
@@ -259,6 +264,7 @@ class JaxlintSession:
             self.unwatched += received.get("unwatched", 0)
             self.imported_before += received.get("imported_before", [])
             self.other_loaders += received.get("other_loaders", [])
+            self.read.append(received.get("read", {}))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
@@ -297,7 +303,8 @@ class JaxlintSession:
                           self.pytest_config.getoption("jaxlint_cache_dir"))
         if cache is not None:
             self.stored = write_store(self.config, [rule.code for rule in self.rules], self.findings,
-                                      results.stored_functions(self.ran, self.functions), self.depends, cache=cache)
+                                      results.stored_functions(self.ran, self.functions), self.depends, cache=cache,
+                                      read=read_digests.merged(self.read), started=self.started)
 
     def _verbose(self) -> bool:
         return self.pytest_config.getoption("verbose") > 0

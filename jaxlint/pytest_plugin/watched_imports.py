@@ -26,6 +26,7 @@ import sys
 from types import CodeType, ModuleType
 from typing import Any, Callable, Iterator, Sequence
 
+from jaxlint import read_digests
 from jaxlint.pytest_plugin import loops
 
 # A name no source can spell, found through builtins whatever globals a function runs with.
@@ -45,6 +46,8 @@ class WatchedImports(importlib.abc.MetaPathFinder):
     def __init__(self, is_project: Callable[[str], bool]) -> None:
         self.is_project = is_project
         self.modules: list[str] = []  # the modules compiled with the call
+        # path -> sha256 of the bytes compiled (read_digests.py): what the store's entries vouch for
+        self.read: dict[str, str] = {}
         self.other_loaders: list[str] = []  # project modules whose loader jaxlint cannot compile through
 
     def install(self, notify: Callable[[], None]) -> None:
@@ -91,6 +94,7 @@ class WatchedImports(importlib.abc.MetaPathFinder):
                 if loader is None:
                     self.other_loaders.append(fullname)
                 else:
+                    loader.read_digests = self.read
                     spec.loader = loader
                     self.modules.append(fullname)
             # The spec is returned whoever found it, so no finder is asked twice.
@@ -106,6 +110,7 @@ class _CompilesWithCall:
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)  # type: ignore[attr-defined]
         data = self.get_data(path)  # type: ignore[attr-defined]
+        read_digests.note(getattr(self, "read_digests", {}), path, data)
         with _compile_adds_call(path):
             return self.source_to_code(data, path)  # type: ignore[attr-defined]
 

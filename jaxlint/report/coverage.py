@@ -62,6 +62,8 @@ class Coverage:
     # Targets not traced whose function is not defined in their file (g = jax.jit(imported_f)).
     outside: list[Untraced] = field(default_factory=list)
     targets: int = 0
+    # A run's stale entries, whose findings were not used: {"run", "path", "changed", "findings"}.
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"traced": [asdict(t) for t in self.traced],
@@ -70,7 +72,8 @@ class Coverage:
                 "functions": [asdict(f) for f in self.functions],
                 "summary": {"targets": self.targets, "traced": len(self.traced),
                             "jax_functions": len(self.functions),
-                            "linted": sum(1 for f in self.functions if f.linted)}}
+                            "linted": sum(1 for f in self.functions if f.linted),
+                            "dropped": self.dropped}}
 
 
 def coverage(result: CheckResult) -> Coverage:
@@ -82,9 +85,12 @@ def coverage(result: CheckResult) -> Coverage:
     for analysis in result.files:
         _cover_file(analysis, result, tally)
     key = lambda item: (item.path, item.line, item.target)  # noqa: E731
+    dropped = [{"run": f"{s.origin} of {s.when}", "path": relative_to([s.path], result)[0],
+                "changed": relative_to(s.changed, result),
+                "findings": len(s.dropped)} for s in result.dropped]
     return Coverage(sorted(tally.traced, key=key), sorted(tally.untraced, key=key),
                     sorted(tally.functions, key=lambda f: (f.path, f.line, f.function)),
-                    sorted(tally.outside, key=key), tally.targets)
+                    sorted(tally.outside, key=key), tally.targets, dropped)
 
 
 @dataclass
@@ -104,11 +110,13 @@ def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
     path, text = analysis.source.path, analysis.source.text
     linted = {f.first_line for f in analysis.linted}
     here = {f.first_line for f in analysis.linted_here}
-    stored = analysis.stored
-    if stored is not None and stored.fresh:
-        tally.traced += [Traced(path, entry.qualname, entry.first_line, stored.origin, list(entry.signatures))
-                         for entry in stored.functions
-                         if entry.linted and entry.first_line not in here and entry.signatures]
+    shown = set(here)  # a function two current entries linted is listed once, as the first's
+    for stored in analysis.stored:
+        if stored.fresh:
+            tally.traced += [Traced(path, entry.qualname, entry.first_line, stored.origin, list(entry.signatures))
+                             for entry in stored.functions
+                             if entry.linted and entry.first_line not in shown and entry.signatures]
+            shown |= stored.linted_lines
     function_of = _function_of(analysis.functions)
     tally.targets += len(analysis.targets)
     remaining = list(analysis.targets)
@@ -116,8 +124,9 @@ def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
     described = _skipped_targets(analysis, remaining, function_of, linted, main_block, tally)
     ran = _traced_targets(analysis, remaining, function_of, tally)
     for function in analysis.functions:
+        used = analysis.used_entry(function.first_line)
         origin = None if function.first_line not in linted else "here" if function.first_line in here \
-            else f"{stored.origin} of {stored.when}"
+            else f"{used.origin} of {used.when}" if used is not None else None
         tally.functions.append(Function(path, function.qualname, function.line, function.first_line in linted, origin))
         if function.first_line not in linted and function.first_line not in described:
             tally.untraced.append(_why_not_linted(function, analysis, result, ran, main_block))
@@ -162,9 +171,9 @@ def _traced_targets(analysis: Any, remaining: list[Target], function_of: Callabl
 def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, ran: set[int],
                     main_block: set[int]) -> Untraced:
     """The entry of a JAX function no target's skip describes and nothing linted."""
-    path, stored = analysis.source.path, analysis.stored
-    if function.first_line in {f.first_line for f in analysis.changed_since_test_run}:
-        tests = stored.linted_entry(function.first_line, function.qualname).tests
+    path, stored = analysis.source.path, analysis.stale_entry(function)
+    if stored is not None and function.first_line in {f.first_line for f in analysis.changed_since_test_run}:
+        tests = stored.linted_entry(function.first_line, function.qualname).tests  # type: ignore[union-attr]
         return Untraced(path, function.qualname, function.line, "changed-since-test-run",
                         f"linted in the {stored.origin} of {stored.when}; changed since: "
                         + ", ".join(sorted(relative_to(stored.changed, result))), None,

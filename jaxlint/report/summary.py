@@ -39,6 +39,7 @@ def summary(result: CheckResult, fix_mode: str, unsafe_fixes: bool = False) -> s
         parts.append(f"{result.changed_since_test_run} changed since the {_runs(result.runs_changed)} "
                      f"({_untraced_shows(result)})")
     parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    parts += dropped_findings(result)
     missing = missing_dependencies(result)
     if missing:
         count = sum(missing.values())
@@ -84,10 +85,29 @@ def _runs(runs: list[str]) -> str:
     return runs[0] + (f" and {len(runs) - 1} earlier runs" if len(runs) > 2 else "")
 
 
+def dropped_findings(result: CheckResult) -> list[str]:
+    """"dropped 1 finding of the jaxlint run of DATE in pkg/loop.py (pkg/model.py changed since)",
+    one per run whose stale entries held findings: what a run found and check no longer reports
+    is never lost in silence (--coverage-report lists every stale entry, with or without)."""
+    by_run: dict[str, list[tuple[str, int, list[str]]]] = {}
+    for stored in result.dropped:
+        if stored.dropped:
+            by_run.setdefault(f"{stored.origin} of {stored.when}", []).append(
+                (relative(stored.path), len(stored.dropped), [relative(path) for path in stored.changed]))
+    parts = []
+    for run, modules in by_run.items():
+        count = sum(found for _, found, _ in modules)
+        shown = "; ".join(f"{path} ({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''} changed since)"
+                          for path, _, changed in modules[:3])
+        more = f"; and {len(modules) - 3} more modules" if len(modules) > 3 else ""
+        parts.append(f"dropped {count} finding{'s' if count != 1 else ''} of the {run} in {shown}{more}")
+    return parts
+
+
 def _untraced_shows(result: CheckResult) -> str:
     """What --show-untraced says of the changed functions (report/coverage.py): the tests that
     reached each only where the store names some (a `jaxlint run` names none)."""
-    named = all(fa.stored.linted_entry(f.first_line, f.qualname).tests  # type: ignore[union-attr]
+    named = all(fa.stale_entry(f).linted_entry(f.first_line, f.qualname).tests  # type: ignore[union-attr]
                 for fa in result.files for f in fa.changed_since_test_run)
     return ("--show-untraced lists them, what changed and the tests that reached them" if named
             else "--show-untraced lists them and what changed")

@@ -34,7 +34,14 @@ from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.factories import Factories
 from jaxlint.worker.frames import parameter_names
-from jaxlint.worker.importer import import_module, is_project_file, is_project_module, keeping_printed, program_argv
+from jaxlint.worker.importer import (
+    import_module,
+    is_project_file,
+    is_project_module,
+    keeping_printed,
+    program_argv,
+    reading_from_source,
+)
 from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
@@ -72,10 +79,11 @@ def analyze(job: Job) -> Result:
     target_devices.devices()
     target_devices.take_refusals()  # a previous job's
     try:
-        with program_argv(job.path):  # the module's code runs during the whole job, not only at import
+        # The module's code runs during the whole job, not only at import.
+        with program_argv(job.path), reading_from_source(job.root) as read:
             analysis = _Analysis(job)
             result = analysis.run()
-        result.inputs = _inputs(job, set(sys.modules) - modules, analysis.examples_files)
+        result.inputs = _inputs(job, set(sys.modules) - modules, analysis.examples_files, read)
         result.ran = {file: names for file, names in result.ran.items() if file in result.inputs}
         result.not_compiled = target_devices.take_refusals()
         return result
@@ -89,9 +97,11 @@ def analyze(job: Job) -> Result:
         VMAP_RECORDS.clear()  # they hold the module's functions and arguments
 
 
-def _inputs(job: Job, imported: set[str], examples_files: set[str]) -> dict[str, str]:
+def _inputs(job: Job, imported: set[str], examples_files: set[str], read: dict[str, str]) -> dict[str, str]:
     """The files besides the module that its result depends on, with their sha256: the project's
-    modules it imported and the examples files that registered its functions (result cache)."""
+    modules it imported and the examples files that registered its functions (result cache).
+    ``read``: the digests of the modules' bytes as compiled (importer.reading_from_source), which
+    vouch for what ran where the files now may hold an edit made meanwhile."""
     files = set(examples_files)
     for name in imported:
         module = sys.modules.get(name)
@@ -103,6 +113,9 @@ def _inputs(job: Job, imported: set[str], examples_files: set[str]) -> dict[str,
             files.add(file if isinstance(file, str) else "")
     inputs = {}
     for file in sorted(files - {"", job.path}):
+        if file in read:
+            inputs[file] = read[file]
+            continue
         try:
             with open(file, "rb") as handle:
                 inputs[file] = hashlib.sha256(handle.read()).hexdigest()

@@ -3,6 +3,7 @@ never writing bytecode; and telling the project's modules from installed ones.""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -11,6 +12,8 @@ import os
 import sys
 import types
 from typing import Any, Iterator, TextIO
+
+from jaxlint import read_digests
 
 
 class _SourceLoader(importlib.machinery.SourceFileLoader):
@@ -25,6 +28,70 @@ class _SourceLoader(importlib.machinery.SourceFileLoader):
         if source is None:
             source = importlib.util.decode_source(self.get_data(self.path))
         return compile(source, self.path, "exec", dont_inherit=True)
+
+
+class _ProjectLoader(importlib.machinery.SourceFileLoader):
+    """A project module's loader while a job runs: keeps the sha256 of its source in ``read`` (what
+    the job's result depends on, whatever the file holds when the job ends), and takes Python's
+    .pyc only when its times can vouch for it: Python trusts a .pyc whose source has the same size
+    and modification time in whole seconds, so an edit that keeps the size in the same second as
+    the source's previous write runs the old code. A .pyc written ``RACY_SECONDS`` or more after
+    that write cannot be fooled so (git's rule for racy entries); any other is not read."""
+
+    read: dict[str, str]
+
+    def get_code(self, fullname: str) -> Any:
+        data = self.get_data(self.path)
+        self.read[self.path] = hashlib.sha256(data).hexdigest()
+        if _pyc_settled(self.path):
+            return super().get_code(fullname)
+        return compile(importlib.util.decode_source(data), self.path, "exec", dont_inherit=True)
+
+
+def _pyc_settled(path: str) -> bool:
+    """Whether the .pyc of ``path`` was written ``RACY_SECONDS`` or more after the source last changed."""
+    try:
+        source, compiled = os.stat(path), os.stat(importlib.util.cache_from_source(path))
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    return compiled.st_mtime - max(source.st_mtime, source.st_ctime) >= read_digests.RACY_SECONDS
+
+
+class _FromSource(importlib.abc.MetaPathFinder):
+    """Ahead of the other finders while a job runs: a project module the standard finder finds is
+    loaded by ``_ProjectLoader``."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.read: dict[str, str] = {}
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        for finder in sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []:
+            find_spec = getattr(finder, "find_spec", None)
+            if find_spec is None:  # a legacy finder: let the import system ask every finder as usual
+                return None
+            spec = find_spec(fullname, path, target)
+            if spec is None:
+                continue
+            if type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin \
+                    and is_project_file(spec.origin, self.root):
+                spec.loader = _ProjectLoader(fullname, spec.origin)
+                spec.loader.read = self.read
+            return spec
+        return None
+
+
+@contextlib.contextmanager
+def reading_from_source(root: str) -> Iterator[dict[str, str]]:
+    """Inside the block the project's modules under ``root`` are compiled from source (_FromSource);
+    yields the digests of the bytes compiled, by path."""
+    finder = _FromSource(root)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield finder.read
+    finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
 
 
 def import_module(name: str, path: str, root: str, override: str | None,

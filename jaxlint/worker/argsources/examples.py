@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import inspect
 import itertools
@@ -42,8 +43,8 @@ from jaxlint.worker.instrument import abstractify
 _UNBOUND = object()
 CodeKey = tuple[str, int, str]  # real path of the file, first line, name
 _names = itertools.count()
-# (examples file, mtime, size) -> real paths of the files its registrations point into.
-_REACHES: dict[tuple[str, int, int], frozenset[str]] = {}
+# (examples file, sha256 of its bytes) -> real paths of the files its registrations point into.
+_REACHES: dict[tuple[str, str], frozenset[str]] = {}
 
 
 @dataclass
@@ -274,12 +275,14 @@ def _failure(job: Job, file: str, error: BaseException, line: int | None = None)
     return ImportErrorRule.finding(job.path, Span(1, 0, 1, 0), message)
 
 
-def _file_key(file: str) -> tuple[str, int, int]:
+def _file_key(file: str) -> tuple[str, str]:
+    """The file and the sha256 of its bytes: a worker the editor server keeps warm sees an edit
+    that keeps the file's size and times (in the same tick of the clock)."""
     try:
-        stat = os.stat(file)
+        with open(file, "rb") as handle:
+            return (file, hashlib.sha256(handle.read()).hexdigest())
     except OSError:
-        return (file, -1, -1)
-    return (file, stat.st_mtime_ns, stat.st_size)
+        return (file, "")
 
 
 def _real(path: str) -> str:

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import inspect
-import os
 from typing import Any
 
+from jaxlint import read_digests
 from jaxlint.config import signatures
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet
 from jaxlint.worker.argsources.hint import module_mesh, placer
 
-# Path -> ((mtime_ns, size), functions or the reason the file is unusable): a worker reads the
+# Path -> (its stamp, read_digests.settled_stamp; functions or the reason the file is unusable): a worker reads the
 # file once, not once per target, and sees a re-recorded file.
-_CACHE: dict[str, tuple[tuple[int, int], dict[str, Any] | str]] = {}
+_CACHE: dict[str, tuple[tuple[int, ...] | None, dict[str, Any] | str]] = {}
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -49,13 +49,11 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
 
 
 def _load(path: str) -> dict[str, Any] | str:
-    try:
-        info = os.stat(path)
-    except OSError:
+    stamp = read_digests.settled_stamp(path)  # None: too recent for its times to tell an edit
+    if stamp == (-1,):
         return {}
-    stamp = (info.st_mtime_ns, info.st_size)
     cached = _CACHE.get(path)
-    if cached is None or cached[0] != stamp:
+    if cached is None or stamp is None or cached[0] != stamp:
         try:
             cached = (stamp, signatures.load(path))
         except signatures.SignaturesError as error:
