@@ -574,3 +574,15 @@ def test_the_tests_named_to_rerun_are_those_that_gave_a_signature(tmp_path: Path
     _, summary = check(root, "--rerun-tests")
     assert "running the 3 tests that reached it again" in summary, summary
     assert "linted 1 of 3 JAX functions: 0 traced here, 1 in the test run" in summary, summary
+
+
+@pytest.mark.slow
+def test_a_fix_of_a_stored_finding_is_verified_on_the_targets_check_traced(tmp_path: Path) -> None:
+    """The test run linted ``guarded_log``, so check does not guess its arguments; the fixed file is
+    verified on the same targets, not on a guess that was not traced before the fix."""
+    root = project(tmp_path)
+    assert "3 passed" in pytest_run(root).stdout
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--fix", "--unsafe-fixes", "pkg"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "not traced before the fix" not in run.stderr + run.stdout, run.stderr
+    assert "jnp.log(jnp.where(x > 0, x, 1.0))" in (root / "pkg" / "helpers.py").read_text(), run.stdout + run.stderr

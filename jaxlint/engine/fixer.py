@@ -17,7 +17,7 @@ from jaxlint.engine.jobs import make_job, run_job
 from jaxlint.engine.pool import FreshWorkers, WorkerPool
 from jaxlint.engine.results import OVERLAPS, CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
-from jaxlint.engine.targets import file_targets, recorded_keys
+from jaxlint.engine.targets import GUESSED_KINDS, file_targets, recorded_keys
 from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span, Target
 from jaxlint.rules import rule_infos
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
@@ -269,6 +269,9 @@ def _verify(analysis: FileAnalysis, fixes: list[Finding], codes: list[str], time
         targets = _targets(analysis.source.path, text, checks.config, checks.recorded)
     except scan.ScanSyntaxError as error:
         return f"the fixed source does not parse: {error.message}", text, None
+    if analysis.job is not None:  # a guess the test run made needless (from_store.py) is not traced after either
+        checked = {target.qualname for target in analysis.job.targets}
+        targets = [t for t in targets if t.kind not in GUESSED_KINDS or t.qualname in checked]
     # A file without targets (only source rules found something) is imported here for the first time.
     job = make_job(analysis.source, targets, codes, settings, override=text,
                    compile_costs=analysis.job is not None and analysis.job.compile_costs, run_values=checks.ran,

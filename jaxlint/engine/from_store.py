@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.results import FileAnalysis
 from jaxlint.engine.store import load_stored, slot_material
+from jaxlint.engine.targets import GUESSED_KINDS
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
-
-# Targets traced only with guessed arguments: module-level JAX functions, a factory's closures.
-_GUESSED = ("inferred", "closure")
 
 
 def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config,
@@ -27,14 +25,14 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
     shared = None
     for analysis in analyses:
         job = analysis.job
-        if job is None or not any(target.kind in _GUESSED for target in job.targets):
+        if job is None or not any(target.kind in GUESSED_KINDS for target in job.targets):
             continue
         shared = shared or slot_material(cache, config)
         linted = {function.first_line
                   for stored in load_stored(cache, config, codes, os.path.abspath(analysis.source.path), shared)
                   if stored.fresh or config.rerun_tests
                   for function in stored.functions if function.linted and (stored.fresh or function.tests)}
-        kept = [t for t in job.targets if not (t.kind in _GUESSED and t.first_line in linted)]
+        kept = [t for t in job.targets if not (t.kind in GUESSED_KINDS and t.first_line in linted)]
         if len(kept) < len(job.targets):
             analysis.job = replace(job, targets=kept)
 

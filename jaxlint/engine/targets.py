@@ -17,6 +17,9 @@ from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 
 
+# Targets traced only with guessed arguments: module-level JAX functions and methods, a factory's closures.
+GUESSED_KINDS = ("inferred", "closure")
+
 class FileTargets(NamedTuple):
     targets: list[Target]
     functions: list[JaxFunction]  # the file's JAX functions (the coverage denominator)
