@@ -288,6 +288,7 @@ def test_train_from_an_array():
 '''
 
 
+@pytest.mark.slow
 def test_the_plugin_and_check_after_it_report_a_loop_only_the_tests_run(tmp_path: Path) -> None:
     """The tests call ``train``, which feeds a Python float through the jitted step: the plugin's
     re-trace of the step's first call (weakly typed) names its input and output after the step's

@@ -254,6 +254,7 @@ def test_quiet_clamps_have_no_nan_gradient(triggers) -> None:
             assert not math.isnan(grad_at(getattr(module, name), value)), (name, value)
 
 
+@pytest.mark.slow
 def test_named_forms_point_at_the_where_and_name_the_point(found) -> None:
     lines = TRIGGERS.splitlines()
     for name, (unsafe, variable, witness, fix) in NAMED.items():
@@ -276,6 +277,7 @@ def test_named_forms_point_at_the_where_and_name_the_point(found) -> None:
         assert finding.fix is None and math.isnan(grad_at(getattr(load(case_source("JX501")), name), 0.0)), name
 
 
+@pytest.mark.slow
 def test_named_forms_have_nan_gradients_and_the_fix_removes_them(triggers, found, tmp_path: Path) -> None:
     path, _ = triggers
     edits = [e for name in NAMED if found[name].fix for e in found[name].fix.edits]
