@@ -1,5 +1,5 @@
 """Process helpers the jaxlint process and its workers share: finding a process's descendants,
-killing a process group, and the kernel's parent-death signal.
+killing a process group, the kernel's parent-death signal, and a job's own time.
 
 No process jaxlint starts may outlive it (a killed editor, a cancelled CI job, ``kill -9``): the
 worker watches a pipe from its parent (worker/lifeline.py) and, on Linux, also asks the kernel
@@ -17,6 +17,9 @@ import threading
 import time
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# A job's limit counts its own time (OwnTime); on a machine so loaded that it waits for a CPU more
+# than it runs, the wall clock still ends it at this many times the limit.
+STARVED_LIMIT_FACTOR = 10.0
 
 
 def module_command(module: str) -> list[str]:
@@ -101,3 +104,41 @@ def watch_parent(parent: int, every: float = 0.25) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch, name="jaxlint-parent-watch", daemon=True).start()
+
+
+def run_queue_wait(pid: int) -> float | None:
+    """Seconds the main thread of process ``pid`` has spent ready to run but waiting for a CPU
+    (Linux's schedstat); None where the kernel does not say."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class OwnTime:
+    """The time a process has had since this clock started: the wall time, less what its main
+    thread spent waiting for a CPU that other processes held. On a loaded machine a module that
+    imports in 20 s alone takes minutes of wall time, and a limit on wall time would call it hung;
+    time it spends asleep or blocked on its own (a hang) still counts. Wall time where the kernel
+    does not say (not Linux)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.started = time.monotonic()
+        self.waited = run_queue_wait(pid)
+
+    def wall(self) -> float:
+        return time.monotonic() - self.started
+
+    def elapsed(self) -> float:
+        wall = self.wall()
+        waited = run_queue_wait(self.pid) if self.waited is not None else None
+        if self.waited is None or waited is None:
+            return wall
+        return wall - max(0.0, waited - self.waited)
+
+    def left(self, limit: float) -> float:
+        """Seconds until ``limit`` of own time is spent (at the earliest: own time grows no faster
+        than the wall clock), or the wall clock reaches STARVED_LIMIT_FACTOR times it."""
+        return min(limit - self.elapsed(), STARVED_LIMIT_FACTOR * limit - self.wall())

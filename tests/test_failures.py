@@ -5,6 +5,7 @@ modules and runs the whole check, as a user would. One check per project keeps t
 worker processes (each pays the JAX import) small.
 """
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import pytest
 from jaxlint.engine.check import check
 from jaxlint.engine.results import CheckResult
 from jaxlint.model import Finding
+from jaxlint.processes import run_queue_wait
 from jaxlint.rules import all_rules
 
 REPO = Path(__file__).resolve().parents[1]
@@ -478,3 +480,33 @@ def test_parallel_workers_give_the_same_report(tmp_path: Path) -> None:
     assert summary(parallel) == summary(serial)
     assert [c for _, c, _ in summary(serial)] == ["JX101"] * 3 + ["JX903"]
     assert parallel.workers_started >= 2
+
+
+# -- the limit counts the module's own time, not the time other processes held the CPU ----------
+
+
+def _pinned_to(cpu: int) -> None:
+    os.sched_setaffinity(0, {cpu})
+
+
+@pytest.mark.slow  # the check runs at a quarter of one CPU: 20-40 s
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or run_queue_wait(os.getpid()) is None,
+                    reason="needs Linux's CPU affinity and schedstat")
+def test_a_module_slowed_by_other_processes_is_not_a_timeout(tmp_path):
+    # The module works for 1 s of CPU at import, under a limit of 3 s. Three busy processes share its
+    # one CPU, so it takes about 4 s of wall time: a limit on wall time called it hung (JX902).
+    write(tmp_path, {"busy.py": "import time\nimport jax\nstart = time.process_time()\n"
+                                "while time.process_time() - start < 1.0:\n    pass\n" + TARGET})
+    cpu = min(os.sched_getaffinity(0))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: _pinned_to(cpu))
+            for _ in range(3)]
+    try:
+        done = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--isolated", "--no-cache", "--timeout", "3",
+                               "--output-format", "json", "busy.py"], cwd=tmp_path, capture_output=True, text=True,
+                              preexec_fn=lambda: _pinned_to(cpu), timeout=600)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout) == []

@@ -19,7 +19,7 @@ from typing import Any
 
 from jaxlint.config import DEFAULT_TIMEOUT
 from jaxlint.model import Job, Result
-from jaxlint.processes import descendants, kill_all, kill_group, module_command
+from jaxlint.processes import OwnTime, descendants, kill_all, kill_group, module_command
 
 STARTUP_TIMEOUT = 180.0  # importing JAX on a busy machine
 DUMP_WAIT = 2.0  # how long a hung worker gets to print where it is stuck
@@ -132,15 +132,17 @@ class Worker:
         return Result.from_json(self._read_line(timeout, job.path))
 
     def _read_line(self, timeout: float, path: str | None) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
+        clock = OwnTime(self.process.pid)  # time the worker waited for a CPU others held is not counted
         with selectors.DefaultSelector() as selector:
             selector.register(self.results, selectors.EVENT_READ)
             while b"\n" not in self.buffer:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
+                remaining = clock.left(timeout)
+                if remaining <= 0:
                     self._dump_stack()
                     self.kill()
                     raise WorkerFailure("timeout", f"no result within {timeout:g} s", self._stuck_line(path))
+                if not selector.select(remaining):
+                    continue  # the wall clock's share is spent: how much was the worker's own?
                 chunk = os.read(self.results.fileno(), 1 << 20)
                 if not chunk:
                     raise WorkerFailure("crash", self._death_reason(), self._stuck_line(path))

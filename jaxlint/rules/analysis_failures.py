@@ -33,8 +33,9 @@ class ImportErrorRule(Rule):
 
 
 class AnalysisTimeoutRule(Rule):
-    """The limit applies per module, to importing it and tracing its functions; the finding points
-    at the line that was running when it expired. Raise it with `--timeout SECONDS` (default 60)
+    """The limit applies per module, to importing it and tracing its functions, in the worker's own
+    time (on Linux, time spent waiting for a CPU other processes held is not counted); the finding
+    points at the line that was running when it expired. Raise it with `--timeout SECONDS` (default 60)
     or the `timeout` configuration key, or move long work done at import time (training, loading
     data) under `if __name__ == "__main__":`."""
     code, name, severity = "JX902", "analysis-timeout", "error"

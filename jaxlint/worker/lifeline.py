@@ -9,17 +9,16 @@ so a module stuck in C code that holds the GIL delays them until it lets go:
   which comes however the parent ends (SIGKILL included), on every platform;
 - on Linux, the kernel's parent-death signal (SIGHUP), a second watch independent of the first;
 - the job clock: a job running past twice its time limit plus two seconds (a stuck parent that
-  never kills it) ends the worker too.
+  never kills it), counted in the worker's own time as the parent counts it, ends the worker too.
 """
 from __future__ import annotations
 
 import os
 import signal
 import threading
-import time
 from typing import Any, NoReturn
 
-from jaxlint.processes import descendants, kill_all, set_parent_death_signal
+from jaxlint.processes import OwnTime, descendants, kill_all, set_parent_death_signal
 
 SELF_LIMIT_FACTOR = 2.0
 SELF_LIMIT_MARGIN = 2.0  # seconds: the parent's own kill, with its stack dump, comes first
@@ -74,31 +73,33 @@ def _watch(fd: int) -> None:
 
 class JobClock:
     """The worker's own limit on a job: a thread that ends the worker when a job started with
-    ``start`` has not been ``stop``-ped within its self limit."""
+    ``start`` has not been ``stop``-ped within its self limit, counted as the parent counts its
+    limit (``OwnTime``: time spent waiting for a CPU other processes held is left out)."""
 
     def __init__(self) -> None:
-        self._deadline: float | None = None
+        self._job: tuple[OwnTime, float] | None = None  # the job's clock and its self limit
         self._changed = threading.Condition()
         threading.Thread(target=self._run, name="jaxlint-job-clock", daemon=True).start()
 
     def start(self, timeout: float | None) -> None:
         """A job begins; ``timeout`` is the parent's limit for it (None: no limit)."""
         with self._changed:
-            self._deadline = None if timeout is None else time.monotonic() + self_limit(timeout)
+            self._job = None if timeout is None else (OwnTime(os.getpid()), self_limit(timeout))
             self._changed.notify()
 
     def stop(self) -> None:
         with self._changed:
-            self._deadline = None
+            self._job = None
             self._changed.notify()
 
     def _run(self) -> None:
         with self._changed:
             while True:
-                if self._deadline is None:
+                if self._job is None:
                     self._changed.wait()
                     continue
-                remaining = self._deadline - time.monotonic()
+                clock, limit = self._job
+                remaining = clock.left(limit)
                 if remaining <= 0:
                     end_worker()
                 self._changed.wait(remaining)
