@@ -1,5 +1,5 @@
 """What a run showed, as plain data: the events JAX reports while the project's code runs under
-``pytest --jaxlint`` or ``jaxlint run`` (pytest_plugin/runtime.py watches them), which the
+``pytest --jaxlint`` or ``jaxlint run`` (drivers/runtime.py watches them), which the
 run-time rules read (``Rule.check_run``). JAX-free: ``ir/compat.py`` turns each JAX version's
 log text into these, and the rules never see JAX.
 """

@@ -135,15 +135,18 @@ FORBIDDEN = {
     "jaxlint.worker": ("jaxlint.cli", "jaxlint.engine", "jaxlint.report", "jaxlint.explain"),
     # The analysis core the drivers share (the worker, jaxlint.lint, pytest --jaxlint) is no driver.
     "jaxlint.analysis": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.report",
-                         "jaxlint.explain", "jaxlint.pytest_plugin", "jaxlint.server", "jaxlint.api"),
-    # The in-process drivers take the analysis core from jaxlint.analysis, not from the worker's module.
+                         "jaxlint.explain", "jaxlint.drivers", "jaxlint.pytest_plugin", "jaxlint.server",
+                         "jaxlint.api"),
+    # The in-process drivers take the analysis core from jaxlint.analysis, not from the worker's module;
+    # the pytest plugin is hooks over them, and they know nothing of it.
+    "jaxlint.drivers": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze", "jaxlint.pytest_plugin"),
     "jaxlint.pytest_plugin": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
     "jaxlint.api": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
     # The editor server is a parent like the cli: the worker's code runs in the worker only.
     "jaxlint.server": ("jaxlint.cli", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir"),
     # The MCP server runs the command line as a subprocess: the pipeline never runs in its process.
     "jaxlint.mcp_server": ("jaxlint.engine", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir", "jaxlint.analysis",
-                           "jaxlint.server", "jaxlint.pytest_plugin", "jaxlint.api"),
+                           "jaxlint.server", "jaxlint.drivers", "jaxlint.pytest_plugin", "jaxlint.api"),
     "jaxlint.model": ("jaxlint.",),
     "jaxlint.text": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.scan", "jaxlint.fixes"),

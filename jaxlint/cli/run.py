@@ -2,7 +2,7 @@
 MODULE ARGS``, ``SCRIPT.py ARGS``, or a console script) with the calls of the project's functions
 watched as ``pytest --jaxlint`` watches them, then report what linting them found.
 
-The program runs in a child process (pytest_plugin/program.py) that ends with jaxlint; it lints
+The program runs in a child process (drivers/program.py) that ends with jaxlint; it lints
 the kept calls once the program is done and hands the raw findings back in a JSON file. This
 process imports neither JAX nor pytest: it settles the findings (configuration from the current
 folder, selection, per-file-ignores, ``# noqa``), reports them in any of check's formats and
@@ -149,7 +149,7 @@ def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[s
     from jaxlint import report as formats
     from jaxlint.cli.record import load_options
     from jaxlint.config import ConfigError
-    from jaxlint.pytest_plugin.program import BOOTSTRAP
+    from jaxlint.drivers.program import BOOTSTRAP
 
     try:
         # `jaxlint run python train.py -- --x`: the first `--` was the program's
@@ -192,7 +192,7 @@ def _run_program(args: argparse.Namespace, program: list[str]) -> tuple[int, dic
     import tempfile
 
     from jaxlint.cli.record import config_files, run_command
-    from jaxlint.pytest_plugin.program import ENV
+    from jaxlint.drivers.program import ENV
 
     folder = tempfile.mkdtemp(prefix="jaxlint-run-")
     handed_over = os.path.join(folder, "results.json")
@@ -220,8 +220,8 @@ def _read(path: str) -> dict[str, Any] | None:
 def _report(args: argparse.Namespace, config: Any, codes: list[str], output_format: str, data: dict[str, Any],
             status: int) -> int:
     from jaxlint import report as formats
+    from jaxlint.drivers import results
     from jaxlint.model import Finding
-    from jaxlint.pytest_plugin import results
     from jaxlint.text import relative
 
     findings = [Finding.from_json(f) for f in data["findings"]]
@@ -269,8 +269,8 @@ def _store(args: argparse.Namespace, config: Any, codes: list[str], findings: li
     """The store ``pytest --jaxlint`` writes too (engine/store.py), for ``jaxlint check`` to report
     what the program's run linted while the modules stay as they were (``data``: what the program
     handed over: the files each module's traces ran, the files' digests as read, when it started)."""
+    from jaxlint.drivers import results
     from jaxlint.engine.store import RUN_ORIGIN, cache_for, write_store
-    from jaxlint.pytest_plugin import results
 
     cache = cache_for(config, args.no_cache, args.cache_dir)
     if cache is not None:

@@ -552,7 +552,7 @@ def concrete_shape(shape: tuple[Any, ...], size: int = 4,
     return tuple(concrete)
 
 
-# Run-time events (pytest_plugin/runtime.py). With ``jax_explain_cache_misses`` on, each miss of
+# Run-time events (drivers/runtime.py). With ``jax_explain_cache_misses`` on, each miss of
 # jit's tracing cache is explained in a WARNING record of the logger of the module that explains
 # it: jax._src.pjit up to 0.4.x, jax._src.interpreters.partial_eval in newer releases. The text
 # differs too ("seen f32[8,4], but now given f32[7,4]" then, "now f32[7,4] and before f32[8,4]"
@@ -854,7 +854,7 @@ def mesh_devices(sharding: Any) -> int:
         return math.prod(shape.values()) if shape else 1
 
 
-# --- a jax.jit's placement, read while the jit traces its function (jaxlint.pytest_plugin.placement) ---
+# --- a jax.jit's placement, read while the jit traces its function (jaxlint.drivers.placement) ---
 
 # The JAX frame that traces a jit's function, holding the jit's PjitInfo as ``ji`` and what it was
 # called with: ``_trace_for_jit`` (0.10: ``args``/``kwargs`` with the static arguments,

@@ -27,7 +27,7 @@ from types import CodeType, ModuleType
 from typing import Any, Callable, Iterator, Sequence
 
 from jaxlint import read_digests
-from jaxlint.pytest_plugin import loops
+from jaxlint.drivers import loops
 
 # A name no source can spell, found through builtins whatever globals a function runs with.
 NOTIFY = "@jaxlint_called"

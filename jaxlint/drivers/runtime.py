@@ -23,9 +23,9 @@ import sys
 from types import FrameType
 from typing import Callable, Iterator, Sequence
 
+from jaxlint.drivers import loops
 from jaxlint.events import CacheMiss, CallPlace, Compile, Difference, RunEvents
 from jaxlint.model import Finding, Settings, Span
-from jaxlint.pytest_plugin import loops
 from jaxlint.rules.base import Rule, RunContext, checks
 from jaxlint.rules.runner import run_run_rules
 from jaxlint.text import char_column
@@ -56,7 +56,7 @@ class RunWatcher:
     frames are the project's (a call is placed at the innermost of them)."""
 
     def __init__(self, project: Callable[[str], bool], sources: frozenset[str] = frozenset({"compiles"})) -> None:
-        from jaxlint.pytest_plugin.syncs import SyncWatcher
+        from jaxlint.drivers.syncs import SyncWatcher
 
         self.project = project
         self.scopes: dict[str, RunEvents] = {}

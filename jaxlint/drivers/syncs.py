@@ -26,9 +26,9 @@ import types
 from types import CodeType, FrameType
 from typing import Any, Callable
 
+from jaxlint.drivers import loops
 from jaxlint.events import CallPlace, HostSyncs, LoopRuns, RunEvents
 from jaxlint.model import Span
-from jaxlint.pytest_plugin import loops
 
 MAX_DEPTH = 32  # project frames looked through for the loop around a conversion
 RESOLVE_TRIES = 3  # looks for the jitted callee of one loop per scope: its names are bound once it ran

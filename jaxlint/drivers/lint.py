@@ -21,12 +21,12 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 import jax
 
 from jaxlint.analysis.program import program_findings
+from jaxlint.drivers.calls import EMPTY_CELL, Call, Function
+from jaxlint.drivers.placement import argument_paths, leaf_names, placed_jit, result_paths
+from jaxlint.drivers.results import Linted, Ran
 from jaxlint.ir import Truncation, compat, sharded
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.model import Finding, Settings, Span
-from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
-from jaxlint.pytest_plugin.placement import argument_paths, leaf_names, placed_jit, result_paths
-from jaxlint.pytest_plugin.results import Linted, Ran
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import describe_error, internal_error, run_source_rules

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
 
 if TYPE_CHECKING:  # placement.py imports JAX: only once a call holds arrays
-    from jaxlint.pytest_plugin.placement import Placement
+    from jaxlint.drivers.placement import Placement
 
 MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
 MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
@@ -225,8 +225,8 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
     import jax
     import numpy as np
 
+    from jaxlint.drivers.placement import call_placement
     from jaxlint.ir import compat
-    from jaxlint.pytest_plugin.placement import call_placement
 
     code, local = frame.f_code, frame.f_locals
     params = [local[name] for name in parameter_names(code)]
