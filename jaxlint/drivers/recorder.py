@@ -226,7 +226,7 @@ def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
     naming its mesh axes; any other array stays as it is (recorded without its sharding)."""
     import jax
 
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import shardings
     from jaxlint.scan.hints import sharded_spec
     from jaxlint.worker.argsources.hint import module_meshes
 
@@ -237,7 +237,7 @@ def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
     if not isinstance(tree, jax.ShapeDtypeStruct):
         return tree
     sharding = getattr(tree, "sharding", None)
-    shards = compat.shards_of(sharding)
+    shards = shardings.shards_of(sharding)
     axes = {axis for dim in shards or () for axis in dim}
     if not axes:
         return tree

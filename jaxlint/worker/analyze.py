@@ -15,9 +15,10 @@ import jax
 
 from jaxlint.analysis.program import program_findings
 from jaxlint.chips import parse_target
-from jaxlint.ir import compat, target_devices
 from jaxlint.ir import compile as compile_step
+from jaxlint.ir import target_devices
 from jaxlint.ir.truncations import TruncationRecorder
+from jaxlint.jaxapi import jaxprs
 from jaxlint.model import RAN_ALL, Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
@@ -375,7 +376,7 @@ class _Analysis:
             return "failed"
         runs.traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
                             [i for i, a in enumerate(closed.in_avals) if getattr(a, "weak_type", False)]))
-        if compat.side_effects(closed) and target.qualname not in self.result.effectful:
+        if jaxprs.side_effects(closed) and target.qualname not in self.result.effectful:
             self.result.effectful.append(target.qualname)
         self.traced_calls.append((target.qualname, function, arguments))
         timings["trace"] += time.perf_counter() - started
