@@ -339,3 +339,40 @@ def test_the_log_parsers_import_no_jax() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# Two modules may share a basename only for a reason, said in both docstrings: each names the other
+# module's path (``engine/check.py``). ``__init__.py`` and ``__main__.py`` are names Python gives;
+# a rule is one file per code under rules/ and is named by its code.
+def repeated_basenames(package: Path) -> list[str]:
+    """``path -> other path`` for each module whose basename repeats and whose docstring does not
+    name the other module's path (relative to ``package``; a top-level one as ``jaxlint/name.py``)."""
+    by_name: dict[str, list[Path]] = {}
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if path.name not in ("__init__.py", "__main__.py") and relative.parts[0] != "rules":
+            by_name.setdefault(path.name, []).append(relative)
+    unexplained = []
+    for paths in by_name.values():
+        for path in paths:
+            docstring = ast.get_docstring(ast.parse((package / path).read_text())) or ""
+            for other in paths:
+                named = f"{package.name}/{other.as_posix()}" if len(other.parts) == 1 else other.as_posix()
+                if other != path and named not in docstring:
+                    unexplained.append(f"{path.as_posix()} -> {other.as_posix()}")
+    return unexplained
+
+
+def test_a_repeated_basename_is_explained_in_both_docstrings() -> None:
+    assert repeated_basenames(PACKAGE) == []
+
+
+def test_the_basename_check_sees_an_unexplained_repeat(tmp_path: Path) -> None:
+    package = tmp_path / "jaxlint"
+    for folder, docstring in [("cli", "The check command; engine/check.py is the pipeline."), ("engine", "Checks.")]:
+        (package / folder).mkdir(parents=True)
+        (package / folder / "check.py").write_text(f'"""{docstring}"""\n')
+    (package / "text.py").write_text('"""Text."""\n')
+    (package / "explain").mkdir()
+    (package / "explain" / "text.py").write_text('"""The terminal; jaxlint/text.py is source text."""\n')
+    assert repeated_basenames(package) == ["engine/check.py -> cli/check.py", "text.py -> explain/text.py"]

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from jaxlint.cli.values import seconds
+from jaxlint.cli.arg_types import seconds
 
 
 def add_parser(commands: Any) -> None:
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        from jaxlint.explain.text import render
+        from jaxlint.explain.terminal import render
 
         sys.stdout.write(render(report, full=args.full))
     return 0

@@ -2,13 +2,14 @@
 MODULE ARGS``, ``SCRIPT.py ARGS``, or a console script) with the calls of the project's functions
 watched as ``pytest --jaxlint`` watches them, then report what linting them found.
 
-The program runs in a child process (drivers/program.py) that ends with jaxlint; it lints
+The program runs in a child process (drivers/program_run.py) that ends with jaxlint; it lints
 the kept calls once the program is done and hands the raw findings back in a JSON file. This
 process imports neither JAX nor pytest: it settles the findings (configuration from the current
 folder, selection, per-file-ignores, ``# noqa``), reports them in any of check's formats and
 writes them to the result store ``jaxlint check`` reads, as the test run does (engine/store.py).
 Exit status: the program's own when it failed, else 1 when findings remain (0 with --exit-zero),
 2 for jaxlint's usage errors.
+The ``jaxlint run`` command; explain/run.py is ``jaxlint explain``'s entry into its report.
 """
 from __future__ import annotations
 
@@ -149,7 +150,7 @@ def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[s
     from jaxlint import report as formats
     from jaxlint.cli.record import load_options
     from jaxlint.config import ConfigError
-    from jaxlint.drivers.program import BOOTSTRAP
+    from jaxlint.drivers.program_run import BOOTSTRAP
 
     try:
         # `jaxlint run python train.py -- --x`: the first `--` was the program's
@@ -192,7 +193,7 @@ def _run_program(args: argparse.Namespace, program: list[str]) -> tuple[int, dic
     import tempfile
 
     from jaxlint.cli.record import config_files, run_command
-    from jaxlint.drivers.program import ENV
+    from jaxlint.drivers.program_run import ENV
 
     folder = tempfile.mkdtemp(prefix="jaxlint-run-")
     handed_over = os.path.join(folder, "results.json")

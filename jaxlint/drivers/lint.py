@@ -1,4 +1,4 @@
-"""Once the tests are done: trace each kept call (calls.py) with its real non-array arguments and
+"""Once the tests are done: trace each kept call (watched_calls.py) with its real non-array arguments and
 abstract arrays, run the program rules on the jaxpr, and the source rules once per file.
 
 A function is rebuilt from its code object, its globals and closure cells holding the kept
@@ -21,9 +21,9 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 import jax
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.drivers.calls import EMPTY_CELL, Call, Function
 from jaxlint.drivers.placement import argument_paths, leaf_names, placed_jit, result_paths
 from jaxlint.drivers.results import Linted, Ran
+from jaxlint.drivers.watched_calls import EMPTY_CELL, Call, Function
 from jaxlint.ir import Truncation, sharded
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.jaxapi import config_state, tracers

@@ -1,7 +1,7 @@
 """The placement a ``jax.jit`` gave a call the tests made of its function: its ``in_shardings``
 (else the shardings of the committed arrays it was called with), ``out_shardings`` and donation,
 read while the jit traced the function (``jit_placement.jit_placement``) and kept per leaf of the call
-(calls.py); then the jit the call is traced under again (lint.py), so that its jaxpr and its
+(watched_calls.py); then the jit the call is traced under again (lint.py), so that its jaxpr and its
 compiled program are the sharded ones the test ran, on the test process's devices.
 
 A function a jit reaches through a helper, a scan or a vmap is not traced by that jit directly:

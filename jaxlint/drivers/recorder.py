@@ -81,7 +81,7 @@ class Recorder:
     def from_settings(cls, settings: dict[str, Any], test_patterns: list[str] | None = None) -> Recorder:
         from jaxlint import scan
         from jaxlint.config import signatures
-        from jaxlint.drivers.calls import is_test_file
+        from jaxlint.drivers.watched_calls import is_test_file
         from jaxlint.scan.functions import jax_functions
         from jaxlint.scan.index import SourceIndex
         from jaxlint.text import read_source

@@ -1,6 +1,6 @@
 """How calls are watched cheaply: the project's modules imported during a ``pytest --jaxlint`` run
 are compiled with one more statement at the top of each function body (and lambda), a call that
-hands the function's frame to the CallWatcher (calls.py).
+hands the function's frame to the CallWatcher (watched_calls.py).
 
 Why not a profile hook (``sys.setprofile``): it runs Python code on every call and return of the
 session, JAX's own included, and tracing is nearly all Python calls; on diffrax's tests the hook

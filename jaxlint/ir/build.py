@@ -1,5 +1,6 @@
 """Building the IR (jaxlint.ir) from a traced ClosedJaxpr, in the worker; the jaxpr walk it is
-made with (``JaxprWalker``) also makes explain's listing."""
+made with (``JaxprWalker``) also makes explain's listing.
+(explain/build.py builds explain's report, not the IR.)"""
 from __future__ import annotations
 
 import functools

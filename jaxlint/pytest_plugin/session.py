@@ -22,10 +22,10 @@ import jaxlint
 from jaxlint import read_digests
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.drivers import results
-from jaxlint.drivers.calls import CallWatcher, ProjectFiles
 from jaxlint.drivers.lint import lint_calls
 from jaxlint.drivers.results import Linted, Ran
 from jaxlint.drivers.runtime import RunWatcher, run_sources
+from jaxlint.drivers.watched_calls import CallWatcher, ProjectFiles
 from jaxlint.drivers.watched_imports import WatchedImports, imported_already
 from jaxlint.engine.results import CheckResult
 from jaxlint.engine.store import cache_for, write_store

@@ -31,9 +31,9 @@ from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
+from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
-from jaxlint.worker.factories import Factories
 from jaxlint.worker.frames import parameter_names
 from jaxlint.worker.importer import (
     import_module,
@@ -354,7 +354,7 @@ class _Analysis:
                 closed = trace_function(function, arguments)
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
-            # code; its closures are traced as it returns them (worker/factories.py), the other
+            # code; its closures are traced as it returns them (worker/closures.py), the other
             # functions it makes where a traced caller uses them.
             timings["trace"] += time.perf_counter() - started
             self._skip(target, "not-traceable", str(error))

@@ -26,7 +26,7 @@ import types
 from typing import Any, NoReturn
 
 ENV = "JAXLINT_RUN"
-BOOTSTRAP = "from jaxlint.drivers.program import main; main()"
+BOOTSTRAP = "from jaxlint.drivers.program_run import main; main()"
 
 
 def main() -> NoReturn:
@@ -76,15 +76,15 @@ def _write(path: str, data: dict[str, Any]) -> None:
 
 
 class _Watching:
-    """The watcher of ``pytest --jaxlint`` (calls.py, watched_imports.py) on the project's files,
+    """The watcher of ``pytest --jaxlint`` (watched_calls.py, watched_imports.py) on the project's files,
     from before the program imports anything until it is done."""
 
     def __init__(self, settings: dict[str, Any], script: str | None) -> None:
         import jaxlint
         from jaxlint.config import load_config
         from jaxlint.config.keys import parse_snippet
-        from jaxlint.drivers.calls import CallWatcher, ProjectFiles
         from jaxlint.drivers.runtime import RunWatcher, run_sources
+        from jaxlint.drivers.watched_calls import CallWatcher, ProjectFiles
         from jaxlint.drivers.watched_imports import WatchedImports, imported_already
         from jaxlint.rules import rule_classes
 
