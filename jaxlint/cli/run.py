@@ -20,6 +20,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from jaxlint.cli.exits import failed
+
 if TYPE_CHECKING:
     from jaxlint.config import Config
 
@@ -157,18 +159,15 @@ def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[s
         interpreter, mode, target, program_args = program_command(
             [*args.program, "--", *command] if args.program else command)
     except CommandError as error:
-        print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
+        return failed(str(error))
     if mode == "path" and not os.path.isfile(target):
-        print(f"jaxlint: no such file: {target}", file=sys.stderr)
-        return 2
+        return failed(f"no such file: {target}")
     try:
         if args.target:  # a snippet as --config gives one: checked here, and again in the program
             args.config = [*args.config, f"target = {json.dumps(args.target)}"]
         config = load_options([], args.config, args.isolated)
     except ConfigError as error:
-        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
-        return 2
+        return failed(f"configuration error: {error}")
     codes = [rule.code for rule in config.rules()]
     if not codes:
         print(f"jaxlint: no rule is selected ({config.emptied_selection()}), so nothing would be checked",
@@ -181,8 +180,7 @@ def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[s
             if path:
                 formats.check_writable(path)
     except formats.OutputError as error:
-        print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
+        return failed(str(error))
     return [*interpreter, "-c", BOOTSTRAP, mode, target, *program_args], config, codes, output_format
 
 

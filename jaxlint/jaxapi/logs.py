@@ -20,11 +20,15 @@ CACHE_MISS_PREFIX = "TRACING CACHE MISS at "
 # Records the flag raises from DEBUG to WARNING besides (when a persistent compilation cache is on).
 EXPLAIN_ONLY_LOGGERS = ("jax._src.compiler", "jax._src.compilation_cache")
 EXPLAIN_ONLY_PREFIXES = ("PERSISTENT COMPILATION CACHE MISS", "Not writing persistent cache entry")
-_NEW_TYPE = re.compile(r"^\* at (?P<where>.+?), now (?P<now>.+?) and before (?P<before>.+?)(?:https?://\S+)?$")
-_OLD_TYPE = re.compile(r"^\* at (?P<where>.+?), seen (?P<before>.+?), but now given (?P<now>.+?)$")
-_NEW_TREE = re.compile(r"^\* at input path (?P<where>.+?), now (?P<now>.+?) and before (?P<before>.+?), so .*$")
-_OLD_TREE = re.compile(r"^\* at (?P<where>.+?), seen (?P<before>.+?) but now given (?P<now>.+?),\s+so .*$")
-_CONTEXT = re.compile(r"^\* (?P<where>\S+) differs: now (?P<now>.+?) and before (?P<before>.+?)$")
+# The lines of a miss that say what differs, each with its kind, tried in this order (newer
+# releases' text first): a pytree's structure, an argument's type, the tracing context.
+_DIFFERENCE_LINES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("tree", re.compile(r"^\* at input path (?P<where>.+?), now (?P<now>.+?) and before (?P<before>.+?), so .*$")),
+    ("tree", re.compile(r"^\* at (?P<where>.+?), seen (?P<before>.+?) but now given (?P<now>.+?),\s+so .*$")),
+    ("type", re.compile(r"^\* at (?P<where>.+?), now (?P<now>.+?) and before (?P<before>.+?)(?:https?://\S+)?$")),
+    ("type", re.compile(r"^\* at (?P<where>.+?), seen (?P<before>.+?), but now given (?P<now>.+?)$")),
+    ("context", re.compile(r"^\* (?P<where>\S+) differs: now (?P<now>.+?) and before (?P<before>.+?)$")),
+)
 _STATIC = re.compile(r"Static\(val=(?P<value>.*)\)$")
 _FUNCTION = re.compile(r"^(?:for )?(?P<name>\S+?)(?: id=\d+)?(?: defined at (?P<defined>.+))?$")
 
@@ -81,15 +85,19 @@ def _differences(lines: list[str]) -> list[Difference]:
     return found
 
 
+def _difference_line(line: str) -> tuple[str, re.Match[str] | None]:
+    """(kind, match) of the first of ``_DIFFERENCE_LINES`` that matches ``line``; ("", None)."""
+    for kind, pattern in _DIFFERENCE_LINES:
+        found = pattern.match(line)
+        if found:
+            return kind, found
+    return "", None
+
+
 def _each_difference(lines: list[str]) -> Iterator[Difference]:
     explained = False
     for line in lines:
-        tree = _NEW_TREE.match(line) or _OLD_TREE.match(line)
-        kind = "tree"
-        if tree is None:
-            tree, kind = _NEW_TYPE.match(line) or _OLD_TYPE.match(line), "type"
-        if tree is None:
-            tree, kind = _CONTEXT.match(line), "context"
+        kind, tree = _difference_line(line)
         if tree is not None:
             explained = True
             before, now = tree.group("before"), tree.group("now")
