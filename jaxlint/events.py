@@ -1,6 +1,6 @@
 """What a run showed, as plain data: the events JAX reports while the project's code runs under
-``pytest --jaxlint`` or ``jaxlint run`` (pytest_plugin/runtime.py watches them), which the
-run-time rules read (``Rule.check_run``). JAX-free: ``ir/compat.py`` turns each JAX version's
+``pytest --jaxlint`` or ``jaxlint run`` (drivers/runtime.py watches them), which the
+run-time rules read (``Rule.check_run``). JAX-free: ``jaxapi/logs.py`` turns each JAX version's
 log text into these, and the rules never see JAX.
 """
 from __future__ import annotations

@@ -56,7 +56,7 @@ class Target:
     # "inferred" (a plain JAX function traced only with inferred arguments), "annotated" (jaxtyping
     # array annotations), "example" (an examples-file registration), "recorded" (a plain JAX
     # function with a signature `jaxlint record` saved), "closure" (a JAX function a module-level
-    # factory returns: the worker calls the factory to get it, worker/factories.py)
+    # factory returns: the worker calls the factory to get it, worker/closures.py)
     kind: str
     span: Span  # the def statement (or, for "jit-bound", the assignment)
     name_span: Span  # the function's (or bound) name, where findings about the whole target point

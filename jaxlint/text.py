@@ -309,6 +309,17 @@ def relative(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def ancestors(path: str) -> Iterator[str]:
+    """``path``, then each folder above it, up to the filesystem root (no normalizing: an
+    absolute path gives absolute folders)."""
+    while True:
+        yield path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
+
+
 def size_text(nbytes: float) -> str:
     """A byte count as findings write it: ``1.5 MiB``, ``64.0 KiB``, ``12 bytes``."""
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

@@ -137,9 +137,9 @@ class InProcessPool:
             finally:  # not for the subprocesses later tests start
                 if saved is None:
                     del os.environ["JAX_PLATFORMS"]
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import tracebacks
 
-        compat.exclude_from_user_frames()
+        tracebacks.exclude_from_user_frames()
         cls._prepared = True
 
     def run(self, job: Job) -> Result:
@@ -236,9 +236,9 @@ def _for_this_jax(marker: re.Match[str]) -> bool:
     """Whether an ``expect`` marker applies to the installed JAX (a marker without a version does)."""
     if marker.group(1) is None:
         return True
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi.version import JAX_VERSION
 
-    at_least = compat.JAX_VERSION[:2] >= (int(marker.group(2)), int(marker.group(3)))
+    at_least = JAX_VERSION[:2] >= (int(marker.group(2)), int(marker.group(3)))
     return at_least if marker.group(1) == ">=" else not at_least
 
 

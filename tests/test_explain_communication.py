@@ -18,7 +18,7 @@ from helpers import write
 
 from jaxlint.explain import communication, hlomap
 from jaxlint.explain.html import render_html
-from jaxlint.explain.text import render
+from jaxlint.explain.terminal import render
 from jaxlint.ir import hlo
 from jaxlint.ir.replica_groups import device_groups, mesh_axes_of_groups, mesh_axes_of_pairs
 

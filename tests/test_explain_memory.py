@@ -14,7 +14,7 @@ from helpers import write
 
 from jaxlint.cli.main import main
 from jaxlint.explain.html import render_html
-from jaxlint.explain.text import render
+from jaxlint.explain.terminal import render
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "explain-schema.json").read_text())
 

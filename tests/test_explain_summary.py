@@ -14,7 +14,7 @@ from helpers import write
 
 from jaxlint.cli.main import main
 from jaxlint.explain.condense import repeats
-from jaxlint.explain.text import render
+from jaxlint.explain.terminal import render
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 300

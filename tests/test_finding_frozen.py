@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from jaxlint.config import Config
+from jaxlint.drivers.results import settled
 from jaxlint.engine.results import FileAnalysis
 from jaxlint.model import Cost, Edit, Finding, Fix, Span
-from jaxlint.pytest_plugin.results import settled
 from jaxlint.text import SourceFile
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxlint"

@@ -109,7 +109,7 @@ def test_on_by_default(tmp_path: Path) -> None:
 def _expected() -> list[set[tuple[str, int]]]:
     """The marked findings; before JAX 0.7 JX401 may point at the function's name instead, when
     jax.random's cached jaxpr kept the other draw's traceback (see jx401._location)."""
-    from jaxlint.ir.compat import STALE_LIBRARY_TRACEBACKS
+    from jaxlint.jaxapi.tracebacks import STALE_LIBRARY_TRACEBACKS
 
     found = expected_markers(MODULE)
     if not STALE_LIBRARY_TRACEBACKS:

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import config_state, logs, tracers
 
 TRAIN = '''\
 import jax
@@ -199,7 +199,7 @@ import jax
 
 
 def _after_the_session():
-    from jaxlint.ir.compat import CACHE_MISS_LOGGERS
+    from jaxlint.jaxapi.logs import CACHE_MISS_LOGGERS
 
     filters = sum(len(logging.getLogger(name).filters) for name in CACHE_MISS_LOGGERS)
     print(f"\\nexplain={jax.config.jax_explain_cache_misses} filters={filters}")
@@ -253,19 +253,19 @@ def _explained(calls: list) -> list:
 
     class Taken(logging.Filter):
         def filter(self, record: logging.LogRecord) -> bool:
-            misses.append(compat.parse_cache_miss(record.getMessage()))
+            misses.append(logs.parse_cache_miss(record.getMessage()))
             return False
 
     taken = Taken()
-    loggers = [logging.getLogger(name) for name in compat.CACHE_MISS_LOGGERS]
+    loggers = [logging.getLogger(name) for name in logs.CACHE_MISS_LOGGERS]
     for logger in loggers:
         logger.addFilter(taken)
-    previous = compat.explain_cache_misses(True)
+    previous = config_state.explain_cache_misses(True)
     try:
         for call in calls:
             call()
     finally:
-        compat.explain_cache_misses(previous)
+        config_state.explain_cache_misses(previous)
         for logger in loggers:
             logger.removeFilter(taken)
     return [m for m in misses if m is not None]
@@ -306,20 +306,20 @@ def test_an_inner_jit_traced_into_an_outer_one_is_not_a_compile_of_its_own() -> 
 
     class Seen(logging.Filter):
         def filter(self, record: logging.LogRecord) -> bool:
-            miss = compat.parse_cache_miss(record.getMessage())
+            miss = logs.parse_cache_miss(record.getMessage())
             if miss is not None:
-                under[miss.function.rpartition(".")[2]] = compat.under_jit()
+                under[miss.function.rpartition(".")[2]] = tracers.under_jit()
             return False
 
     seen = Seen()
-    loggers = [logging.getLogger(name) for name in compat.CACHE_MISS_LOGGERS]
+    loggers = [logging.getLogger(name) for name in logs.CACHE_MISS_LOGGERS]
     for logger in loggers:
         logger.addFilter(seen)
-    previous = compat.explain_cache_misses(True)
+    previous = config_state.explain_cache_misses(True)
     try:
         outer(jnp.ones(5))
     finally:
-        compat.explain_cache_misses(previous)
+        config_state.explain_cache_misses(previous)
         for logger in loggers:
             logger.removeFilter(seen)
     assert under == {"<lambda>": False, "twice": True}  # the outer at the top; the inner under its trace
@@ -336,20 +336,20 @@ def test_the_compiles_jax_logs_are_read_on_this_version() -> None:
             return False
 
     taken = Taken()
-    logger = logging.getLogger(compat.COMPILE_LOGGER)
+    logger = logging.getLogger(logs.COMPILE_LOGGER)
     logger.addFilter(taken)
-    previous = compat.log_compiles(True)
+    previous = config_state.log_compiles(True)
     try:
         def twice(x, y):
             return x * 2 + y
 
         jax.jit(twice)(jnp.ones(3), jnp.ones(3))
     finally:
-        compat.log_compiles(previous)
+        config_state.log_compiles(previous)
         logger.removeFilter(taken)
-    parsed = [compat.parse_compile(m) for m in messages]
+    parsed = [logs.parse_compile(m) for m in messages]
     assert ("twice", ("UnspecifiedValue", "UnspecifiedValue")) in parsed, messages
-    assert compat.parse_compile("Compiling jit(f) with global shapes and types (ShapedArray(float32[8,16]),). "
+    assert logs.parse_compile("Compiling jit(f) with global shapes and types (ShapedArray(float32[8,16]),). "
                                 "Argument mapping: (NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types="
                                 "(Auto, Auto)), spec=P(('data', 'model'), None), memory_kind=device),).") == \
         ("f", ("P(('data', 'model'), None)",))

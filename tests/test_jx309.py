@@ -14,7 +14,7 @@ import textwrap
 import types
 from pathlib import Path
 
-from jaxlint.pytest_plugin import loops
+from jaxlint.drivers import loops
 
 TRAIN = '''\
 import jax

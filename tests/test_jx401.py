@@ -22,14 +22,15 @@ from helpers import by_target, case_source, check_in_process, checked_case
 
 from jaxlint.config.selection import select_rules
 from jaxlint.engine.results import CheckResult
-from jaxlint.ir import compat
+from jaxlint.jaxapi import version
 from jaxlint.model import Finding
 
 FUNCTIONS = case_source("JX401").read_text(encoding="utf-8")  # with a legacy key
 KEYS = {"legacy": "jax.random.PRNGKey(0)", "typed": "jax.random.key(0)"}
 MARKER = "  # expect: JX401"
 NEEDS_FRESH_TRACEBACKS = pytest.mark.skipif(
-    compat.JAX_VERSION < (0, 7, 0), reason="before JAX 0.7 a repeated draw's frames may be stale: the function is named")
+    version.JAX_VERSION < (0, 7, 0),
+    reason="before JAX 0.7 a repeated draw's frames may be stale: the function is named")
 NEW_JAX_MARKER = "  # expect(jax>=0.7): JX401"  # a place only JAX 0.7's tracebacks give (tests/rules/README.md)
 LINES = FUNCTIONS.splitlines()
 
@@ -148,11 +149,11 @@ def _marked(line: str) -> bool:
 def test_points_at_the_second_consumer(found: dict[str, dict[str, Finding]], name: str) -> None:
     line, col, end = second_call_span(name)
     legacy = found["legacy"][name]
-    if LINES[line - 1].endswith(NEW_JAX_MARKER) and compat.JAX_VERSION < (0, 7, 0):
+    if LINES[line - 1].endswith(NEW_JAX_MARKER) and version.JAX_VERSION < (0, 7, 0):
         pytest.skip("before JAX 0.7 a loop's repeated draw has stale frames: the function is named instead")
     assert (legacy.span.start_line, legacy.span.start_col, legacy.span.end_col) == (line, col, end)
     typed = found["typed"][name]
-    if compat.JAX_VERSION >= (0, 7, 0):
+    if version.JAX_VERSION >= (0, 7, 0):
         assert (typed.span.start_line, typed.span.start_col, typed.span.end_col) == (line, col, end)
     else:
         # Before JAX 0.7 a cached library jaxpr keeps its first caller's traceback; with a typed

@@ -66,9 +66,9 @@ NAMED_CLAMPS = {"named_clip": ("jnp.log(p)", "p"), "clip_library_log10": ("jnp.l
 def named_clamps() -> dict[str, tuple[str, str]]:
     """NAMED_CLAMPS for this JAX: before 0.7 log10 divides by a traced log(10.0), and its clamp is
     quiet (tests/rules/JX501.py)."""
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import version
 
-    return {k: v for k, v in NAMED_CLAMPS.items() if compat.JAX_VERSION >= (0, 7) or k != "clip_library_log10"}
+    return {k: v for k, v in NAMED_CLAMPS.items() if version.JAX_VERSION >= (0, 7) or k != "clip_library_log10"}
 # A division by a sum over the kept entries: function -> (the quotient, the denominator).
 MASKED = {
     "masked_sum": ("p * q / s", "s"),

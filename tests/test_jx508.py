@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 from helpers import case_line, case_source, checked_case
 
-from jaxlint.ir import compat
 from jaxlint.ir.truncations import TruncationRecorder
+from jaxlint.jaxapi import logs
 from jaxlint.model import Finding
 
 
@@ -97,15 +97,15 @@ def test_a_users_error_filter_does_not_fail_the_trace() -> None:
 
 def test_both_forms_of_jaxs_message_are_read() -> None:
     # 0.10.x names the dtype; 0.4.x shows the class, and leaves out "requested in" for scalar types.
-    assert compat.truncation("Explicitly requested dtype float64 requested in zeros is not available, and will "
+    assert logs.truncation("Explicitly requested dtype float64 requested in zeros is not available, and will "
                              "be truncated to dtype float32. To enable more dtypes, ...") == (
         "float64", "float32", "zeros")
-    assert compat.truncation("Explicitly requested dtype <class 'jax.numpy.float64'>  is not available, and "
+    assert logs.truncation("Explicitly requested dtype <class 'jax.numpy.float64'>  is not available, and "
                              "will be truncated to dtype float32.") == ("float64", "float32", "")
-    assert compat.truncation("Explicitly requested dtype <class 'numpy.complex128'> requested in asarray is "
+    assert logs.truncation("Explicitly requested dtype <class 'numpy.complex128'> requested in asarray is "
                              "not available, and will be truncated to dtype complex64.") == (
         "complex128", "complex64", "asarray")
-    assert compat.truncation("some other warning") is None
+    assert logs.truncation("some other warning") is None
 
 
 def test_check_with_worker_processes_reports_the_helper_at_its_line(tmp_path: Path) -> None:

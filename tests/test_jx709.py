@@ -327,9 +327,9 @@ def _block(section: str) -> str:
 @needs_libtpu
 def test_the_unsafe_fix_turns_the_pages_example_into_use_instead(tmp_path: Path) -> None:
     """Verified as every fix (traced again, the finding gone, the values compared on the CPU)."""
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import version
 
-    if compat.JAX_VERSION < (0, 5):
+    if version.JAX_VERSION < (0, 5):
         pytest.skip("JAX 0.4.35's HLO metadata gives lines without columns: the matrix-vector product on the "
                     "Example's line is confirmed with the Gram matrix and fixed too")
     (tmp_path / "jaxlint.toml").write_text("")

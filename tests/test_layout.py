@@ -9,6 +9,8 @@ also runs ``a/b/__init__.py``: that edge counts too.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxlint"
@@ -122,31 +124,40 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 # code; rules see only their context; plain data imports nothing of the pipeline.
 FORBIDDEN = {
     "jaxlint.rules": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.report",
-                      "jaxlint.explain", "jaxlint.ir.build", "jaxlint.ir.compat"),
+                      "jaxlint.explain", "jaxlint.ir.build", "jaxlint.jaxapi"),
     "jaxlint.ir": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
                    "jaxlint.report", "jaxlint.explain", "jaxlint.scan"),
     "jaxlint.scan": ("jaxlint.cli", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules", "jaxlint.report",
-                     "jaxlint.explain", "jaxlint.ir"),
+                     "jaxlint.explain", "jaxlint.ir", "jaxlint.jaxapi"),
     "jaxlint.config": ("jaxlint.cli", "jaxlint.engine", "jaxlint.worker", "jaxlint.report", "jaxlint.explain",
-                       "jaxlint.ir"),
-    "jaxlint.engine": ("jaxlint.cli", "jaxlint.worker", "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
+                       "jaxlint.ir", "jaxlint.jaxapi"),
+    "jaxlint.engine": ("jaxlint.cli", "jaxlint.worker", "jaxlint.report", "jaxlint.explain", "jaxlint.ir",
+                       "jaxlint.jaxapi"),
     "jaxlint.fixes": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
-                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir"),
+                      "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.jaxapi"),
     "jaxlint.worker": ("jaxlint.cli", "jaxlint.engine", "jaxlint.report", "jaxlint.explain"),
     # The analysis core the drivers share (the worker, jaxlint.lint, pytest --jaxlint) is no driver.
     "jaxlint.analysis": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.report",
-                         "jaxlint.explain", "jaxlint.pytest_plugin", "jaxlint.server", "jaxlint.api"),
-    # The in-process drivers take the analysis core from jaxlint.analysis, not from the worker's module.
+                         "jaxlint.explain", "jaxlint.drivers", "jaxlint.pytest_plugin", "jaxlint.server",
+                         "jaxlint.api"),
+    # The in-process drivers take the analysis core from jaxlint.analysis, not from the worker's module;
+    # the pytest plugin is hooks over them, and they know nothing of it.
+    "jaxlint.drivers": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze", "jaxlint.pytest_plugin"),
     "jaxlint.pytest_plugin": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
     "jaxlint.api": ("jaxlint.cli", "jaxlint.explain", "jaxlint.worker.analyze"),
     # The editor server is a parent like the cli: the worker's code runs in the worker only.
-    "jaxlint.server": ("jaxlint.cli", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir"),
+    "jaxlint.server": ("jaxlint.cli", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir", "jaxlint.jaxapi"),
     # The MCP server runs the command line as a subprocess: the pipeline never runs in its process.
-    "jaxlint.mcp_server": ("jaxlint.engine", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir", "jaxlint.analysis",
-                           "jaxlint.server", "jaxlint.pytest_plugin", "jaxlint.api"),
+    "jaxlint.mcp_server": ("jaxlint.engine", "jaxlint.worker", "jaxlint.explain", "jaxlint.ir", "jaxlint.jaxapi",
+                           "jaxlint.analysis", "jaxlint.server", "jaxlint.drivers", "jaxlint.pytest_plugin", "jaxlint.api"),
+    # JAX's API answers the IR and the drivers; it knows nothing of what asks it.
+    "jaxlint.jaxapi": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
+                       "jaxlint.report", "jaxlint.explain", "jaxlint.scan", "jaxlint.drivers", "jaxlint.pytest_plugin",
+                       "jaxlint.server", "jaxlint.api", "jaxlint.analysis"),
     "jaxlint.model": ("jaxlint.",),
     "jaxlint.text": ("jaxlint.cli", "jaxlint.config", "jaxlint.engine", "jaxlint.worker", "jaxlint.rules",
-                     "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.scan", "jaxlint.fixes"),
+                     "jaxlint.report", "jaxlint.explain", "jaxlint.ir", "jaxlint.jaxapi", "jaxlint.scan",
+                     "jaxlint.fixes"),
 }
 
 
@@ -259,9 +270,9 @@ def test_the_loop_name_check_sees_each_spelling() -> None:
 # One splitter of bracketed text at its top-level separators: jaxlint.text.split_outside_brackets
 # (and top_level_items). A function elsewhere that counts bracket depth and compares a char with
 # "," is another one. config/globs.py counts braces to translate a glob's {a,b} alternation, not
-# to split; config/flags.py and ir/compat.py are held by another change of issue 44.
+# to split; config/flags.py is held by another change of issue 44.
 SPLITTER_HOME = "jaxlint.text"
-SPLITTING_ELSEWHERE_FOR_NOW = {"jaxlint.config.flags", "jaxlint.ir.compat", "jaxlint.config.globs"}
+SPLITTING_ELSEWHERE_FOR_NOW = {"jaxlint.config.flags", "jaxlint.config.globs"}
 
 
 def comma_splitters(tree: ast.AST) -> list[str]:
@@ -290,3 +301,78 @@ def test_the_splitter_check_sees_a_splitter() -> None:
     tree = ast.parse("def split(text):\n    depth = 0\n    for ch in text:\n"
                      "        depth += ch in '(['\n        if ch == ',' and depth == 0:\n            pass\n")
     assert comma_splitters(tree) == ["split"]
+
+
+# Every difference between JAX versions lives in jaxlint/jaxapi/: elsewhere no module compares
+# JAX_VERSION or reads jax.__version__ (a rule reads a JAX-free fact of the program instead).
+VERSION_HOME = "jaxlint.jaxapi"
+
+
+def version_branches(tree: ast.AST) -> list[int]:
+    """Lines that name ``JAX_VERSION`` or read ``jax.__version__``."""
+    return sorted(node.lineno for node in ast.walk(tree)
+               if (isinstance(node, ast.Name) and node.id == "JAX_VERSION")
+               or (isinstance(node, ast.alias) and node.name == "JAX_VERSION")
+               or (isinstance(node, ast.Attribute) and node.attr == "__version__" and ast.unparse(node.value) == "jax"))
+
+
+def test_version_branches_live_in_jaxapi_only() -> None:
+    found = [f"{name}:{line}" for name, path in sorted(_modules().items())
+             if name != VERSION_HOME and not name.startswith(VERSION_HOME + ".")
+             for line in version_branches(ast.parse(path.read_text()))]
+    assert found == []
+
+
+def test_the_version_check_sees_a_branch() -> None:
+    tree = ast.parse("from jaxlint.jaxapi.version import JAX_VERSION\nif JAX_VERSION < (0, 7):\n    pass\n"
+                     "import jax\nv = jax.__version__\n")
+    assert version_branches(tree) == [1, 2, 5]
+
+
+def test_the_log_parsers_import_no_jax() -> None:
+    """The run-time watcher reads JAX's log records with jaxapi/logs.py before the project's code
+    imported JAX: importing it must not import JAX."""
+    code = ("import sys, jaxlint.jaxapi.logs as logs\n"
+            "assert logs.parse_compile('Compiling f with global shapes and types (). Argument mapping: (a, (b, c)).')"
+            " == ('f', ('a', '(b, c)')), logs.parse_compile('')\n"
+            "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+# Two modules may share a basename only for a reason, said in both docstrings: each names the other
+# module's path (``engine/check.py``). ``__init__.py`` and ``__main__.py`` are names Python gives;
+# a rule is one file per code under rules/ and is named by its code.
+def repeated_basenames(package: Path) -> list[str]:
+    """``path -> other path`` for each module whose basename repeats and whose docstring does not
+    name the other module's path (relative to ``package``; a top-level one as ``jaxlint/name.py``)."""
+    by_name: dict[str, list[Path]] = {}
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if path.name not in ("__init__.py", "__main__.py") and relative.parts[0] != "rules":
+            by_name.setdefault(path.name, []).append(relative)
+    unexplained = []
+    for paths in by_name.values():
+        for path in paths:
+            docstring = ast.get_docstring(ast.parse((package / path).read_text())) or ""
+            for other in paths:
+                named = f"{package.name}/{other.as_posix()}" if len(other.parts) == 1 else other.as_posix()
+                if other != path and named not in docstring:
+                    unexplained.append(f"{path.as_posix()} -> {other.as_posix()}")
+    return unexplained
+
+
+def test_a_repeated_basename_is_explained_in_both_docstrings() -> None:
+    assert repeated_basenames(PACKAGE) == []
+
+
+def test_the_basename_check_sees_an_unexplained_repeat(tmp_path: Path) -> None:
+    package = tmp_path / "jaxlint"
+    for folder, docstring in [("cli", "The check command; engine/check.py is the pipeline."), ("engine", "Checks.")]:
+        (package / folder).mkdir(parents=True)
+        (package / folder / "check.py").write_text(f'"""{docstring}"""\n')
+    (package / "text.py").write_text('"""Text."""\n')
+    (package / "explain").mkdir()
+    (package / "explain" / "text.py").write_text('"""The terminal; jaxlint/text.py is source text."""\n')
+    assert repeated_basenames(package) == ["engine/check.py -> cli/check.py", "text.py -> explain/text.py"]

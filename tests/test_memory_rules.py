@@ -11,14 +11,14 @@ import jax.numpy as jnp
 from helpers import case_line, check_in_process, checked_case
 from jax import lax
 
-from jaxlint.ir import compat
 from jaxlint.ir import compile as compile_step
 from jaxlint.ir.build import build_program
 from jaxlint.ir.memory import alias_parameters
+from jaxlint.jaxapi import version
 from jaxlint.rules.registry import rule_classes
 
 X = jax.ShapeDtypeStruct((1024, 1024), jnp.float32)
-NEW_JAX = compat.JAX_VERSION >= (0, 5, 0)
+NEW_JAX = version.JAX_VERSION >= (0, 5, 0)
 
 
 def findings_of(code: str) -> dict[tuple[str, int], str]:

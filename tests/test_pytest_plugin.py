@@ -103,7 +103,7 @@ def test_local_helper():
 def expected(text: str) -> set[tuple[str, int]]:
     """(code, line) of each ``# expect`` comment. Before JAX 0.7 a draw inside jax.random's cached
     jaxprs keeps a stale traceback: JX401 then points at the function's name (see jx401._location)."""
-    from jaxlint.ir.compat import STALE_LIBRARY_TRACEBACKS
+    from jaxlint.jaxapi.tracebacks import STALE_LIBRARY_TRACEBACKS
 
     found = set()
     lines = text.splitlines()

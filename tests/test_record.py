@@ -252,7 +252,7 @@ def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):
 def test_plugin_is_inert_without_jaxlint_record(recorded, tmp_path):
     root = copy_of(recorded, tmp_path)
     shutil.rmtree(root / ".jaxlint")
-    plain = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "jaxlint.pytest_plugin.record", "tests/",
+    plain = run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "jaxlint.pytest_plugin.recording", "tests/",
                 cwd=root)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert not (root / ".jaxlint").exists()

@@ -1,4 +1,4 @@
-"""The project's modules compiled with the watching call (pytest_plugin/watched_imports.py): the
+"""The project's modules compiled with the watching call (drivers/watched_imports.py): the
 functions behave as they did, the watcher hears each call with the function's own frame, and
 nothing of it reaches the disk or outlives the run."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Iterator
 
 import pytest
 
-from jaxlint.pytest_plugin.watched_imports import NOTIFY, AddNotify, WatchedImports, imported_already
+from jaxlint.drivers.watched_imports import NOTIFY, AddNotify, WatchedImports, imported_already
 
 SOURCE = textwrap.dedent('''\
     """Module docstring."""

@@ -1,7 +1,8 @@
 """The ``jaxlint check`` subcommand: its flags (the configuration keys' flags are
 jaxlint.config.flags's, which reads them into the configuration; what the report flags mean is
 output_flags.py's) and its run: exit 0 when clean, 1 when findings remain, 2 on usage or
-internal errors. Importing this module does not import the pipeline."""
+internal errors. Importing this module does not import the pipeline.
+engine/check.py is the pipeline this command runs."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jaxlint.cli.values import positive_int, seconds
+from jaxlint.cli.arg_types import positive_int, seconds
 
 if TYPE_CHECKING:  # the CLI imports the pipeline lazily
     from jaxlint.config import Config

@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+from jaxlint.cli.exits import failed
+
 
 def add_parser(commands: Any) -> None:
     clean = commands.add_parser("clean", help="remove the result cache")
@@ -23,17 +25,14 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(["."])
     except ConfigError as error:
         if not chosen:
-            print(f"jaxlint: configuration error: {error}", file=sys.stderr)
-            return 2
+            return failed(f"configuration error: {error}")
         config = load_config(["."], isolated=True)
     folder = os.path.abspath(chosen) if chosen else config.cache_dir
     try:
         removed = clean(folder)
     except NotACache as error:
-        print(f"jaxlint: not removed: {error}", file=sys.stderr)
-        return 2
+        return failed(f"not removed: {error}")
     except OSError as error:
-        print(f"jaxlint: cannot remove the cache at {folder}: {error}", file=sys.stderr)
-        return 2
+        return failed(f"cannot remove the cache at {folder}: {error}")
     print(f"Removing cache at: {folder}" if removed else f"No cache at: {folder}", file=sys.stderr)
     return 0

@@ -6,7 +6,8 @@ import json
 import sys
 from typing import Any
 
-from jaxlint.cli.values import seconds
+from jaxlint.cli.arg_types import seconds
+from jaxlint.cli.exits import failed
 
 
 def add_parser(commands: Any) -> None:
@@ -49,24 +50,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = explain(args.function, args.args, args.timeout, args.devices, args.target)
     except ExplainError as error:
-        print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
+        return failed(str(error))
     if args.html:
         try:
             from jaxlint.explain.html import write_html
 
             write_html(report, args.html)
         except ImportError as error:
-            print(f"jaxlint: the HTML report is not available: {error}", file=sys.stderr)
-            return 2
+            return failed(f"the HTML report is not available: {error}")
         except OSError as error:
-            print(f"jaxlint: cannot write {args.html}: {error.strerror or error}", file=sys.stderr)
-            return 2
+            return failed(f"cannot write {args.html}: {error.strerror or error}")
     if args.format == "json":
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        from jaxlint.explain.text import render
+        from jaxlint.explain.terminal import render
 
         sys.stdout.write(render(report, full=args.full))
     return 0

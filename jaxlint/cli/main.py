@@ -9,6 +9,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from jaxlint.cli.exits import failed
+
 if TYPE_CHECKING:  # a replayed check (engine/replay.py) imports neither
     import argparse
 
@@ -58,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         os.getcwd()
     except OSError as error:  # removed under the shell: every relative path would fail
-        print(f"jaxlint: the current folder cannot be used ({error.strerror})", file=sys.stderr)
-        return 2
+        return failed(f"the current folder cannot be used ({error.strerror})")
     parser = build_parser(only_check=argv[:1] == ["check"])
     command: list[str] = []
     if argv[:1] in (["record"], ["run"]) and "--" in argv:  # `record ... -- COMMAND`: COMMAND is not ours to parse
@@ -110,8 +111,7 @@ def _record(args: argparse.Namespace, command: list[str]) -> int:
     try:
         return record(args.paths, args.output, command, args.config, args.isolated)
     except ConfigError as error:
-        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
-        return 2
+        return failed(f"configuration error: {error}")
 
 
 def entry() -> int:
@@ -174,7 +174,6 @@ def _server(args: argparse.Namespace) -> int:
         try:
             check_installed(parse_target(args.target))
         except TargetError as error:
-            print(f"jaxlint: {error}", file=sys.stderr)
-            return 2
+            return failed(str(error))
     serve(args.target)
     return 0

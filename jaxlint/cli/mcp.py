@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+from jaxlint.cli.exits import failed
+
 
 def add_parser(commands: Any) -> None:
     server = commands.add_parser("mcp", help="run the MCP server for coding agents (stdio; needs the mcp extra)")
@@ -18,8 +20,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(args.project):
-        print(f"jaxlint: --project: no such folder: {args.project}", file=sys.stderr)
-        return 2
+        return failed(f"--project: no such folder: {args.project}")
     try:
         from jaxlint.mcp_server.server import serve
     except ImportError as error:

@@ -1,10 +1,11 @@
 """`jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND...`: run
-COMMAND (normally pytest) with the recording plugin (pytest_plugin/record.py) active, then merge what
-each test process recorded (one part file per pytest-xdist worker) into the signatures file; exit
-with COMMAND's exit code, or 2 when the signatures file cannot be read or written (it is then left
-as it was). The configuration is found as ``jaxlint check`` finds it; its folder holds the
-signatures file and its exclude/extend-exclude settings choose the files whose functions are
-recorded."""
+COMMAND (normally pytest) with the recording plugin (pytest_plugin/recording.py, over
+drivers/recorder.py) active, then merge what each test process recorded (one part file per
+pytest-xdist worker) into the signatures file; exit with COMMAND's exit code, or 2 when the
+signatures file cannot be read or written (it is then left as it was). The configuration is found
+as ``jaxlint check`` finds it; its folder holds the signatures file and its exclude/extend-exclude
+settings choose the files whose functions are recorded. (pytest_plugin/recording.py is the plugin
+this command loads; this module is the command.)"""
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ import tempfile
 from typing import Any, Callable
 
 from jaxlint.config import Config, ConfigError, load_config
+from jaxlint.drivers.recorder import ENV, MAX_SIGNATURES
 from jaxlint.processes import set_parent_death_signal
-from jaxlint.pytest_plugin.record import ENV, MAX_SIGNATURES
 
 MAX_REASONS = 10  # unrecorded functions listed in the summary, each with why
 USAGE = "jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] -- COMMAND..."
@@ -26,7 +27,7 @@ USAGE = "jaxlint record [--output PATH] [--config FILE] [--isolated] [PATHS...] 
 
 def record(paths: list[str], output: str | None, command: list[str],
            config_options: list[str] | None = None, isolated: bool = False) -> int:
-    """Run ``command`` with ``JAXLINT_RECORD`` and ``-p jaxlint.pytest_plugin.record`` in its environment.
+    """Run ``command`` with ``JAXLINT_RECORD`` and ``-p jaxlint.pytest_plugin.recording`` in its environment.
     ``config_options``: the ``--config`` values (a file, or ``KEY = VALUE`` lines), as for check.
     Raises ConfigError."""
     if not command:
@@ -61,7 +62,7 @@ def record(paths: list[str], output: str | None, command: list[str],
     parts = tempfile.mkdtemp(prefix="jaxlint-record-parts-")
     env = dict(os.environ)
     env[ENV] = json.dumps({"root": config.root, "files": files, "parts": parts, "parent": os.getpid()})
-    env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.record"]))
+    env["PYTEST_ADDOPTS"] = " ".join(filter(None, [env.get("PYTEST_ADDOPTS"), "-p jaxlint.pytest_plugin.recording"]))
     try:
         status = run_command(command, env)
         saved = _save(parts, output, config.root)

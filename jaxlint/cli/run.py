@@ -2,13 +2,14 @@
 MODULE ARGS``, ``SCRIPT.py ARGS``, or a console script) with the calls of the project's functions
 watched as ``pytest --jaxlint`` watches them, then report what linting them found.
 
-The program runs in a child process (pytest_plugin/program.py) that ends with jaxlint; it lints
+The program runs in a child process (drivers/program_run.py) that ends with jaxlint; it lints
 the kept calls once the program is done and hands the raw findings back in a JSON file. This
 process imports neither JAX nor pytest: it settles the findings (configuration from the current
 folder, selection, per-file-ignores, ``# noqa``), reports them in any of check's formats and
 writes them to the result store ``jaxlint check`` reads, as the test run does (engine/store.py).
 Exit status: the program's own when it failed, else 1 when findings remain (0 with --exit-zero),
 2 for jaxlint's usage errors.
+The ``jaxlint run`` command; explain/run.py is ``jaxlint explain``'s entry into its report.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import os
 import re
 import sys
 from typing import TYPE_CHECKING, Any
+
+from jaxlint.cli.exits import failed
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
@@ -149,25 +152,22 @@ def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[s
     from jaxlint import report as formats
     from jaxlint.cli.record import load_options
     from jaxlint.config import ConfigError
-    from jaxlint.pytest_plugin.program import BOOTSTRAP
+    from jaxlint.drivers.program_run import BOOTSTRAP
 
     try:
         # `jaxlint run python train.py -- --x`: the first `--` was the program's
         interpreter, mode, target, program_args = program_command(
             [*args.program, "--", *command] if args.program else command)
     except CommandError as error:
-        print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
+        return failed(str(error))
     if mode == "path" and not os.path.isfile(target):
-        print(f"jaxlint: no such file: {target}", file=sys.stderr)
-        return 2
+        return failed(f"no such file: {target}")
     try:
         if args.target:  # a snippet as --config gives one: checked here, and again in the program
             args.config = [*args.config, f"target = {json.dumps(args.target)}"]
         config = load_options([], args.config, args.isolated)
     except ConfigError as error:
-        print(f"jaxlint: configuration error: {error}", file=sys.stderr)
-        return 2
+        return failed(f"configuration error: {error}")
     codes = [rule.code for rule in config.rules()]
     if not codes:
         print(f"jaxlint: no rule is selected ({config.emptied_selection()}), so nothing would be checked",
@@ -180,8 +180,7 @@ def _prepare(args: argparse.Namespace, command: list[str]) -> int | tuple[list[s
             if path:
                 formats.check_writable(path)
     except formats.OutputError as error:
-        print(f"jaxlint: {error}", file=sys.stderr)
-        return 2
+        return failed(str(error))
     return [*interpreter, "-c", BOOTSTRAP, mode, target, *program_args], config, codes, output_format
 
 
@@ -192,7 +191,7 @@ def _run_program(args: argparse.Namespace, program: list[str]) -> tuple[int, dic
     import tempfile
 
     from jaxlint.cli.record import config_files, run_command
-    from jaxlint.pytest_plugin.program import ENV
+    from jaxlint.drivers.program_run import ENV
 
     folder = tempfile.mkdtemp(prefix="jaxlint-run-")
     handed_over = os.path.join(folder, "results.json")
@@ -220,8 +219,8 @@ def _read(path: str) -> dict[str, Any] | None:
 def _report(args: argparse.Namespace, config: Any, codes: list[str], output_format: str, data: dict[str, Any],
             status: int) -> int:
     from jaxlint import report as formats
+    from jaxlint.drivers import results
     from jaxlint.model import Finding
-    from jaxlint.pytest_plugin import results
     from jaxlint.text import relative
 
     findings = [Finding.from_json(f) for f in data["findings"]]
@@ -269,8 +268,8 @@ def _store(args: argparse.Namespace, config: Any, codes: list[str], findings: li
     """The store ``pytest --jaxlint`` writes too (engine/store.py), for ``jaxlint check`` to report
     what the program's run linted while the modules stay as they were (``data``: what the program
     handed over: the files each module's traces ran, the files' digests as read, when it started)."""
+    from jaxlint.drivers import results
     from jaxlint.engine.store import RUN_ORIGIN, cache_for, write_store
-    from jaxlint.pytest_plugin import results
 
     cache = cache_for(config, args.no_cache, args.cache_dir)
     if cache is not None:

@@ -17,6 +17,7 @@ from jaxlint.config.globs import PathMatcher, PathPattern, PerFileIgnore
 from jaxlint.config.keys import ConfigError, Layer, parse_table, read_toml
 from jaxlint.config.selection import Selection, codes_matching, ignores_io_errors, option_values, resolve_rules
 from jaxlint.model import Settings
+from jaxlint.text import ancestors
 
 if TYPE_CHECKING:
     from jaxlint.rules import RuleInfo
@@ -140,16 +141,13 @@ def _configures_jaxlint(path: str) -> bool:
 
 def find_config_file(start: str) -> str | None:
     """The nearest configuration file from ``start`` (a file or folder) upwards."""
-    folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
-    while True:
+    start = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
+    for folder in ancestors(start):
         for name in CONFIG_NAMES:
             candidate = os.path.join(folder, name)
             if os.path.isfile(candidate) and _configures_jaxlint(candidate):
                 return candidate
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    return None
 
 
 def read_config_file(path: str) -> Layer:

@@ -1,4 +1,5 @@
-"""The pipeline in the jaxlint process: discover -> scan -> (worker: import, trace, rules) -> fix."""
+"""The pipeline in the jaxlint process: discover -> scan -> (worker: import, trace, rules) -> fix.
+cli/check.py is the ``jaxlint check`` command, which parses the flags and calls it."""
 from __future__ import annotations
 
 import ast

@@ -1,4 +1,5 @@
-"""What a check run produced, per file and in all: read by the fixer, the report and the CLI."""
+"""What a check run produced, per file and in all: read by the fixer, the report and the CLI.
+(drivers/results.py is what the in-process drivers report from.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -16,7 +16,6 @@ from jaxlint.scan.factories import returned_closures
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 
-
 # Targets traced only with guessed arguments: module-level JAX functions and methods, a factory's closures.
 GUESSED_KINDS = ("inferred", "closure")
 
@@ -60,7 +59,7 @@ def file_targets(path: str, text: str, config: Config, recorded: frozenset[str],
 
 def _closure_targets(index: SourceIndex, functions: list[JaxFunction], firsts: set[int]) -> list[Target]:
     """The JAX functions a module-level factory returns (``make.<locals>.update_fn``): traced as
-    the factory makes them (worker/factories.py)."""
+    the factory makes them (worker/closures.py)."""
     returned = returned_closures(index)
     found = []
     for function in functions:

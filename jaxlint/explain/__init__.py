@@ -2,7 +2,7 @@
 than once, what it costs, and what each finding's fix saves.
 
 ``run.explain()`` returns the report: one plain JSON-able dict (``schema_version`` 1), rendered
-as text (text.py), JSON, or an HTML page (html.py). User code runs only in a worker process: the
+as text (terminal.py), JSON, or an HTML page (html.py). User code runs only in a worker process: the
 worker's analysis runs the job, and collect.py, the job kind explain registers, adds the compile.
 Only collect.py and listing.py import JAX (in the worker).
 """

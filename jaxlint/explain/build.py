@@ -1,4 +1,5 @@
-"""The explain report (schema_version 1), built in the jaxlint process from the worker's data."""
+"""The explain report (schema_version 1), built in the jaxlint process from the worker's data.
+(ir/build.py builds the IR the rules read; this builds explain's report.)"""
 from __future__ import annotations
 
 from collections import Counter

@@ -14,8 +14,9 @@ from jaxlint.explain import memory
 from jaxlint.explain.chip import chip_facts
 from jaxlint.explain.listing import eager, listing
 from jaxlint.explain.sharding import sharding_facts
-from jaxlint.ir import compat, costs, primitives, target_devices
+from jaxlint.ir import costs, primitives, target_devices
 from jaxlint.ir.build import build_program
+from jaxlint.jaxapi import compiling, shardings
 from jaxlint.model import Job
 from jaxlint.scan import hints
 from jaxlint.worker.errors import describe_error
@@ -68,7 +69,7 @@ def collect(job: Job, to_compile: list[tuple[str, Any, Any]]) -> dict[str, Any] 
                                      f"(e.g. with --args) to see the HLO and its cost ({data['compile_error']})")
         return data
     data["timings"]["compile"] = time.perf_counter() - started
-    data["compiled"] = compat.compiled_costs(compiled)
+    data["compiled"] = compiling.compiled_costs(compiled)
     if mode == "full":
         data["sharding"] = sharding_facts(compiled, closed)
     text = compiled.as_text() or ""
@@ -132,7 +133,7 @@ def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
 
 def _with_mesh_axes(leaf: Any) -> Any:
     """An array a NamedSharding places, as the hint that states its mesh axes (``f32[8@data,4]``)."""
-    shards = compat.shards_of(getattr(leaf, "sharding", None)) if isinstance(leaf, jax.ShapeDtypeStruct) else None
+    shards = shardings.shards_of(getattr(leaf, "sharding", None)) if isinstance(leaf, jax.ShapeDtypeStruct) else None
     if not shards or not any(shards):
         return leaf
     return hints.sharded_spec(leaf, shards)

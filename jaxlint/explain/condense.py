@@ -1,6 +1,6 @@
 """The summary page's condensing: a block of equations traced again and again from the same source
 lines (a Python loop, unrolled by tracing) shown once with its count, and HLO instructions of one
-source line grouped by what they are. JAX-free; text.py renders what these return.
+source line grouped by what they are. JAX-free; terminal.py renders what these return.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from jaxlint.explain.build import finding_place, in_explained_file, memory_place
 from jaxlint.explain.html_assets import CSS, JS
-from jaxlint.explain.text import seconds_text
+from jaxlint.explain.terminal import seconds_text
 from jaxlint.text import read_lines, write_text_atomic
 
 _KINDS = {"cheap-fusion-duplication": "cheap fusion duplication",

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jaxlint.ir import compat, costs, primitives
+from jaxlint.ir import costs, primitives
 from jaxlint.ir.build import JaxprWalker
+from jaxlint.jaxapi import jaxprs, tracebacks
 
 _TEXT_LIMIT = 160
 
@@ -50,7 +51,7 @@ class Listing:
 
 def listing(closed_jaxpr: Any, path: str) -> dict[str, Any]:
     """``{"lines": [...], "source_duplicates": [...], "remat": [...]}`` for the target in ``path``."""
-    jaxpr, consts = compat.open_jaxpr(closed_jaxpr)
+    jaxpr, consts = jaxprs.open_jaxpr(closed_jaxpr)
     state = Listing(path)
     env: dict[Any, tuple[str, Any]] = {}
     for index, var in enumerate(jaxpr.invars):
@@ -124,7 +125,7 @@ class _Lister(JaxprWalker[tuple[str, Any], _Block, tuple[int, int] | None]):
         self.state = state
 
     def place(self, eqn: Any, ctx: _Block) -> tuple[int, int] | None:
-        return compat.user_position_in(eqn.source_info, self.state.path) or ctx.fallback
+        return tracebacks.user_position_in(eqn.source_info, self.state.path) or ctx.fallback
 
     def literal(self, atom: Any) -> tuple[str, Any]:
         text = _literal(atom.val)
@@ -139,7 +140,7 @@ class _Lister(JaxprWalker[tuple[str, Any], _Block, tuple[int, int] | None]):
     def equation(self, eqn: Any, inputs: list[tuple[str, Any]], position: tuple[int, int] | None,
                  ctx: _Block) -> tuple[list[tuple[str, Any]], _Line]:
         state, primitive = self.state, eqn.primitive.name
-        subs = list(compat.subjaxprs(eqn.params))
+        subs = list(jaxprs.subjaxprs(eqn.params))
         key = _key(primitive, eqn, inputs)
         number = state.keys.setdefault(key, len(state.keys))
         outputs, outs = [], []
@@ -187,7 +188,7 @@ def _key(primitive: str, eqn: Any, inputs: list[tuple[str, Any]]) -> tuple:
     if eqn.effects or "random" in primitive or "callback" in primitive:
         return ("unique", id(eqn))  # effects: never the same computation twice
     params = tuple(sorted((k, str(v)) for k, v in eqn.params.items()
-                          if not list(compat.subjaxprs({k: v}))))
+                          if not list(jaxprs.subjaxprs({k: v}))))
     return (primitive, params, tuple(number for _, number in inputs))
 
 
@@ -226,9 +227,9 @@ def eager(closed_jaxpr: Any) -> dict[str, Any]:
     """What running the function op by op (no jax.jit around it) materializes: each top-level
     equation is one dispatch that writes its outputs to memory (a library jit, a loop or a
     ``checkpoint`` counts as one op); within jit, XLA fuses them and most are never written."""
-    jaxpr, _ = compat.open_jaxpr(closed_jaxpr)
+    jaxpr, _ = jaxprs.open_jaxpr(closed_jaxpr)
     while len(jaxpr.eqns) == 1 and jaxpr.eqns[0].primitive.name in primitives.JITS:
-        jaxpr, _ = compat.open_jaxpr(next(iter(compat.subjaxprs(jaxpr.eqns[0].params)))[1])
+        jaxpr, _ = jaxprs.open_jaxpr(next(iter(jaxprs.subjaxprs(jaxpr.eqns[0].params)))[1])
     ops, written, unknown = 0, 0, False
     largest: tuple[int, str] = (0, "")
     detail = []

@@ -1,7 +1,8 @@
 """The facts of explain's memory section, in the worker: the stacked residuals of each
 reverse-differentiated loop (jaxlint.ir.residuals, as JX306 finds them, whatever their size) and the
 copies of loop-carried buffers inside each compiled while body (jaxlint.ir.memory, as JX307 finds
-them, whatever their size, scalars left out), as plain JSON."""
+them, whatever their size, scalars left out), as plain JSON.
+(ir/memory.py holds the memory facts the rules read; this is explain's section of them.)"""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
-"""``explain()``: the whole report for one function (worker job, HLO, costs, priced fixes)."""
+"""``explain()``: the whole report for one function (worker job, HLO, costs, priced fixes).
+(Not ``jaxlint run``: that command is cli/run.py.)"""
 from __future__ import annotations
 
 import dataclasses

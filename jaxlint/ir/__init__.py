@@ -252,7 +252,7 @@ class Program:
     # traced it, so a location there may be another call's (build.py falls back where it can).
     stale_library_tracebacks: bool = False
     # Source info -> user frames (file, line, col, end line, end col), outermost first (the worker's
-    # jaxlint.ir.compat.user_stack): set by the builder, so this module needs no JAX.
+    # jaxlint.jaxapi.tracebacks.user_stack): set by the builder, so this module needs no JAX.
     read_stack: Callable[[Any], list[tuple[str, int, int, int, int]]] | None = None
     # The 64-bit dtype requests JAX truncated while this program was traced (none with x64 on).
     truncations: list[Truncation] = field(default_factory=list)

@@ -1,13 +1,15 @@
 """Building the IR (jaxlint.ir) from a traced ClosedJaxpr, in the worker; the jaxpr walk it is
-made with (``JaxprWalker``) also makes explain's listing."""
+made with (``JaxprWalker``) also makes explain's listing.
+(explain/build.py builds explain's report, not the IR.)"""
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, compat, primitives, target_devices
+from jaxlint.ir import MARKER_PREFIX, Location, Op, Program, Region, Value, VmapLeaf, primitives, target_devices
 from jaxlint.ir.compile import checkpoint_memory, compiled_facts
+from jaxlint.jaxapi import jaxprs, shardings, tracebacks
 from jaxlint.model import Span
 
 V = TypeVar("V")  # what a jaxpr variable stands for
@@ -27,9 +29,9 @@ class JaxprWalker(Generic[V, C, E]):
         for eqn in jaxpr.eqns:
             here = self.place(eqn, ctx)
             inputs = [self.read(env, v) for v in eqn.invars]
-            subs = list(compat.subjaxprs(eqn.params))
+            subs = list(jaxprs.subjaxprs(eqn.params))
             if eqn.primitive.name in self.inlined and subs:
-                inner, consts = compat.open_jaxpr(subs[0][1])
+                inner, consts = jaxprs.open_jaxpr(subs[0][1])
                 if len(inner.invars) == len(inputs):
                     self.inline_inputs(eqn, inputs)
                     inner_env = dict(zip(inner.invars, inputs))
@@ -41,7 +43,7 @@ class JaxprWalker(Generic[V, C, E]):
             outputs, node = self.equation(eqn, inputs, here, ctx)
             env.update(zip(eqn.outvars, outputs))
             for name, sub in subs:
-                sub_jaxpr, consts = compat.open_jaxpr(sub)
+                sub_jaxpr, consts = jaxprs.open_jaxpr(sub)
                 invars, sub_ctx = self.enter_region(node, eqn, name, sub_jaxpr, inputs, here, ctx)
                 sub_env = dict(zip(sub_jaxpr.invars, invars))
                 sub_env.update((v, self.constant(v, c)) for v, c in _with_values(sub_jaxpr.constvars, consts))
@@ -50,7 +52,7 @@ class JaxprWalker(Generic[V, C, E]):
             self.done(node, eqn, ctx)
 
     def read(self, env: dict[Any, V], atom: Any) -> V:
-        return self.literal(atom) if compat.is_literal(atom) else env[atom]
+        return self.literal(atom) if jaxprs.is_literal(atom) else env[atom]
 
     # What a walker defines.
     def place(self, eqn: Any, ctx: C) -> E:
@@ -118,10 +120,11 @@ class _Place:
 
 
 def build_program(closed_jaxpr: Any) -> Program:
-    jaxpr, consts = compat.open_jaxpr(closed_jaxpr)
+    jaxpr, consts = jaxprs.open_jaxpr(closed_jaxpr)
     inputs = [Value(v.aval) for v in jaxpr.invars]
     top = Region("top", inputs)
-    program = Program(top, stale_library_tracebacks=compat.STALE_LIBRARY_TRACEBACKS, read_stack=compat.user_stack,
+    program = Program(top, stale_library_tracebacks=tracebacks.STALE_LIBRARY_TRACEBACKS,
+                      read_stack=tracebacks.user_stack,
                       compile=functools.partial(compiled_facts, closed_jaxpr, target=target_devices.current()),
                       checkpoint=functools.partial(checkpoint_memory, closed_jaxpr, target=target_devices.current()),
                       target=target_devices.current())
@@ -134,7 +137,7 @@ def build_program(closed_jaxpr: Any) -> Program:
     builder = _Builder(program)
     builder.walk(jaxpr, env, _Context(top, (), (), None, False))
     top.outputs = [builder.read(env, v) for v in jaxpr.outvars]
-    program.input_paths, program.output_paths = compat.argument_paths(closed_jaxpr)
+    program.input_paths, program.output_paths = jaxprs.argument_paths(closed_jaxpr)
     return program
 
 
@@ -143,11 +146,11 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
         self.program = program
 
     def place(self, eqn: Any, ctx: _Context) -> _Place:
-        name_stack = compat.name_stack_entries(eqn.source_info)
+        name_stack = tracebacks.name_stack_entries(eqn.source_info)
         transforms = ctx.transforms + tuple(n for k, n in name_stack if k == "transform")
         scopes = ctx.scopes + tuple(n for k, n in name_stack if k == "scope")
-        found = compat.user_location(eqn.source_info)
-        if ctx.call_site is not None and ctx.call_site not in compat.user_frames(eqn.source_info)[1:]:
+        found = tracebacks.user_location(eqn.source_info)
+        if ctx.call_site is not None and ctx.call_site not in tracebacks.user_frames(eqn.source_info)[1:]:
             found = None  # not user code called back from this call: another call's cached equation
         location = Location(found[0], Span(*found[1:])) if found else ctx.location
         return _Place(transforms, scopes, location, eqn.source_info if found else ctx.source_info)
@@ -162,8 +165,8 @@ class _Builder(JaxprWalker[Value, _Context, _Place]):
 
     def inline_context(self, eqn: Any, inner: Any, here: _Place, ctx: _Context) -> _Context:
         call_site = ctx.call_site
-        if call_site is None and compat.STALE_LIBRARY_TRACEBACKS and compat.is_library_jaxpr(inner):
-            call_site = next(iter(compat.user_frames(eqn.source_info)), None)
+        if call_site is None and tracebacks.STALE_LIBRARY_TRACEBACKS and tracebacks.is_library_jaxpr(inner):
+            call_site = next(iter(tracebacks.user_frames(eqn.source_info)), None)
         return _Context(ctx.region, here.transforms, here.scopes, here.location,
                         ctx.under_jit or eqn.primitive.name in primitives.JITS, call_site, here.source_info,
                         ctx.custom_derivative or eqn.primitive.name in primitives.CUSTOM_DERIVATIVES,
@@ -215,6 +218,6 @@ def _place(eqn: Any, values: list[Value]) -> None:
     the sharding it gives them (the first jit that places a value wins)."""
     if "in_shardings" not in eqn.params:
         return
-    for value, sharding in zip(values, compat.input_shardings(eqn)):
+    for value, sharding in zip(values, shardings.input_shardings(eqn)):
         if sharding is not None and value.placement is None and any(axis is not None for axis in sharding.spec):
             value.placement = sharding

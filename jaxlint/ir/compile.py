@@ -18,19 +18,9 @@ from contextlib import nullcontext
 from typing import Any
 
 from jaxlint.chips import Target
-from jaxlint.ir import (
-    compat,
-    hbm,
-    hlo,
-    memory,
-    padding,
-    partitioner,
-    precision,
-    primitives,
-    remat,
-    sharded,
-    target_devices,
-)
+from jaxlint.ir import hbm, hlo, memory, padding, partitioner, precision, primitives, remat, sharded, target_devices
+from jaxlint.jaxapi import compiling, jaxprs, tracebacks
+from jaxlint.jaxapi.shardings import input_shardings, pieces, sharding_of_type
 
 KINDS = ("donations", "loops", "rematerializations", "hbm", "padding", "precision")
 # Compiled modules by (jaxpr, donation, compile target), with the partitioner's warnings of their compile: a
@@ -103,7 +93,7 @@ def _checkpointed_temp(closed: Any, body: Any, shardings: tuple[Any, ...] | None
     try:
         target_devices.screen(closed)
         rebuilt = remat.checkpointed(closed, body)
-        return None if rebuilt is None else compat.temp_bytes(rebuilt, [v.aval for v in closed.jaxpr.invars],
+        return None if rebuilt is None else compiling.temp_bytes(rebuilt, [v.aval for v in closed.jaxpr.invars],
                                                               shardings)
     except Exception:  # a program the rebuild or XLA does not take: no comparison
         return None
@@ -124,12 +114,12 @@ def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
     with partitioner.captured_stderr() if placed is not None or sharded.is_partitioned(closed) \
             else nullcontext([]) as warnings:
         try:
-            result = compat.compile_jaxpr(closed, donated, keep_unused, placed)
+            result = compiling.compile_jaxpr(closed, donated, keep_unused, placed)
         except Exception:  # symbolic shapes, effects or primitives that do not compile here
             result = None
         if result is None and placed is not None:  # shardings this process cannot place (an abstract mesh)
             try:
-                result = compat.compile_jaxpr(closed, donated, keep_unused)
+                result = compiling.compile_jaxpr(closed, donated, keep_unused)
             except Exception:
                 result = None
     SPENT["seconds"] += time.perf_counter() - started
@@ -140,7 +130,7 @@ def _compiled(closed: Any, donated: tuple[bool, ...], keep_unused: bool,
 
 
 def _donations(closed: Any) -> list[memory.DonatingJit]:
-    jaxpr, _ = compat.open_jaxpr(closed)
+    jaxpr, _ = jaxprs.open_jaxpr(closed)
     found = []
     for eqn in jaxpr.eqns:
         donated = tuple(bool(d) for d in eqn.params.get("donated_invars", ()) or ())
@@ -149,7 +139,7 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
             continue  # donation only means something on a jit the program calls, not a nested one
         # Placed as the jit's in_shardings place them (Explicit types place themselves): the
         # partitioned program the user runs, whose sizes are per device.
-        shardings = compat.input_shardings(eqn)
+        shardings = input_shardings(eqn)
         compiled = _compiled(inner, donated, bool(eqn.params.get("keep_unused", False)),
                              shardings if any(s is not None for s in shardings) else None)
         if compiled is None:
@@ -158,7 +148,7 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
         if not kept or _entry_parameters(text) != len(kept):
             continue  # parameters that are not the kept arguments (a tuple, effect tokens): no map
         aliased, donors = memory.alias_parameters(text)
-        names = compat.arg_names(inner.jaxpr) or []
+        names = tracebacks.arg_names(inner.jaxpr) or []
         donations = []
         for index, flag in enumerate(donated):
             if not flag:
@@ -172,15 +162,15 @@ def _donations(closed: Any) -> list[memory.DonatingJit]:
             name = names[index] if index < len(names) and names[index] else f"argument {index}"
             if index not in kept:
                 donations.append(memory.Donation(index, name, shape, nbytes, False, "unused",
-                                                 compat.pieces(shardings[index] or compat.sharding_of_type(aval))))
+                                                 pieces(shardings[index] or sharding_of_type(aval))))
                 continue
             parameter = kept.index(index)
             reason = "" if parameter in aliased else "no-output" if parameter in donors else "dropped"
             donations.append(memory.Donation(index, name, shape, nbytes, parameter in aliased, reason,
-                                             compat.pieces(shardings[index] or compat.sharding_of_type(aval))))
-        source = compat.function_source(inner.jaxpr)
+                                             pieces(shardings[index] or sharding_of_type(aval))))
+        source = tracebacks.function_source(inner.jaxpr)
         defined = memory.Frame(source[1], source[2]) if source is not None else None
-        call = tuple(memory.Frame(path, line) for path, line, *_ in compat.user_stack(eqn.source_info))
+        call = tuple(memory.Frame(path, line) for path, line, *_ in tracebacks.user_stack(eqn.source_info))
         found.append(memory.DonatingJit(source[0] if source else "", defined, call, tuple(donations),
                                         tuple(warnings), _partitions(text)))
     return found
@@ -212,13 +202,13 @@ def placement(closed: Any) -> tuple[Any, ...] | None:
 def _top_shardings(closed: Any) -> tuple[Any, ...] | None:
     """Each input's sharding as the first top-level jit that reads it places it (a jitted target
     traces to one jit equation, whose in_shardings are the user's); None when none says any."""
-    jaxpr, _ = compat.open_jaxpr(closed)
+    jaxpr, _ = jaxprs.open_jaxpr(closed)
     position = {id(var): index for index, var in enumerate(jaxpr.invars)}
     found: list[Any] = [None] * len(jaxpr.invars)
     for eqn in jaxpr.eqns:
         if "in_shardings" not in eqn.params:
             continue
-        for var, sharding in zip(eqn.invars, compat.input_shardings(eqn)):
+        for var, sharding in zip(eqn.invars, input_shardings(eqn)):
             index = position.get(id(var))
             if index is not None and found[index] is None:
                 found[index] = sharding
@@ -229,13 +219,13 @@ def _has_loop(jaxpr: Any) -> bool:
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in primitives.LOOPS:
             return True
-        if any(_has_loop(compat.open_jaxpr(sub)[0]) for _, sub in compat.subjaxprs(eqn.params)):
+        if any(_has_loop(jaxprs.open_jaxpr(sub)[0]) for _, sub in jaxprs.subjaxprs(eqn.params)):
             return True
     return False
 
 
 def _loops(closed: Any) -> list[memory.LoopCopies]:
-    if not _has_loop(compat.open_jaxpr(closed)[0]):
+    if not _has_loop(jaxprs.open_jaxpr(closed)[0]):
         return []
     compiled = _compiled(closed, (), False)
     if compiled is None:
@@ -302,7 +292,7 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
         return []
     remedies: list[hbm.Remedy] = []
     # The user's argument names: the traced inputs' paths (``ws[0]``), which are the jit's inputs.
-    paths = fit.names_of(closed) or compat.argument_paths(closed)[0] or compat.arg_names(program.jaxpr)
+    paths = fit.names_of(closed) or jaxprs.argument_paths(closed)[0] or tracebacks.arg_names(program.jaxpr)
     if placed is None and (measured.failed or measured.needed > available):
         for found in (fit.smaller_batch(program, available, donate, paths),
                       fit.donation(program, available, donate, paths),
@@ -315,7 +305,7 @@ def _fit(closed: Any, target: Any) -> list[hbm.Hbm]:
         # The program is already transformed (a gradient): checkpointing needs the user's function.
         remedies.append(hbm.Remedy("remat", "jax.checkpoint on the layers whose temporaries are live at the peak "
                                    "(recomputed in the backward pass instead of kept)", False))
-    source = compat.function_source(program.jaxpr)
+    source = tracebacks.function_source(program.jaxpr)
     return [hbm.Hbm(target.label, available, measured.needed, measured.failed,
                     peak,
                     tuple(remedies), source[0] if source else "",
@@ -374,7 +364,7 @@ def _remember(cache: OrderedDict, key: Any, value: Any) -> None:
 def _the_jit(closed: Any) -> tuple[Any, tuple[bool, ...]]:
     """The program the user's jit compiles: a trace that is one jit call of its inputs is that
     jit's program with its donations; anything else, the trace itself."""
-    jaxpr, _ = compat.open_jaxpr(closed)
+    jaxpr, _ = jaxprs.open_jaxpr(closed)
     if len(jaxpr.eqns) == 1:
         eqn = jaxpr.eqns[0]
         inner = eqn.params.get("jaxpr")

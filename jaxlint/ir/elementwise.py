@@ -11,8 +11,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxlint.ir import compat, padding, target_devices
+from jaxlint.ir import padding, target_devices
 from jaxlint.ir.fit import measure, run_inlined, structs
+from jaxlint.jaxapi import jaxprs, tracebacks
 
 # Inputs larger than this are not evaluated on the host to compare values (the rewrite is still compiled).
 _EVALUATED_BYTES = 256 * 2**20
@@ -41,15 +42,15 @@ def rewritten(closed: Any, lines: frozenset[tuple[str, int]], on_target: bool = 
     count = [0]
 
     def made_here(eqn: Any) -> bool:
-        return any((path, number) in lines for path, number, *_ in compat.user_stack(eqn.source_info))
+        return any((path, number) in lines for path, number, *_ in tracebacks.user_stack(eqn.source_info))
 
     def bind(eqn: Any, inputs: list[Any]) -> list[Any]:
         if eqn.primitive.name == "dot_general" and made_here(eqn):
             count[0] += 1
             return [contract(*inputs, eqn.params["dimension_numbers"], eqn.outvars[0].aval.dtype)]
-        return compat.bind_equation(eqn, inputs)
+        return jaxprs.bind_equation(eqn, inputs)
 
-    jaxpr, consts = compat.open_jaxpr(target_devices.retarget(closed) if on_target else closed)
+    jaxpr, consts = jaxprs.open_jaxpr(target_devices.retarget(closed) if on_target else closed)
     jax.make_jaxpr(lambda *a: run_inlined(jaxpr, consts, list(a), bind))(*structs(closed))  # counts the rewrites
     rewrites, count[0] = count[0], 0
     return (lambda *args: run_inlined(jaxpr, consts, list(args), bind)), rewrites
@@ -86,7 +87,7 @@ def _compared(closed: Any, lines: frozenset[tuple[str, int]]) -> bool:
     args = [rng.standard_normal(a.shape).astype(a.dtype) for a in avals]
     fun, _ = rewritten(closed, lines, on_target=False)
     with jax.default_device(jax.devices("cpu")[0]):
-        original = jax.jit(lambda *a: compat.eval_closed(closed, list(a)))(*args)
+        original = jax.jit(lambda *a: jaxprs.eval_closed(closed, list(a)))(*args)
         new = jax.jit(fun)(*args)
     for a, b in zip(jax.tree_util.tree_leaves(original), jax.tree_util.tree_leaves(new)):
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)

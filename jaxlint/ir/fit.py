@@ -17,8 +17,9 @@ import jax
 import numpy as np
 
 from jaxlint.chips import GENERATIONS, Target
-from jaxlint.ir import compat, hbm, hlo, partitioner, target_devices
+from jaxlint.ir import hbm, hlo, partitioner, target_devices
 from jaxlint.ir.memory import Frame
+from jaxlint.jaxapi import jaxprs, tracebacks
 
 _JAXLINT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "")
 _SHAPE_PARAMS = ("shape", "new_sizes", "slice_sizes", "limit_indices", "sizes")
@@ -191,12 +192,12 @@ def run_inlined(jaxpr: Any, consts: list[Any], args: list[Any],
     run the same way), every other equation through ``bind(eqn, inputs)``."""
     env: dict[Any, Any] = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
-    read = lambda atom: atom.val if compat.is_literal(atom) else env[atom]  # noqa: E731
+    read = lambda atom: atom.val if jaxprs.is_literal(atom) else env[atom]  # noqa: E731
     for eqn in jaxpr.eqns:
         inputs = [read(a) for a in eqn.invars]
         name = eqn.primitive.name
         if name in _CALLS and eqn.params.get(_CALLS[name]) is not None:
-            inner, inner_consts = compat.open_jaxpr(eqn.params[_CALLS[name]])
+            inner, inner_consts = jaxprs.open_jaxpr(eqn.params[_CALLS[name]])
             outs = run_inlined(inner, inner_consts, inputs, bind)
         else:
             outs = bind(eqn, inputs)
@@ -213,7 +214,7 @@ def rebatched(closed: Any, old: int, new: int) -> Callable[..., Any]:
         return value
 
     def bind(eqn: Any, inputs: list[Any]) -> list[Any]:
-        if any(True for _ in compat.subjaxprs(eqn.params)):
+        if any(True for _ in jaxprs.subjaxprs(eqn.params)):
             raise NotImplementedError(eqn.primitive.name)
         params = {k: swap(v) if k in _SHAPE_PARAMS else v for k, v in eqn.params.items()}
         found = eqn.primitive.get_bind_params(params)
@@ -221,18 +222,14 @@ def rebatched(closed: Any, old: int, new: int) -> Callable[..., Any]:
         out = eqn.primitive.bind(*subfuns, *inputs, **bound)
         return list(out) if eqn.primitive.multiple_results else [out]
 
-    jaxpr, consts = compat.open_jaxpr(closed)
+    jaxpr, consts = jaxprs.open_jaxpr(closed)
     return lambda *args: run_inlined(jaxpr, consts, list(args), bind)
 
 
 def fun_of(closed: Any) -> Callable[..., Any]:
     """``closed`` as a function, its meshes laid on the current target's chips (retargeted when
     it is called: a slice remedy calls it under the slice's target)."""
-    try:
-        from jax.extend.core import jaxpr_as_fun
-    except ImportError:  # 0.4.35
-        from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
-    return lambda *args: jaxpr_as_fun(target_devices.retarget(closed))(*args)
+    return lambda *args: jaxprs.as_function(target_devices.retarget(closed))(*args)
 
 
 def smaller_batch(closed: Any, available: int, donate: tuple[int, ...],
@@ -337,6 +334,6 @@ def sharded(closed: Any, target: Target, needed: int, available: int, donate: tu
 
 
 def _names(closed: Any, indices: list[int], paths: list[str] | None = None) -> str:
-    names = paths or compat.arg_names(closed.jaxpr) or []
+    names = paths or tracebacks.arg_names(closed.jaxpr) or []
     shown = [f"'{names[i]}'" if i < len(names) and names[i] else f"argument {i}" for i in indices]
     return ", ".join(shown[:4]) + (f" and {len(shown) - 4} more" if len(shown) > 4 else "")

@@ -1,6 +1,7 @@
 """What the compiled program says about memory, as JAX-free data the memory rules read (JX306,
 JX307, JX308), and how it is read from the optimized HLO text (jaxlint.ir.hlo). The worker compiles
-(jaxlint.ir.compile); rules see only these types, through ``Program.compiled``."""
+(jaxlint.ir.compile); rules see only these types, through ``Program.compiled``.
+(explain/memory.py is explain's memory section, which reads these.)"""
 from __future__ import annotations
 
 import re

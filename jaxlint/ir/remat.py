@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from jax import lax
 
-from jaxlint.ir import compat, primitives
+from jaxlint.ir import primitives
+from jaxlint.jaxapi import jaxprs, tracebacks
 
 
 @dataclass
@@ -33,7 +34,7 @@ def checkpointed(closed: Any, body: Any) -> Callable[..., list[Any]] | None:
     ``body`` (a ClosedJaxpr of its params) recomputed in the transposed scans that read its stacked
     residuals; None when no transposed scan of the same jaxpr reads them (calls, and scans around
     the gradient, are walked into: a training loop; a while loop around it is not)."""
-    jaxpr, consts = compat.open_jaxpr(closed)
+    jaxpr, consts = jaxprs.open_jaxpr(closed)
     found = _find(jaxpr, body)
     if found is None:
         return None
@@ -49,7 +50,7 @@ def _find(jaxpr: Any, body: Any) -> tuple[Any, set[int]] | None:
             return (eqn, residuals) if residuals else None
         inner = eqn.params["jaxpr"] if eqn.primitive.name == "scan" else _call_body(eqn)
         if inner is not None:
-            found = _find(compat.open_jaxpr(inner)[0], body)
+            found = _find(jaxprs.open_jaxpr(inner)[0], body)
             if found is not None:
                 return found
     return None
@@ -62,9 +63,9 @@ def _residuals(jaxpr: Any, forward: Any) -> set[int]:
     users: dict[Any, list[tuple[Any, int]]] = {}
     for eqn in jaxpr.eqns:
         for position, atom in enumerate(eqn.invars):
-            if not compat.is_literal(atom):
+            if not jaxprs.is_literal(atom):
                 users.setdefault(atom, []).append((eqn, position))
-    outputs = {v for v in jaxpr.outvars if not compat.is_literal(v)}
+    outputs = {v for v in jaxpr.outvars if not jaxprs.is_literal(v)}
     found = set()
     for index, var in enumerate(forward.outvars[carry:]):
         uses = users.get(var, [])
@@ -80,15 +81,15 @@ def _transposed_here(eqn: Any) -> bool:
     """Whether the equation was made by transposing (its name stack, relative to its jaxpr, says
     ``transpose``): the forward scan of the same jaxpr was not, or the IR would not ask."""
     return any(kind == "transform" and name.startswith("transpose")
-               for kind, name in compat.name_stack_entries(eqn.source_info))
+               for kind, name in tracebacks.name_stack_entries(eqn.source_info))
 
 
 def _call_body(eqn: Any) -> Any | None:
     """The body of a call-like equation (a jit) walked into, as the IR inlines it; else None."""
     if eqn.primitive.name not in primitives.CALLS:
         return None
-    subs = list(compat.subjaxprs(eqn.params))
-    if not subs or len(compat.open_jaxpr(subs[0][1])[0].invars) != len(eqn.invars):
+    subs = list(jaxprs.subjaxprs(eqn.params))
+    if not subs or len(jaxprs.open_jaxpr(subs[0][1])[0].invars) != len(eqn.invars):
         return None
     return subs[0][1]
 
@@ -98,35 +99,35 @@ def _run(jaxpr: Any, consts: list[Any], args: list[Any], plan: _Plan) -> list[An
     env.update(zip(jaxpr.invars, args))
 
     def read(atom: Any) -> Any:
-        return atom.val if compat.is_literal(atom) else env.get(atom)
+        return atom.val if jaxprs.is_literal(atom) else env.get(atom)
 
     for eqn in jaxpr.eqns:
         inputs = [read(v) for v in eqn.invars]
         inner = _call_body(eqn)
         if eqn is plan.forward:
             outputs = _forward(eqn, inputs, plan)
-        elif any(not compat.is_literal(v) and v in plan.replaced for v in eqn.invars):
+        elif any(not jaxprs.is_literal(v) and v in plan.replaced for v in eqn.invars):
             outputs = _transposed(eqn, inputs, plan)
         elif inner is not None and _holds(inner, plan):
-            inner_jaxpr, inner_consts = compat.open_jaxpr(inner)
+            inner_jaxpr, inner_consts = jaxprs.open_jaxpr(inner)
             outputs = _run(inner_jaxpr, inner_consts, inputs, plan)
         elif eqn.primitive.name == "scan" and _holds(eqn.params["jaxpr"], plan):
             outputs = _outer(eqn, inputs, plan)  # a loop around the gradient: a training loop
         else:
-            outputs = compat.bind_equation(eqn, inputs)
+            outputs = jaxprs.bind_equation(eqn, inputs)
         env.update(zip(eqn.outvars, outputs))
     return [read(v) for v in jaxpr.outvars]
 
 
 def _holds(jaxpr: Any, plan: _Plan) -> bool:
     """Whether the forward scan of ``plan`` is in ``jaxpr``, or a call or scan inside it."""
-    return _find(compat.open_jaxpr(jaxpr)[0], plan.forward.params["jaxpr"]) is not None
+    return _find(jaxprs.open_jaxpr(jaxpr)[0], plan.forward.params["jaxpr"]) is not None
 
 
 def _outer(eqn: Any, inputs: list[Any], plan: _Plan) -> list[Any]:
     """A scan whose body holds the gradient, its body run the same way."""
     consts, init, xs = _split(eqn, inputs)
-    body_jaxpr, body_consts = compat.open_jaxpr(eqn.params["jaxpr"])
+    body_jaxpr, body_consts = jaxprs.open_jaxpr(eqn.params["jaxpr"])
     n_carry = int(eqn.params["num_carry"])
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -153,7 +154,7 @@ def _forward(eqn: Any, inputs: list[Any], plan: _Plan) -> list[Any]:
     body, n_carry = eqn.params["jaxpr"], int(eqn.params["num_carry"])
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], tuple[list[Any], list[Any]]]:
-        out = compat.eval_closed(body, [*consts, *carry, *x])
+        out = jaxprs.eval_closed(body, [*consts, *carry, *x])
         kept = [y for index, y in enumerate(out[n_carry:]) if index not in plan.residuals]
         return out[:n_carry], (kept, carry)
 
@@ -174,18 +175,18 @@ def _transposed(eqn: Any, inputs: list[Any], plan: _Plan) -> list[Any]:
     consts, init, xs = _split(eqn, inputs)
     n_carry = int(eqn.params["num_carry"])
     xs_vars = eqn.invars[len(eqn.invars) - len(xs):]
-    dropped = [not compat.is_literal(v) and v in plan.replaced for v in xs_vars]
+    dropped = [not jaxprs.is_literal(v) and v in plan.replaced for v in xs_vars]
     plain = [x for x, gone in zip(xs, dropped) if not gone]
     _, forward_consts, carries, forward_xs = plan.replaced[next(v for v, gone in zip(xs_vars, dropped) if gone)]
     forward_body, forward_carry = plan.forward.params["jaxpr"], int(plan.forward.params["num_carry"])
 
     def step(carry: list[Any], x: tuple[list[Any], list[Any], list[Any]]) -> tuple[list[Any], list[Any]]:
         plain_x, forward_carry_i, forward_x = x
-        redone = compat.eval_closed(forward_body, [*forward_consts, *forward_carry_i, *forward_x])
+        redone = jaxprs.eval_closed(forward_body, [*forward_consts, *forward_carry_i, *forward_x])
         plain_iter = iter(plain_x)
         full = [redone[forward_carry + plan.replaced[v][0]] if gone else next(plain_iter)
                 for v, gone in zip(xs_vars, dropped)]
-        out = compat.eval_closed(eqn.params["jaxpr"], [*consts, *carry, *full])
+        out = jaxprs.eval_closed(eqn.params["jaxpr"], [*consts, *carry, *full])
         return out[:n_carry], out[n_carry:]
 
     carry, ys = _scan(eqn, step, init, (plain, carries, forward_xs))

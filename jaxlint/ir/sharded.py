@@ -7,8 +7,10 @@ from __future__ import annotations
 import weakref
 from typing import Any, Iterator
 
-from jaxlint.ir import compat, hlo, partitioner
+from jaxlint.ir import hlo, partitioner
 from jaxlint.ir.memory import Frame
+from jaxlint.jaxapi import jaxprs, tracebacks
+from jaxlint.jaxapi.shardings import hlo_sharding_text, mesh_devices, partition_spec_text
 
 # The shardings a trace's arguments carried (a ShapeDtypeStruct's ``sharding``), by traced program:
 # a jaxpr keeps them only in its types, and only for Explicit mesh axes. id -> (the program, them).
@@ -23,7 +25,7 @@ _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
 def note_inputs(closed: Any, inputs: list[Any]) -> None:
     """Keep the shardings of the abstract arguments ``closed`` was traced with, for its compile."""
     shardings = tuple(getattr(leaf, "sharding", None) for leaf in inputs)
-    if any(compat.mesh_devices(s) > 1 for s in shardings) and len(shardings) == len(closed.jaxpr.invars):
+    if any(mesh_devices(s) > 1 for s in shardings) and len(shardings) == len(closed.jaxpr.invars):
         for key in [k for k, (ref, _) in _INPUTS.items() if ref() is None]:
             del _INPUTS[key]
         _INPUTS[id(closed)] = (weakref.ref(closed), shardings)
@@ -39,27 +41,27 @@ def is_partitioned(closed: Any) -> bool:
     """Whether any sharding of the program spans more than one device: its arguments', a jit's
     in/out shardings, a sharding constraint, or a value's type (Explicit mesh axes)."""
     return input_shardings(closed) is not None or \
-        any(compat.mesh_devices(sharding) > 1 for sharding, _, _ in _shardings(compat.open_jaxpr(closed)[0]))
+        any(mesh_devices(sharding) > 1 for sharding, _, _ in _shardings(jaxprs.open_jaxpr(closed)[0]))
 
 
 def rematerializations(closed: Any, lines: list[str], text: str | None) -> list[partitioner.Rematerialization]:
     """The partitioner's warnings ``lines`` (captured while compiling ``closed`` to the optimized
     HLO ``text``), each with its user frames (resolved through ``text``'s stack frame tables, or
     the source file and line of older metadata) and its shardings as PartitionSpecs."""
-    jaxpr = compat.open_jaxpr(closed)[0]
+    jaxpr = jaxprs.open_jaxpr(closed)[0]
     specs: dict[str, str] = {}
     constraints: dict[str, tuple[Frame, ...]] = {}
     arguments = [(s, len(v.aval.shape), None) for s, v in zip(input_shardings(closed) or (), jaxpr.invars)]
     for sharding, ndim, eqn in [*arguments, *_shardings(jaxpr)]:
-        printed = compat.hlo_sharding_text(sharding, ndim)
-        spec = compat.partition_spec_text(sharding)
+        printed = hlo_sharding_text(sharding, ndim)
+        spec = partition_spec_text(sharding)
         if printed is None:
             continue
         if spec is not None:
             specs.setdefault(printed, spec)
         if eqn is not None and printed not in constraints:
             constraints[printed] = tuple(Frame(path, line, column, end) for path, line, column, _, end
-                                         in reversed(compat.user_stack(eqn.source_info)))
+                                         in reversed(tracebacks.user_stack(eqn.source_info)))
     try:
         module = hlo.parse(text) if text else None
     except ValueError:
@@ -103,8 +105,8 @@ def _shardings(jaxpr: Any) -> Iterator[tuple[Any, int, Any]]:
             sharding = getattr(getattr(var, "aval", None), "sharding", None)
             if sharding is not None and _names_an_axis(sharding):
                 yield sharding, len(var.aval.shape), None
-        for _, sub in compat.subjaxprs(eqn.params):
-            yield from _shardings(compat.open_jaxpr(sub)[0])
+        for _, sub in jaxprs.subjaxprs(eqn.params):
+            yield from _shardings(jaxprs.open_jaxpr(sub)[0])
 
 
 def _computed_by(eqn: Any) -> list[Any]:
@@ -113,7 +115,7 @@ def _computed_by(eqn: Any) -> list[Any]:
     inner = eqn.params.get("jaxpr")
     if inner is None:
         return [eqn] * len(eqn.outvars)
-    body = compat.open_jaxpr(inner)[0]
+    body = jaxprs.open_jaxpr(inner)[0]
     producers = {id(var): e for e in body.eqns for var in e.outvars}
     return [producers.get(id(var), eqn) for var in body.outvars]
 

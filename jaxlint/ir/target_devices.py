@@ -18,6 +18,8 @@ import numpy as np
 
 from jaxlint.chips import CPU, Target
 from jaxlint.ir import hbm
+from jaxlint.jaxapi import jaxprs
+from jaxlint.jaxapi.shardings import context_mesh, mesh_setter
 
 # libtpu's start-up asks a metadata server and the environment for the host's own TPU; a
 # deviceless compile needs neither, and a TPU VM's chip held by a training job must not stop it.
@@ -224,8 +226,7 @@ def lower(fun: Callable[..., Any], args: list[Any], **jit_options: Any) -> Any:
 def _context_mesh_on_chips() -> Iterator[None]:
     """The mesh a module set for the thread (``jax.sharding.set_mesh``, JAX >= 0.6), laid on the
     target's chips while a program lowers: jit checks its inputs against the context's devices."""
-    get_mesh, set_mesh = getattr(jax.sharding, "get_mesh", None), getattr(jax.sharding, "set_mesh", None)
-    mesh = get_mesh() if get_mesh is not None else None
+    mesh, set_mesh = context_mesh(), mesh_setter()
     if set_mesh is None or not isinstance(mesh, jax.sharding.Mesh) or not mesh.axis_names:
         yield
         return
@@ -304,11 +305,7 @@ def _retarget_value(value: Any) -> Any:
 
 def lower_jaxpr(closed: Any, args: list[Any], **jit_options: Any) -> Any:
     """``lower`` of a ClosedJaxpr, retargeted first."""
-    try:
-        from jax.extend.core import jaxpr_as_fun
-    except ImportError:  # 0.4.35
-        from jax.core import jaxpr_as_fun  # type: ignore[no-redef,attr-defined]
-    return lower(jaxpr_as_fun(retarget(closed)), args, **jit_options)
+    return lower(jaxprs.as_function(retarget(closed)), args, **jit_options)
 
 
 def lower_function(fun: Callable[..., Any], args: list[Any]) -> Any:

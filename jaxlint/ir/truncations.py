@@ -12,7 +12,8 @@ import warnings
 from types import FrameType, TracebackType
 from typing import Any
 
-from jaxlint.ir import Location, Truncation, compat
+from jaxlint.ir import Location, Truncation
+from jaxlint.jaxapi import logs, tracebacks
 from jaxlint.model import Span
 
 _MAX_FRAMES = 32  # a request is rarely more than a few calls below the project's outermost frame
@@ -33,7 +34,7 @@ class TruncationRecorder:
     def __enter__(self) -> list[Truncation]:
         # "always": a request JAX warned about once already (during the tests, at import) is
         # seen again; a user's "error" filter must not make the trace fail here either.
-        warnings.filterwarnings("always", message=compat.TRUNCATION_MESSAGE, category=UserWarning)
+        warnings.filterwarnings("always", message=logs.TRUNCATION_MESSAGE, category=UserWarning)
         self._filter = warnings.filters[0]
         self._shown, warnings.showwarning = warnings.showwarning, self._show
         return self.found
@@ -49,7 +50,7 @@ class TruncationRecorder:
 
     def _show(self, message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
               line: str | None = None) -> None:
-        parsed = compat.truncation(str(message)) if issubclass(category, UserWarning) else None
+        parsed = logs.truncation(str(message)) if issubclass(category, UserWarning) else None
         if parsed is None:
             self._shown(message, category, filename, lineno, file, line)
             return
@@ -65,7 +66,7 @@ def _frames(frame: FrameType | None) -> tuple[Location, ...]:
     found = []
     while frame is not None and len(found) < _MAX_FRAMES:
         path = frame.f_code.co_filename
-        if not path.startswith("<") and not path.startswith(_STDLIB) and compat.is_user_file(path):
+        if not path.startswith("<") and not path.startswith(_STDLIB) and tracebacks.is_user_file(path):
             found.append(Location(path, _span(frame)))
         frame = frame.f_back
     return tuple(found)
@@ -81,6 +82,6 @@ def _span(frame: FrameType) -> Span:
                                               (None, None, None, None))
         if start is not None and start_col is not None and end is not None and end_col is not None:
             # co_positions columns are UTF-8 byte offsets; spans count characters.
-            return Span(start, compat.char_column(path, start, start_col), end,
-                        compat.char_column(path, end, end_col))
+            return Span(start, tracebacks.char_column(path, start, start_col), end,
+                        tracebacks.char_column(path, end, end_col))
     return Span(line, 0, line, len(linecache.getline(path, line).rstrip("\r\n")))

@@ -21,15 +21,15 @@ import pytest
 import jaxlint
 from jaxlint import read_digests
 from jaxlint.config import Config, ConfigError, load_config
+from jaxlint.drivers import results
+from jaxlint.drivers.lint import lint_calls
+from jaxlint.drivers.results import Linted, Ran
+from jaxlint.drivers.runtime import RunWatcher, run_sources
+from jaxlint.drivers.watched_calls import CallWatcher, ProjectFiles
+from jaxlint.drivers.watched_imports import WatchedImports, imported_already
 from jaxlint.engine.results import CheckResult
 from jaxlint.engine.store import cache_for, write_store
 from jaxlint.model import Finding
-from jaxlint.pytest_plugin import results
-from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
-from jaxlint.pytest_plugin.lint import lint_calls
-from jaxlint.pytest_plugin.results import Linted, Ran
-from jaxlint.pytest_plugin.runtime import RunWatcher, run_sources
-from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.rules import rule_classes
 from jaxlint.text import relative

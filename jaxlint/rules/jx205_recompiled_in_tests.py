@@ -4,7 +4,7 @@ one test (or one run of a program under ``jaxlint run``).
 A run-time rule (``check_run``): it reads the compiles JAX reported while the test ran, each
 with JAX's own explanation of what changed against the closest earlier call (an argument's
 shape, dtype or weak type, a static argument's value, a new function object) and the project's
-call that caused it (pytest_plugin/runtime.py). Compiles in different tests are not added up:
+call that caused it (drivers/runtime.py). Compiles in different tests are not added up:
 a test suite chooses shapes on purpose. Nor are compiles made by different runs of the project's
 function that made the call (a test calling ``fori_collect`` with three thinnings, ``svi.run``
 with several models): that is the test's choice too. What is counted is one run of the project's

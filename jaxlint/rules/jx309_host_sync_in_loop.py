@@ -4,7 +4,7 @@ least ``min-syncs`` of them, in a loop that also calls a jitted function. In a t
 --jaxlint``), where training loops are short, a line that converted on every iteration of a loop
 that went round at least ``min-iterations-in-tests`` times is reported too.
 
-A run-time rule (``check_run``): pytest_plugin/syncs.py counts, per test (or per program run),
+A run-time rule (``check_run``): drivers/syncs.py counts, per test (or per program run),
 each conversion made by the project's code and the loop it was made in; loops.py counts each
 loop's iterations (all its runs in the scope added up) and keeps the callables its body calls,
 of which syncs.py finds the jitted ones in the frame that ran it. Nothing is guessed: a loop

@@ -5,6 +5,8 @@ import errno
 import os
 from typing import TYPE_CHECKING
 
+from jaxlint.text import ancestors
+
 if TYPE_CHECKING:
     from jaxlint.config import Config
 
@@ -77,14 +79,7 @@ def _identity(path: str) -> object:
 
 def _symlinks_in(path: str) -> int:
     """How many of the path's components are symlinks."""
-    count = 0
-    while True:
-        if os.path.islink(path):
-            count += 1
-        parent = os.path.dirname(path)
-        if parent == path:
-            return count
-        path = parent
+    return sum(os.path.islink(folder) for folder in ancestors(path))
 
 
 def _walk(top: str, config: Config) -> list[str]:
@@ -107,13 +102,11 @@ def _excluded_explicitly(path: str, config: Config) -> bool:
     """The path or a folder above it, below the project root, is excluded (ruff's
     ``is_file_excluded``, short of the root itself: a project may live in a folder named build)."""
     root = os.path.abspath(config.root)
-    while path != root:
-        if config.excluded(path):
-            return True
-        parent = os.path.dirname(path)
-        if parent == path:
+    for folder in ancestors(path):
+        if folder == root:
             return False
-        path = parent
+        if config.excluded(folder):
+            return True
     return False
 
 
@@ -142,14 +135,7 @@ def _in_git_work_tree(top: str) -> bool:
     tenth of a warm check's time, for git's "not a git repository"."""
     if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
         return True
-    folder = os.path.abspath(top)
-    while True:
-        if os.path.lexists(os.path.join(folder, ".git")):
-            return True
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
-        folder = parent
+    return any(os.path.lexists(os.path.join(folder, ".git")) for folder in ancestors(os.path.abspath(top)))
 
 
 def find_root(path: str) -> str:

@@ -2,7 +2,7 @@
 defined in its own body (``return init_fn, update_fn``, ``return GradientTransformation(init_fn,
 update_fn)``, ``return {"update": update}``, ``return jax.jit(step)``). The JAX functions among
 those closures are targets of kind "closure" (engine/targets.py); the worker calls the factory to
-get them (worker/factories.py).
+get them (worker/closures.py).
 
 A name passed to a JAX function that runs it rather than returning a function (``lax.scan(body,
 ...)``) is not handed back: the def around it computes, it makes nothing.

@@ -15,9 +15,10 @@ import jax
 
 from jaxlint.analysis.program import program_findings
 from jaxlint.chips import parse_target
-from jaxlint.ir import compat, target_devices
 from jaxlint.ir import compile as compile_step
+from jaxlint.ir import target_devices
 from jaxlint.ir.truncations import TruncationRecorder
+from jaxlint.jaxapi import jaxprs
 from jaxlint.model import RAN_ALL, Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
 from jaxlint.rules import all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
@@ -30,9 +31,9 @@ from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
+from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
-from jaxlint.worker.factories import Factories
 from jaxlint.worker.frames import parameter_names
 from jaxlint.worker.importer import (
     import_module,
@@ -353,7 +354,7 @@ class _Analysis:
                 closed = trace_function(function, arguments)
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
-            # code; its closures are traced as it returns them (worker/factories.py), the other
+            # code; its closures are traced as it returns them (worker/closures.py), the other
             # functions it makes where a traced caller uses them.
             timings["trace"] += time.perf_counter() - started
             self._skip(target, "not-traceable", str(error))
@@ -375,7 +376,7 @@ class _Analysis:
             return "failed"
         runs.traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
                             [i for i, a in enumerate(closed.in_avals) if getattr(a, "weak_type", False)]))
-        if compat.side_effects(closed) and target.qualname not in self.result.effectful:
+        if jaxprs.side_effects(closed) and target.qualname not in self.result.effectful:
             self.result.effectful.append(target.qualname)
         self.traced_calls.append((target.qualname, function, arguments))
         timings["trace"] += time.perf_counter() - started

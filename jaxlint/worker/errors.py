@@ -6,7 +6,7 @@ import os
 import traceback
 from typing import Sequence
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import tracebacks
 from jaxlint.model import Finding, Span, Target
 from jaxlint.rules.analysis_failures import ImportErrorRule
 from jaxlint.rules.jx601_trace_error import TraceError as TraceErrorRule
@@ -34,9 +34,9 @@ def _frame_span(frame: traceback.FrameSummary | None) -> Span:
     if frame is None or frame.lineno is None:
         return Span(1, 0, 1, 0)
     # Traceback columns are UTF-8 byte offsets; spans count characters.
-    col = compat.char_column(frame.filename, frame.lineno, frame.colno or 0)
+    col = tracebacks.char_column(frame.filename, frame.lineno, frame.colno or 0)
     end_line = frame.end_lineno or frame.lineno
-    end_col = compat.char_column(frame.filename, end_line, frame.end_colno) if frame.end_colno else col
+    end_col = tracebacks.char_column(frame.filename, end_line, frame.end_colno) if frame.end_colno else col
     return Span(frame.lineno, col, end_line, end_col)
 
 

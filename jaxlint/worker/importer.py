@@ -66,19 +66,28 @@ class _FromSource(importlib.abc.MetaPathFinder):
         self.read: dict[str, str] = {}
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        for finder in sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []:
-            find_spec = getattr(finder, "find_spec", None)
-            if find_spec is None:  # a legacy finder: let the import system ask every finder as usual
-                return None
-            spec = find_spec(fullname, path, target)
-            if spec is None:
-                continue
-            if type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin \
-                    and is_project_file(spec.origin, self.root):
-                spec.loader = _ProjectLoader(fullname, spec.origin)
-                spec.loader.read = self.read
+        spec = spec_after(self, fullname, path, target)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader and spec.origin \
+                and is_project_file(spec.origin, self.root):
+            spec.loader = _ProjectLoader(fullname, spec.origin)
+            spec.loader.read = self.read
+        return spec
+
+
+def spec_after(finder: Any, fullname: str, path: Any, target: Any = None) -> Any:
+    """The spec the first of the finders after ``finder`` on ``sys.meta_path`` finds for
+    ``fullname``; None when none does, or when a legacy finder (no ``find_spec``) comes first: the
+    import system then asks every finder as usual. A finder that goes ahead of the others to change
+    the loaders of some specs (this module's, and the watched imports of ``pytest --jaxlint``)
+    returns the spec whoever found it, so that no finder is asked twice."""
+    for other in sys.meta_path[sys.meta_path.index(finder) + 1:] if finder in sys.meta_path else []:
+        find_spec = getattr(other, "find_spec", None)
+        if find_spec is None:
+            return None
+        spec = find_spec(fullname, path, target)
+        if spec is not None:
             return spec
-        return None
+    return None
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import jax
 
 from jaxlint import scan
-from jaxlint.ir import compat
+from jaxlint.jaxapi import tracebacks
 from jaxlint.model import Span, Target
 from jaxlint.text import split_lines
 from jaxlint.worker import instrument
@@ -81,5 +81,5 @@ def _exclude_jaxlint_frames() -> None:
     """As in the worker: op locations skip jaxlint's own frames (its tracing and marker code)."""
     global _excluded
     if not _excluded:
-        compat.exclude_from_user_frames()
+        tracebacks.exclude_from_user_frames()
         _excluded = True

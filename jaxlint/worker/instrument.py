@@ -24,7 +24,8 @@ from typing import Any, Iterator
 import jax
 import numpy as np
 
-from jaxlint.ir import MARKER_PREFIX, VmapRecord, compat
+from jaxlint.ir import MARKER_PREFIX, VmapRecord
+from jaxlint.jaxapi import jaxprs, tracers
 from jaxlint.model import Span
 from jaxlint.worker.callsite import OuterCall, outer_call
 from jaxlint.worker.frames import parameter_names, split_arguments
@@ -38,7 +39,7 @@ MAX_CONFIRMED_LEAVES = 16
 
 def abstractify(tree: Any) -> Any:
     """Arrays and tracers -> ShapeDtypeStruct; every other leaf (Python values) kept as is."""
-    array_types = compat.array_types()
+    array_types = tracers.array_types()
 
     def convert(leaf: Any) -> Any:
         if isinstance(leaf, (np.ndarray, np.generic)):
@@ -46,8 +47,8 @@ def abstractify(tree: Any) -> Any:
                 return leaf
             # As JAX sees it: float64 NumPy data becomes float32 unless x64 is on.
             return jax.ShapeDtypeStruct(leaf.shape, jax.dtypes.canonicalize_dtype(leaf.dtype))
-        if compat.is_tracer(leaf) or isinstance(leaf, array_types):
-            return compat.shape_dtype_struct(leaf)
+        if tracers.is_tracer(leaf) or isinstance(leaf, array_types):
+            return jaxprs.shape_dtype_struct(leaf)
         return leaf
 
     return jax.tree_util.tree_map(convert, tree)
@@ -200,7 +201,7 @@ def _confirm_unbatched(record: VmapRecord, leaf: int) -> bool:
     out_axes = jax.tree_util.tree_unflatten(record.out_treedef, axes)
     _state.confirming = True
     try:
-        compat.eval_shape(_real_vmap(record.fun, in_axes=record.in_axes, out_axes=out_axes,
+        jaxprs.eval_shape(_real_vmap(record.fun, in_axes=record.in_axes, out_axes=out_axes,
                                      **record.options), *record.args, **record.kwargs)
         return True
     except Exception:
@@ -233,7 +234,7 @@ class VmapRecorder:
             if getattr(_state, "confirming", False) or caller.f_code.co_filename not in files:
                 return out
             leaves, treedef = jax.tree_util.tree_flatten(out)
-            if not any(compat.is_tracer(leaf) for leaf in leaves):
+            if not any(tracers.is_tracer(leaf) for leaf in leaves):
                 return out  # eager call: no jaxpr to annotate
             try:
                 return _mark(fun, in_axes, out_axes, options, args, kwargs, caller, leaves, treedef)
@@ -261,7 +262,7 @@ def _mark(fun: Any, in_axes: Any, out_axes: Any, options: dict, args: tuple, kwa
     VMAP_RECORDS[tag] = record
     marked = []
     for index, leaf in enumerate(leaves):
-        if leaf_axes[index] is None or not compat.is_tracer(leaf):
+        if leaf_axes[index] is None or not tracers.is_tracer(leaf):
             marked.append(leaf)
             continue
         with jax.named_scope(record.marker(index)):

@@ -48,8 +48,8 @@ def main() -> None:
     started = time.perf_counter()
     importlib.import_module("jax")  # paid once per worker, before any job
 
-    from jaxlint.ir import compat
-    compat.exclude_from_user_frames()
+    from jaxlint.jaxapi import tracebacks
+    tracebacks.exclude_from_user_frames()
     jax_import = time.perf_counter() - started
     with os.fdopen(job_fd) as jobs, os.fdopen(result_fd, "w") as results:
         results.write(json.dumps({"ready": True, "jax_import": jax_import}) + "\n")
@@ -81,17 +81,17 @@ def _exit_with_stack(status: int) -> None:
 def analyze_module(job: Job) -> Result:
     """One job; the JAX configuration the module changed (``jax.config.update`` at import) is
     put back afterwards, so the next module is analyzed with the worker's own, as if alone."""
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import config_state
     from jaxlint.worker.analyze import analyze
 
-    configuration = compat.config_snapshot()
+    configuration = config_state.config_snapshot()
     try:
         return analyze(job)
     except BaseException as error:  # jaxlint's own bug: report it, keep the worker alive
         return Result(job.path, internal_error="".join(
             traceback.format_exception(type(error), error, error.__traceback__)))
     finally:
-        if compat.restore_config(configuration):
+        if config_state.restore_config(configuration):
             import jax
 
             jax.clear_caches()  # traces cached under the module's configuration

@@ -9,7 +9,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxlint.ir import compat, fit, sharded, target_devices
+from jaxlint.ir import fit, sharded, target_devices
+from jaxlint.jaxapi import compiling, jaxprs, tracers
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.argsources.instances import instance_fields
@@ -78,7 +79,7 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
     # Argument by argument, in the signature's order (flattening the kwargs dict would sort it).
     values = [*arguments.args, *arguments.kwargs.values()]
     leaves = [leaf for value in values for leaf in jax.tree_util.tree_leaves(value, is_leaf=is_abstract)]
-    names = [name for leaf in leaves if is_abstract(leaf) for dim in leaf.shape for name in compat.symbols(dim)]
+    names = [name for leaf in leaves if is_abstract(leaf) for dim in leaf.shape for name in jaxprs.symbols(dim)]
     if not names:
         return None
     sizes = {name: CONCRETE_SIZE * (i + 1) for i, name in enumerate(dict.fromkeys(names))}
@@ -86,7 +87,7 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
     def concrete(leaf: Any) -> Any:
         if not is_abstract(leaf):
             return leaf
-        shape = compat.concrete_shape(tuple(leaf.shape), sizes=sizes)
+        shape = jaxprs.concrete_shape(tuple(leaf.shape), sizes=sizes)
         if shape is None:
             raise _NoSize
         return jax.ShapeDtypeStruct(shape, leaf.dtype, weak_type=bool(getattr(leaf, "weak_type", False)),
@@ -110,7 +111,7 @@ def fails_at_any_size(error: BaseException) -> bool:
 
 
 class _NoSize(Exception):
-    """A symbolic dimension that cannot be evaluated (an expression form compat does not know)."""
+    """A symbolic dimension that cannot be evaluated (an expression form jaxapi/jaxprs.py does not know)."""
 
 
 class NotArrays(TypeError):
@@ -138,7 +139,7 @@ def compiled_cost(function: Any, arguments: ArgumentSet) -> dict[str, Any] | Non
     except Exception:
         return None
     target = target_devices.current()
-    return {**compat.compiled_costs(compiled), "devices": compat.compiled_devices(compiled),
+    return {**compiling.compiled_costs(compiled), "devices": compiling.compiled_devices(compiled),
             "target": target.label if target.is_tpu else None}
 
 
@@ -164,7 +165,7 @@ class _Node:
 
 def _is_custom_node(value: Any) -> bool:
     """A pytree node other than tuple/list/dict (register_pytree_node_class, dataclasses...)."""
-    if value is None or isinstance(value, (tuple, list, dict)) or compat.iterable_leaf(value):
+    if value is None or isinstance(value, (tuple, list, dict)) or tracers.iterable_leaf(value):
         return False
     return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
 
@@ -198,7 +199,7 @@ def _readable(leaf: Any) -> Any:
 
 
 def _shown(tree: Any) -> Any:
-    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or compat.iterable_leaf(v))
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or tracers.iterable_leaf(v))
 
 
 def _show(tree: Any) -> str:

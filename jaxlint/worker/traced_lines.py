@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import jaxprs, tracebacks
 from jaxlint.rules import codes_by_name
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.noqa import MAY_HAVE_DIRECTIVES, read_comments
@@ -35,17 +35,17 @@ def equation_lines(closed_jaxpr: Any, path: str, wanted: frozenset[int] | set[in
     included); stops as soon as all are found (reading tracebacks costs ~20 us an equation)."""
     found: set[int] = set()
     seen: set[int] = set()
-    pending = [compat.open_jaxpr(closed_jaxpr)[0]]
+    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
     while pending and not wanted <= found:
         jaxpr = pending.pop()
         if id(jaxpr) in seen:  # a cached inner jaxpr is shared by its call sites
             continue
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
-            found |= compat.user_lines_in(eqn.source_info, path) & wanted
+            found |= tracebacks.user_lines_in(eqn.source_info, path) & wanted
             if wanted <= found:
                 break
-            pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
+            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
     return found
 
 
@@ -73,14 +73,14 @@ def reached_in_files(closed_jaxpr: Any, files: dict[str, tuple[LineOwners, set[i
     remaining = {path: len(owners.first_lines - known) for path, (owners, known) in files.items()}
     remaining = {path: count for path, count in remaining.items() if count}
     seen: set[int] = set()
-    pending = [compat.open_jaxpr(closed_jaxpr)[0]]
+    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
     while pending and remaining:
         jaxpr = pending.pop()
         if id(jaxpr) in seen:
             continue
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
-            for path, lines in compat.user_lines_by_file(eqn.source_info, remaining.keys()).items():
+            for path, lines in tracebacks.user_lines_by_file(eqn.source_info, remaining.keys()).items():
                 owners, known = files[path]
                 reached = found[path]
                 for line in lines:
@@ -90,7 +90,7 @@ def reached_in_files(closed_jaxpr: Any, files: dict[str, tuple[LineOwners, set[i
                         remaining[path] -= 1
                 if not remaining[path]:
                     del remaining[path]
-            pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
+            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
     return found
 
 
@@ -99,7 +99,7 @@ def equation_files(closed_jaxpr: Any, wanted: Callable[[str], bool] | None = Non
     equations of ``closed_jaxpr``, sub-jaxprs included: the code its operations came from."""
     found: set[str] = set()
     seen: set[int] = set()
-    pending = [compat.open_jaxpr(closed_jaxpr)[0]]
+    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
     while pending:
         jaxpr = pending.pop()
         if id(jaxpr) in seen:
@@ -107,8 +107,8 @@ def equation_files(closed_jaxpr: Any, wanted: Callable[[str], bool] | None = Non
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
             try:
-                found.update(file for file, _, _ in compat.user_frames(eqn.source_info))
+                found.update(file for file, _, _ in tracebacks.user_frames(eqn.source_info))
             except Exception:  # a malformed traceback must not stop the analysis
                 pass
-            pending.extend(compat.open_jaxpr(sub)[0] for _, sub in compat.subjaxprs(eqn.params))
+            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
     return {file for file in found if wanted is None or wanted(file)}

@@ -22,7 +22,7 @@ from typing import Any, Collection
 import jax
 import numpy as np
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import jaxprs, shardings
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.trace import bind
 
@@ -44,7 +44,7 @@ def run_values(traced_calls: list[tuple[str, Any, Any]], names: list[str],
         if runs is None or len(runs) >= SIGNATURES:
             continue
         apply, inputs = bind(function, arguments)
-        shapes = [compat.concrete_shape(tuple(spec.shape)) for spec in inputs]
+        shapes = [jaxprs.concrete_shape(tuple(spec.shape)) for spec in inputs]
         if None in shapes:
             unknown = inputs[shapes.index(None)].shape
             runs.append([{"skipped": f"symbolic shape {unknown} with no size to give it"}])
@@ -69,7 +69,7 @@ def _run(apply: Any, inputs: list[Any], seed: int, scale: float = 1.0) -> Any:
 def _concrete(spec: jax.ShapeDtypeStruct, seed: int, position: int, scale: float = 1.0) -> Any:
     dtype, shape = spec.dtype, tuple(spec.shape)
     if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        return compat.random_keys(dtype, shape, seed * 1000 + position)
+        return jaxprs.random_keys(dtype, shape, seed * 1000 + position)
     rng = np.random.default_rng([seed, position])
     if jax.dtypes.issubdtype(dtype, np.bool_):
         data = rng.random(shape) < 0.5
@@ -83,7 +83,7 @@ def _concrete(spec: jax.ShapeDtypeStruct, seed: int, position: int, scale: float
         # Traced weakly typed: the code passed a Python scalar, so run with one (a JAX array would
         # be strongly typed and take another promotion path). Rounded to the dtype, as jit would.
         return np.asarray(data, dtype=dtype).item()
-    return compat.placed(jax.numpy.asarray(data, dtype=dtype), spec)
+    return shardings.placed(jax.numpy.asarray(data, dtype=dtype), spec)
 
 
 def _encoded(leaf: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import inspect
 import math
 from typing import Any
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import shardings
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet
 from jaxlint.worker.argsources.examples import registered_instance
@@ -72,7 +72,7 @@ def module_meshes(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
     """(name, mesh) of each mesh a module's namespace holds (a mesh bound to two names is one)."""
     meshes: dict[int, tuple[str, Any]] = {}
     for name, value in namespace.items():
-        if compat.is_mesh(value):
+        if shardings.is_mesh(value):
             meshes.setdefault(id(value), (name, value))
     return list(meshes.values())
 
@@ -89,7 +89,7 @@ def placer(mesh: Any) -> hints.Place:
                 raise ArgumentError(f"{hints.format_abstract(struct)}: dimension {dim} (size {size}) cannot be split "
                                     f"over mesh ax{'is' if len(axes) == 1 else 'es'} {', '.join(map(repr, axes))} "
                                     f"({pieces} pieces): the size must be a multiple of {pieces}")
-        return compat.sharded_struct(struct, mesh, shards)
+        return shardings.sharded_struct(struct, mesh, shards)
 
     return place
 

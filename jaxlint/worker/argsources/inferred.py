@@ -55,7 +55,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
 
 def ladder(request: ArgumentRequest, given: dict[str, Any] | None = None) -> list[ArgumentSet]:
     """The signatures to try, in order (the first that traces is kept). ``given``: parameters
-    whose values the caller knows (a factory's state, worker/factories.py), passed as they are."""
+    whose values the caller knows (a factory's state, worker/closures.py), passed as they are."""
     try:
         signature = inspect.signature(request.function)
     except (TypeError, ValueError):

@@ -3,7 +3,7 @@ tests' collection, or a whole program under ``jaxlint run``), for the run-time r
 (``Rule.check_run``, e.g. JX205).
 
 The events come from JAX, never from timing: with ``jax_explain_cache_misses`` on, JAX explains
-each miss of jit's tracing cache in a log record (ir/compat.py reads the text of each version);
+each miss of jit's tracing cache in a log record (jaxapi/logs.py reads the text of each version);
 with ``jax_log_compiles`` on, it logs each compile with its arguments' shardings, which tells a
 compile no tracing-cache miss explains (an input placed with another sharding on an Auto mesh).
 A filter on JAX's logger takes each record as it is made, in the thread of the call, so the
@@ -23,9 +23,9 @@ import sys
 from types import FrameType
 from typing import Callable, Iterator, Sequence
 
+from jaxlint.drivers import loops
 from jaxlint.events import CacheMiss, CallPlace, Compile, Difference, RunEvents
 from jaxlint.model import Finding, Settings, Span
-from jaxlint.pytest_plugin import loops
 from jaxlint.rules.base import Rule, RunContext, checks
 from jaxlint.rules.runner import run_run_rules
 from jaxlint.text import char_column
@@ -56,7 +56,7 @@ class RunWatcher:
     frames are the project's (a call is placed at the innermost of them)."""
 
     def __init__(self, project: Callable[[str], bool], sources: frozenset[str] = frozenset({"compiles"})) -> None:
-        from jaxlint.pytest_plugin.syncs import SyncWatcher
+        from jaxlint.drivers.syncs import SyncWatcher
 
         self.project = project
         self.scopes: dict[str, RunEvents] = {}
@@ -92,15 +92,15 @@ class RunWatcher:
             self.syncs.install()
         if self._installed or not self.compiles:
             return
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import config_state, logs
 
-        self._user_explains = compat.explain_cache_misses(True)
-        self._user_logs_compiles = compat.log_compiles(True)
-        for name in compat.CACHE_MISS_LOGGERS:
+        self._user_explains = config_state.explain_cache_misses(True)
+        self._user_logs_compiles = config_state.log_compiles(True)
+        for name in logs.CACHE_MISS_LOGGERS:
             self._install(name, self._take_miss)
-        for name in compat.LOG_COMPILES_ONLY:
+        for name in logs.LOG_COMPILES_ONLY:
             self._install(name, self._take_logged)
-        for name in compat.EXPLAIN_ONLY_LOGGERS:
+        for name in logs.EXPLAIN_ONLY_LOGGERS:
             self._install(name, self._take_other)
 
     def stop(self) -> None:
@@ -109,7 +109,7 @@ class RunWatcher:
             self.syncs.uninstall()
         if not self._installed:
             return
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import config_state
 
         for logger, installed in self._installed:
             logger.removeFilter(installed)
@@ -117,9 +117,9 @@ class RunWatcher:
         self._running.clear()
         self._compiled.clear()
         if not self._user_explains:
-            compat.explain_cache_misses(False)
+            config_state.explain_cache_misses(False)
         if not self._user_logs_compiles:
-            compat.log_compiles(False)
+            config_state.log_compiles(False)
 
     @contextlib.contextmanager
     def scoped(self, scope: str) -> Iterator[None]:
@@ -149,16 +149,16 @@ class RunWatcher:
         self._installed.append((logger, installed))
 
     def _take_miss(self, record: logging.LogRecord) -> bool:
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import logs, tracers
 
         try:
             message = record.getMessage()
         except Exception:  # a record that cannot format is not ours to judge
             return True
-        if not message.startswith(compat.CACHE_MISS_PREFIX):
+        if not message.startswith(logs.CACHE_MISS_PREFIX):
             return True
-        if self.scope is not None and not compat.under_jit():
-            miss = compat.parse_cache_miss(message)
+        if self.scope is not None and not tracers.under_jit():
+            miss = logs.parse_cache_miss(message)
             if miss is not None:
                 events = self.scopes.setdefault(self.scope, RunEvents(self.scope))
                 events.compiles.append(Compile(miss, self._place(sys._getframe(1))))
@@ -168,17 +168,17 @@ class RunWatcher:
 
     def _take_logged(self, record: logging.LogRecord) -> bool:
         """A record ``jax_log_compiles`` raised: a compile's (its shardings), or dispatch timings."""
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import logs, tracers
 
         try:
             message = record.getMessage()
         except Exception:
             return True
-        prefixes = compat.LOG_COMPILES_ONLY.get(record.name, ())
+        prefixes = logs.LOG_COMPILES_ONLY.get(record.name, ())
         if not message.startswith(prefixes):
             return True
-        logged = compat.parse_compile(message) if record.name == compat.COMPILE_LOGGER else None
-        if logged is not None and self.scope is not None and not compat.under_jit():
+        logged = logs.parse_compile(message) if record.name == logs.COMPILE_LOGGER else None
+        if logged is not None and self.scope is not None and not tracers.under_jit():
             self._take_compile(*logged)
         return self._user_logs_compiles or record.levelno != logging.WARNING
 
@@ -200,12 +200,12 @@ class RunWatcher:
                                        self._place(sys._getframe(3))))
 
     def _take_other(self, record: logging.LogRecord) -> bool:
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import logs
 
         if self._user_explains or record.levelno != logging.WARNING:
             return True
         try:
-            return not record.getMessage().startswith(compat.EXPLAIN_ONLY_PREFIXES)
+            return not record.getMessage().startswith(logs.EXPLAIN_ONLY_PREFIXES)
         except Exception:
             return True
 

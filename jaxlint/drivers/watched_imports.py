@@ -1,6 +1,6 @@
 """How calls are watched cheaply: the project's modules imported during a ``pytest --jaxlint`` run
 are compiled with one more statement at the top of each function body (and lambda), a call that
-hands the function's frame to the CallWatcher (calls.py).
+hands the function's frame to the CallWatcher (watched_calls.py).
 
 Why not a profile hook (``sys.setprofile``): it runs Python code on every call and return of the
 session, JAX's own included, and tracing is nearly all Python calls; on diffrax's tests the hook
@@ -27,7 +27,8 @@ from types import CodeType, ModuleType
 from typing import Any, Callable, Iterator, Sequence
 
 from jaxlint import read_digests
-from jaxlint.pytest_plugin import loops
+from jaxlint.drivers import loops
+from jaxlint.worker.importer import spec_after
 
 # A name no source can spell, found through builtins whatever globals a function runs with.
 NOTIFY = "@jaxlint_called"
@@ -81,25 +82,16 @@ class WatchedImports(importlib.abc.MetaPathFinder):
         setattr(builtins, NOTIFY, _quiet)
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> Any:
-        finders = sys.meta_path[sys.meta_path.index(self) + 1:] if self in sys.meta_path else []
-        for finder in finders:
-            find_spec = getattr(finder, "find_spec", None)
-            if find_spec is None:  # a legacy finder: let the import system ask every finder as usual
-                return None
-            spec = find_spec(fullname, path, target)
-            if spec is None:
-                continue
-            if spec.origin and spec.has_location and self.is_project(spec.origin):
-                loader = _with_call(spec.loader)
-                if loader is None:
-                    self.other_loaders.append(fullname)
-                else:
-                    loader.read_digests = self.read
-                    spec.loader = loader
-                    self.modules.append(fullname)
-            # The spec is returned whoever found it, so no finder is asked twice.
-            return spec
-        return None
+        spec = spec_after(self, fullname, path, target)
+        if spec is not None and spec.origin and spec.has_location and self.is_project(spec.origin):
+            loader = _with_call(spec.loader)
+            if loader is None:
+                self.other_loaders.append(fullname)
+            else:
+                loader.read_digests = self.read
+                spec.loader = loader
+                self.modules.append(fullname)
+        return spec
 
 
 class _CompilesWithCall:

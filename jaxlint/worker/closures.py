@@ -36,7 +36,7 @@ import types
 import typing
 from typing import Any, Iterator
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import config_state
 from jaxlint.model import SkipKind, Target
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.errors import describe_error
@@ -284,7 +284,7 @@ def _without_side_effects(module: Any) -> Iterator[None]:
     environment, JAX's configuration; what it prints is discarded."""
     namespace = vars(module)
     saved, environment = dict(namespace), dict(os.environ)
-    configuration = compat.config_snapshot()
+    configuration = config_state.config_snapshot()
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             yield
@@ -295,7 +295,7 @@ def _without_side_effects(module: Any) -> Iterator[None]:
         if os.environ != environment:
             os.environ.clear()
             os.environ.update(environment)
-        if compat.restore_config(configuration):
+        if config_state.restore_config(configuration):
             import jax
 
             jax.clear_caches()

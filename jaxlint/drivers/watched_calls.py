@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
 
 if TYPE_CHECKING:  # placement.py imports JAX: only once a call holds arrays
-    from jaxlint.pytest_plugin.placement import Placement
+    from jaxlint.drivers.placement import Placement
 
 MAX_SIGNATURES = 3  # distinct abstract signatures kept per function, first seen first
 MAX_CALLS = 200  # calls examined per function: later ones cost time and rarely differ
@@ -225,27 +225,27 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
     import jax
     import numpy as np
 
-    from jaxlint.ir import compat
-    from jaxlint.pytest_plugin.placement import call_placement
+    from jaxlint.drivers.placement import call_placement
+    from jaxlint.jaxapi import tracers
 
     code, local = frame.f_code, frame.f_locals
     params = [local[name] for name in parameter_names(code)]
     free = [local.get(name, EMPTY_CELL) for name in code.co_freevars]
-    leaves, treedef = jax.tree_util.tree_flatten((params, free), is_leaf=compat.iterable_leaf)
+    leaves, treedef = jax.tree_util.tree_flatten((params, free), is_leaf=tracers.iterable_leaf)
     abstract, any_array, staged, differentiated = [], False, False, False
     for leaf in leaves:
         if isinstance(leaf, jax.Array) or (isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSUV"):
             abstract.append(_abstract(leaf))
             any_array = True
-            staged = staged or compat.is_staged(leaf)
-            differentiated = differentiated or compat.is_differentiated(leaf)
+            staged = staged or tracers.is_staged(leaf)
+            differentiated = differentiated or tracers.is_differentiated(leaf)
         else:
             abstract.append(leaf)
     if not any_array:
         return None
     x64 = bool(jax.config.read("jax_enable_x64"))
     # A jit's shardings and donation are not in the tracers it passes: read from the jit itself.
-    placement = call_placement(frame, params, len(jax.tree_util.tree_leaves(free, is_leaf=compat.iterable_leaf))) \
+    placement = call_placement(frame, params, len(jax.tree_util.tree_leaves(free, is_leaf=tracers.iterable_leaf))) \
         if staged else None
     try:
         key = hash((treedef, x64, staged, tuple(_signature_item(leaf) for leaf in abstract),
@@ -258,10 +258,10 @@ def _keep(frame: FrameType) -> tuple[Any, Call] | None:
 def _abstract(leaf: Any) -> Any:
     import jax
 
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import jaxprs
 
     if isinstance(leaf, jax.Array):
-        return compat.shape_dtype_struct(leaf)
+        return jaxprs.shape_dtype_struct(leaf)
     return jax.ShapeDtypeStruct(leaf.shape, jax.dtypes.canonicalize_dtype(leaf.dtype))
 
 

@@ -1,9 +1,10 @@
-"""pytest plugin behind ``jaxlint record``: the abstract arguments of the scanned functions (the
-targets, and every other JAX function: a plain ``def`` whose body calls into jax), as the tests
-call them, saved to the signatures file (see signatures.py).
+"""What ``jaxlint record`` records (the pytest plugin ``pytest_plugin/recording.py`` starts and
+stops the recorder): the abstract arguments of the scanned functions (the targets, and every other
+JAX function: a plain ``def`` whose body calls into jax), as the tests call them, saved to the
+signatures file (see signatures.py).
 
 Inert unless ``JAXLINT_RECORD`` is set (``jaxlint record`` sets it and adds
-``-p jaxlint.pytest_plugin.record`` to ``PYTEST_ADDOPTS``). Its value is JSON:
+``-p jaxlint.pytest_plugin.recording`` to ``PYTEST_ADDOPTS``). Its value is JSON:
 ``{"root": config root, "files": path, "parts": folder, "parent": pid}``, where ``files`` names a
 JSON list of the files to scan, discovered by ``jaxlint record`` with the configuration's excludes,
 and ``parent`` is the jaxlint process: the test run ends when it does. Each process
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
-from jaxlint.processes import watch_parent
 from jaxlint.worker.frames import parameter_names, restore_profile, set_profile
 
 ENV = "JAXLINT_RECORD"
@@ -36,36 +36,6 @@ MAX_SIGNATURES = 3  # distinct signatures kept per function, first seen first
 MAX_CALLS = 100  # calls examined per function: later ones cost time and rarely differ
 MAX_TEXT = 1000  # characters of one argument: a longer literal is data, not a signature
 _LITERALS = (bool, int, float, complex, str, bytes, type(None))
-
-_recorder: Recorder | None = None
-
-
-def pytest_sessionstart(session: Any) -> None:
-    global _recorder
-    settings = os.environ.get(ENV)
-    if not settings or _recorder is not None:
-        return
-    try:
-        parsed = json.loads(settings)
-        if isinstance(parsed, dict) and isinstance(parsed.get("parent"), int):
-            watch_parent(parsed["parent"])  # the xdist controller too: it holds the workers
-        if session.config.pluginmanager.hasplugin("dsession"):
-            return  # the pytest-xdist controller: its workers run the tests
-        _recorder = Recorder.from_settings(parsed, list(session.config.getini("python_files")))
-    except (ValueError, KeyError, TypeError, OSError) as error:  # set by hand, or a path gone
-        print(f"jaxlint: not recording, {ENV} is unusable: {error!r}", file=sys.stderr)
-        return
-    _recorder.start()
-
-
-def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    global _recorder
-    if _recorder is None:
-        return
-    recorder, _recorder = _recorder, None
-    recorder.stop()
-    recorder.save()
-
 
 class Unrecordable(Exception):
     """An argument the hint syntax cannot express (an object, a NamedTuple, a typed key...)."""
@@ -111,7 +81,7 @@ class Recorder:
     def from_settings(cls, settings: dict[str, Any], test_patterns: list[str] | None = None) -> Recorder:
         from jaxlint import scan
         from jaxlint.config import signatures
-        from jaxlint.pytest_plugin.calls import is_test_file
+        from jaxlint.drivers.watched_calls import is_test_file
         from jaxlint.scan.functions import jax_functions
         from jaxlint.scan.index import SourceIndex
         from jaxlint.text import read_source
@@ -256,7 +226,7 @@ def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
     naming its mesh axes; any other array stays as it is (recorded without its sharding)."""
     import jax
 
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import shardings
     from jaxlint.scan.hints import sharded_spec
     from jaxlint.worker.argsources.hint import module_meshes
 
@@ -267,7 +237,7 @@ def _with_shards(tree: Any, namespace: dict[str, Any]) -> Any:
     if not isinstance(tree, jax.ShapeDtypeStruct):
         return tree
     sharding = getattr(tree, "sharding", None)
-    shards = compat.shards_of(sharding)
+    shards = shardings.shards_of(sharding)
     axes = {axis for dim in shards or () for axis in dim}
     if not axes:
         return tree

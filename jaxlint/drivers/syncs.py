@@ -26,9 +26,9 @@ import types
 from types import CodeType, FrameType
 from typing import Any, Callable
 
+from jaxlint.drivers import loops
 from jaxlint.events import CallPlace, HostSyncs, LoopRuns, RunEvents
 from jaxlint.model import Span
-from jaxlint.pytest_plugin import loops
 
 MAX_DEPTH = 32  # project frames looked through for the loop around a conversion
 RESOLVE_TRIES = 3  # looks for the jitted callee of one loop per scope: its names are bound once it ran
@@ -54,12 +54,12 @@ class SyncWatcher:
         self._counter: collections.Counter[int] | None = None  # the scope's iterations
 
     def install(self) -> None:
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import host_sync
 
         if self._originals:
             return
-        array = compat.device_array_class()
-        for name, kind in compat.ARRAY_CONVERSIONS.items():
+        array = host_sync.device_array_class()
+        for name, kind in host_sync.ARRAY_CONVERSIONS.items():
             original = array.__dict__.get(name)
             if original is None:
                 continue
@@ -67,9 +67,9 @@ class SyncWatcher:
             setattr(array, name, self._wrapped(original, kind))
 
     def uninstall(self) -> None:
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import host_sync
 
-        array = compat.device_array_class()
+        array = host_sync.device_array_class()
         for name, original in self._originals.items():
             setattr(array, name, original)
         self._originals = {}
@@ -117,16 +117,16 @@ class SyncWatcher:
         return converted
 
     def _take(self, kind: str, frame: FrameType | None) -> None:
-        from jaxlint.ir import compat
+        from jaxlint.jaxapi import host_sync
 
         while frame is not None:
             path = frame.f_code.co_filename
             machinery = self._machinery.get(path)
             if machinery is None:
-                machinery = self._machinery[path] = compat.is_conversion_machinery(path)
+                machinery = self._machinery[path] = host_sync.is_conversion_machinery(path)
             if not machinery:
                 break
-            if frame.f_code.co_name in compat.BATCHED_READS:
+            if frame.f_code.co_name in host_sync.BATCHED_READS:
                 return  # ``jax.device_get``: the batched read the rule recommends, not counted
             frame = frame.f_back
         if frame is None or not self._is_project(frame.f_code.co_filename):
@@ -189,7 +189,7 @@ def _jitted_callees(frame: FrameType, callees: tuple[str, ...]) -> tuple[str, ..
     (``step = jax.jit(...)``, ``@jax.jit``), or a plain function whose globals or closure hold
     one it names (``train_step`` calling the jitted ``update``). Attributes are read without
     running properties (``inspect.getattr_static``)."""
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import tracers
 
     found: list[str] = []
     scopes = (frame.f_locals, frame.f_globals, frame.f_builtins)
@@ -207,7 +207,7 @@ def _jitted_callees(frame: FrameType, callees: tuple[str, ...]) -> tuple[str, ..
             value = value.__func__
         if value is None:
             continue
-        if compat.is_jitted(value):
+        if tracers.is_jitted(value):
             found.append(f"`{dotted}`")
         elif isinstance(value, types.FunctionType):
             inner = _jitted_names(value)
@@ -217,13 +217,13 @@ def _jitted_callees(frame: FrameType, callees: tuple[str, ...]) -> tuple[str, ..
 
 
 def _jitted_names(function: types.FunctionType) -> list[str]:
-    from jaxlint.ir import compat
+    from jaxlint.jaxapi import tracers
 
     names = [f"`{name}`" for name in function.__code__.co_names
-             if compat.is_jitted(function.__globals__.get(name))]
+             if tracers.is_jitted(function.__globals__.get(name))]
     for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
         try:
-            if compat.is_jitted(cell.cell_contents):
+            if tracers.is_jitted(cell.cell_contents):
                 names.append(f"`{name}`")
         except ValueError:  # an empty cell
             pass

@@ -1,7 +1,7 @@
 """The placement a ``jax.jit`` gave a call the tests made of its function: its ``in_shardings``
 (else the shardings of the committed arrays it was called with), ``out_shardings`` and donation,
-read while the jit traced the function (``compat.jit_placement``) and kept per leaf of the call
-(calls.py); then the jit the call is traced under again (lint.py), so that its jaxpr and its
+read while the jit traced the function (``jit_placement.jit_placement``) and kept per leaf of the call
+(watched_calls.py); then the jit the call is traced under again (lint.py), so that its jaxpr and its
 compiled program are the sharded ones the test ran, on the test process's devices.
 
 A function a jit reaches through a helper, a scan or a vmap is not traced by that jit directly:
@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import jax
 
-from jaxlint.ir import compat
+from jaxlint.jaxapi import jit_placement, tracers
 from jaxlint.worker.frames import parameter_names
 
 
@@ -38,7 +38,7 @@ def call_placement(frame: FrameType, params: list[Any], free_leaves: int) -> Pla
     """The placement of the jit tracing ``frame``'s function, per leaf of ``(params, free)`` (the
     values of its parameters, then ``free_leaves`` leaves of closure cells, never placed); None
     when no jit traces it directly or the jit places nothing."""
-    found = compat.jit_placement(frame)
+    found = jit_placement.jit_placement(frame)
     if found is None:
         return None
     try:
@@ -55,7 +55,8 @@ def call_placement(frame: FrameType, params: list[Any], free_leaves: int) -> Pla
     return Placement(in_shardings, donated, found.out_shardings)
 
 
-def trace_input_indices(code: CodeType, params: list[Any], found: compat.JitPlacement) -> list[int | None] | None:
+def trace_input_indices(code: CodeType, params: list[Any],
+                        found: jit_placement.JitPlacement) -> list[int | None] | None:
     """Per leaf of ``params`` (the values of ``parameter_names(code)`` as the function received
     them), the position among the jit's flattened inputs of the input it came from; None for a
     leaf of a static argument or of a default value. None when they cannot be matched (a static
@@ -66,12 +67,12 @@ def trace_input_indices(code: CodeType, params: list[Any], found: compat.JitPlac
         return None
     indices: list[int | None] = []
     for name, value in zip(parameter_names(code), params):
-        count = len(jax.tree_util.tree_leaves(value, is_leaf=compat.iterable_leaf))
-        shadow = bound.get(name, compat.STATIC)
-        if shadow is compat.STATIC:  # static, or a default the jit never saw
+        count = len(jax.tree_util.tree_leaves(value, is_leaf=tracers.iterable_leaf))
+        shadow = bound.get(name, jit_placement.STATIC)
+        if shadow is jit_placement.STATIC:  # static, or a default the jit never saw
             indices += [None] * count
             continue
-        marks = jax.tree_util.tree_leaves(shadow, is_leaf=compat.iterable_leaf)
+        marks = jax.tree_util.tree_leaves(shadow, is_leaf=tracers.iterable_leaf)
         if len(marks) != count:
             return None
         indices += [m if type(m) is int else None for m in marks]
@@ -95,7 +96,7 @@ def placed_jit(apply: Callable[..., list[Any]], placement: Placement, dynamic: l
         kwargs["donate_argnums"] = donated
     if results is not None and placement.out_shardings is not None:
         treedef, arrays = results
-        spread = compat.broadcast_prefix(placement.out_shardings, jax.tree_util.tree_unflatten(treedef, arrays))
+        spread = jit_placement.broadcast_prefix(placement.out_shardings, jax.tree_util.tree_unflatten(treedef, arrays))
         kwargs["out_shardings"] = [s for s, array in zip(spread, arrays) if array]  # apply returns a list
     return jax.jit(apply, **kwargs)
 

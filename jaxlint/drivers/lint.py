@@ -1,4 +1,4 @@
-"""Once the tests are done: trace each kept call (calls.py) with its real non-array arguments and
+"""Once the tests are done: trace each kept call (watched_calls.py) with its real non-array arguments and
 abstract arrays, run the program rules on the jaxpr, and the source rules once per file.
 
 A function is rebuilt from its code object, its globals and closure cells holding the kept
@@ -21,12 +21,13 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator
 import jax
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.ir import Truncation, compat, sharded
+from jaxlint.drivers.placement import argument_paths, leaf_names, placed_jit, result_paths
+from jaxlint.drivers.results import Linted, Ran
+from jaxlint.drivers.watched_calls import EMPTY_CELL, Call, Function
+from jaxlint.ir import Truncation, sharded
 from jaxlint.ir.truncations import TruncationRecorder
+from jaxlint.jaxapi import config_state, tracers
 from jaxlint.model import Finding, Settings, Span
-from jaxlint.pytest_plugin.calls import EMPTY_CELL, Call, Function
-from jaxlint.pytest_plugin.placement import argument_paths, leaf_names, placed_jit, result_paths
-from jaxlint.pytest_plugin.results import Linted, Ran
 from jaxlint.rules import Rule
 from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import describe_error, internal_error, run_source_rules
@@ -200,10 +201,10 @@ def _call(function: types.FunctionType, args: list[Any], kwargs: dict[str, Any])
         if getattr(getattr(cls, "__init__", None), "__code__", None) is code:
             instance = cls(*args[1:], **kwargs)
             try:
-                return jax.tree_util.tree_leaves(instance, is_leaf=compat.iterable_leaf) + \
-                    jax.tree_util.tree_leaves(vars(instance), is_leaf=compat.iterable_leaf)
+                return jax.tree_util.tree_leaves(instance, is_leaf=tracers.iterable_leaf) + \
+                    jax.tree_util.tree_leaves(vars(instance), is_leaf=tracers.iterable_leaf)
             except TypeError:  # no __dict__ (slots)
-                return jax.tree_util.tree_leaves(instance, is_leaf=compat.iterable_leaf)
+                return jax.tree_util.tree_leaves(instance, is_leaf=tracers.iterable_leaf)
     return function(*args, **kwargs)
 
 
@@ -226,13 +227,13 @@ def traced(call: Call, path: str) -> Iterator[tuple[Any, str, list[Truncation], 
         args, kwargs = split_arguments(code, params)
         # The jaxpr keeps every equation the call made, returned or not: a factory's, an
         # initializer's that stores its arrays on ``self``, a check's that returns a bool.
-        leaves, treedef = jax.tree_util.tree_flatten(_call(function, args, kwargs), is_leaf=compat.iterable_leaf)
+        leaves, treedef = jax.tree_util.tree_flatten(_call(function, args, kwargs), is_leaf=tracers.iterable_leaf)
         results[:] = [treedef, [isinstance(leaf, jax.Array) for leaf in leaves]]
         return [leaf for leaf in leaves if isinstance(leaf, jax.Array)]
 
     params = jax.tree_util.tree_unflatten(call.treedef, call.leaves)[0]
     args, kwargs = split_arguments(code, params)
-    with compat.enable_x64(call.x64), recording_vmaps(path, call.globals):
+    with config_state.enable_x64(call.x64), recording_vmaps(path, call.globals):
         with TruncationRecorder() as truncations:
             inputs = [call.leaves[i] for i in dynamic]
             closed = _placed_trace(call, apply, dynamic, inputs, results, truncations) \

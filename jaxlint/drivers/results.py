@@ -4,6 +4,7 @@ across processes, the findings settled as ``jaxlint check`` settles them, the co
 the summary line.
 
 Imports neither pytest nor JAX: ``jaxlint run``'s parent reports from here without either.
+(engine/results.py is what ``jaxlint check`` produced; this is the in-process drivers'.)
 """
 from __future__ import annotations
 

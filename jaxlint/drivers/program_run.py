@@ -26,7 +26,7 @@ import types
 from typing import Any, NoReturn
 
 ENV = "JAXLINT_RUN"
-BOOTSTRAP = "from jaxlint.pytest_plugin.program import main; main()"
+BOOTSTRAP = "from jaxlint.drivers.program_run import main; main()"
 
 
 def main() -> NoReturn:
@@ -76,16 +76,16 @@ def _write(path: str, data: dict[str, Any]) -> None:
 
 
 class _Watching:
-    """The watcher of ``pytest --jaxlint`` (calls.py, watched_imports.py) on the project's files,
+    """The watcher of ``pytest --jaxlint`` (watched_calls.py, watched_imports.py) on the project's files,
     from before the program imports anything until it is done."""
 
     def __init__(self, settings: dict[str, Any], script: str | None) -> None:
         import jaxlint
         from jaxlint.config import load_config
         from jaxlint.config.keys import parse_snippet
-        from jaxlint.pytest_plugin.calls import CallWatcher, ProjectFiles
-        from jaxlint.pytest_plugin.runtime import RunWatcher, run_sources
-        from jaxlint.pytest_plugin.watched_imports import WatchedImports, imported_already
+        from jaxlint.drivers.runtime import RunWatcher, run_sources
+        from jaxlint.drivers.watched_calls import CallWatcher, ProjectFiles
+        from jaxlint.drivers.watched_imports import WatchedImports, imported_already
         from jaxlint.rules import rule_classes
 
         self.started = time.time()  # before the program's imports: what the store's digests vouch for
@@ -121,7 +121,7 @@ class _Watching:
 
     def hand_over(self, path: str, status: int) -> None:
         """Lint the kept calls and write what jaxlint reports from to ``path`` (whole or not at all)."""
-        from jaxlint.pytest_plugin.lint import lint_calls
+        from jaxlint.drivers.lint import lint_calls
 
         started = time.perf_counter()
         rules = self.rules
@@ -162,7 +162,7 @@ def _run_path(script: str, args: list[str], watching: _Watching) -> None:
     """As ``python SCRIPT``: the script's folder first on ``sys.path``, its code run as ``__main__``
     (compiled with the watcher's call when it is a project file: no import hook sees a script)."""
     from jaxlint import read_digests
-    from jaxlint.pytest_plugin.watched_imports import compile_with_call
+    from jaxlint.drivers.watched_imports import compile_with_call
 
     path = os.path.abspath(script)
     sys.argv = [script, *args]
