@@ -8,6 +8,7 @@ from typing import Any
 
 from jaxlint.cli.arg_types import seconds
 from jaxlint.cli.exits import failed
+from jaxlint.config.flags import add_compile_arguments
 
 
 def add_parser(commands: Any) -> None:
@@ -25,12 +26,8 @@ def add_parser(commands: Any) -> None:
     explain.add_argument("--html", default=None, metavar="FILE", help="also write a self-contained HTML page")
     explain.add_argument("--timeout", type=seconds, default=None,
                          help="seconds for importing, tracing and compiling (default 60)")
-    explain.add_argument("--devices", type=_devices, default=None, metavar="N",
-                         help="start the worker with N CPU devices, for a module that builds a mesh at import "
-                              "(default: the `devices` setting, else the product of the module's literal mesh shape)")
-    explain.add_argument("--target", default=None, metavar="TARGET",
-                         help="compile for this chip: cpu, tpu-v5e, tpu-v6e, tpu-v5p, tpu-v4 or a slice such as "
-                              "tpu-v5e:2x4 (default: the `target` setting, else cpu)")
+    add_compile_arguments(explain, _devices, target_default="the `target` setting, else cpu",
+                          devices_default="the `devices` setting, else the product of the module's literal mesh shape")
 
 
 def _devices(text: str) -> int:

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 if TYPE_CHECKING:
     from jaxlint.config import Config, Layer
@@ -14,6 +14,21 @@ if TYPE_CHECKING:
 
 def _comma_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_compile_arguments(group: Any, devices_type: Callable[[str], int], devices_default: str,
+                          target_default: str) -> None:
+    """``--devices`` and ``--target``, which ``check`` and ``explain`` share; each says its own default
+    (explain reads the configuration for both). The chips named are chips.py's."""
+    from jaxlint.chips import GENERATIONS
+
+    group.add_argument("--devices", type=devices_type, default=None, metavar="N",
+                       help="start the workers with N CPU devices, for modules that build a mesh at import "
+                            f"(default: {devices_default})")
+    chips = ", ".join(["cpu", *(f"tpu-{generation}" for generation in GENERATIONS)])
+    group.add_argument("--target", default=None, metavar="TARGET",
+                       help=f"compile for this chip: {chips}, or a TPU slice such as tpu-v5e:2x4 (default: "
+                            f"{target_default}; a TPU needs libtpu, jaxlint's tpu extra; no TPU is used)")
 
 
 def add_arguments(check: argparse.ArgumentParser) -> None:
@@ -50,12 +65,8 @@ def add_arguments(check: argparse.ArgumentParser) -> None:
     group.add_argument("--no-rerun-tests", dest="rerun_tests", action="store_false")
     group.add_argument("--rerun-timeout", dest="rerun_timeout", type=float, default=None, metavar="SECONDS",
                        help="seconds per changed module for the tests --rerun-tests runs (default 300)")
-    group.add_argument("--devices", type=int, default=None, metavar="N",
-                       help="start the workers with N CPU devices, for modules that build a mesh at import "
-                            "(default: the product of a module's literal mesh shape, if any)")
-    group.add_argument("--target", default=None, metavar="TARGET",
-                       help="compile for this chip: cpu (the default), tpu-v5e, tpu-v6e, tpu-v5p, tpu-v4, or a "
-                            "TPU slice such as tpu-v5e:2x4 (needs libtpu: jaxlint's tpu extra; no TPU is used)")
+    add_compile_arguments(group, int, devices_default="the product of a module's literal mesh shape, if any",
+                          target_default="cpu")
     group.add_argument("--cache-dir", default=None, metavar="DIR",
                        help="the result cache's folder (default: .jaxlint_cache in the project root; "
                             "JAXLINT_CACHE_DIR)")
