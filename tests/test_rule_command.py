@@ -13,9 +13,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import check_in_process
 
 from jaxlint.config.selection import select_rules
+from jaxlint.engine.check import check
 from jaxlint.report.ruledocs import TOML_TYPES
 from jaxlint.rules import all_rules
 
@@ -180,15 +180,14 @@ TPU_TARGET_RULES = {"JX312", "JX709"}
 
 
 def test_findings_carry_the_declared_fix(tmp_path: Path) -> None:
-    """Every page's Example, checked in one run (in the test process: the findings' fixes are the
-    subject): a rule's fixes have its declared applicability."""
+    """Every page's Example, checked in one run: a rule's fixes have its declared applicability."""
     for page in PAGES:
         if page.stem.startswith("JX9"):  # no fix; JX902's and JX903's Examples hang or kill a worker
             continue
         example = re.search(r"```python\n(.*?)```", section(page.read_text(encoding="utf-8"), "Example"),
                             flags=re.DOTALL).group(1)
         (tmp_path / f"{page.stem.lower()}_example.py").write_text(example, encoding="utf-8")
-    result = check_in_process([str(tmp_path)], select_rules(None, None))
+    result = check([str(tmp_path)], select_rules(None, None))
     by_code = {r.code: r for r in all_rules()}
     seen_fixes = set()
     for finding in result.findings:
