@@ -5,6 +5,7 @@ import atexit
 import contextlib
 import functools
 import importlib
+import io
 import json
 import os
 import re
@@ -110,7 +111,8 @@ class InProcessPool:
     and forgets the analyzed project's modules afterwards), with the worker's settings: no
     bytecode written, the default warning filters, ``exclude_from_user_frames`` called once.
     Analyses run one at a time (check's lanes are threads here). What it cannot do: enforce
-    ``timeout``, survive a crash or ``os._exit``, hide the user's stdout, start from a fresh
+    ``timeout``, survive a crash or ``os._exit``, hide what the user's code writes to file
+    descriptor 1 (``print`` is discarded, as the worker's stdout is /dev/null), start from a fresh
     interpreter. ``started`` counts the workers the real pool would have started, so
     ``workers_started`` reads the same; tests that assert on it keep the real pool anyway.
     """
@@ -154,7 +156,8 @@ class InProcessPool:
             bytecode = sys.dont_write_bytecode
             sys.dont_write_bytecode = True  # as in the worker: no __pycache__ in the analyzed tree
             try:
-                with warnings.catch_warnings():
+                # print() at import goes nowhere, as into the worker's /dev/null (not a report on stdout)
+                with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
                     _default_warning_filters()  # the worker's, not pytest's (-W error would raise)
                     result = analyze_module(sent)
             finally:
@@ -187,13 +190,15 @@ def _default_warning_filters() -> None:
 
 @contextlib.contextmanager
 def in_process_workers() -> Iterator[None]:
-    """While inside: every pool ``check`` and the fixer make is an InProcessPool."""
+    """While inside: every pool ``check``, the fixer and ``explain`` make is an InProcessPool."""
     import jaxlint.engine.fixer
     import jaxlint.engine.pool
+    import jaxlint.explain.run
 
-    # check imports WorkerPool from its module when it needs one; the fixer at its top.
+    # check imports WorkerPool from its module when it needs one; the fixer and explain at their top.
     with mock.patch.object(jaxlint.engine.pool, "WorkerPool", InProcessPool), \
-            mock.patch.object(jaxlint.engine.fixer, "WorkerPool", InProcessPool):
+            mock.patch.object(jaxlint.engine.fixer, "WorkerPool", InProcessPool), \
+            mock.patch.object(jaxlint.explain.run, "WorkerPool", InProcessPool):
         yield
 
 

@@ -1,11 +1,14 @@
-"""--cost compiled: XLA's own before/after figures for verified fixes, honest about jit."""
+"""--cost compiled: XLA's own before/after figures for verified fixes, honest about jit. The figures
+are what these tests read: the analysis and the fixes' verification run in the test process
+(helpers.check_in_process)."""
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+from helpers import check_in_process
+
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,7 +33,7 @@ eager(1.0, jnp.arange(10.0))
 
 def test_founding_example_saves_nothing_compiled(tmp_path: Path) -> None:
     shutil.copy(REPO / "examples" / "founding.py", tmp_path / "founding.py")
-    result = check([str(tmp_path)], select_rules(["JX101"], None), cost="compiled")
+    result = check_in_process([str(tmp_path)], select_rules(["JX101"], None), cost="compiled")
     [finding] = result.findings
     # Under jit XLA deletes broadcast -> slice -> squeeze: the fix changes no compiled figure.
     assert finding.cost.basis == "compiled"
@@ -41,6 +44,6 @@ def test_founding_example_saves_nothing_compiled(tmp_path: Path) -> None:
 
 def test_eager_function_keeps_the_shapes_estimate(tmp_path: Path) -> None:
     (tmp_path / "eager_mod.py").write_text(EAGER)
-    result = check([str(tmp_path)], select_rules(["JX101"], None), cost="compiled")
+    result = check_in_process([str(tmp_path)], select_rules(["JX101"], None), cost="compiled")
     [finding] = result.findings
     assert finding.cost.basis == "shapes" and finding.cost.bytes == 40.0

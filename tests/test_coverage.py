@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import check_in_process
 
 from jaxlint import scan
 from jaxlint.config import load_config
-from jaxlint.engine.check import check
 from jaxlint.engine.jobs import make_job
 from jaxlint.engine.results import CheckResult, FileAnalysis
 from jaxlint.report.coverage import coverage
@@ -205,7 +205,7 @@ def test_a_factory_is_not_traceable_not_a_trace_error(tmp_path: Path) -> None:
         "        return jax.lax.cond(x.sum() > 0, lambda v: v * scale, lambda v: v, x)\n"
         "    return update\n\n\n"
         "update = make_update(2.0)\n")
-    result = check([str(tmp_path)], all_rules())
+    result = check_in_process([str(tmp_path)], all_rules())
     assert result.findings == []
     [(_, skipped)] = result.skipped
     assert skipped.kind == "not-traceable" and "returns function" in skipped.reason

@@ -1,15 +1,27 @@
-"""`jaxlint explain`: real CLI runs (worker process, real compiles) on small modules."""
+"""`jaxlint explain` through its command line on small modules, with real compiles (the worker's jobs
+run in the test process: see the fixture below)."""
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import write
+from helpers import in_process_workers, write
 
 from jaxlint.cli.main import main
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _explain_in_the_test_process() -> Iterator[None]:
+    """The report is what these tests read, not the worker process: explain's jobs run here
+    (helpers.in_process_workers), without a worker's JAX import each. test_explain_html.py and
+    test_explain_communication.py run explain with real workers."""
+    with in_process_workers():
+        yield
+
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUNDING = ROOT / "examples" / "founding.py"

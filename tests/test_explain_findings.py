@@ -1,16 +1,28 @@
 """`jaxlint explain`'s findings carry their file: a helper the explained function calls, in another
-file, is reported there (real CLI runs, one worker each)."""
+file, is reported there. Command-line runs, the worker's jobs in the test process (the helper's module
+is numerics.py: the test process has a module named helpers, tests/helpers.py)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import write
+from helpers import in_process_workers, write
 
 from jaxlint.cli.main import main
 from jaxlint.explain.html import render_html
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _explain_in_the_test_process() -> Iterator[None]:
+    """The report is what these tests read, not the worker process: explain's jobs run here
+    (helpers.in_process_workers), without a worker's JAX import each. test_explain_html.py and
+    test_explain_communication.py run explain with real workers."""
+    with in_process_workers():
+        yield
+
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "explain-schema.json").read_text())
 
@@ -26,7 +38,7 @@ MAIN = """\
 import jax
 import jax.numpy as jnp
 
-from helpers import log_partition
+from numerics import log_partition
 
 
 # jaxlint: args x=f32[2,3]
@@ -41,7 +53,7 @@ def energy(x):
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("explain_findings")
     (root / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
-    write(root, "helpers", HELPERS)
+    write(root, "numerics", HELPERS)
     write(root, "main", MAIN)
     return root
 
@@ -57,7 +69,7 @@ def test_json_findings_name_their_file(project: Path, capsys: pytest.CaptureFixt
     report = json.loads(_explain(capsys, f"{project / 'main.py'}::energy", "--format", "json"))
     jsonschema.validate(report, SCHEMA)
     places = sorted((Path(f["path"]).name, f["line"], f["code"]) for f in report["findings"])
-    assert places == [("helpers.py", 5, "JX701"), ("main.py", 10, "JX701")]
+    assert places == [("main.py", 10, "JX701"), ("numerics.py", 5, "JX701")]
     for finding in report["findings"]:
         assert Path(finding["path"]).is_absolute()
         assert finding["display_path"].endswith(Path(finding["path"]).name)
@@ -65,7 +77,7 @@ def test_json_findings_name_their_file(project: Path, capsys: pytest.CaptureFixt
     cards = render_html(report).split("<h2>Findings</h2>", 1)[1]
     assert cards.count('class="finding xref" data-line="10"') == 1
     assert cards.count('<div class="finding">') == 1 and 'data-line="5"' not in cards
-    [helper] = [f for f in report["findings"] if f["path"].endswith("helpers.py")]
+    [helper] = [f for f in report["findings"] if f["path"].endswith("numerics.py")]
     assert f"· {helper['display_path']}:5</p>" in cards and "· line 10</p>" in cards
 
 
@@ -73,7 +85,7 @@ def test_text_names_the_file_when_it_is_not_the_explained_one(project: Path,
                                                               capsys: pytest.CaptureFixture) -> None:
     out = _explain(capsys, f"{project / 'main.py'}::energy")
     report = json.loads(_explain(capsys, f"{project / 'main.py'}::energy", "--format", "json"))
-    [helper] = [f for f in report["findings"] if f["path"].endswith("helpers.py")]
+    [helper] = [f for f in report["findings"] if f["path"].endswith("numerics.py")]
     # The text is wrapped to a width: a long temporary path can end a line right after the colon.
     flat = " ".join(out.split())
     assert f"JX701 {helper['display_path']}:5: " in flat
@@ -85,9 +97,9 @@ def test_text_names_the_file_when_it_is_not_the_explained_one(project: Path,
 def test_findings_are_settled_as_check_settles_them(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A suppression comment in the explained file and a per-file-ignores entry for the helper's
     file silence explain's findings as they silence check's."""
-    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nper-file-ignores = {"helpers.py" = ["JX701"]}\n',
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nper-file-ignores = {"numerics.py" = ["JX701"]}\n',
                                              encoding="utf-8")
-    write(tmp_path, "helpers", HELPERS)
+    write(tmp_path, "numerics", HELPERS)
     main_file = write(tmp_path, "main", MAIN.replace("axis=-1))\n    return", "axis=-1))  # noqa: JX701\n    return"))
     assert main(["check", str(tmp_path), "--output-format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == []

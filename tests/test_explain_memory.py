@@ -1,20 +1,31 @@
-"""`jaxlint explain`'s memory section: real CLI runs (worker process, real compiles) on the
-programs of issue 27 (a differentiated scan's stacked residuals, a carry copied per iteration of a
-differentiated loop) and on a function with neither."""
+"""`jaxlint explain`'s memory section: command-line runs (real compiles, the worker's jobs
+in the test process) on the programs of issue 27 (a differentiated scan's stacked residuals, a carry
+copied per iteration of a differentiated loop) and on a function with neither."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import write
+from helpers import in_process_workers, write
 
 from jaxlint.cli.main import main
 from jaxlint.explain.html import render_html
 from jaxlint.explain.terminal import render
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _explain_in_the_test_process() -> Iterator[None]:
+    """The report is what these tests read, not the worker process: explain's jobs run here
+    (helpers.in_process_workers), without a worker's JAX import each. test_explain_html.py and
+    test_explain_communication.py run explain with real workers."""
+    with in_process_workers():
+        yield
+
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "explain-schema.json").read_text())
 

@@ -1,20 +1,32 @@
 """`jaxlint explain` prints a summary page by default: a block of equations an unrolled Python loop
 traced again and again is shown once with its count, a loop primitive with its trip count, each
-long list cut with a line saying so; `--full` prints everything. Real CLI runs on small modules."""
+long list cut with a line saying so; `--full` prints everything. Command-line runs on small modules
+(the worker's jobs in the test process)."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import write
+from helpers import in_process_workers, write
 
 from jaxlint.cli.main import main
 from jaxlint.explain.condense import repeats
 from jaxlint.explain.terminal import render
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _explain_in_the_test_process() -> Iterator[None]:
+    """The report is what these tests read, not the worker process: explain's jobs run here
+    (helpers.in_process_workers), without a worker's JAX import each. test_explain_html.py and
+    test_explain_communication.py run explain with real workers."""
+    with in_process_workers():
+        yield
+
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = 300

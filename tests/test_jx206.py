@@ -15,10 +15,9 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
-from helpers import case_line, case_source, checked_case, fix_case_with_workers, write
+from helpers import case_line, case_source, check_in_process, checked_case, fix_case_with_workers, write
 
 from jaxlint.config.selection import select_rules
-from jaxlint.engine.check import check
 from jaxlint.ir.build import build_program
 from jaxlint.model import Finding
 from jaxlint.worker.argsources import ArgumentSet
@@ -162,7 +161,7 @@ def test_a_cast_that_changes_the_first_calls_values_is_not_applied(tmp_path: Pat
     fixer runs `step` with the Python scalar and with the cast array and sees the difference."""
     path = write(tmp_path, "model", BF16)
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
-    result = check([str(path)], select_rules(["JX206"], None), fix=True)
+    result = check_in_process([str(path)], select_rules(["JX206"], None), fix=True)
     [rejected] = result.fix_rejected
     assert rejected.code == "JX206"
     assert rejected.fix_rejected.startswith("values of `step` change on generated inputs (signature 1, seed 0)")
@@ -200,7 +199,7 @@ def test_a_strongly_typed_signature_keeps_it_quiet(tmp_path: Path) -> None:
     the rule does not guess that the literal reaches it weakly typed."""
     path = write(tmp_path, "train", HINTED)
     (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
-    result = check([str(path)], select_rules(["JX206"], None))
+    result = check_in_process([str(path)], select_rules(["JX206"], None))
     # weak_step has no hint: inferred arguments give its `float` parameter a weak f32[].
     line = HINTED.count("\n", 0, HINTED.index("t = weak_step")) + 1
     assert [(f.code, f.span.start_line) for f in result.findings] == [("JX206", line)]
@@ -242,9 +241,9 @@ def test_an_examples_file_passes_a_python_scalar_weakly_typed(tmp_path: Path) ->
     write(tmp_path, "examples", "import jax.numpy as jnp\nimport jaxlint\nfrom model import step\n\n"
                                 "jaxlint.example(step, 0.0, jnp.ones(3))\n")
     (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nexamples = ["examples.py"]\n', encoding="utf-8")
-    found = check([str(path)], select_rules(["JX206"], None))
+    found = check_in_process([str(path)], select_rules(["JX206"], None))
     assert [(f.code, f.span.start_line) for f in found.findings] == [("JX206", 13)]
-    result = check([str(path)], select_rules(["JX206"], None), fix=True)
+    result = check_in_process([str(path)], select_rules(["JX206"], None), fix=True)
     [rejected] = result.fix_rejected
     assert rejected.fix_rejected == ("the fix is outside `step` and leaves the arguments it is traced with as they "
                                      "were (f32[], f32[3]), so comparing its values proves nothing about the fix")

@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import check_in_process
 
 from jaxlint import scan
 from jaxlint.engine.check import check
@@ -62,7 +63,7 @@ def test_an_unrelated_traced_function_changes_nothing(tmp_path: Path) -> None:
 
 def test_source_rules_run_when_the_import_fails(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text(LOOP_ONLY + UNRELATED_TARGET + "\nraise RuntimeError('no data here')\n")
-    result = check([str(tmp_path)], all_rules())
+    result = check_in_process([str(tmp_path)], all_rules())
     assert sorted(_codes(result)) == [("JX203", 6), ("JX901", 16)]
 
 
@@ -81,7 +82,7 @@ def test_jx204_alone_in_a_file_whose_import_fails(tmp_path: Path) -> None:
 
         scale(1.0, [1, 2])
         """))
-    result = check([str(tmp_path)], all_rules())
+    result = check_in_process([str(tmp_path)], all_rules())
     assert _codes(result) == [("JX204", 11)]
 
 
@@ -89,7 +90,7 @@ def test_a_source_rule_runs_once_per_file_not_per_target(tmp_path: Path) -> None
     many = LOOP_ONLY + "".join(f"\n\n@jax.jit\ndef f{i}(x):\n    return x + {i}\n\n\nf{i}(jnp.ones(2))\n"
                                for i in range(4))
     (tmp_path / "many.py").write_text(many)
-    result = check([str(tmp_path)], all_rules())
+    result = check_in_process([str(tmp_path)], all_rules())
     assert result.traced == 4
     assert _codes(result) == [("JX203", 6)]
 
