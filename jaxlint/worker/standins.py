@@ -1,0 +1,89 @@
+"""Pure stand-ins for a function a factory takes (``logdensity_fn``, ``fn: Callable``), so that
+the closures it returns can be made and traced: where a closure calls the function, the stand-in
+computes something plain of its arguments, with no operation any rule reports.
+
+Two kinds, by the parameter's name or its ``Callable[..., R]`` annotation: a scalar of a tree
+(``-0.5 * sum(x ** 2)`` over the first argument's leaves) where the name says the function gives
+one (``logdensity_fn``, ``loss_fn``, ``energy_fn``, ...) or ``R`` is ``float``; else the first
+argument as it is (``lambda *a, **k: a[0]``). A finding that depends on what the stand-in returns
+is one a user's function could give too, not one it must.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from typing import Any, Callable
+
+from jaxlint.scan.functions import FUNCTION_PARAMETER
+
+# Names of functions that return a scalar of their argument: log-densities, losses, energies.
+SCALAR_NAME = re.compile(r"\w*(?:logdensity|log_density|logprob|log_prob|logpdf|log_likelihood|loglik|loss|energy"
+                         r"|potential|objective|neg_log)\w*")
+_CALLABLE_TEXT = ("Callable", "collections.abc.Callable", "typing.Callable")
+
+
+class StandIn:
+    """A pure function standing in for the user's, shown in signatures by what it computes."""
+
+    def __init__(self, compute: Callable[..., Any], text: str) -> None:
+        self.compute, self.text = compute, text
+        self.__name__ = self.__qualname__ = "stand_in"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compute(*args)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _first(*args: Any) -> Any:
+    return _apart(args[0])
+
+
+def _minus_half_sum_of_squares(*args: Any) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    return _apart(-0.5 * sum(jnp.sum(jnp.square(leaf)) for leaf in jax.tree_util.tree_leaves(args[0])))
+
+
+def _apart(tree: Any) -> Any:
+    """``tree`` with 0 added to each array leaf: the same numbers and gradient, but a value of its
+    own in the jaxpr, so no rule takes it for the argument (a guard on ``x`` is not one on
+    ``fn(x)``: ``where(x > 0, log(fn(x)), 0)`` is no finding, as ``fn`` could be ``exp``)."""
+    import jax
+    import jax.numpy as jnp
+
+    def apart(leaf: Any) -> Any:
+        is_array = isinstance(leaf, jax.Array) or hasattr(leaf, "aval")
+        return leaf + jnp.zeros((), leaf.dtype) if is_array and jnp.issubdtype(leaf.dtype, jnp.inexact) else leaf
+
+    return jax.tree_util.tree_map(apart, tree)
+
+
+FIRST_ARGUMENT = StandIn(_first, "<stand-in: its first argument>")
+SCALAR = StandIn(_minus_half_sum_of_squares, "<stand-in: -0.5*sum(x**2)>")
+
+
+def for_parameter(param: inspect.Parameter) -> StandIn | None:
+    """The stand-in for a parameter that takes a function (by its ``Callable`` annotation or,
+    without one, by its name), or None for any other parameter."""
+    annotation = param.annotation
+    text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+    if annotation is param.empty:
+        if not FUNCTION_PARAMETER.fullmatch(param.name.lower()):
+            return None
+    elif not str(text).startswith(_CALLABLE_TEXT):
+        return None
+    if SCALAR_NAME.fullmatch(param.name.lower()) or _returns_float(annotation):
+        return SCALAR
+    return FIRST_ARGUMENT
+
+
+def _returns_float(annotation: Any) -> bool:
+    """``Callable[..., float]`` (the text ``..., float]`` for a string annotation)."""
+    if isinstance(annotation, str):
+        return annotation.replace(" ", "").endswith(",float]")
+    arguments = typing.get_args(annotation)
+    return bool(arguments) and arguments[-1] is float
