@@ -443,7 +443,23 @@ STAND_INS = textwrap.dedent('''\
         return logged
 
 
-    def lookahead(fast: GradientTransformation, sync_period: int):  # an object: not made up
+    def lookahead(fast: GradientTransformation, sync_period: int):
+        def init_fn(params):
+            return fast.init(params), params
+
+        def update_fn(updates, state, params=None):
+            fast_updates, fast_state = fast.update(updates, state[0], params)
+            slow = state[1] + fast_updates
+            return jnp.where(slow > 0, jnp.log(slow), 0.0), (fast_state, slow)  # expect JX501
+
+        return GradientTransformation(init_fn, update_fn)
+
+
+    class Model:
+        pass
+
+
+    def with_model(model: Model):  # an object: not made up
         def update(updates):
             return jnp.where(updates > 0, jnp.log(updates), 0.0)
 
@@ -453,8 +469,9 @@ STAND_INS = textwrap.dedent('''\
 
 def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Path) -> None:
     """A parameter that takes a function (``Callable``, ``*_fn``), of the factory or of a closure it
-    returns, gets a stand-in: a log-density ``-0.5*sum(x**2)``, else the first argument. Findings
-    are the closures' own; none turns on what the stand-in computes."""
+    returns, gets a stand-in: a log-density ``-0.5*sum(x**2)``, else the first argument; a
+    GradientTransformation, the identity transformation. Findings are the closures' own; none
+    turns on what the stand-in computes."""
     result = checked(tmp_path, "standins", STAND_INS)
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(STAND_INS)
     assert {f.path for f in result.findings} == {str(tmp_path / "standins.py")}
@@ -464,9 +481,11 @@ def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Pa
         "rng_key=key<fry>[], position=f32[], logdensity_fn=<stand-in: -0.5*sum(x**2)>, step_size=f32[]")
     assert signatures["wrap.<locals>.doubled"] == "x=f32[]"
     assert "wrap_log.<locals>.logged" in signatures
+    # a GradientTransformation is the identity transformation: init makes (), update passes on
+    assert signatures["lookahead.<locals>.update_fn"] == "updates=f32[n], state=((), f32[n]), params=f32[n]"
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert skipped["lookahead.<locals>.update"].startswith(
-        "the factory lookahead was not called: parameter fast: ")
+    assert skipped["with_model.<locals>.update"] == (
+        "the factory with_model was not called: parameter model: standins.Model")
 
 
 STORED = '''\

@@ -1,17 +1,22 @@
-"""Pure stand-ins for a function a factory takes (``logdensity_fn``, ``fn: Callable``), so that
-the closures it returns can be made and traced: where a closure calls the function, the stand-in
-computes something plain of its arguments, with no operation any rule reports.
+"""Pure stand-ins for a function or a transformation a factory takes (``logdensity_fn``,
+``fn: Callable``, ``inner: GradientTransformation``), so that the closures it returns can be made
+and traced: where a closure calls one, the stand-in computes something plain of its arguments,
+with no operation any rule reports.
 
-Two kinds, by the parameter's name or its ``Callable[..., R]`` annotation: a scalar of a tree
-(``-0.5 * sum(x ** 2)`` over the first argument's leaves) where the name says the function gives
-one (``logdensity_fn``, ``loss_fn``, ``energy_fn``, ...) or ``R`` is ``float``; else the first
-argument as it is (``lambda *a, **k: a[0]``). A finding that depends on what the stand-in returns
-is one a user's function could give too, not one it must.
+For a function, two kinds, by the parameter's name or its ``Callable[..., R]`` annotation: a
+scalar of a tree (``-0.5 * sum(x ** 2)`` over the first argument's leaves) where the name says the
+function gives one (``logdensity_fn``, ``loss_fn``, ``energy_fn``, ...) or ``R`` is ``float``;
+else the first argument as it is. A parameter annotated with a NamedTuple of ``init`` and
+``update`` (optax's ``GradientTransformation``) gets the identity transformation: ``init`` makes
+``()``, ``update`` returns the updates and the state as they came (``optax.identity()``). What a
+stand-in returns is a value of its own in the jaxpr (0 added), so no finding turns on the stand-in
+being the identity.
 """
 from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from typing import Any, Callable
 
@@ -20,6 +25,7 @@ from jaxlint.scan.functions import FUNCTION_PARAMETER
 # Names of functions that return a scalar of their argument: log-densities, losses, energies.
 SCALAR_NAME = re.compile(r"\w*(?:logdensity|log_density|logprob|log_prob|logpdf|log_likelihood|loglik|loss|energy"
                          r"|potential|objective|neg_log)\w*")
+_UNIONS = (typing.Union, types.UnionType)
 _CALLABLE_TEXT = ("Callable", "collections.abc.Callable", "typing.Callable")
 
 
@@ -66,10 +72,25 @@ FIRST_ARGUMENT = StandIn(_first, "<stand-in: its first argument>")
 SCALAR = StandIn(_minus_half_sum_of_squares, "<stand-in: -0.5*sum(x**2)>")
 
 
-def for_parameter(param: inspect.Parameter) -> StandIn | None:
+def _empty_state(*args: Any) -> Any:
+    return ()
+
+
+def _updates_as_they_are(*args: Any) -> Any:
+    return _apart(args[0]), args[1]
+
+
+EMPTY_STATE = StandIn(_empty_state, "<stand-in: ()>")
+UPDATES_AS_THEY_ARE = StandIn(_updates_as_they_are, "<stand-in: (updates, state)>")
+
+
+def for_parameter(param: inspect.Parameter) -> Any:
     """The stand-in for a parameter that takes a function (by its ``Callable`` annotation or,
-    without one, by its name), or None for any other parameter."""
+    without one, by its name) or a transformation, or None for any other parameter."""
     annotation = param.annotation
+    transformation = _transformation(annotation)
+    if transformation is not None:
+        return transformation
     text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
     if annotation is param.empty:
         if not FUNCTION_PARAMETER.fullmatch(param.name.lower()):
@@ -79,6 +100,21 @@ def for_parameter(param: inspect.Parameter) -> StandIn | None:
     if SCALAR_NAME.fullmatch(param.name.lower()) or _returns_float(annotation):
         return SCALAR
     return FIRST_ARGUMENT
+
+
+def _transformation(annotation: Any) -> Any:
+    """The identity transformation where the annotation (or a member of its union) is a NamedTuple
+    of ``init`` and ``update`` (optax's ``GradientTransformation``): ``init`` makes an empty
+    state, ``update`` passes the updates and the state on, as ``optax.identity()`` does."""
+    members = typing.get_args(annotation) if typing.get_origin(annotation) in _UNIONS else (annotation,)
+    for member in members:
+        fields = getattr(member, "_fields", None) if isinstance(member, type) else None
+        if fields and issubclass(member, tuple) and {"init", "update"} <= set(fields):
+            try:
+                return member(**{name: EMPTY_STATE if name == "init" else UPDATES_AS_THEY_ARE for name in fields})
+            except Exception:  # a NamedTuple whose other fields mean something else: no stand-in
+                return None
+    return None
 
 
 def _returns_float(annotation: Any) -> bool:
