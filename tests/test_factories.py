@@ -455,6 +455,11 @@ STAND_INS = textwrap.dedent('''\
         return GradientTransformation(init_fn, update_fn)
 
 
+    def grad_step(logdensity_fn: Callable, position: jax.Array, step_size: float):  # not a factory
+        drift = step_size * jax.grad(logdensity_fn)(position)
+        return jnp.where(position > 0, jnp.log(position), 0.0) + drift  # expect JX501
+
+
     class Model:
         pass
 
@@ -468,8 +473,8 @@ STAND_INS = textwrap.dedent('''\
 
 
 def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Path) -> None:
-    """A parameter that takes a function (``Callable``, ``*_fn``), of the factory or of a closure it
-    returns, gets a stand-in: a log-density ``-0.5*sum(x**2)``, else the first argument; a
+    """A parameter that takes a function (``Callable``, ``*_fn``), of the factory, of a closure it
+    returns or of a module-level function, gets a stand-in: a log-density ``-0.5*sum(x**2)``, else the first argument; a
     GradientTransformation, the identity transformation. Findings are the closures' own; none
     turns on what the stand-in computes."""
     result = checked(tmp_path, "standins", STAND_INS)
@@ -481,6 +486,8 @@ def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Pa
         "rng_key=key<fry>[], position=f32[], logdensity_fn=<stand-in: -0.5*sum(x**2)>, step_size=f32[]")
     assert signatures["wrap.<locals>.doubled"] == "x=f32[]"
     assert "wrap_log.<locals>.logged" in signatures
+    assert signatures["grad_step"] == (
+        "logdensity_fn=<stand-in: -0.5*sum(x**2)>, position=f32[], step_size=f32[]")
     # a GradientTransformation is the identity transformation: init makes (), update passes on
     assert signatures["lookahead.<locals>.update_fn"] == "updates=f32[n], state=((), f32[n]), params=f32[n]"
     skipped = {s.target: s.reason for _, s in result.skipped}

@@ -114,7 +114,7 @@ class Closure:
     def signatures(self, request: ArgumentRequest) -> list[ArgumentSet]:
         """The inferred ladder on the closure, with the protocol's parameters and state given."""
         try:
-            given = {**_stand_ins(self.function), **_given(self.function, self.made)}
+            given = {**standins.for_parameters(self.function), **_given(self.function, self.made)}
             found = inferred.ladder(request, given)
         except inferred.Uninferable as why:
             request.notes.append(f"arguments not inferred: {why}")
@@ -213,21 +213,6 @@ def _given(function: Any, made: Made) -> dict[str, Any]:
         return {}
     parameters, state = made.protocol()
     return {name: parameters if role == "parameters" else state for name, role in roles.items()}
-
-
-def _stand_ins(function: Any) -> dict[str, Any]:
-    """A stand-in (standins.py) for each parameter of the closure that takes a function, as the
-    factory's own get (blackjax's ``kernel(rng_key, state, logdensity_fn, step_size)``)."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    found = {}
-    for param in parameters:
-        stand_in = standins.for_parameter(param) if param.default is param.empty else None
-        if stand_in is not None and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            found[param.name] = stand_in
-    return found
 
 
 def _takes_a_tree(init: Any) -> bool:

@@ -102,6 +102,22 @@ def for_parameter(param: inspect.Parameter) -> Any:
     return FIRST_ARGUMENT
 
 
+def for_parameters(function: Any) -> dict[str, Any]:
+    """A stand-in for each parameter of ``function`` that takes a function or a transformation and
+    has no default (blackjax's ``kernel(rng_key, state, logdensity_fn, step_size)``)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    found = {}
+    for param in parameters:
+        if param.default is param.empty and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            stand_in = for_parameter(param)
+            if stand_in is not None:
+                found[param.name] = stand_in
+    return found
+
+
 def _transformation(annotation: Any) -> Any:
     """The identity transformation where the annotation (or a member of its union) is a NamedTuple
     of ``init`` and ``update`` (optax's ``GradientTransformation``): ``init`` makes an empty

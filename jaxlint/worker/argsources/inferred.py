@@ -23,6 +23,7 @@ from typing import Any
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
+from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 from jaxlint.worker.instrument import unrecorded
 
@@ -49,7 +50,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     if not request.settings.infer_arguments or needs_instance(request):
         return []  # a method's self: the instances source builds one, or says why it cannot
     try:
-        return ladder(request)
+        return ladder(request, standins.for_parameters(request.function))
     except Uninferable as why:
         request.notes.append(f"arguments not inferred: {why}")
         return []
