@@ -460,6 +460,10 @@ STAND_INS = textwrap.dedent('''\
         return jnp.where(position > 0, jnp.log(position), 0.0) + drift  # expect JX501
 
 
+    def cast(x: jax.Array, dtype):
+        return jnp.where(x > 0, jnp.log(x), 0.0).astype(dtype)  # expect JX501
+
+
     class Model:
         pass
 
@@ -475,7 +479,7 @@ STAND_INS = textwrap.dedent('''\
 def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Path) -> None:
     """A parameter that takes a function (``Callable``, ``*_fn``), of the factory, of a closure it
     returns or of a module-level function, gets a stand-in: a log-density ``-0.5*sum(x**2)``, else the first argument; a
-    GradientTransformation, the identity transformation. Findings are the closures' own; none
+    GradientTransformation, the identity transformation; a dtype, float32. Findings are the closures' own; none
     turns on what the stand-in computes."""
     result = checked(tmp_path, "standins", STAND_INS)
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(STAND_INS)
@@ -488,6 +492,7 @@ def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Pa
     assert "wrap_log.<locals>.logged" in signatures
     assert signatures["grad_step"] == (
         "logdensity_fn=<stand-in: -0.5*sum(x**2)>, position=f32[], step_size=f32[]")
+    assert signatures["cast"] == "x=f32[], dtype=dtype('float32')"
     # a GradientTransformation is the identity transformation: init makes (), update passes on
     assert signatures["lookahead.<locals>.update_fn"] == "updates=f32[n], state=((), f32[n]), params=f32[n]"
     skipped = {s.target: s.reason for _, s in result.skipped}

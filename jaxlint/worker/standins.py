@@ -1,4 +1,4 @@
-"""Pure stand-ins for a function or a transformation a factory takes (``logdensity_fn``,
+"""Pure stand-ins for a function, a transformation or a dtype a factory or a function takes (``logdensity_fn``,
 ``fn: Callable``, ``inner: GradientTransformation``), so that the closures it returns can be made
 and traced: where a closure calls one, the stand-in computes something plain of its arguments,
 with no operation any rule reports.
@@ -10,7 +10,7 @@ else the first argument as it is. A parameter annotated with a NamedTuple of ``i
 ``update`` (optax's ``GradientTransformation``) gets the identity transformation: ``init`` makes
 ``()``, ``update`` returns the updates and the state as they came (``optax.identity()``). What a
 stand-in returns is a value of its own in the jaxpr (0 added), so no finding turns on the stand-in
-being the identity.
+being the identity. A ``dtype`` (``*_dtype``) parameter gets float32.
 """
 from __future__ import annotations
 
@@ -88,6 +88,8 @@ def for_parameter(param: inspect.Parameter) -> Any:
     """The stand-in for a parameter that takes a function (by its ``Callable`` annotation or,
     without one, by its name) or a transformation, or None for any other parameter."""
     annotation = param.annotation
+    if param.name.lower() == "dtype" or param.name.lower().endswith("_dtype"):
+        return _float32() if annotation is param.empty or "dtype" in str(annotation).lower() else None
     transformation = _transformation(annotation)
     if transformation is not None:
         return transformation
@@ -116,6 +118,12 @@ def for_parameters(function: Any) -> dict[str, Any]:
             if stand_in is not None:
                 found[param.name] = stand_in
     return found
+
+
+def _float32() -> Any:
+    import jax.numpy as jnp
+
+    return jnp.dtype("float32")
 
 
 def _transformation(annotation: Any) -> Any:
