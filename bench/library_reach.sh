@@ -7,7 +7,8 @@
 # more installed into /tmp/lib10venv with
 #   pip install "jax[cpu]==0.10.2" flax optimistix lineax dynamax tinygp jaxopt distrax chex gpjax brax
 # whose packages are copied out of site-packages into /tmp/libs10/src/NAME/NAME (check skips
-# site-packages). Compare two OUT folders by their *.log summary lines and *.json findings.
+# site-packages). Compare two OUT folders by their *.log summary lines and *.json findings; NAME.coverage.json
+# lists each function not linted and why.
 set -u
 WT=${1:?WORKTREE}; OUT=${2:?OUT}; shift 2
 mkdir -p "$OUT"
@@ -20,7 +21,8 @@ for name in $NAMES; do
   else cwd=/tmp/libs10/src/$name; py=/tmp/lib10venv/bin/python; fi
   start=$(date +%s.%N)
   (cd "$cwd" && PYTHONPATH=$WT timeout 3600 $py -m jaxlint check --isolated --no-cache --exit-zero \
-      --output-format json "$name" > "$OUT/$name.json" 2> "$OUT/$name.log")
+      --output-format json \
+      --coverage-report "$OUT/$name.coverage.json" "$name" > "$OUT/$name.json" 2> "$OUT/$name.log")
   end=$(date +%s.%N)
   echo "$name $(python3 -c "print(round($end-$start,1))") s, $(grep -o 'linted [0-9]* of [0-9]*' "$OUT/$name.log" | head -1)" \
     | tee -a "$OUT/runs.txt"

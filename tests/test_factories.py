@@ -272,9 +272,9 @@ FAILING = textwrap.dedent('''\
         return step
 
 
-    def make_with_function(fn):
+    def make_with_model(model):
         def step(x):
-            return jnp.where(x > 0, jnp.log(fn(x)), 0.0)
+            return jnp.where(x > 0, jnp.log(model(x)), 0.0)
 
         return step
 
@@ -293,12 +293,12 @@ def test_a_factory_that_cannot_be_called_or_raises_is_counted_not_reported(tmp_p
     skipped = {s.target: (s.kind, s.reason) for _, s in result.skipped}
     assert skipped["make_raising.<locals>.step"] == (
         "factory-failed", "make_raising() raised ValueError: no such optimizer")
-    assert skipped["make_with_function.<locals>.step"] == (
-        "no-arguments", "the factory make_with_function was not called: parameter fn (a function, pytree or "
+    assert skipped["make_with_model.<locals>.step"] == (
+        "no-arguments", "the factory make_with_model was not called: parameter model (a function, pytree or "
                         "object, by its name)")
     untraced = {u.target: u for u in coverage(result).untraced}
     assert untraced["make_raising.<locals>.step"].kind == "factory-failed"
-    assert untraced["make_with_function.<locals>.step"].hint is None  # a hint cannot reach a closure
+    assert untraced["make_with_model.<locals>.step"].hint is None  # a hint cannot reach a closure
 
 
 SIDE_EFFECTS = textwrap.dedent('''\
@@ -354,6 +354,150 @@ def test_what_a_factory_changes_is_not_kept_and_a_hang_is_cut_short(tmp_path: Pa
     found = {(row["code"], row["location"]["row"]) for row in json.loads(run.stdout)}
     assert found == expected_markers(SIDE_EFFECTS)
     assert "make_hanging.<locals>.hung [factory-failed] make_hanging() ran past 3 s" in run.stderr
+
+
+UNIONS = textwrap.dedent('''\
+    from typing import Optional
+
+    import jax
+    import jax.numpy as jnp
+    from jax.typing import ArrayLike
+
+
+    def log_clip(x: ArrayLike):
+        return jnp.where(x > 0, jnp.log(x), 0.0)  # expect JX501
+
+
+    def pareto_tail(x: ArrayLike):  # a scalar raveled to shape (1,) would index past its end
+        ordered = jnp.sort(jnp.asarray(x).ravel())
+        return ordered[5] - ordered[-5]
+
+
+    def shift(x: Optional[jax.Array]):  # no Python number in the union: rank 0 first
+        return jnp.where(x > 0, jnp.sqrt(x), 0.0)  # expect JX501
+
+
+    def make_scale(decay: float = 0.9):
+        def scale(updates: jax.Array | float):
+            return jnp.where(updates > 0, jnp.log(updates) * decay, 0.0)  # expect JX501
+
+        return scale
+    ''')
+
+
+def test_a_union_with_an_array_reads_as_an_array_of_rank_one_or_more(tmp_path: Path) -> None:
+    """ArrayLike, ``Array | float``: arrays, from rank 1 where the union admits a Python number,
+    whose rank-0 form a function written for arrays meets by accident; Optional[Array] from rank 0."""
+    result = checked(tmp_path, "unions", UNIONS)
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(UNIONS)
+    signatures = traced_signatures(result)
+    assert signatures["log_clip"] == "x=f32[n]"
+    assert signatures["pareto_tail"] == "x=f32[n]"
+    assert signatures["shift"] == "x=f32[]"
+    assert signatures["make_scale.<locals>.scale"] == "updates=f32[n]"
+
+
+STAND_INS = textwrap.dedent('''\
+    from typing import Callable, NamedTuple
+
+    import jax
+    import jax.numpy as jnp
+
+
+    class GradientTransformation(NamedTuple):
+        init: Callable
+        update: Callable
+
+
+    def build(logdensity_fn: Callable, step_size: float):
+        def init(position):
+            return position, logdensity_fn(position)
+
+        def step(rng_key, state):
+            position, logdensity = state
+            moved = position + step_size * jax.random.normal(rng_key, position.shape)
+            return jnp.where(moved > 0, jnp.sqrt(moved), 0.0), logdensity_fn(moved)  # expect JX501
+
+        return init, step
+
+
+    def build_kernel(divergence_threshold: float = 1000.0):
+        def kernel(rng_key, position, logdensity_fn, step_size: float):
+            log_position = jnp.where(position > 0, jnp.log(position), 0.0)  # expect JX501
+            return log_position + step_size * jax.grad(logdensity_fn)(position).sum()
+
+        return kernel
+
+
+    def wrap(fn):
+        def doubled(x):
+            return jnp.tanh(fn(x))
+
+        return doubled
+
+
+    def wrap_log(fn):
+        def logged(x):  # the guard is on x, not on fn(x): fn could be exp
+            return jnp.where(x > 0, jnp.log(fn(x)), 0.0)
+
+        return logged
+
+
+    def lookahead(fast: GradientTransformation, sync_period: int):
+        def init_fn(params):
+            return fast.init(params), params
+
+        def update_fn(updates, state, params=None):
+            fast_updates, fast_state = fast.update(updates, state[0], params)
+            slow = state[1] + fast_updates
+            return jnp.where(slow > 0, jnp.log(slow), 0.0), (fast_state, slow)  # expect JX501
+
+        return GradientTransformation(init_fn, update_fn)
+
+
+    def grad_step(logdensity_fn: Callable, position: jax.Array, step_size: float):  # not a factory
+        drift = step_size * jax.grad(logdensity_fn)(position)
+        return jnp.where(position > 0, jnp.log(position), 0.0) + drift  # expect JX501
+
+
+    def cast(x: jax.Array, dtype):
+        return jnp.where(x > 0, jnp.log(x), 0.0).astype(dtype)  # expect JX501
+
+
+    class Model:
+        pass
+
+
+    def with_model(model: Model):  # an object: not made up
+        def update(updates):
+            return jnp.where(updates > 0, jnp.log(updates), 0.0)
+
+        return update
+    ''')
+
+
+def test_a_factory_taking_a_function_is_called_with_a_pure_stand_in(tmp_path: Path) -> None:
+    """A parameter that takes a function (``Callable``, ``*_fn``), of the factory, of a closure it
+    returns or of a module-level function, gets a stand-in: a log-density ``-0.5*sum(x**2)``, else the first argument; a
+    GradientTransformation, the identity transformation; a dtype, float32. Findings are the closures' own; none
+    turns on what the stand-in computes."""
+    result = checked(tmp_path, "standins", STAND_INS)
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(STAND_INS)
+    assert {f.path for f in result.findings} == {str(tmp_path / "standins.py")}
+    signatures = traced_signatures(result)
+    assert signatures["build.<locals>.step"] == "rng_key=key<fry>[], state=(f32[n], f32[])"
+    assert signatures["build_kernel.<locals>.kernel"] == (
+        "rng_key=key<fry>[], position=f32[], logdensity_fn=<stand-in: -0.5*sum(x**2)>, step_size=f32[]")
+    assert signatures["wrap.<locals>.doubled"] == "x=f32[]"
+    assert "wrap_log.<locals>.logged" in signatures
+    assert signatures["grad_step"] == (
+        "logdensity_fn=<stand-in: -0.5*sum(x**2)>, position=f32[], step_size=f32[]")
+    assert signatures["cast"] == "x=f32[], dtype=dtype('float32')"
+    # a GradientTransformation is the identity transformation: init makes (), update passes on
+    assert signatures["lookahead.<locals>.update_fn"] == "updates=f32[n], state=((), f32[n]), params=f32[n]"
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert skipped["with_model.<locals>.update"] == (
+        "the factory with_model was not called: parameter model: standins.Model")
 
 
 STORED = '''\

@@ -93,6 +93,7 @@ CLAMP_EXPECTED = {
     "clip_in_scan": ("jnp.log(v)", "v", "jnp.log(jnp.maximum(v, jnp.finfo(v.dtype).tiny))"),
     "clip_product_with_a_bare_norm": ("1.0 / ((jnp.abs(a) + 1e-6) * jnp.abs(a))", "(jnp.abs(a) + 1e-6) * jnp.abs(a)",
                                       None),
+    "clip_kept_at_zero": ("1.0 / safe", "safe", None),  # where(d >= 0, d, 1) keeps d = 0
 }
 # Quiet clamps whose gradient at 0 and above is not NaN (inf for the tie and the upper bound).
 CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]
@@ -100,7 +101,7 @@ CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]
 # The case's quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
 FINITE_GRADIENT = ["double_where", "double_where_false_branch", "log_threshold_below_zero",
                    "arctanh_outside", "safe_power", "safe_op", "clip_tanh", "clip_log_positive",
-                   "clip_positive_denominator"]
+                   "clip_positive_denominator", "clip_kept_denominator"]
 GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
 
 

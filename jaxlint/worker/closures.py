@@ -38,6 +38,7 @@ from typing import Any, Iterator
 
 from jaxlint.jaxapi import config_state
 from jaxlint.model import SkipKind, Target
+from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.trace import code_of, resolve
@@ -113,7 +114,7 @@ class Closure:
     def signatures(self, request: ArgumentRequest) -> list[ArgumentSet]:
         """The inferred ladder on the closure, with the protocol's parameters and state given."""
         try:
-            given = _given(self.function, self.made)
+            given = {**standins.for_parameters(self.function), **_given(self.function, self.made)}
             found = inferred.ladder(request, given)
         except inferred.Uninferable as why:
             request.notes.append(f"arguments not inferred: {why}")
@@ -183,6 +184,9 @@ def factory_arguments(factory: Any) -> dict[str, Any]:
 def _plain_value(param: inspect.Parameter) -> Any:
     """An annotation that admits a plain number gives one (a union of ``float`` and a schedule
     admits a float); no annotation, 0.1 unless the name says it holds a function or an object."""
+    stand_in = standins.for_parameter(param)
+    if stand_in is not None:
+        return stand_in
     annotation = param.annotation
     if annotation is param.empty:
         if inferred.opaque(param.name):

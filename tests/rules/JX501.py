@@ -485,6 +485,36 @@ clip_masked_distance(x)
 
 
 @jax.jit
+def clip_kept_denominator(d):
+    # optimistix's polak_ribiere: the where keeps the denominator only above eps, else 1: never 0.
+    pred = d > jnp.finfo(d.dtype).eps
+    safe_denom = jnp.where(pred, d, 1)
+    return jnp.where(pred, jnp.clip(2 * d / safe_denom, min=0), 0)
+
+
+@jax.jit
+def clip_kept_at_zero(d):
+    # the where keeps the denominator where it is >= 0: 0 included, so 1 / 0 is clamped away.
+    safe = jnp.where(d >= 0, d, 1)
+    return jnp.clip(1.0 / safe, -1e6, 1e6)  # expect: JX501
+
+
+clip_kept_denominator(x)
+clip_kept_at_zero(x)
+
+
+@jax.jit
+def clip_spline_bin(knots):
+    # distrax's spline: a bin's width is a difference of two knots, 0 only where they coincide,
+    # which the knots' construction excludes: not reported.
+    width = knots[1] - knots[0]
+    return jnp.clip((knots[2] - knots[0]) / width, 0.0, 1.0)
+
+
+clip_spline_bin(x)
+
+
+@jax.jit
 def clip_product_of_positive_norms(a, b):
     # jax-md's reaxff calculate_angle: each norm is a masked sqrt plus EPS, so their product (the
     # denominator) is never 0 and the clip clamps no infinite value.

@@ -9,7 +9,11 @@ value at the singular input is carried through the ops between (negation, a cons
 multiplied, divided) and compared with the bound, so ``clip(log(p), max=0)`` (-inf is kept),
 ``clip(sqrt(x), 0)`` (a tie: the gradient is inf, not NaN) and a clamp of the input
 (``log(clip(p, tiny))``) are quiet, as is an input that cannot reach the singular point
-(``exp``/``sigmoid`` output, a positive constant plus a non-negative value, a product of such).
+(``exp``/``sigmoid`` output, a positive constant plus a non-negative value, a product of such, a
+where that keeps the value only where it is above a constant >= 0: ``where(d > eps, d, 1)``). Nor
+is a singular input that is a difference of two computed values (``x_pos[1] - x_pos[0]``): it is 0
+only where the two coincide, which code like a spline's knots excludes by construction and
+guessed arguments cannot tell; a real coincidence is missed.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from jaxlint.fixes.guard_inside import move_guard_inside
 from jaxlint.ir import Op, Value, patterns, primitives
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
+from jaxlint.rules.jx501_where_nan_gradient.predicate import candidates, predicate_of
 from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, scalar, singular_values, spelled_at, strip
 
 _GUARD_PRIMITIVES = ("max", "min", "clamp")
@@ -76,6 +81,8 @@ def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool] |
     x = strip(unsafe.inputs[spec.arg])
     if not patterns.inexact(x) or not patterns.differentiable(x) or unsafe.location is None \
             or unsafe.location.path != ctx.path:
+        return None
+    if _a_difference(x):
         return None
     positive = _positive(x)
     point = next(((p, carry(y)) for p, y in singular_values(unsafe)
@@ -178,7 +185,41 @@ def _positive(value: Value) -> bool:
         return (_positive(first) and _non_negative(second)) or (_positive(second) and _non_negative(first))
     if op.primitive in ("mul", "div") and len(op.inputs) == 2:
         return _positive(op.inputs[0]) and _positive(op.inputs[1])
+    if op.primitive == "select_n" and len(op.inputs) == 3:  # boolean: (predicate, when false, when true)
+        return all(_positive(case) or _kept_only_positive(op.inputs[0], case, chosen)
+                   for case, chosen in zip(op.inputs[1:], (False, True)))
     return False
+
+
+def _a_difference(value: Value) -> bool:
+    """``value`` is 0 only where two computed values coincide: a difference of two non-constant
+    values (``x_pos[1] - x_pos[0]``), a constant multiple of one, or a where of such (distrax's
+    spline bins and quadratic roots, whose knots are apart by construction)."""
+    op = strip(value).producer
+    if op is None:
+        return False
+    if op.primitive == "sub" and len(op.inputs) == 2:
+        return scalar(op.inputs[0]) is None and scalar(op.inputs[1]) is None
+    if op.primitive == "neg":
+        return _a_difference(op.inputs[0])
+    if op.primitive in ("mul", "div") and len(op.inputs) == 2:
+        constants = [scalar(v) for v in op.inputs]
+        if constants[0] is not None and constants[0] != 0 and op.primitive == "mul":
+            return _a_difference(op.inputs[1])
+        return constants[1] is not None and constants[1] != 0 and _a_difference(op.inputs[0])
+    if op.primitive == "select_n" and len(op.inputs) >= 3:
+        return all(_a_difference(case) for case in op.inputs[1:])
+    return False
+
+
+def _kept_only_positive(predicate: Value, case: Value, chosen: bool) -> bool:
+    """The where picks ``case`` only where the predicate, a comparison of ``case`` itself with
+    constants, says it is > 0 (optimistix's ``where(d > eps, d, 1)``): never at 0 or below."""
+    found = predicate_of(predicate, case)
+    if found is None:
+        return False
+    test = found[0]
+    return not any(bool(test(p)) == chosen for p in [-0.0, *candidates(found[2])] if p <= 0)
 
 
 def _non_negative(value: Value) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
+from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 from jaxlint.worker.instrument import unrecorded
 
@@ -37,6 +38,8 @@ _OPAQUE_SUFFIXES = ("_fn", "_fun", "_func", "_state", "_params", "_tree", "_conf
                     "_axis", "_name", "_init", "_update", "_kwargs", "_args")
 _ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Numeric")
 MAX_RANK = 2
+_UNIONS = (typing.Union, types.UnionType)
+_PYTHON_NUMBERS = (int, float, complex, bool)
 
 
 class Uninferable(Exception):
@@ -47,7 +50,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     if not request.settings.infer_arguments or needs_instance(request):
         return []  # a method's self: the instances source builds one, or says why it cannot
     try:
-        return ladder(request)
+        return ladder(request, standins.for_parameters(request.function))
     except Uninferable as why:
         request.notes.append(f"arguments not inferred: {why}")
         return []
@@ -75,6 +78,7 @@ def symbolic_size() -> Any:
 
 def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> list[ArgumentSet]:
     ranks = ranks_used(request)
+    ranks.update(_scalar_union_ranks(signature, ranks))
     roles: dict[str, Any] = {}
     for param in signature.parameters.values():
         if param.name in given:
@@ -82,7 +86,7 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
         else:
-            roles[param.name] = role(param)
+            roles[param.name] = role(param, by_members=True)
     arrays = [name for name, kind in roles.items() if kind == "array"]
     if not any(kind in ("array", "key", "float") or kind[0] == "given" for kind in roles.values()):
         raise Uninferable("no parameter takes an array")
@@ -97,6 +101,21 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         kwargs = {name: abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs))
     return found
+
+
+def _scalar_union_ranks(signature: inspect.Signature, ranks: dict[str, int]) -> dict[str, int]:
+    """Rank 1 at least for a parameter whose union admits an array or a Python number
+    (``ArrayLike``, ``Array | float``): its rank 0 is a Python number's form, which a function
+    written for arrays meets only by accident (blackjax's ``pareto_khat(x: ArrayLike)`` ravels a
+    scalar to shape (1,) and indexes it at 5: a false JX503)."""
+    floors = {}
+    for param in signature.parameters.values():
+        annotation = param.annotation
+        members = typing.get_args(annotation) if typing.get_origin(annotation) in _UNIONS else ()
+        if any(member in _PYTHON_NUMBERS for member in members) or \
+                (isinstance(annotation, str) and "ArrayLike" in annotation):
+            floors[param.name] = max(ranks.get(param.name, 0), 1)
+    return floors
 
 
 def abstract(kind: Any, shape: tuple) -> Any:
