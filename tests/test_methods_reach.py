@@ -201,3 +201,39 @@ def test_fields_and_parameters_that_hold_instances_are_built(tmp_path: Path) -> 
                             "key=Linear(weight=f32[n], bias=f32[n], in_features=2)), x=f32[n]",
         "Affine.inverse": "self=Affine(shift=f32[], scale=f32[]), y=f32[]"  # log_scale None,
     }
+
+
+CHECKED = textwrap.dedent('''\
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    @jax.tree_util.register_pytree_node_class
+    @dataclasses.dataclass
+    class Dataset:  # its unflatten checks the shapes (gpjax's): the retry's sizes are refused at rank 1
+        X: jax.Array
+
+        def __post_init__(self):
+            if self.X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got X.ndim={self.X.ndim}")
+
+        def tree_flatten(self):
+            return (self.X,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+        def total(self):
+            return jnp.sum(jax.lax.associative_scan(jnp.add, self.X))
+    ''')
+
+
+def test_a_pytree_that_refuses_the_retry_sizes_is_no_crash(tmp_path: Path) -> None:
+    path = write(tmp_path, "dataset", CHECKED)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert result.findings == [] and result.skipped == []
+    assert [t.signature for fa in result.files for t in fa.result.traced] == ["self=Dataset(X=f32[8,8])"]

@@ -106,7 +106,7 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
 
     try:
         made = [jax.tree_util.tree_map(concrete, value, is_leaf=is_abstract) for value in values]
-    except _NoSize:
+    except Exception:  # _NoSize, or a user's pytree whose unflatten refuses the sizes (gpjax's Dataset)
         return None
     count = len(arguments.args)
     return ArgumentSet(arguments.source, tuple(made[:count]), dict(zip(arguments.kwargs, made[count:])),
