@@ -89,6 +89,48 @@ def _register() -> None:
     jax.tree_util.register_pytree_node(InstanceFields, flatten, unflatten)
 
 
+def constructs(value: Any) -> bool:
+    """Whether the instance ``value`` stands for can be made: an ``InstanceFields`` is built in a
+    trace of its own from its abstract fields (its ``__init__`` may refuse them); any other is
+    made already."""
+    import jax
+
+    if not isinstance(value, InstanceFields):
+        return True
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    dynamic = [i for i, leaf in enumerate(leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
+
+    def make(*values: Any) -> int:
+        filled = list(leaves)
+        for index, traced in zip(dynamic, values):
+            filled[index] = traced
+        jax.tree_util.tree_unflatten(treedef, filled).build()
+        return 0
+
+    try:
+        jax.make_jaxpr(make)(*[leaves[i] for i in dynamic])
+    except Exception:
+        return False
+    return True
+
+
+def shapes_key(value: Any) -> tuple:
+    """What an instance's construction depends on besides its class: its leaves' shapes, dtypes
+    and static values, and which fields are None."""
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    return str(treedef), tuple((leaf.shape, str(leaf.dtype)) if isinstance(leaf, jax.ShapeDtypeStruct)
+                               else _text(leaf) for leaf in leaves)
+
+
+def _text(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:  # a user's __repr__ that raises
+        return f"<{type(value).__name__} {id(value)}>"
+
+
 def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
     """(class name, field values) of an instance jaxlint built, for the signature's text; None for
     a value of another kind."""

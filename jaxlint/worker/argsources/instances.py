@@ -31,6 +31,7 @@ import inspect
 import sys
 import types
 import typing
+import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances
@@ -80,49 +81,85 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """The rungs with every field given, then, when the instance cannot be made on any of them
+    (its ``__init__`` refuses), the rungs with None-default fields left None that it can be made on."""
     kind = _kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
-    ranks = inferred.ranks_used(request)
-    n = inferred.symbolic_size()
-    self_name = request.target.params[0]
-    built = (self_name, *(name for name, role in roles.items() if _is_instance(role) and "." not in name))
-    nested = any(_is_instance(role) for role in roles.values())
-    found, seen = [], set()
-    for absent in _absent_variants(owner, kind):
+    plan = _Plan(request, owner, kind, callee, roles)
+    found = plan.rungs(frozenset())
+    if not found:
+        raise Uninferable("neither its fields nor the method's parameters take an array")
+    optional = [name for name, default in _defaults(owner, kind).items()
+                if default is None and not _is_static(roles.get(f"self.{name}"))]
+    if optional and not any(plan.constructs(arguments) for arguments in found):
+        everyone = frozenset(optional)
+        one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
+        for absent in [everyone, *one_of]:
+            found += [arguments for arguments in plan.rungs(absent) if plan.constructs(arguments)]
+    return found
+
+
+@dataclasses.dataclass
+class _Plan:
+    """One method's roles and how its signatures are made from them."""
+
+    request: ArgumentRequest
+    owner: type
+    kind: str
+    callee: Any
+    roles: dict[str, Any]  # "self.<field>" and the method's parameters
+
+    def rungs(self, absent: frozenset[str]) -> list[ArgumentSet]:
+        """Rank 0, 1, 2 (never lower than the body shows), the fields in ``absent`` None; none
+        when no value is an abstract array."""
+        roles, ranks, n = self.roles, inferred.ranks_used(self.request), inferred.symbolic_size()
+        nested = any(_is_instance(role) for role in roles.values())
+        found, seen = [], set()
         for rank in range(MAX_RANK + 1):
             shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items()
                       if role in ("array", _INTEGERS)}
             # An instance's fields take the rung's rank whatever the other shapes are.
-            key = (absent, rank if nested else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
+            key = (rank if nested else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
             if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
                 continue
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
                       else _value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
-            if not found and not _has_abstract(values):
-                raise Uninferable("neither its fields nor the method's parameters take an array")
-            fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
-            others = {name: value for name, value in values.items() if not name.startswith("self.")}
-            instance = built_instances.built(owner, kind, fields)
-            arguments = {self_name: instance, **others}
-            call = built_instances.built_then_called(callee, self_name) \
-                if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
-            if call is None and callee is not request.function:
-                call = callee  # a property: its getter
-            found.append(ArgumentSet(SOURCE, (), arguments, call=call, built=built))
-    return found
+            if not _has_abstract(values):
+                return []
+            found.append(self._signature(values))
+        return found
+
+    def _signature(self, values: dict[str, Any]) -> ArgumentSet:
+        self_name = self.request.target.params[0]
+        fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
+        arguments = {self_name: built_instances.built(self.owner, self.kind, fields),
+                     **{name: value for name, value in values.items() if not name.startswith("self.")}}
+        call = built_instances.built_then_called(self.callee, self_name) \
+            if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
+        if call is None and self.callee is not self.request.function:
+            call = self.callee  # a property: its getter
+        built = (self_name, *(name for name, role in self.roles.items() if _is_instance(role) and "." not in name))
+        return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
+
+    def constructs(self, arguments: ArgumentSet) -> bool:
+        """``self`` can be made from these fields (its ``__init__`` traced alone, once per class
+        and shapes: a class's methods share it)."""
+        instance = arguments.kwargs[self.request.target.params[0]]
+        key = built_instances.shapes_key(instance)
+        known = _CONSTRUCTS.setdefault(self.owner, {})
+        if key not in known:
+            known[key] = built_instances.constructs(instance)
+        return known[key]
 
 
-def _absent_variants(owner: type, kind: str) -> list[frozenset[str]]:
-    """Which of the fields whose default is None stay None, in the order tried: none (every field
-    an array), then all of them, then all but one, in turn (a distribution given exactly one of
-    ``covariance_matrix``, ``precision_matrix`` and ``scale_tril``)."""
-    optional = [name for name, default in _defaults(owner, kind).items() if default is None]
-    if not optional:
-        return [frozenset()]
-    everyone = frozenset(optional)
-    return [frozenset(), everyone, *(everyone - {name} for name in optional[:_MAX_ONE_OF] if len(optional) > 1)]
+# Per class, per fields' shapes: whether an instance can be made (_Plan.constructs).
+_CONSTRUCTS: weakref.WeakKeyDictionary[type, dict[Any, bool]] = weakref.WeakKeyDictionary()
+
+
+def _is_static(role: Any) -> bool:
+    return role is None or (isinstance(role, tuple) and role[0] == "static")
 
 
 def _kind(owner: type) -> str:
