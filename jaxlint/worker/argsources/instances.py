@@ -18,8 +18,9 @@ gives means no instance, and the method is counted as not linted with why; so do
 class, a flax linen module (its methods run inside ``model.apply``: an examples file registers
 one) and a class of no kind above. A method's parameter annotated with such a class
 (``kl(self, other: Normal)``) gets an instance too. Fields whose default is None are arrays
-first; when no rung traces, they are tried None, then all but one None, in turn (a class that
-takes exactly one of ``scale`` and ``log_scale``).
+first; when the instance cannot be made so on any rung, they are left None, all, else all but one
+in turn, the first choice that makes one kept (a class that takes exactly one of ``scale`` and
+``log_scale``).
 
 How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
 leaves, or ``InstanceFields``, made inside the trace from the traced values).
@@ -44,7 +45,7 @@ from jaxlint.worker.instrument import unrecorded
 _EMPTY = inspect.Parameter.empty
 _INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
 _MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
-_MAX_ONE_OF = 4  # the None-default fields tried one at a time (each variant is three more traces at most)
+_MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
 _STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
 
 
@@ -95,8 +96,10 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
     if optional and not any(plan.constructs(arguments) for arguments in found):
         everyone = frozenset(optional)
         one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
-        for absent in [everyone, *one_of]:
-            found += [arguments for arguments in plan.rungs(absent) if plan.constructs(arguments)]
+        for absent in [everyone, *one_of]:  # the first that makes an instance on some rung
+            made = [arguments for arguments in plan.rungs(absent) if plan.constructs(arguments)]
+            if made:
+                return found + made
     return found
 
 
