@@ -114,23 +114,6 @@ def constructs(value: Any) -> bool:
     return True
 
 
-def shapes_key(value: Any) -> tuple:
-    """What an instance's construction depends on besides its class: its leaves' shapes, dtypes
-    and static values, and which fields are None."""
-    import jax
-
-    leaves, treedef = jax.tree_util.tree_flatten(value)
-    return str(treedef), tuple((leaf.shape, str(leaf.dtype)) if isinstance(leaf, jax.ShapeDtypeStruct)
-                               else _text(leaf) for leaf in leaves)
-
-
-def _text(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:  # a user's __repr__ that raises
-        return f"<{type(value).__name__} {id(value)}>"
-
-
 def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
     """(class name, field values) of an instance jaxlint built, for the signature's text; None for
     a value of another kind."""

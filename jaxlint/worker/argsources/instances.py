@@ -83,7 +83,7 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
     """The rungs with every field given, then, when the instance cannot be made on any of them
-    (its ``__init__`` refuses), the rungs with None-default fields left None that it can be made on."""
+    (its ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
     kind = _kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
@@ -93,14 +93,25 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         raise Uninferable("neither its fields nor the method's parameters take an array")
     optional = [name for name, default in _defaults(owner, kind).items()
                 if default is None and not _is_static(roles.get(f"self.{name}"))]
-    if optional and not any(plan.constructs(arguments) for arguments in found):
-        everyone = frozenset(optional)
-        one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
-        for absent in [everyone, *one_of]:  # the first that makes an instance on some rung
-            made = [arguments for arguments in plan.rungs(absent) if plan.constructs(arguments)]
-            if made:
-                return found + made
-    return found
+    if not optional:
+        return found
+    if owner not in _ABSENT:  # once per class: its methods share the answer
+        _ABSENT[owner] = _absent(plan, found, optional)
+    return found + (plan.rungs(_ABSENT[owner]) if _ABSENT[owner] else [])
+
+
+def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
+    """The None-default fields to leave None: none when the instance can be made with every field
+    given on some rung, else all of them, else all but one in turn, the first choice that makes
+    one on some rung (none when no choice does)."""
+    if any(plan.constructs(arguments) for arguments in found):
+        return frozenset()
+    everyone = frozenset(optional)
+    one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
+    for absent in [everyone, *one_of]:
+        if any(plan.constructs(arguments) for arguments in plan.rungs(absent)):
+            return absent
+    return frozenset()
 
 
 @dataclasses.dataclass
@@ -147,18 +158,12 @@ class _Plan:
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
     def constructs(self, arguments: ArgumentSet) -> bool:
-        """``self`` can be made from these fields (its ``__init__`` traced alone, once per class
-        and shapes: a class's methods share it)."""
-        instance = arguments.kwargs[self.request.target.params[0]]
-        key = built_instances.shapes_key(instance)
-        known = _CONSTRUCTS.setdefault(self.owner, {})
-        if key not in known:
-            known[key] = built_instances.constructs(instance)
-        return known[key]
+        """``self`` can be made from these fields (its ``__init__`` traced alone)."""
+        return built_instances.constructs(arguments.kwargs[self.request.target.params[0]])
 
 
-# Per class, per fields' shapes: whether an instance can be made (_Plan.constructs).
-_CONSTRUCTS: weakref.WeakKeyDictionary[type, dict[Any, bool]] = weakref.WeakKeyDictionary()
+# Per class, the None-default fields its instances leave None (_absent).
+_ABSENT: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def _is_static(role: Any) -> bool:
