@@ -82,8 +82,8 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
-    """The rungs with every field given, then, when the instance cannot be made on any of them
-    (its ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
+    """The rungs with every field given, or, when the instance cannot be made on any of them (its
+    ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
     kind = _kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
@@ -97,13 +97,14 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         return found
     if owner not in _ABSENT:  # once per class: its methods share the answer
         _ABSENT[owner] = _absent(plan, found, optional)
-    return found + (plan.rungs(_ABSENT[owner]) if _ABSENT[owner] else [])
+    absent = _ABSENT[owner]
+    return plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
 
 
 def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
     """The None-default fields to leave None: none when the instance can be made with every field
     given on some rung, else all of them, else all but one in turn, the first choice that makes
-    one on some rung (none when no choice does)."""
+    one on some rung (none when no choice does: the errors of every field given are reported)."""
     if any(plan.constructs(arguments) for arguments in found):
         return frozenset()
     everyone = frozenset(optional)
