@@ -90,7 +90,9 @@ def input_positions(value: Value, top: Region) -> set[int] | None:
             if value.producer is not None:
                 stack.extend(value.producer.inputs)
             continue
-        position = next(i for i, v in enumerate(region.inputs) if v is value)
+        position = next((i for i, v in enumerate(region.inputs) if v is value), None)
+        if position is None:
+            return None
         if region is top:
             found.add(position)
             continue
