@@ -307,6 +307,9 @@ class Result:
     # Why some programs were not compiled for the target (a mesh larger than its slice): their
     # compiled figures are missing, which the summary says (ir/target_devices.take_refusals).
     not_compiled: list[str] = field(default_factory=list)
+    # Findings left out: their bad point lies among the fields of an instance jaxlint built, alone
+    # (analysis/instance_points.py); --show-untraced lists them.
+    left_out: list[Finding] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -315,6 +318,7 @@ class Result:
     def from_json(cls, data: dict[str, Any]) -> Result:
         data = dict(data)
         data["findings"] = [Finding.from_json(f) for f in data.get("findings", [])]
+        data["left_out"] = [Finding.from_json(f) for f in data.get("left_out", [])]
         data["traced"] = [Traced(**t) for t in data.get("traced", [])]
         data["skipped"] = [Skipped(**s) for s in data.get("skipped", [])]
         return cls(**data)

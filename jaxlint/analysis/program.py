@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Mapping, Sequence
 
+from jaxlint.analysis import instance_points
 from jaxlint.chips import parse_target
 from jaxlint.ir import Program, Truncation, VmapRecord, is_sharded, target_devices
 from jaxlint.ir.build import build_program
@@ -26,7 +27,8 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
                      project: Callable[[str], bool] | None = None, differentiated: bool = False,
                      vmap_records: Mapping[str, VmapRecord] | None = None,
                      truncations: Sequence[Truncation] = (),
-                     paths: tuple[list[str], list[str | None] | None] | None = None) -> list[Finding]:
+                     paths: tuple[list[str], list[str | None] | None] | None = None,
+                     instance_inputs: Collection[int] = (), left_out: list[Finding] | None = None) -> list[Finding]:
     """The program rules' findings on one traced signature (``closed``: its ClosedJaxpr), in the
     target's file and in each file of ``others`` (the project's) whose helpers made operations; a
     failure to build the IR is a JX906 finding too. ``project`` without ``others``: which files
@@ -36,7 +38,9 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
     the records the tracer's vmap recorder made (worker/instrument.py), for JX101; ``truncations``:
     the 64-bit dtype requests JAX truncated while ``closed`` was traced (ir/truncations.py), for JX508;
     ``paths``: the path of each input and output in the function's parameters and result, where
-    the trace's own jit does not name them (``pytest --jaxlint``'s re-trace, lint.py)."""
+    the trace's own jit does not name them (``pytest --jaxlint``'s re-trace, lint.py);
+    ``instance_inputs``: the input positions that hold the fields of an instance jaxlint built for
+    a method, whose findings at a point among them alone go to ``left_out`` (instance_points.py)."""
     try:
         # The driver's target (a worker's job, the plugin's or lint's configuration) compiles it.
         target_devices.use(parse_target((settings or Settings()).target))
@@ -56,13 +60,15 @@ def program_findings(rules: list[type[Rule]], codes: set[str], path: str, source
     findings = run_program_rules(rules, context, codes)
     if is_sharded(program):
         findings = [_whole_program(finding) for finding in findings]
-    if others is None:
-        return findings
-    for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
-        loaded = others.get(other)
-        if loaded is not None:
-            helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
-            findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
+    if others is not None:
+        for other in sorted({op.location.path for op in program.walk() if op.location is not None} - {path}):
+            loaded = others.get(other)
+            if loaded is not None:
+                helper = dataclasses.replace(context, path=other, source=loaded[0], index=loaded[1])
+                findings += [_through_helper(finding) for finding in run_program_rules(rules, helper, codes)]
+    findings, left = instance_points.split(findings, context.points, program, instance_inputs)
+    if left_out is not None:
+        left_out += left
     return findings
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from jaxlint.ir import Op, Value, primitives
+from jaxlint.ir import Op, Region, Value, primitives, region_links
 
 # Ops that keep the numbers of their operand (only its layout changes).
 TRANSPARENT = primitives.SAME_NUMBERS
@@ -71,6 +71,43 @@ def varies(value: Value) -> bool:
         if value.producer is not None:
             stack.extend(value.producer.inputs)
     return False
+
+
+def input_positions(value: Value, top: Region) -> set[int] | None:
+    """The positions of ``top``'s inputs (the traced function's) that ``value`` depends on,
+    through the regions' links (a loop body's input on its operand and on the carry fed back);
+    where a region's links are not known, on every operand of its op. None: a region with no op
+    around it. An over-count, never an under-count: each op's output depends on all its inputs."""
+    found: set[int] = set()
+    stack, seen = [value], set()
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or value.literal is not None or value.const:
+            continue
+        seen.add(id(value))
+        region = value.region_input
+        if region is None:
+            if value.producer is not None:
+                stack.extend(value.producer.inputs)
+            continue
+        position = next((i for i, v in enumerate(region.inputs) if v is value), None)
+        if position is None:
+            return None
+        if region is top:
+            found.add(position)
+            continue
+        op = region.parent
+        if op is None:
+            return None
+        links = region_links(op, region)
+        if links is None:
+            stack.extend(op.inputs)
+            continue
+        operand = links.operands[position] if position < len(links.operands) else None
+        if operand is not None:
+            stack.append(op.inputs[operand])
+        stack.extend(out for out, (_, fed) in zip(region.outputs, links.results) if position in fed)
+    return found
 
 
 def differentiable(value: Value) -> bool:

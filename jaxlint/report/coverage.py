@@ -54,6 +54,18 @@ class Function:
     linted_in: str | None = None  # "here", or the test run's "test run of 2026-12-02 14:03"
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A finding left out: its bad point lies among the fields of an instance jaxlint built, alone
+    (analysis/instance_points.py)."""
+
+    path: str
+    line: int
+    target: str
+    code: str
+    message: str
+
+
 @dataclass
 class Coverage:
     traced: list[Traced]
@@ -64,9 +76,10 @@ class Coverage:
     targets: int = 0
     # A run's stale entries, whose findings were not used: {"run", "path", "changed", "findings"}.
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"traced": [asdict(t) for t in self.traced],
+        return {"traced": [asdict(t) for t in self.traced], "left_out": [asdict(f) for f in self.left_out],
                 "untraced": [asdict(u) for u in self.untraced],
                 "untraced_targets_defined_elsewhere": [asdict(u) for u in self.outside],
                 "functions": [asdict(f) for f in self.functions],
@@ -90,7 +103,19 @@ def coverage(result: CheckResult) -> Coverage:
                 "findings": len(s.dropped)} for s in result.dropped]
     return Coverage(sorted(tally.traced, key=key), sorted(tally.untraced, key=key),
                     sorted(tally.functions, key=lambda f: (f.path, f.line, f.function)),
-                    sorted(tally.outside, key=key), tally.targets, dropped)
+                    sorted(tally.outside, key=key), tally.targets, dropped, _left_out(result))
+
+
+def _left_out(result: CheckResult) -> list[LeftOut]:
+    """The findings the workers left out, once per place, but for a place another trace reported."""
+    reported = {f.place for f in result.findings}
+    found: dict[tuple, LeftOut] = {}
+    for analysis in result.files:
+        for finding in analysis.result.left_out if analysis.result is not None else []:
+            if finding.place not in reported:
+                found.setdefault(finding.place, LeftOut(finding.path, finding.span.start_line, finding.target or "",
+                                                        finding.code, finding.message))
+    return [found[place] for place in sorted(found)]
 
 
 @dataclass
@@ -260,6 +285,10 @@ def untraced_text(report: Coverage, relative: Callable[[str], str] = lambda path
     if report.outside:
         lines.append(f"untraced targets whose function is defined in another file ({len(report.outside)}):")
         lines += _entries(report.outside, relative)
+    if report.left_out:
+        lines.append(f"findings left out ({len(report.left_out)}): their bad point lies among the fields of an "
+                     "instance jaxlint built, alone, which the class may never hold:")
+        lines += [f"  {relative(f.path)}:{f.line}: {f.target} {f.code} {f.message}" for f in report.left_out]
     return "".join(line + "\n" for line in lines)
 
 

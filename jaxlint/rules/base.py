@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from jaxlint.events import RunEvents
-from jaxlint.ir import Op, Program, VmapRecord
+from jaxlint.ir import Op, Program, Value, VmapRecord
 from jaxlint.model import Applicability, Cost, Finding, Fix, Option, Settings, Severity, Span, Target
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import char_span
@@ -97,6 +97,9 @@ class ProgramContext(SourceContext):
     differentiated: bool = False
     # The source index of another project file the program went through (None: not one, unreadable).
     sources: Callable[[str], SourceIndex | None] | None = None
+    # The bad points the findings name, per place (``finding``'s ``points``, one tuple per finding
+    # made there): shared by the contexts of one program, read by analysis/instance_points.py.
+    points: dict[tuple, list[tuple[Value, ...]]] = field(default_factory=dict)
 
     def ops_here(self, *primitives: str) -> Iterator[Op]:
         """The program's ops of ``primitives`` (every op when none is named) whose location is in
@@ -137,8 +140,14 @@ class ProgramContext(SourceContext):
         return self.target.name_span if self.in_target_file else None
 
     def finding(self, rule: type[Rule], message: str, span: Span, fix: Fix | None = None, *,
-                cost: Cost | None = None) -> Finding:
-        return rule.finding(self.path, span, message, fix, self.target.qualname, cost=cost)
+                cost: Cost | None = None, points: Sequence[Value] = ()) -> Finding:
+        """``points``: the values whose bad point the finding names where the rule derived that
+        point from the arithmetic (JX501's clamped operand), not from a test the program makes:
+        a point among the fields of an instance jaxlint built, alone, is one the class may never
+        hold, and such a finding is left out (analysis/instance_points.py)."""
+        made = rule.finding(self.path, span, message, fix, self.target.qualname, cost=cost)
+        self.points.setdefault(made.place, []).append(tuple(points))
+        return made
 
 
 @dataclass

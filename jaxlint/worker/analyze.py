@@ -49,6 +49,7 @@ from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import (
     NotArrays,
+    built_inputs,
     code_of,
     compiled_cost,
     concrete_arguments,
@@ -381,10 +382,13 @@ class _Analysis:
         self.traced_calls.append((target.qualname, function, arguments))
         timings["trace"] += time.perf_counter() - started
         started = time.perf_counter()
+        left_out: list[Finding] = []
         found = program_findings(self.rules, self.codes, job.path, job.source, target, closed, signature,
                                  self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
-                                 truncations=truncations)
+                                 truncations=truncations, instance_inputs=built_inputs(arguments),
+                                 left_out=left_out)
         self._count_linted(closed, target)
+        self._left_out([_inferred(finding, signature) for finding in left_out])
         if runs.inferred:
             found = [_inferred(finding, signature) for finding in found]
             runs.errors = []  # the first guess that traces is kept: the failed ones were guesses
@@ -393,6 +397,11 @@ class _Analysis:
             runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
         timings["rules"] += time.perf_counter() - started
         return "traced"
+
+    def _left_out(self, findings: list[Finding]) -> None:
+        """Findings at a bad point among a built instance's fields alone: listed, not reported."""
+        known = {finding.place for finding in self.result.left_out}
+        self.result.left_out += [finding for finding in findings if finding.place not in known]
 
     def _report(self, runs: _TargetRuns, found: list[Finding]) -> None:
         """Several signatures, one report: the first signature's finding at each place stands

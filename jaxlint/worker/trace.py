@@ -13,7 +13,7 @@ from jaxlint.ir import fit, sharded, target_devices
 from jaxlint.jaxapi import compiling, jaxprs, tracers
 from jaxlint.scan import hints
 from jaxlint.worker.argsources import ArgumentSet
-from jaxlint.worker.argsources.instances import instance_fields
+from jaxlint.worker.built_instances import instance_fields, is_built
 
 
 def resolve(module: Any, qualname: str) -> Any:
@@ -65,6 +65,18 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
     return apply, [leaves[i] for i in dynamic]
 
 
+def built_inputs(arguments: ArgumentSet) -> frozenset[int]:
+    """The positions, among the program's inputs (``bind``'s), of the leaves of the instances
+    jaxlint built (``arguments.built``)."""
+    is_abstract = lambda leaf: isinstance(leaf, jax.ShapeDtypeStruct)  # noqa: E731
+    built = {id(leaf) for name in arguments.built
+             for leaf in jax.tree_util.tree_leaves(arguments.kwargs.get(name)) if is_abstract(leaf)}
+    if not built:
+        return frozenset()
+    inputs = [leaf for leaf in jax.tree_util.tree_leaves((arguments.args, arguments.kwargs)) if is_abstract(leaf)]
+    return frozenset(i for i, leaf in enumerate(inputs) if id(leaf) in built)
+
+
 # The sizes symbolic dimensions of jaxlint's own making get when a trace with symbols fails: the
 # signature's first symbol 8, the next 16, and so on.
 CONCRETE_SIZE = 8
@@ -95,11 +107,11 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
 
     try:
         made = [jax.tree_util.tree_map(concrete, value, is_leaf=is_abstract) for value in values]
-    except _NoSize:
+    except Exception:  # _NoSize, or a user's pytree whose unflatten refuses the sizes (gpjax's Dataset)
         return None
     count = len(arguments.args)
     return ArgumentSet(arguments.source, tuple(made[:count]), dict(zip(arguments.kwargs, made[count:])),
-                       arguments.call)
+                       arguments.call, arguments.built)
 
 
 def fails_at_any_size(error: BaseException) -> bool:
@@ -212,12 +224,13 @@ def format_instance(value: Any) -> str | None:
     built = instance_fields(value)
     if built is None:
         return None
-    return f"{built[0]}({', '.join(f'{field}={_show(v)}' for field, v in built[1].items())})"
+    shown = [f"{field}={format_instance(v) if is_built(v) else _show(v)}" for field, v in built[1].items()]
+    return f"{built[0]}({', '.join(shown)})"
 
 
 def format_signature(arguments: ArgumentSet) -> str:
     def keyword(name: str, value: Any) -> str:
-        instance = format_instance(value) if name == "self" else None
+        instance = format_instance(value) if name == "self" or name in arguments.built else None
         return f"{name}={instance or _show(value)}"
 
     # Each argument on its own: mapping over the kwargs dict would sort its keys.

@@ -26,7 +26,7 @@ class WhereNanGradient(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
-        for message, span, fix in where_findings(ctx):
-            yield ctx.finding(cls, message, span, fix)
-        for message, span, fix in clamp_findings(ctx):
-            yield ctx.finding(cls, message, span, fix)
+        for message, span, fix, points in where_findings(ctx):
+            yield ctx.finding(cls, message, span, fix, points=points)
+        for message, span, fix, point in clamp_findings(ctx):
+            yield ctx.finding(cls, message, span, fix, points=(point,))

@@ -36,18 +36,19 @@ _NON_NEGATIVE = _POSITIVE + ("abs", "sqrt", "square")
 _AFFINE = ("add", "sub", "mul", "div")
 
 
-def clamp_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]]:
-    """(message, span, fix) of each clamp call of the source that clamps away the value of an
-    unsafe op at its singular point, once however often it was traced."""
-    found: dict[Span, tuple[bool, str, Fix | None]] = {}
+def clamp_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None, Value]]:
+    """(message, span, fix, the unsafe op's input) of each clamp call of the source that clamps
+    away the value of an unsafe op at its singular point, once however often it was traced. The
+    point comes from the arithmetic alone: nothing in the program tests it."""
+    found: dict[Span, tuple[bool, str, Fix | None, Value]] = {}
     for op in ctx.program.walk():
         if op.primitive in _GUARD_PRIMITIVES and not op.custom_derivative and _reaches_float_output(op.outputs[0]):
             hit = _hit(ctx, op)
             # clip(1 / x, -c, c) clamps both x=0 and x=-0 away: name 0 rather than -0
             if hit is not None and (hit[1] not in found or found[hit[1]][0] and not hit[3]):
-                found[hit[1]] = (hit[3], hit[0], hit[2])
-    for span, (_, message, fix) in found.items():
-        yield message, span, fix
+                found[hit[1]] = (hit[3], hit[0], hit[2], hit[4])
+    for span, (_, message, fix, point) in found.items():
+        yield message, span, fix, point
 
 
 def _bounds(op: Op) -> tuple[Value, float | None, float | None] | None:
@@ -65,8 +66,9 @@ def _bounds(op: Op) -> tuple[Value, float | None, float | None] | None:
     return (value, bound, None) if op.primitive == "max" else (value, None, bound)
 
 
-def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool] | None:
-    """(message, span, fix, whether the point is -0) of a guard op that clamps away a singular point."""
+def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool, Value] | None:
+    """(message, span, fix, whether the point is -0, the unsafe op's input) of a guard op that
+    clamps away a singular point."""
     bounds = _bounds(guard)
     if bounds is None or guard.location is None or guard.location.path != ctx.path:
         return None
@@ -101,7 +103,7 @@ def _hit(ctx: ProgramContext, guard: Op) -> tuple[str, Span, Fix | None, bool] |
         fix = move_guard_inside(ctx.source, call, ctx.index.callee(call) or "", node,
                                 ctx.index.callee(node) or "", bound)
     negative_zero = point[0] == 0 and math.copysign(1.0, point[0]) < 0
-    return _message(ctx, call, node, argument, point, bound, fix), ctx.index.span(call), fix, negative_zero
+    return _message(ctx, call, node, argument, point, bound, fix), ctx.index.span(call), fix, negative_zero, x
 
 
 def _through(value: Value) -> tuple[Op, Callable[[float], float]] | None:

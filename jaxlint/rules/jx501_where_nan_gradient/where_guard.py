@@ -44,11 +44,13 @@ class _Hit(NamedTuple):
     safe: str
     witness: str | None  # an excluded value of x where the derivative is not finite; None: a masked sum
     branch_is_true: bool  # the unsafe op is in the where's second argument (else its third)
+    total: Value | None = None  # a masked sum's denominator (its point, 0, is no test of the program's)
 
 
-def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]]:
-    """(message, span, fix) of each where call of the source that excludes an unsafe point, once
-    however often it was traced."""
+def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None, tuple[Value, ...]]]:
+    """(message, span, fix, points) of each where call of the source that excludes an unsafe point,
+    once however often it was traced. ``points``: the masked sums' denominators when every hit is
+    one; none when the where's predicate tests the point itself (the program says it is reached)."""
     found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
     for op in ctx.program.walk():
         if op.primitive != "select_n" or len(op.inputs) != 3 or not live(op.outputs[0]):
@@ -63,7 +65,9 @@ def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None]
                     hits.append(hit)
     for span, (where, hits) in found.items():
         hits.sort(key=lambda hit: (hit.span.start_line, hit.span.start_col))  # source order
-        yield _message(ctx.index, where, hits), span, _fix(ctx.index, where, hits)
+        points = tuple(hit.total for hit in hits if hit.total is not None)
+        yield _message(ctx.index, where, hits), span, _fix(ctx.index, where, hits), \
+            points if len(points) == len(hits) else ()
 
 
 def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[_Hit, Op, list[Op]]]:
@@ -75,8 +79,10 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[_Hit, Op
             continue
         spec = UNSAFE[op.primitive]
         node, argument, spelled = spelled_at(ctx.index, op)
-        if op.primitive == "div" and masked_denominator(select, case, op) is not None:
-            yield _Hit(op.location.span, op.primitive, node, argument, spelled, spec.safe, None, branch_is_true), op, []
+        total = masked_denominator(select, case, op) if op.primitive == "div" else None
+        if total is not None:
+            yield _Hit(op.location.span, op.primitive, node, argument, spelled, spec.safe, None, branch_is_true,
+                       total), op, []
             continue
         x = strip(op.inputs[spec.arg])
         predicate = predicate_of(select.inputs[0], x)

@@ -22,6 +22,9 @@ class ArgumentSet:
     # What to trace instead of the resolved target, when the arguments only fit another entry
     # point that runs it (a flax linen ``model.apply`` for ``MLP.__call__``); None: the target.
     call: Any = None
+    # The parameters whose values are instances jaxlint built (a method's ``self``, instances.py):
+    # a finding at a point among their fields alone is left out (analysis/instance_points.py).
+    built: tuple[str, ...] = ()
 
 
 @dataclass

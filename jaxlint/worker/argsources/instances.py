@@ -4,41 +4,49 @@ get the ladder's guesses (inferred.py), and the first signature that traces is k
 
 Which classes: dataclasses (equinox modules and ``flax.struct`` dataclasses are ones),
 NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any class JAX
-flattens). Their
-fields: a dataclass's or NamedTuple's declared fields, else the ``__init__`` parameters. A field's
-value: a static field (``eqx.field(static=True)``, ``pytree_node=False``) keeps its default; a
+flattens). Their fields: a dataclass's or NamedTuple's declared fields, else the ``__init__``
+parameters. A field's value: a static field (``eqx.field(static=True)``, ``pytree_node=False``)
+keeps its default (without one, a union's int, bool or float member gives 2, False, 0.1); a
 jaxtyping annotation gives an abstract array of its rank and dtype (every named dimension the
 symbolic ``n``); an array or ``float`` annotation, or a Python float default, an abstract value
 as the ladder makes them (rank 0, 1, 2; never lower than the method's ``self.x`` uses show; i32
 for an array annotation whose default is a Python int, as a discrete distribution's bounds);
 another default is kept (an array default becomes abstract); else the ladder guesses by name and
-annotation. A field the ladder cannot guess (a module, a function, a distribution) means no
-instance, and the method is counted as not linted with why; so does an abstract class, a flax
-linen module (its methods run inside ``model.apply``: an examples file registers one) and a
-class of no kind above.
+annotation; else an annotation naming a class of a kind above (a union: its first such member)
+gives an instance of it, built by the same rules, two levels deep at most. A field none of these
+gives means no instance, and the method is counted as not linted with why; so does an abstract
+class, a flax linen module (its methods run inside ``model.apply``: an examples file registers
+one) and a class of no kind above. A method's parameter annotated with such a class
+(``kl(self, other: Normal)``) gets an instance too. Fields whose default is None are arrays
+first; when the instance cannot be made so on any rung, they are left None, all, else all but one
+in turn, the first choice that makes one kept (a class that takes exactly one of ``scale`` and
+``log_scale``).
 
-How ``self`` reaches the trace: an instance that is a pytree is passed as it is, its abstract
-leaves the program's inputs (a dataclass or NamedTuple gets its fields set without running
-``__init__``; a pytree class is made by its ``__init__``). A dataclass that is not a pytree, and
-a pytree class whose ``__init__`` refuses abstract values, are built inside the trace from their
-fields' values, which are the inputs (``InstanceFields``): the method sees arrays either way.
+How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
+leaves, or ``InstanceFields``, made inside the trace from the traced values).
 """
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import sys
+import types
 import typing
-from typing import Any, Callable
+import weakref
+from typing import Any
 
+from jaxlint.worker import built_instances
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
+from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
 _EMPTY = inspect.Parameter.empty
 _INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
+_MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
+_MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
+_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -74,30 +82,93 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """The rungs with every field given, or, when the instance cannot be made on any of them (its
+    ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
     kind = _kind(owner)
-    roles = {f"self.{name}": role for name, role in _fields(owner, kind).items()}
+    roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
-    ranks = inferred.ranks_used(request)
-    n = inferred.symbolic_size()
-    self_name = request.target.params[0]
-    found, seen = [], set()
-    for rank in range(MAX_RANK + 1):
-        shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items()
-                  if role in ("array", _INTEGERS)}
-        key = tuple(sorted(shapes.items(), key=lambda item: item[0]))
-        if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
-            continue
-        seen.add(key)
-        values = {name: _value(role, shapes.get(name, ()), n) for name, role in roles.items()}
+    plan = _Plan(request, owner, kind, callee, roles)
+    found = plan.rungs(frozenset())
+    if not found:
+        raise Uninferable("neither its fields nor the method's parameters take an array")
+    optional = [name for name, default in _defaults(owner, kind).items()
+                if default is None and not _is_static(roles.get(f"self.{name}"))]
+    if not optional:
+        return found
+    if owner not in _ABSENT:  # once per class: its methods share the answer
+        _ABSENT[owner] = _absent(plan, found, optional)
+    absent = _ABSENT[owner]
+    return plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+
+
+def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
+    """The None-default fields to leave None: none when the instance can be made with every field
+    given on some rung, else all of them, else all but one in turn, the first choice that makes
+    one on some rung (none when no choice does: the errors of every field given are reported)."""
+    if any(plan.constructs(arguments) for arguments in found):
+        return frozenset()
+    everyone = frozenset(optional)
+    one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
+    for absent in [everyone, *one_of]:
+        if any(plan.constructs(arguments) for arguments in plan.rungs(absent)):
+            return absent
+    return frozenset()
+
+
+@dataclasses.dataclass
+class _Plan:
+    """One method's roles and how its signatures are made from them."""
+
+    request: ArgumentRequest
+    owner: type
+    kind: str
+    callee: Any
+    roles: dict[str, Any]  # "self.<field>" and the method's parameters
+
+    def rungs(self, absent: frozenset[str]) -> list[ArgumentSet]:
+        """Rank 0, 1, 2 (never lower than the body shows), the fields in ``absent`` None; none
+        when no value is an abstract array."""
+        roles, ranks, n = self.roles, inferred.ranks_used(self.request), inferred.symbolic_size()
+        nested = any(_is_instance(role) for role in roles.values())
+        found, seen = [], set()
+        for rank in range(MAX_RANK + 1):
+            shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items()
+                      if role in ("array", _INTEGERS)}
+            # An instance's fields take the rung's rank whatever the other shapes are.
+            key = (rank if nested else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
+            if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
+                continue
+            seen.add(key)
+            values = {name: None if name.startswith("self.") and name[5:] in absent
+                      else _value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
+            if not _has_abstract(values):
+                return []
+            found.append(self._signature(values))
+        return found
+
+    def _signature(self, values: dict[str, Any]) -> ArgumentSet:
+        self_name = self.request.target.params[0]
         fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
-        if not found and not any(_is_abstract(value) for value in values.values()):
-            raise Uninferable("neither its fields nor the method's parameters take an array")
-        instance, call = _instance(owner, kind, fields, callee, self_name)
-        if call is None and callee is not request.function:
-            call = callee  # a property: its getter
-        others = {name: value for name, value in values.items() if not name.startswith("self.")}
-        found.append(ArgumentSet(SOURCE, (), {self_name: instance, **others}, call=call))
-    return found
+        arguments = {self_name: built_instances.built(self.owner, self.kind, fields),
+                     **{name: value for name, value in values.items() if not name.startswith("self.")}}
+        call = built_instances.built_then_called(self.callee, self_name) \
+            if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
+        if call is None and self.callee is not self.request.function:
+            call = self.callee  # a property: its getter
+        built = (self_name, *(name for name, role in self.roles.items() if _is_instance(role) and "." not in name))
+        return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
+
+    def constructs(self, arguments: ArgumentSet) -> bool:
+        """``self`` can be made from these fields (its ``__init__`` traced alone)."""
+        return built_instances.constructs(arguments.kwargs[self.request.target.params[0]])
+
+
+# Per class, the None-default fields its instances leave None (_absent).
+_ABSENT: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _is_static(role: Any) -> bool:
+    return role is None or (isinstance(role, tuple) and role[0] == "static")
 
 
 def _kind(owner: type) -> str:
@@ -135,30 +206,42 @@ def _is_pytree_class(owner: type) -> bool:
         return True
 
 
-def _fields(owner: type, kind: str) -> dict[str, Any]:
-    """Each field's role (inferred.role's, or ("spec", dtype, dims) for a jaxtyping array)."""
-    if kind == "pytree":  # the __init__ parameters
+def _defaults(owner: type, kind: str) -> dict[str, Any]:
+    """Each field's default (``_EMPTY``: none): a pytree class's ``__init__`` parameters'."""
+    if kind == "pytree":
         try:
             signature = inspect.signature(owner)
         except (TypeError, ValueError):
             raise Uninferable("its __init__ has no signature") from None
-        hints = evaluated_annotations(owner.__init__, signature)
-        return {p.name: _field_role(p.name, hints.get(p.name, _EMPTY), p.default, static=False)
-                for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    hints = _class_hints(owner)
+        return {p.name: p.default for p in signature.parameters.values()
+                if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     if kind == "namedtuple":
         defaults = owner._field_defaults  # type: ignore[attr-defined]
-        return {name: _field_role(name, hints.get(name, _EMPTY), defaults.get(name, _EMPTY), static=False)
-                for name in owner._fields}  # type: ignore[attr-defined]
-    return {f.name: _field_role(f.name, hints.get(f.name, f.type), _default(f),
-                                static=bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False)
+        return {name: defaults.get(name, _EMPTY) for name in owner._fields}  # type: ignore[attr-defined]
+    return {f.name: _default(f) for f in dataclasses.fields(owner)}
+
+
+def _fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
+    """Each field's role (inferred.role's, ("spec", dtype, dims) for a jaxtyping array, or
+    ("instance", class, kind, its fields' roles) for another instance to build)."""
+    defaults = _defaults(owner, kind)
+    if kind == "pytree":  # the __init__ parameters
+        hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
+        return {name: _field_role(name, hints.get(name, _EMPTY), default, False, depth)
+                for name, default in defaults.items()}
+    hints = _class_hints(owner)
+    if kind == "namedtuple":
+        return {name: _field_role(name, hints.get(name, _EMPTY), default, False, depth)
+                for name, default in defaults.items()}
+    return {f.name: _field_role(f.name, hints.get(f.name, f.type), defaults[f.name],
+                                bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False, depth)
             for f in dataclasses.fields(owner)}
 
 
-def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
+def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
-        found = ("static", default) if default is not _EMPTY else inferred.role(param, "self.", by_members=True)
+        found = ("static", default) if default is not _EMPTY else _static_role(param)
         if not isinstance(found, tuple):
             raise Uninferable(f"self.{name}: a static field with no default")
         return found
@@ -167,12 +250,18 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
         return ("spec", *spec)
     if default is not _EMPTY and annotation is _EMPTY:  # an __init__ parameter
         return "float" if type(default) is float else ("static", _abstract_default(default))
+    nested = _instance_role(annotation, depth) if isinstance(annotation, type) and default is _EMPTY else None
+    if nested is not None:  # a class's name says more than the field's (``key: Linear`` is no PRNG key)
+        return nested
     try:
         role = inferred.role(param, "self.", by_members=True)
     except Uninferable:
-        if default is _EMPTY:
+        if default is not _EMPTY:
+            return ("static", _abstract_default(default))
+        nested = _instance_role(annotation, depth)
+        if nested is None:
             raise
-        return ("static", _abstract_default(default))
+        return nested
     if default is not _EMPTY and role not in ("array", "float", "key"):
         return ("static", _abstract_default(default))  # an array annotation wins over a default
     if role == "array" and type(default) is int:
@@ -180,9 +269,48 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool) -> Any:
     return role
 
 
+def _static_role(param: inspect.Parameter) -> Any:
+    """A static field's value without a default: the ladder's for its annotation, else a union's
+    first int, bool or float member's (equinox's ``in_features: int | Literal["scalar"]``)."""
+    try:
+        return inferred.role(param, "self.", by_members=True)
+    except Uninferable:
+        pass
+    for member in typing.get_args(param.annotation) if _is_union(param.annotation) else ():
+        if member in _STATIC_VALUES:
+            return ("static", _STATIC_VALUES[member])
+    raise Uninferable(f"self.{param.name}: a static field with no default")
+
+
+def _instance_role(annotation: Any, depth: int) -> tuple | None:
+    """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
+    build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else."""
+    if depth >= _MAX_DEPTH:
+        return None
+    members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    for member in members:
+        if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
+            continue
+        try:
+            kind = _kind(member)
+            return ("instance", member, kind, _fields(member, kind, depth + 1))
+        except Uninferable:
+            continue
+    return None
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def _is_instance(role: Any) -> bool:
+    return isinstance(role, tuple) and role[0] == "instance"
+
+
 def _parameters(callee: Any) -> dict[str, Any]:
     """The method's other parameters' roles, as the ladder guesses them (a jaxtyping array by its
-    annotation); those with a default keep it, *args and **kwargs are empty."""
+    annotation, an instance of a class jaxlint builds by its class: ``other: Normal``); those with
+    a default keep it, *args and **kwargs are empty."""
     try:
         signature = inspect.signature(callee)
     except (TypeError, ValueError):
@@ -193,12 +321,24 @@ def _parameters(callee: Any) -> dict[str, Any]:
     for param in params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not _EMPTY:
             continue
-        spec = array_spec(hints.get(param.name, _EMPTY), param.name)
-        roles[param.name] = ("spec", *spec) if spec is not None else inferred.role(param, by_members=True)
+        annotation = hints.get(param.name, _EMPTY)
+        spec = array_spec(annotation, param.name)
+        nested = _instance_role(annotation, 0) if spec is None and isinstance(annotation, type) else None
+        if spec is not None or nested is not None:
+            roles[param.name] = ("spec", *spec) if spec is not None else nested
+            continue
+        try:
+            roles[param.name] = inferred.role(param, by_members=True)
+        except Uninferable:
+            nested = _instance_role(hints.get(param.name, _EMPTY), 0)
+            if nested is None:
+                raise
+            roles[param.name] = nested
     return roles
 
 
-def _value(role: Any, shape: tuple, n: Any) -> Any:
+def _value(role: Any, shape: tuple, n: Any, rank: int) -> Any:
+    """The value of a field or parameter of ``role``: an instance's fields of rank ``rank``."""
     import jax
 
     if role == _INTEGERS:
@@ -206,87 +346,12 @@ def _value(role: Any, shape: tuple, n: Any) -> Any:
     if isinstance(role, tuple) and role[0] == "spec":
         _, dtype, dims = role
         return jax.ShapeDtypeStruct(tuple(d if isinstance(d, int) else n for d in dims), dtype)
+    if _is_instance(role):
+        _, owner, kind, roles = role
+        fields = {name: _value(r, (n,) * rank if r in ("array", _INTEGERS) else (), n, rank)
+                  for name, r in roles.items()}
+        return built_instances.built(owner, kind, fields)
     return inferred.abstract(role, shape)
-
-
-def _instance(owner: type, kind: str, fields: dict[str, Any], callee: Any, self_name: str) -> tuple[Any, Any]:
-    """(self, what to call instead of the method or None): the instance when it is a pytree whose
-    leaves hold the abstract fields, else InstanceFields and a call that builds it in the trace."""
-    import jax
-
-    if kind == "namedtuple":
-        return owner._make(fields[name] for name in owner._fields), None  # type: ignore[attr-defined]
-    build = functools.partial(_with_fields if kind == "dataclass" else _by_init, owner)
-    try:
-        instance = build(fields)
-        leaves = {id(leaf) for leaf in jax.tree_util.tree_leaves(instance)}
-    except Exception:  # an __init__ that refuses abstract values: it runs on tracers instead
-        instance, leaves = None, set()
-    if instance is not None and all(id(value) in leaves for value in fields.values() if _is_abstract(value)):
-        return instance, None
-    return InstanceFields(owner, fields, build), _built_then_called(callee, self_name)
-
-
-def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
-    """An instance with its fields set and no ``__init__`` run (as equinox and flax.struct
-    unflatten theirs)."""
-    instance = object.__new__(owner)
-    for name, value in fields.items():
-        object.__setattr__(instance, name, value)
-    return instance
-
-
-def _by_init(owner: type, fields: dict[str, Any]) -> Any:
-    return owner(**fields)
-
-
-def _built_then_called(callee: Any, self_name: str) -> Callable[..., Any]:
-    def call(**kwargs: Any) -> Any:
-        return callee(kwargs.pop(self_name).build(), **kwargs)
-
-    try:
-        functools.update_wrapper(call, callee)  # JAX's messages name the user's function
-    except (AttributeError, TypeError):
-        pass
-    return call
-
-
-class InstanceFields:
-    """``self``'s field values for a class built inside the trace: a pytree (registered when
-    first made), so each abstract value is an input; ``build()`` makes the instance of ``owner``."""
-
-    def __init__(self, owner: type, values: dict[str, Any], make: Callable[[dict[str, Any]], Any]) -> None:
-        _register()
-        self.owner, self.values, self.make = owner, values, make
-
-    def build(self) -> Any:
-        return self.make(self.values)
-
-
-@functools.cache
-def _register() -> None:
-    import jax
-
-    def flatten(fields: InstanceFields) -> tuple[tuple, tuple]:
-        return tuple(fields.values.values()), (fields.owner, tuple(fields.values), fields.make)
-
-    def unflatten(aux: tuple, children: Any) -> InstanceFields:
-        return InstanceFields(aux[0], dict(zip(aux[1], children)), aux[2])
-
-    jax.tree_util.register_pytree_node(InstanceFields, flatten, unflatten)
-
-
-def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
-    """(class name, field values) of an instance jaxlint built for ``self``, for the signature's
-    text; None for a value of another kind."""
-    if isinstance(value, InstanceFields):
-        return value.owner.__name__, value.values
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return type(value).__name__, {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return type(value).__name__, dict(value._asdict())
-    attributes = getattr(value, "__dict__", None)
-    return (type(value).__name__, dict(attributes)) if isinstance(attributes, dict) else None
 
 
 def _class_hints(owner: type) -> dict[str, Any]:
@@ -316,7 +381,8 @@ def _abstract_default(value: Any) -> Any:
     return value
 
 
-def _is_abstract(value: Any) -> bool:
+def _has_abstract(values: dict[str, Any]) -> bool:
+    """Some value holds an abstract array (an input), an instance's field included."""
     import jax
 
-    return isinstance(value, jax.ShapeDtypeStruct)
+    return any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves(values))

@@ -1,0 +1,133 @@
+"""The instances jaxlint builds for methods (argsources/instances.py decides their field values):
+an instance that is a pytree whose leaves hold the abstract fields is passed as it is; any other
+(a dataclass that is not a pytree, an ``__init__`` that refuses abstract values, a field that is
+itself built inside the trace) travels as ``InstanceFields``, a pytree of its field values, and
+is made inside the trace, from the traced values, by the call that wraps the method.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable
+
+
+def built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
+    """An instance of ``owner`` ("namedtuple", "dataclass" or "pytree") holding ``fields``: the
+    instance itself when its leaves are the fields' abstract leaves, else ``InstanceFields``."""
+    import jax
+
+    make = functools.partial(_MAKERS[kind], owner)
+    if any(isinstance(v, InstanceFields) for v in fields.values()):
+        return InstanceFields(owner, fields, make)  # a field made in the trace: so is its holder
+    try:
+        instance = make(fields)
+        leaves = {id(leaf) for leaf in jax.tree_util.tree_leaves(instance)}
+    except Exception:  # an __init__ that refuses abstract values: it runs on tracers instead
+        return InstanceFields(owner, fields, make)
+    wanted = [leaf for leaf in jax.tree_util.tree_leaves(fields) if isinstance(leaf, jax.ShapeDtypeStruct)]
+    return instance if all(id(leaf) in leaves for leaf in wanted) else InstanceFields(owner, fields, make)
+
+
+def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
+    """An instance with its fields set and no ``__init__`` run (as equinox and flax.struct
+    unflatten theirs)."""
+    instance = object.__new__(owner)
+    for name, value in fields.items():
+        object.__setattr__(instance, name, value)
+    return instance
+
+
+def _by_init(owner: type, fields: dict[str, Any]) -> Any:
+    return owner(**fields)
+
+
+def _as_namedtuple(owner: type, fields: dict[str, Any]) -> Any:
+    return owner._make(fields[name] for name in owner._fields)  # type: ignore[attr-defined]
+
+
+_MAKERS: dict[str, Callable[[type, dict[str, Any]], Any]] = {
+    "namedtuple": _as_namedtuple, "dataclass": _with_fields, "pytree": _by_init}
+
+
+def built_then_called(callee: Any, self_name: str) -> Callable[..., Any]:
+    """``callee`` called with every ``InstanceFields`` argument made first (``self`` positionally)."""
+    def call(**kwargs: Any) -> Any:
+        made = {name: value.build() if isinstance(value, InstanceFields) else value for name, value in kwargs.items()}
+        return callee(made.pop(self_name), **made)
+
+    try:
+        functools.update_wrapper(call, callee)  # JAX's messages name the user's function
+    except (AttributeError, TypeError):
+        pass
+    return call
+
+
+class InstanceFields:
+    """An instance's field values for a class built inside the trace: a pytree (registered when
+    first made), so each abstract value is an input; ``build()`` makes the instance of ``owner``,
+    its fields that are ``InstanceFields`` first."""
+
+    def __init__(self, owner: type, values: dict[str, Any], make: Callable[[dict[str, Any]], Any]) -> None:
+        _register()
+        self.owner, self.values, self.make = owner, values, make
+
+    def build(self) -> Any:
+        return self.make({name: value.build() if isinstance(value, InstanceFields) else value
+                          for name, value in self.values.items()})
+
+
+@functools.cache
+def _register() -> None:
+    import jax
+
+    def flatten(fields: InstanceFields) -> tuple[tuple, tuple]:
+        return tuple(fields.values.values()), (fields.owner, tuple(fields.values), fields.make)
+
+    def unflatten(aux: tuple, children: Any) -> InstanceFields:
+        return InstanceFields(aux[0], dict(zip(aux[1], children)), aux[2])
+
+    jax.tree_util.register_pytree_node(InstanceFields, flatten, unflatten)
+
+
+def constructs(value: Any) -> bool:
+    """Whether the instance ``value`` stands for can be made: an ``InstanceFields`` is built in a
+    trace of its own from its abstract fields (its ``__init__`` may refuse them); any other is
+    made already."""
+    import jax
+
+    if not isinstance(value, InstanceFields):
+        return True
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    dynamic = [i for i, leaf in enumerate(leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
+
+    def make(*values: Any) -> int:
+        filled = list(leaves)
+        for index, traced in zip(dynamic, values):
+            filled[index] = traced
+        jax.tree_util.tree_unflatten(treedef, filled).build()
+        return 0
+
+    try:
+        jax.make_jaxpr(make)(*[leaves[i] for i in dynamic])
+    except Exception:
+        return False
+    return True
+
+
+def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """(class name, field values) of an instance jaxlint built, for the signature's text; None for
+    a value of another kind."""
+    if isinstance(value, InstanceFields):
+        return value.owner.__name__, value.values
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return type(value).__name__, {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return type(value).__name__, dict(value._asdict())
+    attributes = getattr(value, "__dict__", None)
+    return (type(value).__name__, dict(attributes)) if isinstance(attributes, dict) else None
+
+
+def is_built(value: Any) -> bool:
+    """A field value shown by its own fields: built in the trace, or a dataclass or NamedTuple."""
+    return isinstance(value, InstanceFields) or (dataclasses.is_dataclass(value) and not isinstance(value, type)) \
+        or (isinstance(value, tuple) and hasattr(value, "_asdict"))
