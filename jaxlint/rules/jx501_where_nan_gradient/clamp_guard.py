@@ -194,14 +194,15 @@ def _positive(value: Value) -> bool:
 
 
 def _a_difference(value: Value) -> bool:
-    """``value`` is 0 only where two computed values coincide: a difference of two non-constant
-    values (``x_pos[1] - x_pos[0]``), a constant multiple of one, or a where of such (distrax's
+    """``value`` is 0 only where two computed values coincide: a difference of two values the
+    function computes (``x_pos[1] - x_pos[0]``; not its inputs, whose difference is 0 for any
+    caller that passes two equal ones), a constant multiple of one, or a where of such (distrax's
     spline bins and quadratic roots, whose knots are apart by construction)."""
     op = strip(value).producer
     if op is None:
         return False
     if op.primitive == "sub" and len(op.inputs) == 2:
-        return scalar(op.inputs[0]) is None and scalar(op.inputs[1]) is None
+        return all(scalar(v) is None and strip(v).producer is not None for v in op.inputs)
     if op.primitive == "neg":
         return _a_difference(op.inputs[0])
     if op.primitive in ("mul", "div") and len(op.inputs) == 2:
