@@ -370,7 +370,7 @@ class _Analysis:
             if not runs.quiet:
                 trace_error = failures.trace_error(error, job.path, target, signature)
                 explained = self._explained(target, error, trace_error.span)
-                self._report(runs, explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
+                self.findings.extend(explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
             runs.errors.append(f"{signature}: {describe_error(error)}")
             return "failed"
         runs.traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
@@ -387,19 +387,13 @@ class _Analysis:
         if runs.inferred:
             found = [_inferred(finding, signature) for finding in found]
             runs.errors = []  # the first guess that traces is kept: the failed ones were guesses
-        self._report(runs, found)
+        # Every signature's findings: the parent's settle step keeps the first at each place.
+        self.findings.extend(found)
         if runs.wanted - runs.lines and not runs.inferred:  # JX800 never judges a comment by a guessed signature
             runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
         timings["rules"] += time.perf_counter() - started
         return "traced"
 
-    def _report(self, runs: _TargetRuns, found: list[Finding]) -> None:
-        """Several signatures, one report: the first signature's finding at each place stands
-        (messages differ only by the signature's sizes)."""
-        for finding in found:
-            if finding.place not in runs.reported:
-                runs.reported.add(finding.place)
-                self.findings.append(finding)
 
     def _concluded(self, target: Target, request: ArgumentRequest, runs: _TargetRuns) -> None:
         """What the target's signatures traced into, or why none did."""
@@ -431,7 +425,6 @@ class _TargetRuns:
     # (argument source, signature, output avals, positions of the weakly typed inputs)
     traced: list[tuple[str, str, list[str], list[int]]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
-    reported: set[tuple] = dataclasses.field(default_factory=set)
     lines: set[int] = dataclasses.field(default_factory=set)  # lines of the wanted comments' statements (JX800)
 
 
