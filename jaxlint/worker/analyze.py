@@ -394,7 +394,6 @@ class _Analysis:
         timings["rules"] += time.perf_counter() - started
         return "traced"
 
-
     def _concluded(self, target: Target, request: ArgumentRequest, runs: _TargetRuns) -> None:
         """What the target's signatures traced into, or why none did."""
         if runs.traced:
