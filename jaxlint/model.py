@@ -3,7 +3,7 @@ processes): spans, targets, findings and their fixes, and the Job and Result of 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 Severity = Literal["error", "warning", "info"]
 Applicability = Literal["safe", "unsafe", "display-only"]
@@ -170,6 +170,20 @@ class Finding:
                 edits=tuple(Edit(span=Span(**e["span"]), content=e["content"]) for e in fix["edits"]),
             )
         return cls(**data)
+
+
+def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
+    """The first finding at each place (``Finding.place``), in order; one seen with real arguments
+    (a caller's trace, a test's) stands over one seen only with inferred ones, whose message and
+    fix rest on a guess. The one writing of this rule: settle applies it to what a user sees (the
+    worker and the plugin keep every signature's finding for it), the rule runner to one rule's
+    pass, the test-run store to what an entry holds, the fixer to the findings it carries."""
+    unique: dict[tuple, Finding] = {}
+    for finding in findings:
+        first = unique.setdefault(finding.place, finding)
+        if first.arguments == "inferred" and finding.arguments != "inferred":
+            unique[finding.place] = finding
+    return list(unique.values())
 
 
 @dataclass(frozen=True)

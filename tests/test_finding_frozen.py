@@ -149,9 +149,10 @@ def test_a_replaced_finding_takes_the_old_one_s_place_in_every_list_of_the_file(
     assert analysis.findings == [own, verdict] and analysis.routed[0] is verdict
 
 
-def test_settling_a_run_s_findings_demotes_the_fix_in_the_list_the_run_stores(tmp_path: Path) -> None:
-    """``jaxlint run`` stores its findings after reporting them, each demoted fix as reported
-    (as when the demotion changed the one object both lists held)."""
+def test_settling_a_run_s_findings_demotes_the_fix_it_shows_not_the_one_the_run_stores(tmp_path: Path) -> None:
+    """``jaxlint run`` stores its findings after reporting them: the reported fix is demoted (no
+    linted function runs it), the list it stores keeps the rule's own, as ``pytest --jaxlint``
+    stores it."""
     path = tmp_path / "train.py"
     path.write_text("def train(x):\n    x = x + 1\n    return x\n")
     finding = _with_fix(str(path), 2)
@@ -160,4 +161,4 @@ def test_settling_a_run_s_findings_demotes_the_fix_in_the_list_the_run_stores(tm
     [reported] = result.findings
     assert reported.fix.applicability == "unsafe" and "(unsafe: no traced function runs this code" in \
         reported.fix.message
-    assert findings == [reported] and finding.fix.applicability == "safe"
+    assert findings == [finding] and finding.fix.applicability == "safe"

@@ -539,6 +539,87 @@ def test_a_safe_fix_in_code_no_linted_function_runs_is_unsafe_in_the_plugin_as_i
                for fix in fixes.values())
 
 
+TRAIN_PROGRAM = '''\
+import jax.numpy as jnp
+
+from pkg.train import train, train_from
+
+train(3)
+train_from(jnp.ones(3))
+'''
+
+
+def test_a_test_run_and_a_program_s_run_store_the_same_undemoted_fixes(tmp_path: Path) -> None:
+    """Demotion is a decision about what is shown: both watched runs show `train`'s hoist as
+    unsafe (nothing they traced runs it) and both store it as the rule made it, safe, for check to
+    judge by what it traces."""
+    root = project(tmp_path, tests=TRAIN_TESTS)
+    (root / "pkg" / "train.py").write_text(TRAIN)
+    (root / "prog.py").write_text(TRAIN_PROGRAM)
+    pytest_run(root, "-p", "no:xdist")
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--output-format", "json", "--", "python", "prog.py"],
+                         cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    shown = {f["location"]["row"]: f["fix"]["applicability"] for f in json.loads(run.stdout) if f["code"] == "JX203"}
+    assert shown == {12: "unsafe", 18: "safe"}, run.stderr
+    stored = {}
+    for entry in stored_entries(root):
+        data = json.loads(entry.read_text())
+        if data["path"].endswith("train.py"):
+            stored[data["origin"]] = sorted((f["span"]["start_line"], f["fix"]["applicability"], f["fix"]["message"])
+                                            for f in data["findings"] if f["code"] == "JX203")
+    assert set(stored) == {"test run", "jaxlint run"}
+    assert stored["test run"] == stored["jaxlint run"]
+    assert [(line, applicability) for line, applicability, _ in stored["jaxlint run"]] == [(12, "safe"), (18, "safe")]
+    assert not any("unsafe:" in message for _, _, message in stored["jaxlint run"])
+
+
+MAPPED = '''\
+import jax
+
+
+def blackbox_function(x, y):
+    x = x + 1
+    y = x * y
+    return x, y
+
+
+@jax.jit
+def mapped(x, y):
+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)
+    return x[0], y
+'''
+
+MAPPED_TWICE = '''\
+import jax.numpy as jnp
+
+from pkg.mapped import mapped
+
+
+def test_mapped():
+    mapped(1.0, jnp.ones(10))
+    mapped(1.0, jnp.ones(7))
+'''
+
+
+def test_two_signatures_finding_one_place_report_once_in_every_driver_and_are_stored_once(tmp_path: Path) -> None:
+    """Batches of 10, then 7: the plugin and `jaxlint run` keep every signature's finding, settle
+    reports the first signature's; the store keeps one per place, which check reports."""
+    root = project(tmp_path, tests=MAPPED_TWICE)
+    (root / "pkg" / "mapped.py").write_text(MAPPED)
+    (root / "prog.py").write_text(MAPPED_TWICE + "\n\ntest_mapped()\n")
+    pytest_run(root, "-p", "no:xdist")
+    [shown] = json.loads((root / "report.json").read_text())
+    assert shown["code"] == "JX101" and "(10 copies)" in shown["message"]
+    [entry] = [data for data in map(json.loads, map(Path.read_text, stored_entries(root)))
+               if data["path"].endswith("mapped.py")]
+    assert [f["code"] for f in entry["findings"]] == ["JX101"]
+    findings, _ = check(root)
+    assert [(f["code"], "(10 copies)" in f["message"]) for f in findings] == [("JX101", True)]
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "run", "--no-cache", "--output-format", "json", "--",
+                          "python", "prog.py"], cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+    assert [(f["code"], "(10 copies)" in f["message"]) for f in json.loads(run.stdout)] == [("JX101", True)], run.stderr
+
+
 @pytest.mark.slow
 def test_the_tests_named_to_rerun_are_those_that_gave_a_signature(tmp_path: Path) -> None:
     """optax's `partition`: its first three tests pass empty trees (no array, nothing to lint), a

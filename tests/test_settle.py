@@ -2,14 +2,19 @@
 every driver (check, pytest --jaxlint, jaxlint.lint) reports of the findings the rules made."""
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
+from helpers import check_in_process
 
 from jaxlint.analysis.program import program_findings
-from jaxlint.config import load_config
+from jaxlint.config import Config, load_config
+from jaxlint.config.selection import select_rules
 from jaxlint.engine.settle import settle
 from jaxlint.engine.suppressions import Analyzed
-from jaxlint.model import Finding, Span, Target
+from jaxlint.model import Edit, Finding, Fix, Span, Target, one_per_place
+from jaxlint.pytest_plugin.results import Linted, settled
 from jaxlint.rules.base import ProgramContext, Rule
 
 SPAN = Span(1, 4, 1, 5)
@@ -66,3 +71,83 @@ def test_settle_applies_the_files_per_file_ignores(tmp_path) -> None:
     assert [f.code for f in settle(ignored, "", raw, ["JX201", "JX202"], config)] == ["JX201"]
     raw = [_finding("JX202", 1, path=kept)]
     assert [f.code for f in settle(kept, "", raw, ["JX201", "JX202"], config)] == ["JX202"]
+
+
+TWO_SIGNATURES = '''import jax
+import jax.numpy as jnp
+
+
+def blackbox_function(x, y):
+    x = x + 1
+    y = x * y
+    return x, y
+
+
+@jax.jit
+def mapped(x, y):
+    x, y = jax.vmap(blackbox_function, in_axes=(None, 0))(x, y)
+    return x[0], y
+'''
+
+EXAMPLES = '''import jax.numpy as jnp
+import jaxlint
+from two import mapped
+
+jaxlint.example(mapped, 1.0, jnp.ones(10))
+jaxlint.example(mapped, 1.0, jnp.ones(7))
+'''
+
+
+def test_the_worker_hands_every_signature_s_finding_to_settle_which_reports_the_first(tmp_path) -> None:
+    """One place, two signatures (batches of 10 and 7): the worker's result holds both findings,
+    check reports the first signature's, once."""
+    path = tmp_path / "two.py"
+    path.write_text(TWO_SIGNATURES)
+    (tmp_path / "examples.py").write_text(EXAMPLES)
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxlint]\nexamples = ["examples.py"]\n')
+    result = check_in_process([str(path)], select_rules(["JX101"], None))
+    [analysis] = result.files
+    raw = [f.message for f in analysis.result.findings]
+    assert len(raw) == 2 and "(10 copies)" in raw[0] and "(7 copies)" in raw[1]
+    [reported] = result.findings
+    assert "(10 copies)" in reported.message
+
+
+def test_one_per_place_prefers_real_arguments_and_otherwise_the_first() -> None:
+    """The one writing of the rule (model.one_per_place), which settle, the store, the runner and
+    the fixer's carried findings call."""
+    guessed = dataclasses.replace(_finding("JX202", 3, "guessed"), arguments="inferred")
+    real, later = _finding("JX202", 3, "real"), _finding("JX202", 3, "later")
+    other = _finding("JX201", 3)
+    assert [f.message for f in one_per_place([guessed, other, real, later])] == ["real", "m"]
+    assert [f.message for f in one_per_place([real, guessed])] == ["real"]
+
+
+NESTED = '''def outer(x):
+    def inner(y):
+        return y + 1
+    return inner(x)
+
+
+def helper(x):
+    return x + 1
+'''
+
+
+def _safe(path: str, line: int, target: str | None = None) -> Finding:
+    edit = Edit(Span(line, 4, line, 5), "y")
+    return dataclasses.replace(_finding("JX203", line, path=path), span=Span(line, 4, line, 5), target=target,
+                               fix=Fix("safe", "use y", (edit,)))
+
+
+def test_a_watched_run_demotes_by_the_rule_check_demotes_by(tmp_path) -> None:
+    """One rule for every driver (values.running): the fix is run by the finding's own traced
+    target, else by the innermost traced function around it; only code none of them runs loses
+    its safe fix. `outer` is the only function the run traced."""
+    path = tmp_path / "m.py"
+    path.write_text(NESTED)
+    findings = [_safe(str(path), 3), _safe(str(path), 8, target="outer"), _safe(str(path), 7)]
+    result = settled(findings, ["JX203"], Config(root=str(tmp_path)), [Linted(str(path), "outer", 1, signatures=1)])
+    fixes = {f.span.start_line: f.fix for f in result.findings}
+    assert {line: fix.applicability for line, fix in fixes.items()} == {3: "safe", 8: "safe", 7: "unsafe"}
+    assert "no traced function runs this code" in fixes[7].message

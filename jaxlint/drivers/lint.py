@@ -107,21 +107,18 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
 
 
 class _Reporter:
-    """Adds findings to the outcome: several signatures and nested functions see the same
-    operation, so one finding per place (settled again with the other xdist workers' findings)
-    keeps the list short; each finding's files are recorded as depended on."""
+    """Adds findings to the outcome, each with the test that reached it, and records each
+    finding's files as depended on. Several signatures and nested functions see the same
+    operation: every finding is kept, the settle step keeps one per place (engine/settle.py)."""
 
     def __init__(self, outcome: Outcome) -> None:
         self.outcome = outcome
-        self.seen: set[tuple] = set()
 
     def __call__(self, found: list[Finding], depends: Iterable[str] = (), test: str | None = None) -> None:
         depends = {os.path.abspath(file) for file in depends}
         for finding in found:
             self.outcome.depends.setdefault(os.path.abspath(finding.path), set()).update(depends)
-            if finding.place not in self.seen:
-                self.seen.add(finding.place)
-                self.outcome.findings.append(replace(finding, test=finding.test or test))
+            self.outcome.findings.append(replace(finding, test=finding.test or test))
 
 
 def _called_file(path: str, source: _File, lines: set[int], tests: dict[tuple[str, int], list[str]],

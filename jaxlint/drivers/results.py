@@ -8,17 +8,14 @@ Imports neither pytest nor JAX: ``jaxlint run``'s parent reports from here witho
 """
 from __future__ import annotations
 
-import ast
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from jaxlint.config import Config
 from jaxlint.engine.results import CheckResult, FileAnalysis
-from jaxlint.engine.settle import settle
+from jaxlint.engine.settle import settle_watched
 from jaxlint.engine.store import MAX_TESTS, StoredFunction
-from jaxlint.engine.suppressions import is_comment_fix
-from jaxlint.engine.values import NOT_RUN, demoted
 from jaxlint.model import Finding
 from jaxlint.text import SourceFile, read_source
 
@@ -97,53 +94,27 @@ def stored_functions(ran: Iterable[Ran], functions: Iterable[Linted]) -> list[St
 
 def settled(findings: list[Finding], codes: list[str], config: Config,
             functions: Iterable[Linted] = ()) -> CheckResult:
-    """The findings as ``jaxlint check`` reports them: one per place, per-file-ignores and
-    suppression comments applied, and (as check does) a safe fix in code that none of the linted
-    ``functions`` runs demoted to unsafe. JX800 stays quiet (which lines the rules saw is only
-    partly known). A demoted finding replaces its original in ``findings`` too: ``jaxlint run``
-    stores that list after reporting, with the fixes as reported."""
-    position = {id(finding): index for index, finding in enumerate(findings)}
+    """The findings as ``jaxlint check`` reports them (engine/settle.settle_watched): one per
+    place, per-file-ignores and suppression comments applied, and (as check does) a safe fix in
+    code that none of the linted ``functions`` runs demoted to unsafe. JX800 stays quiet (which
+    lines the rules saw is only partly known). ``findings`` is left as it was: the store keeps
+    them raw, fixes undemoted (check demotes by what it traces)."""
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:  # several processes may lint the same function: settle keeps one
         by_path.setdefault(finding.path, []).append(finding)
-    linted: dict[str, list[Linted]] = {}
+    linted: dict[str, list[tuple[str, int]]] = {}
     for function in functions:
         if function.signatures:
-            linted.setdefault(os.path.abspath(function.path), []).append(function)
+            linted.setdefault(os.path.abspath(function.path), []).append((function.qualname, function.line))
     analyses = []
     for path, found in sorted(by_path.items()):
         try:
             source = read_source(path)
         except Exception:  # deleted since: report without excerpts
             source = SourceFile(path, "", "utf-8", False)
-        kept = settle(path, source.text, found, codes, config)
-        for index, finding in enumerate(kept):
-            if finding.fix is not None and finding.fix.applicability == "safe" and not is_comment_fix(finding) \
-                    and not _run_by(finding, source.text, linted.get(os.path.abspath(path), [])):
-                kept[index] = demoted(finding, NOT_RUN)
-                if id(finding) in position:
-                    findings[position[id(finding)]] = kept[index]
+        kept = settle_watched(path, source.text, found, codes, config, linted.get(os.path.abspath(path), []))
         analyses.append(FileAnalysis(source, [], None, findings=kept))
     return CheckResult(analyses, {}, config=config)
-
-
-def _run_by(finding: Finding, text: str, functions: list[Linted]) -> bool:
-    """Whether the innermost ``def`` around the finding is one of the linted ``functions`` (by
-    name, and its code's first line, the first decorator's, inside the def)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    line, around = finding.span.start_line, None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if around is None or node.lineno > around.lineno:
-                around = node
-    if around is None:
-        return False
-    first = min([around.lineno] + [d.lineno for d in around.decorator_list])
-    return any(f.qualname.rpartition(".")[2] == around.name and first <= f.line <= (around.end_lineno or 0)
-               for f in functions)
 
 
 def coverage_report(ran: Iterable[Ran], functions: Iterable[Linted]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from jaxlint.engine.pool import FreshWorkers, WorkerPool
 from jaxlint.engine.results import OVERLAPS, CheckResult, FileAnalysis
 from jaxlint.engine.settle import settle
 from jaxlint.engine.targets import GUESSED_KINDS, file_targets, recorded_keys
-from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span, Target
+from jaxlint.model import Cost, Edit, Finding, Result, Settings, Span, Target, one_per_place
 from jaxlint.rules import rule_infos
 from jaxlint.text import apply_edits, offset_of, relative, shift_position, write_atomic
 
@@ -51,7 +51,9 @@ def fix_files(result: CheckResult, fresh: FreshWorkers, codes: list[str], write:
             analysis, codes, config, recorded, result.ignore_noqa, new_text, new_result if accepted else None)
         if accepted:
             edits = [e for f in accepted for e in f.fix.edits]
-            findings += _carried(analysis, edits, findings)
+            # One per place, as settle keeps them: a carried finding seen with real arguments
+            # replaces the fixed file's own seen only with inferred ones.
+            findings = one_per_place(findings + _carried(analysis, edits))
             _keep_rejections(analysis.source.text, edits, rejected, findings)
         if not accepted and not comment_fixed:
             continue
@@ -108,14 +110,11 @@ def _why_not_written(error: Exception) -> str:
     return str(error)
 
 
-def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding]) -> list[Finding]:
+def _carried(analysis: FileAnalysis, edits: list[Edit]) -> list[Finding]:
     """The findings other files' traces made in this file (still reported: not suppressed), moved
     to where the fixes put their code; one inside an edited span keeps the edit's place and loses
-    its (display-only) fix, which was written for the code before. A carried finding replaces
-    one the fixed file's own trace saw only with inferred arguments (as settle.one_per_place)."""
+    its (display-only) fix, which was written for the code before."""
     source = analysis.source.text
-    places = {f.place for f in findings}
-    guessed = {f.place: i for i, f in enumerate(findings) if f.arguments == "inferred"}
     carried = []
     for finding in analysis.routed:
         if not any(finding is kept for kept in analysis.findings):
@@ -131,11 +130,7 @@ def _carried(analysis: FileAnalysis, edits: list[Edit], findings: list[Finding])
         else:
             moved = replace(finding, span=_shifted(source, edits, span), fix=finding.fix and replace(
                 finding.fix, edits=tuple(replace(e, span=_shifted(source, edits, e.span)) for e in finding.fix.edits)))
-        if moved.place not in places:  # one finding per place, as settle.py keeps them
-            places.add(moved.place)
-            carried.append(moved)
-        elif moved.place in guessed and moved.arguments != "inferred":
-            findings[guessed.pop(moved.place)] = moved
+        carried.append(moved)
     return carried
 
 

@@ -1,12 +1,17 @@
 """The one step that turns the findings the rules made into the findings a driver reports, the
-same for ``jaxlint check`` (and the editor server, which runs it), ``pytest --jaxlint`` and
-``jaxlint.lint``: one finding per place (the first: two targets calling one helper, several
-signatures or xdist workers see the same operation), none of the codes per-file-ignores turns off
-for the file, none a suppression comment covers, and a JX800 finding for each suppression that
-suppressed nothing where the rules ran (``ran``; the in-process drivers know only part of a
-file's traces, so they pass none and JX800 stays quiet). ``check`` settles before fixing (an
-ignored or suppressed finding is not fixed) and then demotes the safe fixes it cannot verify
-(``settle_file``)."""
+same for ``jaxlint check`` (and the editor server, which runs it), ``jaxlint explain``,
+``pytest --jaxlint``, ``jaxlint run`` and ``jaxlint.lint``: one finding per place
+(``model.one_per_place``: the first, one seen with real arguments over one seen with inferred
+ones; two targets calling one helper, several signatures or xdist workers see the same
+operation), none of the codes per-file-ignores turns off for the file, none a suppression comment
+covers, and a JX800 finding for each suppression that suppressed nothing where the rules ran
+(``ran``; the in-process drivers know only part of a file's traces, so they pass none and JX800
+stays quiet). Then, for the drivers that show fixes, a safe fix whose code jaxlint cannot run is
+demoted to unsafe (values.unverifiable_demoted): ``check`` after settling (an ignored or
+suppressed finding is not fixed; ``settle_file``), a watched run when it reports
+(``settle_watched``). What the drivers keep (the result cache, the test-run store) is raw:
+demotion is a decision about what is shown.
+"""
 from __future__ import annotations
 
 import os
@@ -15,20 +20,10 @@ from typing import Collection, Iterable
 from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.results import FileAnalysis
-from jaxlint.model import Finding
+from jaxlint.model import Finding, Span, one_per_place
+from jaxlint.scan.index import SourceIndex, first_line
 from jaxlint.scan.noqa import Tokens
 from jaxlint.text import SourceError, read_source
-
-
-def one_per_place(findings: Iterable[Finding]) -> list[Finding]:
-    """The first finding at each place, in order; one seen with real arguments (a caller's trace)
-    stands over one seen only with inferred ones, whose message and fix rest on a guess."""
-    unique: dict[tuple, Finding] = {}
-    for finding in findings:
-        first = unique.setdefault(finding.place, finding)
-        if first.arguments == "inferred" and finding.arguments != "inferred":
-            unique[finding.place] = finding
-    return list(unique.values())
 
 
 def settle(path: str, text: str, findings: Iterable[Finding], codes: Collection[str], config: Config | None,
@@ -70,3 +65,16 @@ def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Config |
     analysis.findings = settle(analysis.source.path, analysis.source.text, analysis.findings, codes, config, ran,
                                ignore_noqa, analysis.tokens)
     values.demote_unverifiable([analysis])
+
+
+def settle_watched(path: str, text: str, findings: Iterable[Finding], codes: Collection[str], config: Config | None,
+                   traced: Collection[tuple[str, int]]) -> list[Finding]:
+    """``pytest --jaxlint``'s and ``jaxlint run``'s settling of the file ``path``: ``settle``, then
+    a safe fix whose code none of the functions the run traced runs is made unsafe. ``traced``:
+    each such function of the file by its qualified name and its code's first line (the first
+    decorator's), which names its def in ``text``."""
+    kept = settle(path, text, findings, codes, config)
+    spans = [(qualname, Span(node.lineno, 0, node.end_lineno or node.lineno, 0))
+             for node in SourceIndex(path, text).functions for qualname, line in traced
+             if qualname.rpartition(".")[2] == node.name and first_line(node) <= line <= (node.end_lineno or 0)]
+    return values.unverifiable_demoted(kept, {qualname for qualname, _ in traced}, spans)

@@ -30,7 +30,7 @@ from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.engine.ran_code import names_file
 from jaxlint.lazylog import LazyLogger
-from jaxlint.model import RAN_ALL, Finding
+from jaxlint.model import RAN_ALL, Finding, one_per_place
 from jaxlint.text import write_text_atomic
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         entry = module(function.path)
         known = entry["functions"].get(function.first_line)
         entry["functions"][function.first_line] = function if known is None else _merged(known, function)
-    for finding in findings:
+    for finding in one_per_place(findings):  # the session's processes and signatures see one place again
         module(finding.path)["findings"].append(finding)
     for path, files in depends.items():
         module(path)["depends"].update(os.path.abspath(f) for f in files)
@@ -330,15 +330,16 @@ def _code_digests(cache: ResultCache, data: dict) -> dict[str, str]:
 
 def _joined(previous: dict, data: dict) -> dict:
     """Two sessions' entries for the same code (every digest of both current): the functions
-    either linted, the findings of both (settle keeps one per place), the inputs of both."""
+    either linted, the findings of both, one per place (the newer session's stands), the inputs of both."""
     try:
         functions = {f["first_line"]: StoredFunction(**f) for f in previous["functions"]}
         for f in data["functions"]:
             new = StoredFunction(**f)
             functions[new.first_line] = new if new.first_line not in functions \
                 else _merged(new, functions[new.first_line])
-        places = {Finding.from_json(f).place for f in data["findings"]}
-        findings = data["findings"] + [f for f in previous["findings"] if Finding.from_json(f).place not in places]
+        # The newer session's finding at a place stands.
+        findings = [f.to_json() for f in one_per_place(Finding.from_json(f)
+                                                       for f in data["findings"] + previous["findings"])]
     except (TypeError, ValueError, KeyError, AttributeError):
         return data
     return {**data, "inputs": {**previous["inputs"], **data["inputs"]},

@@ -8,11 +8,11 @@ hoisted lambda that keeps the first iteration's learning rate returns arrays of 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Collection, Iterable, Mapping
 
 from jaxlint.engine import suppressions
 from jaxlint.engine.results import FileAnalysis
-from jaxlint.model import Finding
+from jaxlint.model import Finding, Span
 
 # Relative tolerance per output dtype: rounding a fix may change (XLA fuses and reorders the
 # fixed program differently). Integers, booleans and key data compare exactly.
@@ -25,30 +25,53 @@ def function_of(finding: Finding, analysis: FileAnalysis) -> str | None:
     source rule's finding) the innermost traced target around it; None when none was traced."""
     result = analysis.result
     traced = {entry.target for entry in result.traced} if result is not None else set()
+    return running(finding, traced, [(t.qualname, t.span) for t in analysis.targets])
+
+
+def running(finding: Finding, traced: Collection[str], spans: Iterable[tuple[str, Span]]) -> str | None:
+    """Of the ``traced`` functions (their names; ``spans``: name and span of the functions of the
+    finding's file), the one whose run executes the finding's code: its own target, else the
+    innermost one around it; None when none is."""
     if finding.target in traced:
         return finding.target
     line = finding.span.start_line
-    around = [t for t in analysis.targets if t.qualname in traced and t.span.start_line <= line <= t.span.end_line]
-    return max(around, key=lambda t: t.span.start_line).qualname if around else None
+    around = [(name, span) for name, span in spans if name in traced and span.start_line <= line <= span.end_line]
+    return max(around, key=lambda item: item[1].start_line)[0] if around else None
 
 
 def demote_unverifiable(analyses: list[FileAnalysis]) -> None:
-    """A safe fix jaxlint cannot run the function of (not traced, or calling back into Python)
-    becomes unsafe, saying why: its safety would rest on the source alone."""
+    """``check``'s demotion: a safe fix jaxlint cannot run the function of (not traced, or calling
+    back into Python, or traced only with guessed arguments) becomes unsafe, saying why."""
     for analysis in analyses:
-        effectful = set(analysis.result.effectful) if analysis.result is not None else set()
-        guessed = {t.target: t.signature for t in analysis.result.traced if t.source == "inferred"} \
-            if analysis.result is not None else {}
-        for finding in list(analysis.findings):
-            fix = finding.fix
-            if fix is None or fix.applicability != "safe" or suppressions.is_comment_fix(finding):
-                continue
-            why = _why_unverifiable(function_of(finding, analysis), effectful, guessed)
-            if why is not None:
-                analysis.replace_finding(finding, demoted(finding, why))
+        result = analysis.result
+        effectful = set(result.effectful) if result is not None else set()
+        guessed = {t.target: t.signature for t in result.traced if t.source == "inferred"} if result is not None else {}
+        traced = {entry.target for entry in result.traced} if result is not None else set()
+        spans = [(t.qualname, t.span) for t in analysis.targets]
+        for old, new in zip(list(analysis.findings), unverifiable_demoted(analysis.findings, traced, spans,
+                                                                          effectful, guessed)):
+            if new is not old:
+                analysis.replace_finding(old, new)
 
 
-def _why_unverifiable(function: str | None, effectful: set[str], guessed: dict[str, str]) -> str | None:
+def unverifiable_demoted(findings: list[Finding], traced: Collection[str], spans: Iterable[tuple[str, Span]],
+                         effectful: Collection[str] = (), guessed: Mapping[str, str] | None = None) -> list[Finding]:
+    """The findings, each safe fix whose code none of the ``traced`` functions runs (``running``),
+    or one that calls back into Python (``effectful``) or ran only with guessed arguments
+    (``guessed``: name -> signature), made unsafe, saying why: its safety would rest on the
+    source alone. Every driver's demotion (check's, and the watched runs' in settle.py)."""
+    spans = list(spans)
+    kept = []
+    for finding in findings:
+        fix = finding.fix
+        why = None
+        if fix is not None and fix.applicability == "safe" and not suppressions.is_comment_fix(finding):
+            why = _why_unverifiable(running(finding, traced, spans), effectful, guessed or {})
+        kept.append(finding if why is None else demoted(finding, why))
+    return kept
+
+
+def _why_unverifiable(function: str | None, effectful: Collection[str], guessed: Mapping[str, str]) -> str | None:
     if function is None:
         return NOT_RUN
     if function in effectful:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
-from jaxlint.model import Finding, Span, Target
+from jaxlint.model import Finding, Span, Target, one_per_place
 from jaxlint.rules.analysis_failures import InternalErrorRule
 from jaxlint.rules.base import ProgramContext, Rule, RunContext, SourceContext, checks
 
@@ -54,14 +54,13 @@ def internal_error(codes: set[str], path: str, span: Span, target: Target | None
 
 def _run(rules: list[type[Rule]], check: Callable[[type[Rule]], Iterable[Finding]], codes: set[str],
          path: str, span: Span, target: Target | None, where: str) -> list[Finding]:
-    """The rules' findings, one per place (the first): a rule may meet the same source line
-    through several operations (a helper called twice, a loop body) and need not remember it."""
-    findings: dict[tuple, Finding] = {}
+    """The rules' findings, one per place (``one_per_place``): a rule may meet the same source
+    line through several operations (a helper called twice, a loop body) and need not remember it."""
+    findings: list[Finding] = []
     for rule in rules:
         try:
-            for finding in check(rule):
-                findings.setdefault(finding.place, finding)
+            for finding in check(rule):  # those a rule made before it raised are kept
+                findings.append(finding)
         except Exception as error:
-            for finding in internal_error(codes, path, span, target, f"running rule {rule.code}{where}", error):
-                findings.setdefault(finding.place, finding)
-    return list(findings.values())
+            findings += internal_error(codes, path, span, target, f"running rule {rule.code}{where}", error)
+    return one_per_place(findings)

@@ -19,7 +19,7 @@ from jaxlint.ir import compile as compile_step
 from jaxlint.ir import target_devices
 from jaxlint.ir.truncations import TruncationRecorder
 from jaxlint.jaxapi import jaxprs
-from jaxlint.model import RAN_ALL, Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced
+from jaxlint.model import RAN_ALL, Finding, Job, Result, SkipKind, Skipped, Span, Target, Traced, one_per_place
 from jaxlint.rules import all_rules
 from jaxlint.rules.analysis_failures import InvalidHintRule
 from jaxlint.rules.base import SourceContext
@@ -372,7 +372,7 @@ class _Analysis:
             if not runs.quiet:
                 trace_error = failures.trace_error(error, job.path, target, signature)
                 explained = self._explained(target, error, trace_error.span)
-                self._report(runs, explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
+                self.findings.extend(explained or ([trace_error] if TraceErrorRule.code in self.codes else []))
             runs.errors.append(f"{signature}: {describe_error(error)}")
             return "failed"
         runs.traced.append((arguments.source, signature, [str(a) for a in closed.out_avals],
@@ -392,7 +392,8 @@ class _Analysis:
         if runs.inferred:
             found = [_inferred(finding, signature) for finding in found]
             runs.errors = []  # the first guess that traces is kept: the failed ones were guesses
-        self._report(runs, found)
+        # Every signature's findings: the parent's settle step keeps the first at each place.
+        self.findings.extend(found)
         if runs.wanted - runs.lines and not runs.inferred:  # JX800 never judges a comment by a guessed signature
             runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
         timings["rules"] += time.perf_counter() - started
@@ -400,16 +401,7 @@ class _Analysis:
 
     def _left_out(self, findings: list[Finding]) -> None:
         """Findings at a bad point among a built instance's fields alone: listed, not reported."""
-        known = {finding.place for finding in self.result.left_out}
-        self.result.left_out += [finding for finding in findings if finding.place not in known]
-
-    def _report(self, runs: _TargetRuns, found: list[Finding]) -> None:
-        """Several signatures, one report: the first signature's finding at each place stands
-        (messages differ only by the signature's sizes)."""
-        for finding in found:
-            if finding.place not in runs.reported:
-                runs.reported.add(finding.place)
-                self.findings.append(finding)
+        self.result.left_out = one_per_place([*self.result.left_out, *findings])
 
     def _concluded(self, target: Target, request: ArgumentRequest, runs: _TargetRuns) -> None:
         """What the target's signatures traced into, or why none did."""
@@ -441,7 +433,6 @@ class _TargetRuns:
     # (argument source, signature, output avals, positions of the weakly typed inputs)
     traced: list[tuple[str, str, list[str], list[int]]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
-    reported: set[tuple] = dataclasses.field(default_factory=set)
     lines: set[int] = dataclasses.field(default_factory=set)  # lines of the wanted comments' statements (JX800)
 
 
