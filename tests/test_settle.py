@@ -14,7 +14,7 @@ from jaxlint.config.selection import select_rules
 from jaxlint.engine.settle import settle
 from jaxlint.engine.suppressions import Analyzed
 from jaxlint.model import Edit, Finding, Fix, Span, Target, one_per_place
-from jaxlint.pytest_plugin.results import Linted, settled
+from jaxlint.drivers.results import Linted, settled
 from jaxlint.rules.base import ProgramContext, Rule
 
 SPAN = Span(1, 4, 1, 5)
