@@ -1,26 +1,19 @@
 """`jaxlint explain` through its command line on small modules, with real compiles (the worker's jobs
-run in the test process: see the fixture below)."""
+run in the test process: conftest.py's explain_jobs_in_process)."""
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import in_process_workers, write
+from helpers import write
 
 from jaxlint.cli.main import main
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _explain_in_the_test_process() -> Iterator[None]:
-    """The report is what these tests read, not the worker process: explain's jobs run here
-    (helpers.in_process_workers), without a worker's JAX import each. test_explain_html.py and
-    test_explain_communication.py run explain with real workers."""
-    with in_process_workers():
-        yield
+# The report is what these tests read: explain's jobs run in the test process (conftest.py).
+pytestmark = pytest.mark.usefixtures("explain_jobs_in_process")
 
 
 ROOT = Path(__file__).resolve().parent.parent
