@@ -318,13 +318,21 @@ def test_a_damaged_entry_is_ignored(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_under_xdist_the_controller_writes_the_store(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
-    root = project(tmp_path)
+    # loss is called with two shapes, so JX501's place is seen by two signatures (maybe two workers)
+    root = project(tmp_path, tests=TESTS + "\n\ndef test_loss_again():\n    assert loss(jnp.ones(5)) == 0.0\n")
     run = pytest_run(root, "-n", "2")
-    assert "3 passed" in run.stdout, run.stdout + run.stderr
+    assert "4 passed" in run.stdout, run.stdout + run.stderr
     findings, summary = check(root)
     assert places(findings, root) == EXPECTED
     assert "4 in the test run" in summary
-    assert {f["test"] for f in findings} == {"tests/test_model.py::test_noisy", "tests/test_model.py::test_loss"}
+    tests = {f["code"]: f["test"] for f in findings}
+    assert tests["JX401"] == "tests/test_model.py::test_noisy"
+    assert tests["JX501"] in ("tests/test_model.py::test_loss", "tests/test_model.py::test_loss_again")
+    entries = [json.loads(p.read_text()) for p in stored_entries(root)]
+    assert len(entries) == 3  # one per module the tests reached, not one per xdist worker
+    for entry in entries:  # and each place once, whichever worker or signature saw it
+        at = [(f["code"], tuple(sorted(f["span"].items()))) for f in entry["findings"]]
+        assert len(at) == len(set(at)), at
 
 
 LOGGED_TESTS = TESTS + '''
