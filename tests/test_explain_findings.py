@@ -99,3 +99,34 @@ def test_findings_are_settled_as_check_settles_them(tmp_path: Path, capsys: pyte
     report = json.loads(_explain(capsys, f"{main_file}::energy", "--format", "json"))
     assert report["findings"] == []
     assert not any("JX701" in line for line in report["summary"])
+
+
+FOUNDING = """\
+import jax
+
+
+def pair(x, y):
+    return x + 1, x * y
+
+
+@jax.jit
+def first(x, y):
+    a, b = jax.vmap(pair, in_axes=(None, 0))(x, y)
+    return a[0], b
+"""
+
+
+def test_a_fix_check_cannot_verify_is_unsafe_in_explain_too(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """With guessed arguments check shows JX101's fix unsafe, saying why; explain, settling the
+    same way, says the same. Given arguments, both call it safe."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n", encoding="utf-8")
+    path = write(tmp_path, "founding", FOUNDING)
+    main(["check", str(path), "--output-format", "json", "--no-cache"])
+    [checked] = json.loads(capsys.readouterr().out)
+    report = json.loads(_explain(capsys, f"{path}::first", "--format", "json"))
+    [explained] = report["findings"]
+    assert checked["fix"]["applicability"] == explained["applicability"] == "unsafe"
+    assert checked["fix"]["message"] == explained["fix"]
+    assert "ran only with guessed arguments" in explained["fix"]
+    given = json.loads(_explain(capsys, f"{path}::first", "--args", "x=f32[3], y=f32[4,3]", "--format", "json"))
+    assert [f["applicability"] for f in given["findings"]] == ["safe"]

@@ -9,7 +9,7 @@ covers, and a JX800 finding for each suppression that suppressed nothing where t
 stays quiet). Then, for the drivers that show fixes, a safe fix whose code jaxlint cannot run is
 demoted to unsafe (values.unverifiable_demoted): ``check`` after settling (an ignored or
 suppressed finding is not fixed; ``settle_file``), a watched run when it reports
-(``settle_watched``). What the drivers keep (the result cache, the test-run store) is raw:
+(``settle_watched``), ``explain`` for the function it traced (``settle_explained``). What the drivers keep (the result cache, the test-run store) is raw:
 demotion is a decision about what is shown.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Collection, Iterable
 from jaxlint.config import Config
 from jaxlint.engine import suppressions, values
 from jaxlint.engine.results import FileAnalysis
-from jaxlint.model import Finding, Span, one_per_place
+from jaxlint.model import Finding, Result, Span, one_per_place
 from jaxlint.scan.index import SourceIndex, first_line
 from jaxlint.scan.noqa import Tokens
 from jaxlint.text import SourceError, read_source
@@ -55,6 +55,18 @@ def settle_each_file(findings: Iterable[Finding], codes: Collection[str], config
             text = ""
         settled += settle(path, text, found, codes, config)
     return settled
+
+
+def settle_explained(findings: Iterable[Finding], codes: Collection[str], config: Config | None, result: Result,
+                     target: str, span: Span) -> list[Finding]:
+    """``jaxlint explain``'s settling of the findings of its one function ``target`` (``span``:
+    its def) and the helpers it called: ``settle_each_file``, then check's demotion, from what the
+    job traced (``result``): a fix in a function that calls back into Python, or that ran only
+    with guessed arguments, is unsafe in explain as it is in check."""
+    kept = settle_each_file(findings, codes, config)
+    guessed = {t.target: t.signature for t in result.traced if t.source == "inferred"}
+    return values.unverifiable_demoted(kept, {t.target for t in result.traced}, [(target, span)],
+                                       result.effectful, guessed)
 
 
 def settle_file(analysis: FileAnalysis, codes: Collection[str], config: Config | None,

@@ -12,7 +12,7 @@ from jaxlint.chips import TargetError, check_installed, parse_target
 from jaxlint.config import DEFAULT_TIMEOUT, ConfigError, load_config
 from jaxlint.config.keys import parse_snippet
 from jaxlint.engine.pool import WorkerPool
-from jaxlint.engine.settle import settle_each_file
+from jaxlint.engine.settle import settle_explained
 from jaxlint.explain import ExplainError, build, price
 from jaxlint.explain.job import run
 from jaxlint.explain.target import find_target, parse_spec, read
@@ -49,8 +49,10 @@ def explain(spec: str, args: str | None = None, timeout: float | None = None,
         data = result.kind_data
         timings["analysis"] = time.perf_counter() - started
         report = build.report(path, source.text, target, data, args is not None)
-        # As check reports them: suppression comments and per-file-ignores of each finding's file.
-        findings = settle_each_file(build.own_findings(result, target), codes, config)
+        # As check reports them: suppression comments and per-file-ignores of each finding's file,
+        # and a fix jaxlint cannot verify by running the function shown unsafe.
+        findings = settle_explained(build.own_findings(result, target), codes, config, result, target.qualname,
+                                    target.span)
         priced = time.perf_counter()
         report["findings"] = [price.price(pool, source, target, finding, data, settings, args, report)
                               for finding in findings]
