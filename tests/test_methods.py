@@ -287,8 +287,8 @@ UNBUILDABLE = textwrap.dedent('''\
 
 
     class Plain:
-        def __init__(self, r):
-            self.r = r
+        def __init__(self, r, fn):
+            self.r = fn(r)
 
         def inverse_root(self):
             return jnp.where(self.r > 0, 1 / jnp.sqrt(self.r), 0.0)
@@ -340,7 +340,7 @@ def test_a_class_no_instance_can_be_built_of_is_counted_with_why(tmp_path: Path)
                             "Refuses.inverse_root"}
     assert {kind for kind, _ in skipped.values()} == {"no-arguments"}
     why = "arguments not inferred: no {} instance: {}"
-    assert skipped["Plain.inverse_root"][1] == why.format("Plain", "not a dataclass, NamedTuple or pytree class")
+    assert skipped["Plain.inverse_root"][1] == why.format("Plain", "self.fn (a function, pytree or object, by its name)")
     assert skipped["WithFunction.inverse_root"][1] == why.format("WithFunction", "self.fn: Callable")
     assert skipped["Base.inverse_root"][1] == why.format("Base", "an abstract class")
     # An __init__ that raises: each guess fails in the trace, and the reason quotes the error.

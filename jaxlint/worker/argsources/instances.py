@@ -35,7 +35,7 @@ import typing
 import weakref
 from typing import Any
 
-from jaxlint.worker import built_instances
+from jaxlint.worker import built_instances, plain_classes
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
@@ -46,6 +46,7 @@ _EMPTY = inspect.Parameter.empty
 _INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
 _MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
 _MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
+_NO_KIND = "not a dataclass, NamedTuple or pytree class"
 _STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
 
 
@@ -84,7 +85,7 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
     """The rungs with every field given, or, when the instance cannot be made on any of them (its
     ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
-    kind = _kind(owner)
+    kind = _self_kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
     plan = _Plan(request, owner, kind, callee, roles)
@@ -149,7 +150,7 @@ class _Plan:
     def _signature(self, values: dict[str, Any]) -> ArgumentSet:
         self_name = self.request.target.params[0]
         fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
-        arguments = {self_name: built_instances.built(self.owner, self.kind, fields),
+        arguments = {self_name: _built(self.owner, self.kind, fields),
                      **{name: value for name, value in values.items() if not name.startswith("self.")}}
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
@@ -171,6 +172,24 @@ def _is_static(role: Any) -> bool:
     return role is None or (isinstance(role, tuple) and role[0] == "static")
 
 
+def _self_kind(owner: type) -> str:
+    """_kind's, else "plain" for a class built through its ``__init__`` (plain_classes.py): only
+    ``self`` is one, never a field's or a parameter's instance."""
+    try:
+        return _kind(owner)
+    except Uninferable as why:
+        if str(why) != _NO_KIND:
+            raise
+    plain_classes.check_buildable(owner)
+    return plain_classes.KIND
+
+
+def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
+    if kind == plain_classes.KIND:
+        return plain_classes.built(owner, fields)
+    return built_instances.built(owner, kind, fields)
+
+
 def _kind(owner: type) -> str:
     """"namedtuple", "dataclass" or "pytree"; Uninferable when no instance can be built."""
     linen = getattr(sys.modules.get("flax.linen"), "Module", None)  # never imported here: it is slow
@@ -185,7 +204,7 @@ def _kind(owner: type) -> str:
         return "dataclass"
     if _is_pytree_class(owner):
         return "pytree"
-    raise Uninferable("not a dataclass, NamedTuple or pytree class")
+    raise Uninferable(_NO_KIND)
 
 
 def _is_pytree_class(owner: type) -> bool:
@@ -208,7 +227,7 @@ def _is_pytree_class(owner: type) -> bool:
 
 def _defaults(owner: type, kind: str) -> dict[str, Any]:
     """Each field's default (``_EMPTY``: none): a pytree class's ``__init__`` parameters'."""
-    if kind == "pytree":
+    if kind in ("pytree", plain_classes.KIND):
         try:
             signature = inspect.signature(owner)
         except (TypeError, ValueError):
@@ -225,7 +244,7 @@ def _fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
     """Each field's role (inferred.role's, ("spec", dtype, dims) for a jaxtyping array, or
     ("instance", class, kind, its fields' roles) for another instance to build)."""
     defaults = _defaults(owner, kind)
-    if kind == "pytree":  # the __init__ parameters
+    if kind in ("pytree", plain_classes.KIND):  # the __init__ parameters
         hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
         return {name: _field_role(name, hints.get(name, _EMPTY), default, False, depth)
                 for name, default in defaults.items()}
