@@ -4,8 +4,9 @@ get the ladder's guesses (inferred.py), and the first signature that traces is k
 
 Which classes: dataclasses (equinox modules and ``flax.struct`` dataclasses are ones),
 NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any class JAX
-flattens). Their fields: a dataclass's or NamedTuple's declared fields, else the ``__init__``
-parameters. A field's value: a static field (``eqx.field(static=True)``, ``pytree_node=False``)
+flattens); for ``self`` only, any other class too (a plain class: worker/plain_classes.py, made
+inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
+fields, else the ``__init__`` parameters. A field's value: a static field (``eqx.field(static=True)``, ``pytree_node=False``)
 keeps its default (without one, a union's int, bool or float member gives 2, False, 0.1); a
 jaxtyping annotation gives an abstract array of its rank and dtype (every named dimension the
 symbolic ``n``); an array or ``float`` annotation, or a Python float default, an abstract value
@@ -16,7 +17,7 @@ annotation; else an annotation naming a class of a kind above (a union: its firs
 gives an instance of it, built by the same rules, two levels deep at most. A field none of these
 gives means no instance, and the method is counted as not linted with why; so does an abstract
 class, a flax linen module (its methods run inside ``model.apply``: an examples file registers
-one) and a class of no kind above. A method's parameter annotated with such a class
+one), a test class, an exception and an enum. A method's parameter annotated with such a class
 (``kl(self, other: Normal)``) gets an instance too. Fields whose default is None are arrays
 first; when the instance cannot be made so on any rung, they are left None, all, else all but one
 in turn, the first choice that makes one kept (a class that takes exactly one of ``scale`` and
