@@ -6,22 +6,24 @@ Which classes: dataclasses (equinox modules and ``flax.struct`` dataclasses are 
 NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any class JAX
 flattens); for ``self`` only, any other class too (a plain class: worker/plain_classes.py, made
 inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
-fields, else the ``__init__`` parameters. A field's value: a static field (``eqx.field(static=True)``, ``pytree_node=False``)
-keeps its default (without one, a union's int, bool or float member gives 2, False, 0.1); a
-jaxtyping annotation gives an abstract array of its rank and dtype (every named dimension the
-symbolic ``n``); an array or ``float`` annotation, or a Python float default, an abstract value
-as the ladder makes them (rank 0, 1, 2; never lower than the method's ``self.x`` uses show; i32
-for an array annotation whose default is a Python int, as a discrete distribution's bounds);
-another default is kept (an array default becomes abstract); else the ladder guesses by name and
-annotation; else an annotation naming a class of a kind above (a union: its first such member)
-gives an instance of it, built by the same rules, two levels deep at most. A field none of these
-gives means no instance, and the method is counted as not linted with why; so does an abstract
-class, a flax linen module (its methods run inside ``model.apply``: an examples file registers
-one), a test class, an exception and an enum. A method's parameter annotated with such a class
-(``kl(self, other: Normal)``) gets an instance too. Fields whose default is None are arrays
-first; when the instance cannot be made so on any rung, they are left None, all, else all but one
-in turn, the first choice that makes one kept (a class that takes exactly one of ``scale`` and
-``log_scale``).
+fields, else the ``__init__`` parameters. A field's value: a static field
+(``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one, a union's
+int, bool or float member gives 2, False, 0.1); a jaxtyping annotation gives an abstract array
+of its rank and dtype (every named dimension the symbolic ``n``); an array or ``float``
+annotation, or a Python float default, an abstract value as the ladder makes them (rank 0, 1, 2;
+never lower than the method's ``self.x`` uses show; i32 for an array annotation whose default is
+a Python int, as a discrete distribution's bounds); another default is kept (an array default
+becomes abstract); else the ladder guesses by name and annotation; else an annotation naming a
+class of a kind above (a union: its first such member) gives an instance of it, built by the
+same rules, two levels deep at most; else a field (or a method's parameter) that holds a
+function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
+shown in the signature. A field none of these gives means no instance, and the method is
+counted as not linted with why; so does an abstract class, a flax linen module (its methods run
+inside ``model.apply``: an examples file registers one), a test class, an exception and an enum.
+A method's parameter annotated with such a class (``kl(self, other: Normal)``) gets an instance
+too. Fields whose default is None are arrays first; when the instance cannot be made so on any
+rung, they are left None, all, else all but one in turn, the first choice that makes one kept
+(a class that takes exactly one of ``scale`` and ``log_scale``).
 
 How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
 leaves, or ``InstanceFields``, made inside the trace from the traced values).
@@ -36,7 +38,7 @@ import typing
 import weakref
 from typing import Any
 
-from jaxlint.worker import built_instances, plain_classes
+from jaxlint.worker import built_instances, plain_classes, standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
@@ -275,18 +277,28 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
         return nested
     try:
         role = inferred.role(param, "self.", by_members=True)
-    except Uninferable:
+    except Uninferable as why:
         if default is not _EMPTY:
             return ("static", _abstract_default(default))
         nested = _instance_role(annotation, depth)
         if nested is None:
-            raise
+            return _stand_in_role(param, why)
         return nested
     if default is not _EMPTY and role not in ("array", "float", "key"):
         return ("static", _abstract_default(default))  # an array annotation wins over a default
     if role == "array" and type(default) is int:
         return _INTEGERS  # low: ArrayLike = 0 holds integers (a discrete distribution's bounds)
     return role
+
+
+def _stand_in_role(param: inspect.Parameter, why: Uninferable) -> tuple:
+    """("static", a stand-in) for a field or parameter that holds a function (``fn: Callable``, or
+    by its name without an annotation), an optax transformation or a dtype, as a factory's
+    parameter gets one (worker/standins.py); ``why`` raised for any other."""
+    stand_in = standins.for_parameter(param)
+    if stand_in is None:
+        raise why
+    return ("static", stand_in)
 
 
 def _static_role(param: inspect.Parameter) -> Any:
@@ -299,7 +311,7 @@ def _static_role(param: inspect.Parameter) -> Any:
     for member in typing.get_args(param.annotation) if _is_union(param.annotation) else ():
         if member in _STATIC_VALUES:
             return ("static", _STATIC_VALUES[member])
-    raise Uninferable(f"self.{param.name}: a static field with no default")
+    return _stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
 
 
 def _instance_role(annotation: Any, depth: int) -> tuple | None:
@@ -349,11 +361,10 @@ def _parameters(callee: Any) -> dict[str, Any]:
             continue
         try:
             roles[param.name] = inferred.role(param, by_members=True)
-        except Uninferable:
-            nested = _instance_role(hints.get(param.name, _EMPTY), 0)
-            if nested is None:
-                raise
-            roles[param.name] = nested
+        except Uninferable as why:
+            nested = _instance_role(annotation, 0)
+            annotated = param.replace(annotation=annotation)
+            roles[param.name] = nested if nested is not None else _stand_in_role(annotated, why)
     return roles
 
 
