@@ -347,29 +347,6 @@ def test_a_class_no_instance_can_be_built_of_is_counted_with_why(tmp_path: Path)
     assert "made only by a factory" in skipped["Refuses.inverse_root"][1]
 
 
-def test_a_flax_linen_module_is_left_to_model_apply(tmp_path: Path) -> None:
-    pytest.importorskip("flax.linen")
-    path = write(tmp_path, "dense", textwrap.dedent('''\
-        import jax.numpy as jnp
-        from flax import linen as nn
-
-
-        class Dense(nn.Module):
-            features: int
-
-            @nn.compact
-            def __call__(self, x):
-                return jnp.where(x > 0, 1 / jnp.sqrt(x), 0.0)
-        '''))
-    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
-    assert result.findings == []
-    [(_, skipped)] = result.skipped
-    assert (skipped.target, skipped.kind) == ("Dense.__call__", "no-arguments")
-    assert skipped.reason.startswith("arguments not inferred: no Dense instance: a flax linen module: its methods "
-                                     "run inside model.apply")
-
-
 EQUINOX = textwrap.dedent('''\
     import equinox as eqx
     import jax

@@ -39,7 +39,7 @@ import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes, standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -47,6 +47,7 @@ from jaxlint.worker.instrument import unrecorded
 
 _EMPTY = inspect.Parameter.empty
 _INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
+_CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
 _MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
 _MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
 _NO_KIND = "not a dataclass, NamedTuple or pytree class"
@@ -88,6 +89,8 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
     """The rungs with every field given, or, when the instance cannot be made on any of them (its
     ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
+    if linen_instances.is_linen(owner):
+        return _linen_signatures(request, owner, callee)
     kind = _self_kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
@@ -103,6 +106,35 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         _ABSENT[owner] = _absent(plan, found, optional)
     absent = _ABSENT[owner]
     return plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+
+
+def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """A linen module's method: its configuration fields as static values (a value is needed:
+    its default, else the ladder's for its annotation, else a stand-in), the method's parameters
+    guessed on the ladder's rungs (linen_instances.py binds the module to its variables)."""
+    if callee is not request.function:
+        raise Uninferable("a linen module's property")
+    hints = _class_hints(owner)
+    configuration, shown = {}, {}
+    for field in linen_instances.configuration_fields(owner):
+        default = _default(field)
+        _, value = _field_role(field.name, hints.get(field.name, field.type), default, True, 0)
+        configuration[field.name] = value
+        if default is _EMPTY:
+            shown[field.name] = value
+    roles, ranks = _parameters(callee), inferred.ranks_used(request)
+    rungs, seen = [], set()
+    for rank in range(MAX_RANK + 1):
+        shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in ("array", _INTEGERS)}
+        if tuple(sorted(shapes.items())) in seen or any(r > MAX_RANK for r in shapes.values()):
+            continue
+        seen.add(tuple(sorted(shapes.items())))
+        rungs.append(tuple({name: _value(role, (n,) * shapes.get(name, 0), n, rank) for name, role in roles.items()}
+                           for n in (inferred.symbolic_size(), _CONCRETE_SIZE)))
+    if not any(_has_abstract(symbolic) for symbolic, _ in rungs):
+        raise Uninferable("the method's parameters take no array")
+    method = request.target.qualname.rpartition(".")[2]
+    return linen_instances.signatures(request, owner, method, configuration, shown, rungs)
 
 
 def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
