@@ -18,8 +18,8 @@ class of a kind above (a union: its first such member) gives an instance of it, 
 same rules, two levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
-counted as not linted with why; so does an abstract class, a flax linen module (its methods run
-inside ``model.apply``: an examples file registers one), a test class, an exception and an enum.
+counted as not linted with why; so does an abstract class, a field annotated with a flax linen
+module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
 A method's parameter annotated with such a class (``kl(self, other: Normal)``) gets an instance
 too. Fields whose default is None are arrays first; when the instance cannot be made so on any
 rung, they are left None, all, else all but one in turn, the first choice that makes one kept
