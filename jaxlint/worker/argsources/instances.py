@@ -30,6 +30,7 @@ leaves, or ``InstanceFields``, made inside the trace from the traced values).
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
 import sys
@@ -51,6 +52,8 @@ _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the sym
 _MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
 _MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
 _NO_KIND = "not a dataclass, NamedTuple or pytree class"
+_SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``list[X]`` field
+_SEQUENCES = (tuple, list, collections.abc.Sequence)
 _STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
 
 
@@ -67,6 +70,9 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
             return _signatures(request, owner, callee)
     except Uninferable as why:
         request.notes.append(f"arguments not inferred: no {owner.__name__} instance: {why}")
+        return []
+    except Exception as error:  # a class of a shape not foreseen: counted with why, the module's job goes on
+        request.notes.append(f"arguments not inferred: no {owner.__name__} instance: {type(error).__name__}: {error}")
         return []
 
 
@@ -312,7 +318,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
     except Uninferable as why:
         if default is not _EMPTY:
             return ("static", _abstract_default(default))
-        nested = _instance_role(annotation, depth)
+        nested = _instance_role(annotation, depth) or _sequence_role(annotation, depth)
         if nested is None:
             return _stand_in_role(param, why)
         return nested
@@ -363,12 +369,28 @@ def _instance_role(annotation: Any, depth: int) -> tuple | None:
     return None
 
 
+def _sequence_role(annotation: Any, depth: int) -> tuple | None:
+    """("sequence", container, its items' roles) for a tuple or list of instances of classes
+    jaxlint builds (equinox's ``layers: tuple[Linear, ...]`` holds two; ``tuple[A, B]`` one of
+    each); None else."""
+    origin, members = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin not in _SEQUENCES or not members:
+        return None
+    if len(members) == 2 and members[1] is Ellipsis or origin is not tuple:
+        members = (members[0],) * _SEQUENCE_LENGTH
+    roles = [_instance_role(member, depth) for member in members]
+    if any(role is None for role in roles):
+        return None
+    return ("sequence", list if origin is list else tuple, roles)
+
+
 def _is_union(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
 def _is_instance(role: Any) -> bool:
-    return isinstance(role, tuple) and role[0] == "instance"
+    """An instance, or a tuple or list of them."""
+    return isinstance(role, tuple) and role[0] in ("instance", "sequence")
 
 
 def _parameters(callee: Any) -> dict[str, Any]:
@@ -409,6 +431,9 @@ def _value(role: Any, shape: tuple, n: Any, rank: int) -> Any:
     if isinstance(role, tuple) and role[0] == "spec":
         _, dtype, dims = role
         return jax.ShapeDtypeStruct(tuple(d if isinstance(d, int) else n for d in dims), dtype)
+    if isinstance(role, tuple) and role[0] == "sequence":
+        _, container, items = role
+        return container(_value(item, shape, n, rank) for item in items)
     if _is_instance(role):
         _, owner, kind, roles = role
         fields = {name: _value(r, (n,) * rank if r in ("array", _INTEGERS) else (), n, rank)

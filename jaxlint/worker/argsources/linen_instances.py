@@ -22,9 +22,12 @@ _NOT_CONFIGURATION = ("parent", "name")  # linen's own dataclass fields
 
 
 def is_linen(owner: type) -> bool:
-    """``owner`` is a flax linen module (flax is never imported here: it is slow)."""
+    """``owner`` is a flax linen module (flax is never imported here: it is slow): a dataclass
+    subclass of ``nn.Module``, not ``nn.Module`` itself."""
+    import dataclasses
+
     linen = getattr(sys.modules.get("flax.linen"), "Module", None)
-    return isinstance(linen, type) and issubclass(owner, linen)
+    return isinstance(linen, type) and issubclass(owner, linen) and dataclasses.is_dataclass(owner)
 
 
 def configuration_fields(owner: type) -> list[Any]:
