@@ -32,9 +32,10 @@ import typing
 from typing import Any
 
 from jaxlint.model import SkipKind, Target
-from jaxlint.worker import guards, standins
+from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.errors import describe_error
+from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
 from jaxlint.worker.trace import code_of, resolve
 
 FACTORY_SECONDS = 3.0
@@ -141,9 +142,9 @@ class Factories:
             return Made({}, why=("no-arguments", f"the factory {name} was not called: {why}"))
         shown = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
         try:
-            with guards.without_side_effects(module), guards.time_limit(FACTORY_SECONDS):
+            with without_side_effects(module), time_limit(FACTORY_SECONDS):
                 returned = factory(**kwargs)
-        except guards.TimeUp:
+        except TimeUp:
             return Made({}, why=("factory-failed", f"{shown} ran past {FACTORY_SECONDS:g} s"))
         except BaseException as error:  # the user's code, sys.exit() included
             return Made({}, why=("factory-failed", f"{shown} raised {describe_error(error)}"))
