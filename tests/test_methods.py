@@ -280,15 +280,14 @@ UNBUILDABLE = textwrap.dedent('''\
 
     import abc
     import dataclasses
-    from typing import Callable
 
     import jax
     import jax.numpy as jnp
 
 
     class Plain:
-        def __init__(self, r):
-            self.r = r
+        def __init__(self, r, model):
+            self.r = model(r)
 
         def inverse_root(self):
             return jnp.where(self.r > 0, 1 / jnp.sqrt(self.r), 0.0)
@@ -296,10 +295,10 @@ UNBUILDABLE = textwrap.dedent('''\
 
     @dataclasses.dataclass
     class WithFunction:
-        fn: Callable
+        layers: tuple
 
         def inverse_root(self, x):
-            return jnp.where(x > 0, 1 / jnp.sqrt(self.fn(x)), 0.0)
+            return jnp.where(x > 0, 1 / jnp.sqrt(self.layers[0](x)), 0.0)
 
 
     @dataclasses.dataclass
@@ -340,35 +339,12 @@ def test_a_class_no_instance_can_be_built_of_is_counted_with_why(tmp_path: Path)
                             "Refuses.inverse_root"}
     assert {kind for kind, _ in skipped.values()} == {"no-arguments"}
     why = "arguments not inferred: no {} instance: {}"
-    assert skipped["Plain.inverse_root"][1] == why.format("Plain", "not a dataclass, NamedTuple or pytree class")
-    assert skipped["WithFunction.inverse_root"][1] == why.format("WithFunction", "self.fn: Callable")
+    assert skipped["Plain.inverse_root"][1] == why.format("Plain", "self.model (a function, pytree or object, by its name)")
+    assert skipped["WithFunction.inverse_root"][1] == why.format("WithFunction", "self.layers: tuple")
     assert skipped["Base.inverse_root"][1] == why.format("Base", "an abstract class")
     # An __init__ that raises: each guess fails in the trace, and the reason quotes the error.
     assert skipped["Refuses.inverse_root"][1].startswith("no inferred signature traced: self=Refuses(r=f32[]): ")
     assert "made only by a factory" in skipped["Refuses.inverse_root"][1]
-
-
-def test_a_flax_linen_module_is_left_to_model_apply(tmp_path: Path) -> None:
-    pytest.importorskip("flax.linen")
-    path = write(tmp_path, "dense", textwrap.dedent('''\
-        import jax.numpy as jnp
-        from flax import linen as nn
-
-
-        class Dense(nn.Module):
-            features: int
-
-            @nn.compact
-            def __call__(self, x):
-                return jnp.where(x > 0, 1 / jnp.sqrt(x), 0.0)
-        '''))
-    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
-    assert result.findings == []
-    [(_, skipped)] = result.skipped
-    assert (skipped.target, skipped.kind) == ("Dense.__call__", "no-arguments")
-    assert skipped.reason.startswith("arguments not inferred: no Dense instance: a flax linen module: its methods "
-                                     "run inside model.apply")
 
 
 EQUINOX = textwrap.dedent('''\

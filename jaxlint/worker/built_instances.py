@@ -17,7 +17,7 @@ def built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
     import jax
 
     make = functools.partial(_MAKERS[kind], owner)
-    if any(isinstance(v, InstanceFields) for v in fields.values()):
+    if any(_holds_fields(v) for v in fields.values()):
         return InstanceFields(owner, fields, make)  # a field made in the trace: so is its holder
     try:
         instance = make(fields)
@@ -72,8 +72,22 @@ class InstanceFields:
         self.owner, self.values, self.make = owner, values, make
 
     def build(self) -> Any:
-        return self.make({name: value.build() if isinstance(value, InstanceFields) else value
-                          for name, value in self.values.items()})
+        return self.make({name: _made(value) for name, value in self.values.items()})
+
+
+def _holds_fields(value: Any) -> bool:
+    """An ``InstanceFields``, or a tuple or list holding one (equinox's ``layers``)."""
+    return isinstance(value, InstanceFields) or (
+        type(value) in (tuple, list) and any(isinstance(item, InstanceFields) for item in value))
+
+
+def _made(value: Any) -> Any:
+    """``value`` with each ``InstanceFields`` in it (itself, or an item of a tuple or list) built."""
+    if isinstance(value, InstanceFields):
+        return value.build()
+    if type(value) in (tuple, list):
+        return type(value)(_made(item) for item in value)
+    return value
 
 
 @functools.cache

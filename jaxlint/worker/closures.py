@@ -23,24 +23,19 @@ the parameters.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import inspect
-import io
-import os
 import re
-import signal
-import threading
 import types
 import typing
-from typing import Any, Iterator
+from typing import Any
 
-from jaxlint.jaxapi import config_state
 from jaxlint.model import SkipKind, Target
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 from jaxlint.worker.errors import describe_error
+from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
 from jaxlint.worker.trace import code_of, resolve
 
 FACTORY_SECONDS = 3.0
@@ -56,10 +51,6 @@ _DEPTH = 2
 # Unannotated parameters whose names say they hold a count or a size get PLAIN_INT.
 # (Not ``*_size``: a ``step_size`` is a float.)
 _COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:steps|dim|dims|count|length)|steps|dim|count|length")
-
-
-class _TimeUp(BaseException):
-    """The factory's time limit passed (a BaseException: user code's ``except Exception`` lets it by)."""
 
 
 @dataclasses.dataclass
@@ -151,9 +142,9 @@ class Factories:
             return Made({}, why=("no-arguments", f"the factory {name} was not called: {why}"))
         shown = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
         try:
-            with _without_side_effects(module), _time_limit(FACTORY_SECONDS):
+            with without_side_effects(module), time_limit(FACTORY_SECONDS):
                 returned = factory(**kwargs)
-        except _TimeUp:
+        except TimeUp:
             return Made({}, why=("factory-failed", f"{shown} ran past {FACTORY_SECONDS:g} s"))
         except BaseException as error:  # the user's code, sys.exit() included
             return Made({}, why=("factory-failed", f"{shown} raised {describe_error(error)}"))
@@ -279,49 +270,3 @@ def _functions(value: Any, depth: int = 0) -> list[tuple[Any, Any]]:
     else:
         return []
     return [found for item in items for found in _functions(item, depth + 1)]
-
-
-@contextlib.contextmanager
-def _without_side_effects(module: Any) -> Iterator[None]:
-    """Run user code and keep none of what it changes that jaxlint can put back: the module's
-    globals (rebound, added or deleted names; an object changed in place stays changed), the
-    environment, JAX's configuration; what it prints is discarded."""
-    namespace = vars(module)
-    saved, environment = dict(namespace), dict(os.environ)
-    configuration = config_state.config_snapshot()
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        for name in set(namespace) - set(saved):
-            del namespace[name]
-        namespace.update(saved)
-        if os.environ != environment:
-            os.environ.clear()
-            os.environ.update(environment)
-        if config_state.restore_config(configuration):
-            import jax
-
-            jax.clear_caches()
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise _TimeUp in the block after ``seconds``, from a real-time timer: only in the main
-    thread (the worker's), which signals reach; elsewhere the module's own limit is all there is."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def up(signum: int, frame: Any) -> None:
-        raise _TimeUp()
-
-    previous = signal.signal(signal.SIGALRM, up)
-    left = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # a timer of the user's, put back after
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if left:
-            signal.setitimer(signal.ITIMER_REAL, left)

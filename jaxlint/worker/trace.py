@@ -224,8 +224,16 @@ def format_instance(value: Any) -> str | None:
     built = instance_fields(value)
     if built is None:
         return None
-    shown = [f"{field}={format_instance(v) if is_built(v) else _show(v)}" for field, v in built[1].items()]
+    shown = [f"{field}={_field_text(v)}" for field, v in built[1].items()]
     return f"{built[0]}({', '.join(shown)})"
+
+
+def _field_text(value: Any) -> str:
+    """A built field by its own fields (a tuple or list of built instances, each so); else its value."""
+    if type(value) in (tuple, list) and value and all(is_built(item) for item in value):
+        items = ", ".join(format_instance(item) or _show(item) for item in value)
+        return f"({items})" if type(value) is tuple else f"[{items}]"
+    return (format_instance(value) if is_built(value) else None) or _show(value)
 
 
 def format_signature(arguments: ArgumentSet) -> str:

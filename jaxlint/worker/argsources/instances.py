@@ -4,29 +4,33 @@ get the ladder's guesses (inferred.py), and the first signature that traces is k
 
 Which classes: dataclasses (equinox modules and ``flax.struct`` dataclasses are ones),
 NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any class JAX
-flattens). Their fields: a dataclass's or NamedTuple's declared fields, else the ``__init__``
-parameters. A field's value: a static field (``eqx.field(static=True)``, ``pytree_node=False``)
-keeps its default (without one, a union's int, bool or float member gives 2, False, 0.1); a
-jaxtyping annotation gives an abstract array of its rank and dtype (every named dimension the
-symbolic ``n``); an array or ``float`` annotation, or a Python float default, an abstract value
-as the ladder makes them (rank 0, 1, 2; never lower than the method's ``self.x`` uses show; i32
-for an array annotation whose default is a Python int, as a discrete distribution's bounds);
-another default is kept (an array default becomes abstract); else the ladder guesses by name and
-annotation; else an annotation naming a class of a kind above (a union: its first such member)
-gives an instance of it, built by the same rules, two levels deep at most. A field none of these
-gives means no instance, and the method is counted as not linted with why; so does an abstract
-class, a flax linen module (its methods run inside ``model.apply``: an examples file registers
-one) and a class of no kind above. A method's parameter annotated with such a class
-(``kl(self, other: Normal)``) gets an instance too. Fields whose default is None are arrays
-first; when the instance cannot be made so on any rung, they are left None, all, else all but one
-in turn, the first choice that makes one kept (a class that takes exactly one of ``scale`` and
-``log_scale``).
+flattens); for ``self`` only, any other class too (a plain class: worker/plain_classes.py, made
+inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
+fields, else the ``__init__`` parameters. A field's value: a static field
+(``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one, a union's
+int, bool or float member gives 2, False, 0.1); a jaxtyping annotation gives an abstract array
+of its rank and dtype (every named dimension the symbolic ``n``); an array or ``float``
+annotation, or a Python float default, an abstract value as the ladder makes them (rank 0, 1, 2;
+never lower than the method's ``self.x`` uses show; i32 for an array annotation whose default is
+a Python int, as a discrete distribution's bounds); another default is kept (an array default
+becomes abstract); else the ladder guesses by name and annotation; else an annotation naming a
+class of a kind above (a union: its first such member) gives an instance of it, built by the
+same rules, two levels deep at most; else a field (or a method's parameter) that holds a
+function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
+shown in the signature. A field none of these gives means no instance, and the method is
+counted as not linted with why; so does an abstract class, a field annotated with a flax linen
+module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+A method's parameter annotated with such a class (``kl(self, other: Normal)``) gets an instance
+too. Fields whose default is None are arrays first; when the instance cannot be made so on any
+rung, they are left None, all, else all but one in turn, the first choice that makes one kept
+(a class that takes exactly one of ``scale`` and ``log_scale``).
 
 How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
 leaves, or ``InstanceFields``, made inside the trace from the traced values).
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
 import sys
@@ -35,8 +39,8 @@ import typing
 import weakref
 from typing import Any
 
-from jaxlint.worker import built_instances
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
+from jaxlint.worker import built_instances, plain_classes, standins
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -44,8 +48,12 @@ from jaxlint.worker.instrument import unrecorded
 
 _EMPTY = inspect.Parameter.empty
 _INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
+_CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
 _MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
 _MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
+_NO_KIND = "not a dataclass, NamedTuple or pytree class"
+_SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``list[X]`` field
+_SEQUENCES = (tuple, list, collections.abc.Sequence)
 _STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
 
 
@@ -62,6 +70,9 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
             return _signatures(request, owner, callee)
     except Uninferable as why:
         request.notes.append(f"arguments not inferred: no {owner.__name__} instance: {why}")
+        return []
+    except Exception as error:  # a class of a shape not foreseen: counted with why, the module's job goes on
+        request.notes.append(f"arguments not inferred: no {owner.__name__} instance: {type(error).__name__}: {error}")
         return []
 
 
@@ -84,7 +95,9 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
     """The rungs with every field given, or, when the instance cannot be made on any of them (its
     ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
-    kind = _kind(owner)
+    if linen_instances.is_linen(owner):
+        return _linen_signatures(request, owner, callee)
+    kind = _self_kind(owner)
     roles = {f"self.{name}": role for name, role in _fields(owner, kind, 0).items()}
     roles.update(_parameters(callee))
     plan = _Plan(request, owner, kind, callee, roles)
@@ -99,6 +112,35 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         _ABSENT[owner] = _absent(plan, found, optional)
     absent = _ABSENT[owner]
     return plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+
+
+def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """A linen module's method: its configuration fields as static values (a value is needed:
+    its default, else the ladder's for its annotation, else a stand-in), the method's parameters
+    guessed on the ladder's rungs (linen_instances.py binds the module to its variables)."""
+    if callee is not request.function:
+        raise Uninferable("a linen module's property")
+    hints = _class_hints(owner)
+    configuration, shown = {}, {}
+    for field in linen_instances.configuration_fields(owner):
+        default = _default(field)
+        _, value = _field_role(field.name, hints.get(field.name, field.type), default, True, 0)
+        configuration[field.name] = value
+        if default is _EMPTY:
+            shown[field.name] = value
+    roles, ranks = _parameters(callee), inferred.ranks_used(request)
+    rungs, seen = [], set()
+    for rank in range(MAX_RANK + 1):
+        shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in ("array", _INTEGERS)}
+        if tuple(sorted(shapes.items())) in seen or any(r > MAX_RANK for r in shapes.values()):
+            continue
+        seen.add(tuple(sorted(shapes.items())))
+        rungs.append(tuple({name: _value(role, (n,) * shapes.get(name, 0), n, rank) for name, role in roles.items()}
+                           for n in (inferred.symbolic_size(), _CONCRETE_SIZE)))
+    if not any(_has_abstract(symbolic) for symbolic, _ in rungs):
+        raise Uninferable("the method's parameters take no array")
+    method = request.target.qualname.rpartition(".")[2]
+    return linen_instances.signatures(request, owner, method, configuration, shown, rungs)
 
 
 def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
@@ -149,7 +191,7 @@ class _Plan:
     def _signature(self, values: dict[str, Any]) -> ArgumentSet:
         self_name = self.request.target.params[0]
         fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
-        arguments = {self_name: built_instances.built(self.owner, self.kind, fields),
+        arguments = {self_name: _built(self.owner, self.kind, fields),
                      **{name: value for name, value in values.items() if not name.startswith("self.")}}
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
@@ -171,6 +213,24 @@ def _is_static(role: Any) -> bool:
     return role is None or (isinstance(role, tuple) and role[0] == "static")
 
 
+def _self_kind(owner: type) -> str:
+    """_kind's, else "plain" for a class built through its ``__init__`` (plain_classes.py): only
+    ``self`` is one, never a field's or a parameter's instance."""
+    try:
+        return _kind(owner)
+    except Uninferable as why:
+        if str(why) != _NO_KIND:
+            raise
+    plain_classes.check_buildable(owner)
+    return plain_classes.KIND
+
+
+def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
+    if kind == plain_classes.KIND:
+        return plain_classes.built(owner, fields)
+    return built_instances.built(owner, kind, fields)
+
+
 def _kind(owner: type) -> str:
     """"namedtuple", "dataclass" or "pytree"; Uninferable when no instance can be built."""
     linen = getattr(sys.modules.get("flax.linen"), "Module", None)  # never imported here: it is slow
@@ -185,7 +245,7 @@ def _kind(owner: type) -> str:
         return "dataclass"
     if _is_pytree_class(owner):
         return "pytree"
-    raise Uninferable("not a dataclass, NamedTuple or pytree class")
+    raise Uninferable(_NO_KIND)
 
 
 def _is_pytree_class(owner: type) -> bool:
@@ -208,7 +268,7 @@ def _is_pytree_class(owner: type) -> bool:
 
 def _defaults(owner: type, kind: str) -> dict[str, Any]:
     """Each field's default (``_EMPTY``: none): a pytree class's ``__init__`` parameters'."""
-    if kind == "pytree":
+    if kind in ("pytree", plain_classes.KIND):
         try:
             signature = inspect.signature(owner)
         except (TypeError, ValueError):
@@ -225,7 +285,7 @@ def _fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
     """Each field's role (inferred.role's, ("spec", dtype, dims) for a jaxtyping array, or
     ("instance", class, kind, its fields' roles) for another instance to build)."""
     defaults = _defaults(owner, kind)
-    if kind == "pytree":  # the __init__ parameters
+    if kind in ("pytree", plain_classes.KIND):  # the __init__ parameters
         hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
         return {name: _field_role(name, hints.get(name, _EMPTY), default, False, depth)
                 for name, default in defaults.items()}
@@ -255,18 +315,28 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
         return nested
     try:
         role = inferred.role(param, "self.", by_members=True)
-    except Uninferable:
+    except Uninferable as why:
         if default is not _EMPTY:
             return ("static", _abstract_default(default))
-        nested = _instance_role(annotation, depth)
+        nested = _instance_role(annotation, depth) or _sequence_role(annotation, depth)
         if nested is None:
-            raise
+            return _stand_in_role(param, why)
         return nested
     if default is not _EMPTY and role not in ("array", "float", "key"):
         return ("static", _abstract_default(default))  # an array annotation wins over a default
     if role == "array" and type(default) is int:
         return _INTEGERS  # low: ArrayLike = 0 holds integers (a discrete distribution's bounds)
     return role
+
+
+def _stand_in_role(param: inspect.Parameter, why: Uninferable) -> tuple:
+    """("static", a stand-in) for a field or parameter that holds a function (``fn: Callable``, or
+    by its name without an annotation), an optax transformation or a dtype, as a factory's
+    parameter gets one (worker/standins.py); ``why`` raised for any other."""
+    stand_in = standins.for_parameter(param)
+    if stand_in is None:
+        raise why
+    return ("static", stand_in)
 
 
 def _static_role(param: inspect.Parameter) -> Any:
@@ -279,7 +349,7 @@ def _static_role(param: inspect.Parameter) -> Any:
     for member in typing.get_args(param.annotation) if _is_union(param.annotation) else ():
         if member in _STATIC_VALUES:
             return ("static", _STATIC_VALUES[member])
-    raise Uninferable(f"self.{param.name}: a static field with no default")
+    return _stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
 
 
 def _instance_role(annotation: Any, depth: int) -> tuple | None:
@@ -299,12 +369,28 @@ def _instance_role(annotation: Any, depth: int) -> tuple | None:
     return None
 
 
+def _sequence_role(annotation: Any, depth: int) -> tuple | None:
+    """("sequence", container, its items' roles) for a tuple or list of instances of classes
+    jaxlint builds (equinox's ``layers: tuple[Linear, ...]`` holds two; ``tuple[A, B]`` one of
+    each); None else."""
+    origin, members = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin not in _SEQUENCES or not members:
+        return None
+    if len(members) == 2 and members[1] is Ellipsis or origin is not tuple:
+        members = (members[0],) * _SEQUENCE_LENGTH
+    roles = [_instance_role(member, depth) for member in members]
+    if any(role is None for role in roles):
+        return None
+    return ("sequence", list if origin is list else tuple, roles)
+
+
 def _is_union(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
 def _is_instance(role: Any) -> bool:
-    return isinstance(role, tuple) and role[0] == "instance"
+    """An instance, or a tuple or list of them."""
+    return isinstance(role, tuple) and role[0] in ("instance", "sequence")
 
 
 def _parameters(callee: Any) -> dict[str, Any]:
@@ -329,11 +415,10 @@ def _parameters(callee: Any) -> dict[str, Any]:
             continue
         try:
             roles[param.name] = inferred.role(param, by_members=True)
-        except Uninferable:
-            nested = _instance_role(hints.get(param.name, _EMPTY), 0)
-            if nested is None:
-                raise
-            roles[param.name] = nested
+        except Uninferable as why:
+            nested = _instance_role(annotation, 0)
+            annotated = param.replace(annotation=annotation)
+            roles[param.name] = nested if nested is not None else _stand_in_role(annotated, why)
     return roles
 
 
@@ -346,6 +431,9 @@ def _value(role: Any, shape: tuple, n: Any, rank: int) -> Any:
     if isinstance(role, tuple) and role[0] == "spec":
         _, dtype, dims = role
         return jax.ShapeDtypeStruct(tuple(d if isinstance(d, int) else n for d in dims), dtype)
+    if isinstance(role, tuple) and role[0] == "sequence":
+        _, container, items = role
+        return container(_value(item, shape, n, rank) for item in items)
     if _is_instance(role):
         _, owner, kind, roles = role
         fields = {name: _value(r, (n,) * rank if r in ("array", _INTEGERS) else (), n, rank)

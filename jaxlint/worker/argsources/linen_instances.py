@@ -1,0 +1,89 @@
+"""Methods of flax linen modules: a linen method only runs inside ``model.apply`` (or on a bound
+module), so ``self`` is the module made from its configuration fields (instances.py guesses each
+as a static field: its default, else 2, False or 0.1 for an int, bool or float, a stand-in for a
+function) and bound, inside the trace, to the variables ``model.init`` makes for the method's
+guessed arguments (``jax.eval_shape``: shapes, nothing computed). The variables are the
+program's inputs; the signature shows the configuration fields without a default and them:
+``self=Dense(features=2, variables={'params': {'bias': f32[2], 'kernel': f32[n,2]}}), x=f32[n]``.
+A module whose ``init`` fails on every guess is counted as not linted, with the error.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
+from jaxlint.worker.built_instances import InstanceFields, built_then_called
+from jaxlint.worker.plain_classes import guarded_init
+
+_NOT_CONFIGURATION = ("parent", "name")  # linen's own dataclass fields
+
+
+def is_linen(owner: type) -> bool:
+    """``owner`` is a flax linen module (flax is never imported here: it is slow): a dataclass
+    subclass of ``nn.Module``, not ``nn.Module`` itself."""
+    import dataclasses
+
+    linen = getattr(sys.modules.get("flax.linen"), "Module", None)
+    return isinstance(linen, type) and issubclass(owner, linen) and dataclasses.is_dataclass(owner)
+
+
+def configuration_fields(owner: type) -> list[Any]:
+    """The module's dataclass fields that configure it (not linen's ``parent`` and ``name``)."""
+    import dataclasses
+
+    return [f for f in dataclasses.fields(owner) if f.name not in _NOT_CONFIGURATION and f.init]
+
+
+def signatures(request: ArgumentRequest, owner: type, method: str, configuration: dict[str, Any],
+               shown: dict[str, Any], rungs: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[ArgumentSet]:
+    """One signature per rung of the method's guessed arguments whose ``init`` works: ``self`` the
+    module of ``configuration`` bound in the trace to those variables (``shown``: the fields the
+    signature names). Each rung is (with the symbolic ``n``, with ``n`` = 8): the second where
+    ``init`` fails with the symbol (a shape it must compute with)."""
+    try:
+        module = guarded_init(owner, configuration)
+    except Exception as error:
+        raise Uninferable(f"the linen module cannot be made: {type(error).__name__}: {error}") from None
+    self_name = request.target.params[0]
+    found, errors = [], []
+    for symbolic, concrete in rungs:
+        values, variables = symbolic, None
+        for values in (symbolic, concrete):
+            try:
+                variables = _variables(module, method, values)
+                break
+            except Exception as error:  # init refuses these shapes: the next ones
+                errors.append(f"{type(error).__name__}: {error}"[:200])
+        if variables is None:
+            continue
+        instance = InstanceFields(owner, {**shown, "variables": variables}, functools.partial(_bound, module))
+        call = built_then_called(request.function, self_name)
+        found.append(ArgumentSet(SOURCE, (), {self_name: instance, **values}, call=call))
+    if not found:
+        raise Uninferable(f"model.init failed on every guess: {errors[0] if errors else 'no guess'}")
+    return found
+
+
+def _bound(module: Any, values: dict[str, Any]) -> Any:
+    return module.bind(values["variables"])
+
+
+def _variables(module: Any, method: str, values: dict[str, Any]) -> Any:
+    """``jax.eval_shape(module.init)`` for the method called with ``values`` (abstract leaves
+    are inputs, others static)."""
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(values)
+    dynamic = [i for i, leaf in enumerate(leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
+
+    def init(key: Any, *traced: Any) -> Any:
+        filled = list(leaves)
+        for index, value in zip(dynamic, traced):
+            filled[index] = value
+        return module.init(key, method=method, **jax.tree_util.tree_unflatten(treedef, filled))
+
+    return jax.eval_shape(init, jax.random.PRNGKey(0), *[leaves[i] for i in dynamic])
+

@@ -1,0 +1,64 @@
+"""Safeguards for running a library's code that jaxlint calls on its own (a factory's call,
+worker/closures.py; a plain class's ``__init__``, worker/plain_classes.py): what it prints is
+discarded, the module's globals, ``os.environ`` and JAX's configuration are put back, and a
+real-time limit raises ``TimeUp``."""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import threading
+from typing import Any, Iterator
+
+from jaxlint.jaxapi import config_state
+
+
+class TimeUp(BaseException):
+    """A guarded call's time limit passed (a BaseException: user code's ``except Exception`` lets it by)."""
+
+
+@contextlib.contextmanager
+def without_side_effects(module: Any) -> Iterator[None]:
+    """Run user code and keep none of what it changes that jaxlint can put back: the module's
+    globals (rebound, added or deleted names; an object changed in place stays changed), the
+    environment, JAX's configuration; what it prints is discarded."""
+    namespace = vars(module)
+    saved, environment = dict(namespace), dict(os.environ)
+    configuration = config_state.config_snapshot()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for name in set(namespace) - set(saved):
+            del namespace[name]
+        namespace.update(saved)
+        if os.environ != environment:
+            os.environ.clear()
+            os.environ.update(environment)
+        if config_state.restore_config(configuration):
+            import jax
+
+            jax.clear_caches()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimeUp in the block after ``seconds``, from a real-time timer: only in the main
+    thread (the worker's), which signals reach; elsewhere the module's own limit is all there is."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def up(signum: int, frame: Any) -> None:
+        raise TimeUp()
+
+    previous = signal.signal(signal.SIGALRM, up)
+    left = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # a timer of the user's, put back after
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left:
+            signal.setitimer(signal.ITIMER_REAL, left)
