@@ -12,7 +12,8 @@ limit leaves its closures skipped, with why; never a finding.
 
 What it returns is searched (the value itself, tuples and NamedTuples, lists, dicts, dataclasses,
 ``functools.partial``, two levels deep) for functions defined in the analyzed file; each is
-traced with inferred arguments (argsources/inferred.py's ladder). Where the factory returns an
+traced with inferred arguments (argsources/inferred.py's ladder; a parameter annotated with a
+class jaxlint builds gets an instance, argsources/built_parameters.py). Where the factory returns an
 ``init`` closure of one parameter that is not an int or a size (optax's ``GradientTransformation(init, update)``,
 ``jax.example_libraries.optimizers``' ``(init, update, get_params)``) its closures follow the
 protocol: the parameters are one f32 array of the inferred size ``n`` (of size 4 where ``init``
@@ -39,7 +40,7 @@ from typing import Any, Iterator
 from jaxlint.jaxapi import config_state
 from jaxlint.model import SkipKind, Target
 from jaxlint.worker import standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, built_parameters, inferred
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.trace import code_of, resolve
 
@@ -115,7 +116,7 @@ class Closure:
         """The inferred ladder on the closure, with the protocol's parameters and state given."""
         try:
             given = {**standins.for_parameters(self.function), **_given(self.function, self.made)}
-            found = inferred.ladder(request, given)
+            found = built_parameters.signatures(request, given)
         except inferred.Uninferable as why:
             request.notes.append(f"arguments not inferred: {why}")
             return []
