@@ -189,3 +189,39 @@ def test_a_plain_check_reports_the_finding_with_the_instance(tmp_path: Path) -> 
     line = next(n for n, text in enumerate(MODULE.splitlines(), 1) if "# expect JX501" in text)
     assert (finding["code"], finding["location"]["row"], finding["arguments"]) == ("JX501", line, "inferred")
     assert "state=State(position=f32[], momentum=f32[])" in finding["message"]
+
+
+def test_a_wrapper_taking_built_instances_by_position_is_left_untraced(tmp_path: Path) -> None:
+    """By position, an instance is neither shown by its fields nor its points left out: no guess."""
+    path = write(tmp_path, "wrapped", textwrap.dedent('''\
+        import functools
+        from typing import NamedTuple
+
+        import jax
+        import jax.numpy as jnp
+
+
+        class State(NamedTuple):
+            position: jax.Array
+
+
+        def positional(f):  # a wrapper that passes its arguments on by position
+            @functools.wraps(f)
+            def call(*args):
+                return f(*args)
+
+            return call
+
+
+        def make_wrapped(step_size: float):
+            @positional
+            def kernel(state: State, x):
+                return jnp.cos(state.position * step_size + x)
+
+            return kernel
+        '''))
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    skipped = {s.target: (s.kind, s.reason) for _, s in result.skipped}
+    assert skipped["make_wrapped.<locals>.kernel"] == (
+        "no-arguments", "arguments not inferred: a wrapper takes its built instances by position")

@@ -120,7 +120,12 @@ class Closure:
         except inferred.Uninferable as why:
             request.notes.append(f"arguments not inferred: {why}")
             return []
-        return [_positional(self.function, arguments) for arguments in found]
+        found = [_positional(self.function, arguments) for arguments in found]
+        # By position, a built instance is neither shown by its fields nor narrowed (instance_points)
+        kept = [arguments for arguments in found if not (arguments.built and arguments.args)]
+        if found and not kept:
+            request.notes.append("arguments not inferred: a wrapper takes its built instances by position")
+        return kept
 
 
 class Factories:
