@@ -225,3 +225,11 @@ def test_a_wrapper_taking_built_instances_by_position_is_left_untraced(tmp_path:
     skipped = {s.target: (s.kind, s.reason) for _, s in result.skipped}
     assert skipped["make_wrapped.<locals>.kernel"] == (
         "no-arguments", "arguments not inferred: a wrapper takes its built instances by position")
+
+
+def test_explain_names_the_built_instance_and_its_fields(tmp_path: Path) -> None:
+    (tmp_path / "states.py").write_text(MODULE)
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "explain", "states.py::scaled"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "arguments (inferred): radial: Radial(r=f32[], k=2), x: f32[]\n" in run.stdout
