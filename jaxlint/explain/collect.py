@@ -122,8 +122,10 @@ def signature(function: Any, arguments: Any) -> list[dict[str, str]]:
         leaves = jax.tree_util.tree_leaves(value)
         is_static = not any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in leaves)
         try:
-            # A method's self that jaxlint built: its class and fields by name, as findings show it.
-            text = (format_instance(value) if name == "self" and arguments.source == "inferred" else None) \
+            # An instance jaxlint built (a method's self, a parameter annotated with its class): its
+            # class and fields by name, as findings show it.
+            built = name == "self" or name in arguments.built
+            text = (format_instance(value) if built and arguments.source == "inferred" else None) \
                 or hints.format_abstract(jax.tree_util.tree_map(_with_mesh_axes, value))
         except Exception:  # an object whose repr fails
             text = f"<{type(value).__name__}>"

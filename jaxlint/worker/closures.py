@@ -12,7 +12,8 @@ limit leaves its closures skipped, with why; never a finding.
 
 What it returns is searched (the value itself, tuples and NamedTuples, lists, dicts, dataclasses,
 ``functools.partial``, two levels deep) for functions defined in the analyzed file; each is
-traced with inferred arguments (argsources/inferred.py's ladder). Where the factory returns an
+traced with inferred arguments (argsources/inferred.py's ladder; a parameter annotated with a
+class jaxlint builds gets an instance, argsources/built_parameters.py). Where the factory returns an
 ``init`` closure of one parameter that is not an int or a size (optax's ``GradientTransformation(init, update)``,
 ``jax.example_libraries.optimizers``' ``(init, update, get_params)``) its closures follow the
 protocol: the parameters are one f32 array of the inferred size ``n`` (of size 4 where ``init``
@@ -33,7 +34,7 @@ from typing import Any
 
 from jaxlint.model import SkipKind, Target
 from jaxlint.worker import standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, built_parameters, inferred
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
 from jaxlint.worker.trace import code_of, resolve
@@ -106,11 +107,16 @@ class Closure:
         """The inferred ladder on the closure, with the protocol's parameters and state given."""
         try:
             given = {**standins.for_parameters(self.function), **_given(self.function, self.made)}
-            found = inferred.ladder(request, given)
+            found = built_parameters.signatures(request, given)
         except inferred.Uninferable as why:
             request.notes.append(f"arguments not inferred: {why}")
             return []
-        return [_positional(self.function, arguments) for arguments in found]
+        found = [_positional(self.function, arguments) for arguments in found]
+        # By position, a built instance is neither shown by its fields nor narrowed (instance_points)
+        kept = [arguments for arguments in found if not (arguments.built and arguments.args)]
+        if found and not kept:
+            request.notes.append("arguments not inferred: a wrapper takes its built instances by position")
+        return kept
 
 
 class Factories:

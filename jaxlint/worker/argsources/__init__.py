@@ -50,8 +50,9 @@ class ArgumentError(Exception):
 
 
 # Module names in this package, highest precedence first.
-# "instances" guesses a method's ``self`` (and its other parameters), "inferred" a function's.
-PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call", "instances", "inferred"]
+# "instances" guesses a method's ``self`` (and its other parameters), "built_parameters" a function's
+# (inferred.py's ladder, with an instance for a parameter annotated with a class jaxlint builds).
+PRECEDENCE = ["hint", "examples", "annotations", "recorded", "import_call", "instances", "built_parameters"]
 Source = Callable[[ArgumentRequest], list[ArgumentSet]]
 
 

@@ -10,7 +10,9 @@ objects (``fn``, ``params``, ``state``, ``Callable``, ``str``, ...) cannot be in
 nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
 the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
 symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
-this ladder for the method's other parameters and its class's fields.
+this ladder for the method's other parameters and its class's fields; a function's parameter
+annotated with a class jaxlint builds gets an instance (built_parameters.py, the source that runs
+this ladder for functions).
 """
 from __future__ import annotations
 
@@ -19,11 +21,10 @@ import functools
 import inspect
 import types
 import typing
-from typing import Any
+from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 from jaxlint.worker.instrument import unrecorded
 
@@ -46,19 +47,18 @@ class Uninferable(Exception):
     """A parameter whose kind cannot be guessed: nothing is inferred for the function."""
 
 
-def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
-    if not request.settings.infer_arguments or needs_instance(request):
-        return []  # a method's self: the instances source builds one, or says why it cannot
-    try:
-        return ladder(request, standins.for_parameters(request.function))
-    except Uninferable as why:
-        request.notes.append(f"arguments not inferred: {why}")
-        return []
+class PerRank:
+    """A given parameter whose value follows the rung's rank (an instance jaxlint builds, its
+    fields of that rank): ``make(rank)`` is its value on that rung."""
+
+    def __init__(self, make: Callable[[int], Any]) -> None:
+        self.make = make
 
 
 def ladder(request: ArgumentRequest, given: dict[str, Any] | None = None) -> list[ArgumentSet]:
     """The signatures to try, in order (the first that traces is kept). ``given``: parameters
-    whose values the caller knows (a factory's state, worker/closures.py), passed as they are."""
+    whose values the caller knows (a factory's state, worker/closures.py), passed as they are,
+    or made per rung (``PerRank``)."""
     try:
         signature = inspect.signature(request.function)
     except (TypeError, ValueError):
@@ -91,14 +91,17 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
     if not any(kind in ("array", "key", "float") or kind[0] == "given" for kind in roles.values()):
         raise Uninferable("no parameter takes an array")
     n = symbolic_size()
+    per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name in arrays}
-        key = tuple(sorted(shapes.items(), key=lambda item: item[0]))
+        # A built instance's fields take the rung's rank whatever the other shapes are.
+        key = (rank if per_rank else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
         if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
             continue
         seen.add(key)
-        kwargs = {name: abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
+        kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
+                  else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs))
     return found
 

@@ -474,3 +474,27 @@ def _has_abstract(values: dict[str, Any]) -> bool:
     import jax
 
     return any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves(values))
+
+
+# For a function's parameters (built_parameters.py): the builder's rules, from outside this module.
+def parameter_role(annotation: Any) -> tuple | None:
+    """("instance", class, kind, its fields' roles) for a parameter annotated with a class jaxlint
+    builds (a union: its first such member); None else. Its fields are as deep as a ``self``'s."""
+    return _instance_role(annotation, -1)
+
+
+def instance_of_rank(role: tuple, rank: int) -> Any:
+    """The instance ``parameter_role``'s role stands for, its array fields of rank ``rank``."""
+    return _value(role, (), inferred.symbolic_size(), rank)
+
+
+def why_not_built(annotation: Any) -> str | None:
+    """Why no instance of the class ``annotation`` names can be built; None for one that can, or
+    for an annotation that names no class of the user's."""
+    if not isinstance(annotation, type) or annotation.__module__ in ("builtins", "typing"):
+        return None  # ``typing.Any`` is a class too
+    try:
+        _fields(annotation, _kind(annotation), 0)
+    except Uninferable as why:
+        return str(why)
+    return None
