@@ -127,9 +127,12 @@ def test_a_class_that_cannot_be_built_leaves_the_function_untraced_with_why(chec
     assert skipped == {
         "near_plain": ("no-arguments", "arguments not inferred: parameter o: Plain "
                                        "(no instance: not a dataclass, NamedTuple or pytree class)"),
-        "near_function": ("no-arguments", "arguments not inferred: parameter w: WithFunction "
-                                          "(no instance: self.fn: Callable)"),
     }
+
+
+def test_a_class_with_a_function_field_is_built_with_a_stand_in(checked) -> None:
+    """A field holding a function gets the factories' stand-in (argsources/instances.py), shown."""
+    assert signatures(checked)["near_function"] == "w=WithFunction(fn=<stand-in: its first argument>), x=f32[]"
 
 
 def test_a_nested_function_that_ran_in_the_trace_counts_as_linted(checked) -> None:
