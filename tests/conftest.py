@@ -19,3 +19,27 @@ def explain_jobs_in_process():
 
     with in_process_workers():
         yield
+
+
+# The pytest sessions the tests start (`pytest --jaxlint`, `jaxlint record -- pytest`, check's
+# --rerun-tests) load only jaxlint's plugin and xdist's, not every plugin the test extra installs:
+# pytest's autoload of hypothesis, pytest-lsp, jaxtyping, anyio and the rest costs ~1.8 s of CPU
+# per session (and per xdist worker of one), more than many of those sessions' own work.
+# A fixture, not a module-level setting: the suite's own xdist workers start before any test runs
+# and keep the plugins the suite needs (pytest-asyncio, pytest-lsp, hypothesis).
+# A test that needs the autoload (the `pytest11` entry point, as a user's `pytest --jaxlint` finds
+# the plugin: tests/test_pytest_plugin.py) runs its session with helpers.with_plugin_autoload(env).
+SESSION_PLUGINS = "jaxlint.pytest_plugin.hooks,xdist.plugin"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def inner_pytest_sessions_load_only_jaxlints_plugin():
+    saved = {name: os.environ.get(name) for name in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")}
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ["PYTEST_PLUGINS"] = SESSION_PLUGINS
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
