@@ -2,11 +2,24 @@
 pytest runs, programs) inherit JAX_PLATFORMS=cpu, so a libtpu installed for the TPU-target tests
 (jaxlint[tpu]) never makes JAX look for a TPU at start-up. TPU targets compile through libtpu's
 compile-only devices, which do not need the TPU platform (jaxlint/ir/target_devices.py)."""
+import compileall
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
+import jaxlint
+
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+# Where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE=1), and jaxlint's
+# workers never write it (the user's tree is not theirs to litter), every process the suite starts
+# (a `check`'s parent and workers, a pytest session's plugin) would compile jaxlint's modules from
+# source again: ~0.2 s of CPU per `check`. They are compiled once here, as an install from a wheel
+# has them; files already compiled are skipped (the suite's xdist workers load this file too).
+if sys.flags.dont_write_bytecode:
+    compileall.compile_dir(Path(jaxlint.__file__).parent, quiet=2)
 
 
 @pytest.fixture(scope="module")

@@ -310,7 +310,7 @@ def test_calls_are_watched_without_a_profile_hook_unless_the_project_was_importe
     # Another import hook's loader (jaxtyping's, as equinox's and diffrax's tests use it): both
     # rewrites apply, the module is type-checked and watched.
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json",
-                     "--jaxtyping-packages=pkg,typing.no_type_check")
+                     "--jaxtyping-packages=pkg,typing.no_type_check", autoload=True)  # jaxtyping's plugin
     assert "8 passed" in run.stdout, run.stdout + run.stderr
     assert "_JaxtypingLoader" in (root / "loader.txt").read_text()
     assert (root / "profiled.txt").read_text() == "False"
