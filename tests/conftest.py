@@ -42,6 +42,8 @@ def explain_jobs_in_process():
 # and keep the plugins the suite needs (pytest-asyncio, pytest-lsp, hypothesis).
 # A test that needs the autoload (the `pytest11` entry point, as a user's `pytest --jaxlint` finds
 # the plugin: tests/test_pytest_plugin.py) runs its session with helpers.with_plugin_autoload(env).
+# xdist's for the sessions run with -n; loaded this way `-p no:xdist` does not block it, and without
+# -n it does nothing.
 SESSION_PLUGINS = "jaxlint.pytest_plugin.hooks,xdist.plugin"
 
 
