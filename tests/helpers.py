@@ -78,6 +78,12 @@ def gone(pid: int) -> bool:
         return True
 
 
+def with_plugin_autoload(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a pytest session that loads its plugins as a user's does, through their entry
+    points (conftest.py's inner_pytest_sessions_load_only_jaxlints_plugin turns that off)."""
+    return {k: v for k, v in env.items() if k not in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_PLUGINS")}
+
+
 def expected_markers(module: str) -> set[tuple[str, int]]:
     """(code, line) of every ``# expect JXnnn`` comment: the findings a check must give, exactly."""
     return {(m.group(1), n) for n, line in enumerate(module.splitlines(), 1)

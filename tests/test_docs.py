@@ -12,6 +12,7 @@ configuration `jaxlint check` accepts.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import with_plugin_autoload
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -37,8 +39,10 @@ LINK = re.compile(r"\[(?:[^\]\\]|\\.)*\]\(([^)\s]+)\)")
 
 
 def run_help(*command: str) -> str:
+    # pytest's help with every installed plugin's flags, as a user's pytest has them (conftest.py
+    # turns the autoload off for the suite's other sessions).
     run = subprocess.run([sys.executable, *command, "--help"], capture_output=True, text=True, cwd=REPO,
-                         timeout=300)
+                         timeout=300, env=with_plugin_autoload(dict(os.environ)))
     assert run.returncode == 0, f"{' '.join(command)} --help: {run.stderr}"
     return run.stdout
 

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import with_plugin_autoload
 
 MODEL = '''\
 import jax
@@ -134,9 +135,12 @@ def environment() -> dict[str, str]:
     return env
 
 
-def pytest_run(root: Path, *args: str) -> subprocess.CompletedProcess:
+def pytest_run(root: Path, *args: str, autoload: bool = False) -> subprocess.CompletedProcess:
+    """A pytest session in ``root``; ``autoload``: with every installed plugin, jaxlint's through its
+    entry point, as a user's session loads them (else only jaxlint's and xdist's: conftest.py)."""
+    env = with_plugin_autoload(environment()) if autoload else environment()
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
 
 
 def reported(root: Path) -> set[tuple[str, int]]:
@@ -145,7 +149,7 @@ def reported(root: Path) -> set[tuple[str, int]]:
 
 def test_the_tests_calls_are_linted_and_findings_fail_a_passing_run(tmp_path: Path) -> None:
     root = project(tmp_path)
-    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json", "-v")
+    run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json", "-v", autoload=True)
     assert "7 passed" in run.stdout, run.stdout + run.stderr
     # A jit-decorated function, a plain function reached only under grad, a closure a factory
     # returned (its key argument a typed key), a method: each traced with the test's objects.
@@ -306,7 +310,7 @@ def test_calls_are_watched_without_a_profile_hook_unless_the_project_was_importe
     # Another import hook's loader (jaxtyping's, as equinox's and diffrax's tests use it): both
     # rewrites apply, the module is type-checked and watched.
     run = pytest_run(root, "--jaxlint", "--jaxlint-report", "report.json",
-                     "--jaxtyping-packages=pkg,typing.no_type_check")
+                     "--jaxtyping-packages=pkg,typing.no_type_check", autoload=True)  # jaxtyping's plugin
     assert "8 passed" in run.stdout, run.stdout + run.stderr
     assert "_JaxtypingLoader" in (root / "loader.txt").read_text()
     assert (root / "profiled.txt").read_text() == "False"

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import skip_without_libtpu
+from helpers import skip_without_libtpu, with_plugin_autoload
 
 from jaxlint.chips import CPU, TargetError, install_line, parse_target
 
@@ -333,7 +333,8 @@ def test_a_program_the_tpu_compiler_aborts_on_is_not_compiled_and_said(tmp_path:
         "def test_it():\n    assert to_complex(jnp.ones(4)).dtype == jnp.complex128\n")
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "--jaxlint",
                             "--jaxlint-target", "tpu-v5e"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                           env={**os.environ, "PYTHONPATH": str(REPO)})
+                           # every installed plugin, as such a suite runs (pytest.ini sets pytest-asyncio's option)
+                           env=with_plugin_autoload({**os.environ, "PYTHONPATH": str(REPO)}))
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "1 passed" in tests.stdout and "Ran out of memory" not in tests.stdout + tests.stderr
     assert "jaxlint: warning: not compiled for the target: the program computes in complex128" in tests.stdout
