@@ -6,7 +6,7 @@ Everything here reads the IR only; no JAX.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from jaxlint.ir import Op, Region, Value, primitives, region_links
 
@@ -57,20 +57,32 @@ def scalar(value: Value) -> float | None:
         return None
 
 
-def varies(value: Value) -> bool:
-    """Whether ``value`` depends on an input of the traced function or of a loop body (a constant
-    folded at trace time cannot overflow at run time in a way the user controls)."""
-    stack, seen = [value], set()
+def each_once(stack: list[Value]) -> Iterator[Value]:
+    """Pop ``stack`` until it is empty, each value once (literals and constants left out): the
+    walk up a program's dataflow, whose caller pushes what to visit next onto ``stack``."""
+    seen: set[int] = set()
     while stack:
         value = stack.pop()
         if id(value) in seen or value.literal is not None or value.const:
             continue
         seen.add(id(value))
-        if value.region_input is not None:
-            return True
-        if value.producer is not None:
-            stack.extend(value.producer.inputs)
-    return False
+        yield value
+
+
+def computed_from(value: Value) -> Iterator[Value]:
+    """``value`` and every value its producers computed it from, each once; a caller stops
+    early by leaving the loop."""
+    stack = [value]
+    for current in each_once(stack):
+        yield current
+        if current.producer is not None:
+            stack.extend(current.producer.inputs)
+
+
+def varies(value: Value) -> bool:
+    """Whether ``value`` depends on an input of the traced function or of a loop body (a constant
+    folded at trace time cannot overflow at run time in a way the user controls)."""
+    return any(v.region_input is not None for v in computed_from(value))
 
 
 def input_positions(value: Value, top: Region) -> set[int] | None:
@@ -79,12 +91,8 @@ def input_positions(value: Value, top: Region) -> set[int] | None:
     where a region's links are not known, on every operand of its op. None: a region with no op
     around it. An over-count, never an under-count: each op's output depends on all its inputs."""
     found: set[int] = set()
-    stack, seen = [value], set()
-    while stack:
-        value = stack.pop()
-        if id(value) in seen or value.literal is not None or value.const:
-            continue
-        seen.add(id(value))
+    stack = [value]
+    for value in each_once(stack):
         region = value.region_input
         if region is None:
             if value.producer is not None:
@@ -113,12 +121,10 @@ def input_positions(value: Value, top: Region) -> set[int] | None:
 def differentiable(value: Value) -> bool:
     """``value`` depends on an input of the function (or of a loop body) through float ops a
     gradient flows back through."""
-    stack, seen = [value], set()
-    while stack:
-        value = stack.pop()
-        if id(value) in seen or not inexact(value) or value.literal is not None or value.const:
+    stack = [value]
+    for value in each_once(stack):
+        if not inexact(value):
             continue
-        seen.add(id(value))
         if value.region_input is not None:
             return True
         op = value.producer

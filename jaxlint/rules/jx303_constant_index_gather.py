@@ -6,6 +6,7 @@ from typing import Iterable
 
 from jaxlint.fixes import static_slice
 from jaxlint.ir import Op, Value, costs
+from jaxlint.ir.patterns import computed_from
 from jaxlint.ir.primitives import traits
 from jaxlint.model import Cost, Finding
 from jaxlint.rules.base import ProgramContext, Rule
@@ -44,19 +45,14 @@ def _gathered_axis(op: Op) -> int | None:
 
 def _constant_ops(value: Value, budget: int = 32) -> int | None:
     """How many ops compute ``value`` from constants alone, or None if it depends on an input."""
-    count, stack, seen = 0, [value], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen or current.literal is not None or current.const:
-            continue
-        seen.add(id(current))
+    count = 0
+    for current in computed_from(value):
         producer = current.producer
         if producer is None or not traits(producer.primitive).index_arithmetic or producer.regions:
             return None  # a function or region input, or computed by something else
         count += 1
         if count > budget:
             return None
-        stack.extend(producer.inputs)
     return count
 
 
