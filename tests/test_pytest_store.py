@@ -451,7 +451,8 @@ def test_rerun_tests_lowers_checks_priority_below_the_tests(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_rerun_tests_leaves_out_a_test_file_deleted_since(tmp_path: Path) -> None:
     """One recorded test file gone would fail the whole session (pytest's usage error): the tests
-    of the files that remain run."""
+    of the files that remain run. The gone file was an input of every entry its tests reached:
+    other.py's too, whose test in the remaining file runs again."""
     root = project(tmp_path, tests=LOGGED_TESTS)
     (root / "tests" / "test_gone.py").write_text(LOGGED_TESTS.replace("def test_", "def test_gone_"))
     pytest_run(root)
@@ -460,9 +461,10 @@ def test_rerun_tests_leaves_out_a_test_file_deleted_since(tmp_path: Path) -> Non
     (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
     run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
                          cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
-    assert "running the 2 tests that reached them again" in run.stderr and "ran them in" in run.stderr, run.stderr
+    assert "running the 3 tests that reached them again" in run.stderr and "ran them in" in run.stderr, run.stderr
     assert sorted((root / "ran.log").read_text().split()) == ["tests/test_model.py::test_loss",
-                                                              "tests/test_model.py::test_noisy"]
+                                                              "tests/test_model.py::test_noisy",
+                                                              "tests/test_model.py::test_other"]
     assert places(json.loads(run.stdout), root) == EXPECTED
 
 
