@@ -45,6 +45,11 @@ def read_source(path: str) -> SourceFile:
     """
     with open(path, "rb") as handle:
         data = handle.read()
+    return decode_source(path, data)
+
+
+def decode_source(path: str, data: bytes) -> SourceFile:
+    """``data``, the bytes of ``path``, decoded as ``read_source`` decodes a file's (SourceError)."""
     if not data.startswith(b"\xef\xbb\xbf") and b"coding" not in data[:_second_line_end(data)]:
         # No BOM and no word "coding" in the first two lines (where Python looks), so no cookie:
         # UTF-8, as the tokenizer would say (its detect_encoding costs more than the rest of the read).

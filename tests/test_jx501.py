@@ -74,9 +74,18 @@ MASKED = {
     "masked_sum": ("p * q / s", "s"),
     "masked_sum_inline": ("p / jnp.sum(jnp.where(n > 0, p, 0.0))", "jnp.sum(jnp.where(n > 0, p, 0.0))"),
     "masked_count": ("p / jnp.sum(mask)", "jnp.sum(mask)"),
+    "masked_product_sum": ("p * q / s", "s"),  # sum(mask * p), the mask cast to a float
+    "masked_bool_product_sum": ("p * q / s", "s"),  # sum(p * (n > 0))
 }
 MASKED_QUIET = ["masked_sum_guarded", "masked_sum_other_mask", "masked_sum_filler_one", "masked_sum_of_discarded",
-                "masked_count_clamped"]
+                "masked_count_clamped", "masked_product_other_mask"]
+# The guard joined with another boolean: function -> (the unsafe expression, the fix's edit).
+JOINED = {
+    "and_valid": ("jnp.log(x)", "jnp.where((x > 0) & valid, x, 1.0)"),
+    "logical_and_valid": ("jnp.sqrt(x)", "jnp.where(jnp.logical_and(valid, x > 0), x, 1.0)"),
+    "named_and_valid": ("1.0 / x", "jnp.where(keep, x, 1.0)"),
+    "or_other_false_branch": ("jnp.log(x)", "jnp.where((x <= 0) | other, 1.0, x)"),
+}
 # The clamp guard: function -> (the unsafe expression, its input's name, the fix's text or None).
 CLAMP_EXPECTED = {
     "clip_log_finfo": ("jnp.log(p)", "p", "jnp.log(jnp.clip(p, jnp.finfo(p.dtype).tiny))"),
@@ -144,7 +153,8 @@ def found(triggers) -> dict[str, Finding]:
 
 
 def test_every_trigger_is_an_error(found) -> None:
-    assert set(found) == set(EXPECTED) | set(CLAMP_EXPECTED) | set(NAMED) | set(MASKED) | set(named_clamps())
+    assert set(found) == (set(EXPECTED) | set(CLAMP_EXPECTED) | set(NAMED) | set(MASKED) | set(named_clamps())
+                          | set(JOINED))
     assert all(f.code == "JX501" and f.name == "where-nan-gradient" and f.severity == "error"
                for f in found.values())
 
@@ -248,7 +258,7 @@ def test_clamped_gradient_is_nan_and_the_moved_clamp_fixes_it(triggers, found, t
     assert value_at(rewritten.clip_log_finfo, 0.0) == pytest.approx(math.log(1.1754943508222875e-38), rel=1e-6)
     # Rewritten, the clamps are quiet (the where guards and the clamps without a fix remain).
     left = {f.target for f in run(rewritten_path).findings}
-    assert left == set(EXPECTED) | set(NAMED) | set(MASKED) | set(named_clamps()) | {
+    assert left == set(EXPECTED) | set(NAMED) | set(MASKED) | set(named_clamps()) | set(JOINED) | {
         name for name, (_, _, fix) in CLAMP_EXPECTED.items() if fix is None}
 
 
@@ -329,3 +339,30 @@ def test_masked_sums_are_nan_exactly_where_every_entry_is_masked(triggers) -> No
         assert not any(math.isnan(g) for g in _masked_gradient(getattr(module, name), [1.0, -1.0, 0.0])), name
     for name in MASKED_QUIET:
         assert not any(math.isnan(g) for g in _masked_gradient(getattr(module, name), [0.0, -1.0, 0.0])), name
+
+
+def _joined_gradient(fn, value: float, flag: bool) -> float:
+    import jax
+    import jax.numpy as jnp
+
+    return float(jax.grad(lambda v: fn(v, jnp.full((1,), flag)).sum())(jnp.full((1,), value, jnp.float32))[0])
+
+
+def test_joined_guards_name_the_point_and_their_gradient_is_nan(triggers, found, tmp_path: Path) -> None:
+    """And-ed with another boolean (or-ed under the negated test), the where discards x = 0 whatever
+    the other is: the gradient is NaN there for either value, and the double where removes it."""
+    path, _ = triggers
+    original = load(path)
+    edits = [e for name in JOINED for e in found[name].fix.edits]
+    rewritten = load(write(tmp_path, "jx501_joined_rewritten", apply_edits(TRIGGERS, edits)))
+    for name, (unsafe, fix) in JOINED.items():
+        finding = found[name]
+        assert f"excludes x=0 from {unsafe}" in finding.message, finding.message
+        assert [e.content for e in finding.fix.edits] == [fix], name
+        for flag in (True, False):
+            assert math.isnan(_joined_gradient(getattr(original, name), 0.0, flag)), (name, flag)
+            assert math.isfinite(_joined_gradient(getattr(rewritten, name), 0.0, flag)), (name, flag)
+    # Quiet: where the other boolean is true, or_other keeps log(0) (its derivative inf, not NaN);
+    # and_keeps_zero keeps it whatever the other is.
+    assert _joined_gradient(original.or_other, 0.0, True) == math.inf
+    assert not math.isnan(_joined_gradient(original.and_keeps_zero, 0.0, True))

@@ -68,16 +68,27 @@ _UNSAFE = [
 ]
 
 
+# How the predicate is joined with another boolean ``ok`` (an argument: no comparison of x), if at all
+_JOINED = {
+    None: "{test}",
+    "and": "({test}) & ok",
+    "and-right": "ok & ({test})",
+    "logical_and": "jnp.logical_and({test}, ok)",
+    "or": "({test}) | ok",
+}
+
+
 @st.composite
 def _where_twins(draw: Any) -> tuple[str, str, int]:
     """(inline source, named source, findings expected) of one where guard."""
     unsafe, excluding, keeping = draw(st.sampled_from(_UNSAFE))
     excludes = draw(st.booleans())
     on_false = draw(st.booleans())  # the op in the where's third argument, under the negated test
+    joined = draw(st.sampled_from(list(_JOINED)))
     predicate = (excluding if excludes else keeping).format(x="v")
-    test = f"~({predicate})" if on_false else predicate
+    core = f"~({predicate})" if on_false else predicate
     op = unsafe.format(x="v")
-    name_mask, name_op, name_out, helper = (draw(st.booleans()) for _ in range(4))
+    name_mask, name_core, name_op, name_out, helper = (draw(st.booleans()) for _ in range(5))
     vmapped = draw(st.booleans())
 
     def where(test_text: str, op_text: str) -> str:
@@ -85,12 +96,15 @@ def _where_twins(draw: Any) -> tuple[str, str, int]:
         return f"jnp.where({test_text}, {cases})"
 
     def body(lines: list[str], result: str) -> str:
-        inner = "\n".join(["    def one(v):", *[f"        {line}" for line in lines], f"        return {result}"])
-        call = "jax.vmap(one)(x)" if vmapped else "one(x)"
+        inner = "\n".join(["    def one(v, ok):", *[f"        {line}" for line in lines], f"        return {result}"])
+        call = "jax.vmap(one)(x, valid)" if vmapped else "one(x, valid)"
         return f"{inner}\n    return {call}\n"
 
-    inline = "def inline(x):\n" + body([], where(test, op))
+    inline = "def inline(x, valid):\n" + body([], where(_JOINED[joined].format(test=core), op))
     lines = []
+    if name_core and joined is not None:
+        lines.append(f"core = {core}")
+    test = _JOINED[joined].format(test="core" if name_core and joined is not None else core)
     if name_mask:
         lines.append(f"mask = {test}")
     if name_op:
@@ -98,19 +112,40 @@ def _where_twins(draw: Any) -> tuple[str, str, int]:
     text = where("mask" if name_mask else test, "y" if name_op else ("unsafe_of(v)" if helper else op))
     if name_out:
         lines.append(f"out = {text}")
-    named = f"def unsafe_of(v):\n    return {op}\n\n\ndef named(x):\n" + body(lines, "out" if name_out else text)
-    return inline, named, int(excludes)
+    named = f"def unsafe_of(v):\n    return {op}\n\n\ndef named(x, valid):\n" + body(lines, "out" if name_out else text)
+    # Joined by and, the where still discards x's bad point whatever ok is (by or, not: ok may keep
+    # it); under the negated test the where discards its third argument where the test holds: the
+    # other way round.
+    decided = joined is None or (joined != "or") != on_false
+    return inline, named, int(excludes and decided)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True,
+@settings(max_examples=40, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(_where_twins())
 def test_jx501_where_named_or_inline_gives_the_same_finding(tmp_path: Path, twins: tuple[str, str, int]) -> None:
     import jax.numpy as jnp
 
     inline, named, expected = twins
-    found = _assert_twins(tmp_path, "JX501", inline, named, (jnp.arange(3.0),), "jnp.where(")
+    args = (jnp.arange(3.0), jnp.array([True, False, True]))
+    found = _assert_twins(tmp_path, "JX501", inline, named, args, "jnp.where(")
     assert found == [("JX501", 0)] * expected, (inline, found)
+
+
+@pytest.mark.parametrize("joined", list(_JOINED))
+@pytest.mark.parametrize("on_false", [False, True])
+def test_jx501_where_joined_with_another_boolean(tmp_path: Path, joined: str | None, on_false: bool) -> None:
+    """Every way of joining the guard with another boolean, on either branch (the property above
+    draws only some): and keeps the finding on the where's second argument, or on its third."""
+    import jax.numpy as jnp
+
+    core = "~(x > 0)" if on_false else "x > 0"
+    cases = "0.0, jnp.log(x)" if on_false else "jnp.log(x), 0.0"
+    test = _JOINED[joined].format(test=core)
+    module = _module(tmp_path, f"def joined(x, ok):\n    return jnp.where({test}, {cases})\n")
+    found = _findings(module, "joined", "JX501", (jnp.arange(3.0), jnp.array([True, False, True])), "jnp.where(")
+    decided = joined is None or (joined != "or") != on_false
+    assert found == [("JX501", 0)] * decided, found
 
 
 # -- The other guard rules, by twins -------------------------------------------------------------
@@ -151,6 +186,33 @@ TWINS = [
             ratio = p * q / s
             return jnp.where(n > 0, ratio, 0.0)
         """, [(3,), (3,), (3,)], "return jnp.where(", 1),
+    ("JX501", """
+        def inline(p, q, n):
+            return jnp.where(n > 0, p * q / jnp.sum((n > 0).astype(jnp.float32) * p), 0.0)
+        """, """
+        def named(p, q, n):
+            mask = (n > 0).astype(jnp.float32)
+            s = jnp.sum(mask * p)
+            return jnp.where(n > 0, p * q / s, 0.0)
+        """, [(3,), (3,), (3,)], "return jnp.where(", 1),
+    ("JX501", """
+        def inline(p, q, n):
+            return jnp.where(n > 0, p * q / jnp.sum(p * (n > 0)), 0.0)
+        """, """
+        def named(p, q, n):
+            mask = n > 0
+            s = jnp.sum(p * mask)
+            return jnp.where(mask, p * q / s, 0.0)
+        """, [(3,), (3,), (3,)], "return jnp.where(", 1),
+    ("JX501", """
+        def inline(p, m, n):
+            return jnp.where(n > 0, p / jnp.sum(p * (m > 0)), 0.0)
+        """, """
+        def named(p, m, n):
+            mask = m > 0
+            s = jnp.sum(p * mask)
+            return jnp.where(n > 0, p / s, 0.0)
+        """, [(3,), (3,), (3,)], "return jnp.where(", 0),  # a sum over another variable's mask
     ("JX501", """
         def inline(p, n):
             return jnp.where(n > 0, p / jnp.sum(jnp.where(n > 0, p, 0.0) + 1e-6), 0.0)

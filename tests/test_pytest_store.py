@@ -245,6 +245,17 @@ def test_an_edit_while_the_session_runs_leaves_its_entries_stale(tmp_path: Path,
     run = pytest_run(root, *args)
     assert "4 passed" in run.stdout, run.stdout + run.stderr
     assert "jnp.exp(x)" in (root / "pkg" / "helpers.py").read_text()
+    # The report reads the code that ran, not the edit: the source the watched import compiled;
+    # a module it did not compile is said to have changed, its findings left out.
+    report = run.stdout[run.stdout.index("= jaxlint ="):]
+    assert "jnp.exp" not in report, report
+    if imported == "by the tests":
+        assert "5 |     return jnp.where(x > 0, jnp.log(x), 0.0)" in report, report
+        logged = [f for f in json.loads((root / "report.json").read_text()) if f["code"] == "JX501"]
+        assert "excludes x=0 from jnp.log(x)" in logged[0]["message"] and logged[0]["fix"], logged
+    else:
+        assert "jaxlint: pkg/helpers.py changed during the session: its 1 finding left out of this report" in report
+        assert [f["code"] for f in json.loads((root / "report.json").read_text())] == ["JX401"]
     findings, summary = check(root, "--show-untraced")
     # helpers.py and model.py, whose traces ran it (before jaxlint, other.py too when it was
     # written within the racy margin of the session's start: its times cannot vouch for it).
@@ -448,7 +459,8 @@ def test_rerun_tests_lowers_checks_priority_below_the_tests(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_rerun_tests_leaves_out_a_test_file_deleted_since(tmp_path: Path) -> None:
     """One recorded test file gone would fail the whole session (pytest's usage error): the tests
-    of the files that remain run."""
+    of the files that remain run. The gone file was an input of every entry its tests reached:
+    other.py's too, whose test in the remaining file runs again."""
     root = project(tmp_path, tests=LOGGED_TESTS)
     (root / "tests" / "test_gone.py").write_text(LOGGED_TESTS.replace("def test_", "def test_gone_"))
     pytest_run(root)
@@ -457,9 +469,10 @@ def test_rerun_tests_leaves_out_a_test_file_deleted_since(tmp_path: Path) -> Non
     (root / "pkg" / "helpers.py").write_text(HELPERS + "\n\nSCALE = 2\n")
     run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "--rerun-tests", "pkg"],
                          cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
-    assert "running the 2 tests that reached them again" in run.stderr and "ran them in" in run.stderr, run.stderr
+    assert "running the 3 tests that reached them again" in run.stderr and "ran them in" in run.stderr, run.stderr
     assert sorted((root / "ran.log").read_text().split()) == ["tests/test_model.py::test_loss",
-                                                              "tests/test_model.py::test_noisy"]
+                                                              "tests/test_model.py::test_noisy",
+                                                              "tests/test_model.py::test_other"]
     assert places(json.loads(run.stdout), root) == EXPECTED
 
 
@@ -675,3 +688,82 @@ def test_a_fix_of_a_stored_finding_is_verified_on_the_targets_check_traced(tmp_p
                          cwd=root, env=environment(), capture_output=True, text=True, timeout=600)
     assert "not traced before the fix" not in run.stderr + run.stdout, run.stderr
     assert "jnp.log(jnp.where(x > 0, x, 1.0))" in (root / "pkg" / "helpers.py").read_text(), run.stdout + run.stderr
+
+
+CONFTEST = '''\
+import jax.numpy as jnp
+import pytest
+
+
+@pytest.fixture
+def ones():
+    return jnp.ones(3)
+'''
+
+FIXTURE_TESTS = TESTS.replace("def test_loss():\n    assert loss(jnp.ones(3)) == 0.0",
+                              "def test_loss(ones):\n    assert loss(ones) == 0.0")
+
+
+def test_an_edit_of_a_test_or_a_conftest_makes_the_entries_its_tests_reached_stale(tmp_path: Path) -> None:
+    """The calls a module's functions were traced with come from the tests and their fixtures:
+    an edit of the test module or of a conftest.py above it leaves the entries of what its tests
+    reached stale, as an edit of a module does (content digests: an edit in the same second,
+    its time put back, too), and ``--rerun-tests`` runs those tests again. The files are written
+    just before the session: their digests are of the bytes pytest imported, not judged by their
+    times."""
+    root = project(tmp_path, tests=FIXTURE_TESTS)
+    conftest = root / "tests" / "conftest.py"
+    conftest.write_text(CONFTEST)
+    assert "3 passed" in pytest_run(root).stdout
+    findings, summary = check(root)
+    assert places(findings, root) == EXPECTED and "linted 4 of 4 JAX functions" in summary, summary
+    assert "changed since" not in summary
+    tests = root / "tests" / "test_model.py"
+    # A comment: the same code ran, the entries stand.
+    tests.write_text("# The model's tests.\n" + FIXTURE_TESTS)
+    findings, summary = check(root)
+    assert places(findings, root) == EXPECTED and "changed since" not in summary, summary
+    # Another call, the same size, its modification time put back: every module its tests reached
+    # (all four: one test module).
+    before = tests.stat()
+    tests.write_text(tests.read_text().replace("jnp.ones(3)).shape", "jnp.ones(4)).shape"))
+    os.utime(tests, ns=(before.st_atime_ns, before.st_mtime_ns))
+    findings, summary = check(root, "--show-untraced")
+    assert "linted 0 of 4 JAX functions" in summary and "4 changed since the test run" in summary, summary
+    assert "pkg/other.py:4: unrelated [changed-since-test-run]" in summary
+    assert "changed since: tests/test_model.py" in summary
+    # Run again, they serve; then the conftest.py above the tests.
+    tests.write_text(FIXTURE_TESTS)
+    findings, summary = check(root)
+    assert "linted 4 of 4 JAX functions" in summary and "changed since" not in summary, summary
+    conftest.write_text(CONFTEST.replace("jnp.ones(3)", "jnp.ones(5)"))
+    findings, summary = check(root, "--show-untraced")
+    assert "changed since: tests/conftest.py" in summary, summary
+    assert ("JX501", "pkg/helpers.py", 5) not in places(findings, root)
+    # --rerun-tests runs the tests that reached the stale entries: fresh again.
+    findings, summary = check(root, "--rerun-tests")
+    assert places(findings, root) == EXPECTED and "linted 4 of 4 JAX functions" in summary, summary
+    assert "changed since" not in summary.splitlines()[-1]
+
+
+CONFTEST_EDITED_MEANWHILE = CONFTEST + '''
+
+def pytest_sessionfinish(session):
+    """As an editor's save while the tests run: the same size, the modification time put back."""
+    import os
+    import pathlib
+
+    conftest = pathlib.Path(__file__)
+    before = conftest.stat()
+    conftest.write_text(conftest.read_text().replace("jnp.ones(3)", "jnp.ones(4)"))
+    os.utime(conftest, ns=(before.st_atime_ns, before.st_mtime_ns))
+'''
+
+
+def test_a_conftest_edited_while_the_session_runs_leaves_the_entries_stale(tmp_path: Path) -> None:
+    root = project(tmp_path, tests=FIXTURE_TESTS)
+    (root / "tests" / "conftest.py").write_text(CONFTEST_EDITED_MEANWHILE)
+    assert "3 passed" in pytest_run(root, "-p", "no:xdist").stdout
+    assert "jnp.ones(4)" in (root / "tests" / "conftest.py").read_text()
+    findings, summary = check(root, "--show-untraced")
+    assert "changed since: tests/conftest.py" in summary and "linted 4 of 4" not in summary, summary

@@ -33,7 +33,7 @@ from jaxlint.rules.base import SourceContext
 from jaxlint.rules.runner import describe_error, internal_error, run_source_rules
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
-from jaxlint.text import read_source
+from jaxlint.text import SourceFile, read_source
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.frames import parameter_names, split_arguments
 from jaxlint.worker.inprocess import recording_vmaps, target_for
@@ -66,11 +66,13 @@ class _File:
 
 def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings: Settings,
                is_project: Callable[[str], bool] | None = None,
-               executed: Callable[[], ContextManager[set[str]]] | None = None) -> Outcome:
+               executed: Callable[[], ContextManager[set[str]]] | None = None,
+               read: Callable[[str], SourceFile] = read_source) -> Outcome:
     """Lint the kept calls of ``functions`` (every project function the tests called). The helpers
     they call are among them, each traced on its own; ``is_project`` tells which files a finding
     may be placed in (JX401 at the calls that passed a key twice to a helper); ``executed``: a
-    block that records the project files whose functions run in it (the watcher's)."""
+    block that records the project files whose functions run in it (the watcher's); ``read``: a
+    file's source as the code that ran was compiled from (imported_sources.py)."""
     codes = {rule.code for rule in rules}
     outcome = Outcome()
     report = _Reporter(outcome)
@@ -85,7 +87,7 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
         tests.setdefault((path, code.co_firstlineno), function.named_tests)
         if not function.calls:
             continue
-        source = files[path] if path in files else files.setdefault(path, _read(path, function))
+        source = files[path] if path in files else files.setdefault(path, _read(path, function, read))
         if source is None:  # deleted or rewritten by a test since
             continue
         try:
@@ -97,7 +99,7 @@ def lint_calls(functions: Iterable[Function], rules: list[type[Rule]], settings:
                                                None, f"linting {getattr(code, 'co_qualname', code.co_name)}",
                                                error)
     for path, lines in called.items():
-        source = files[path] if path in files else files.setdefault(path, _read(path, None))
+        source = files[path] if path in files else files.setdefault(path, _read(path, None, read))
         if source is not None:
             _called_file(path, source, lines, tests, rules, codes, settings, outcome, report, executed)
     from jaxlint.ir import target_devices  # the tests' process imports JAX already
@@ -142,9 +144,9 @@ def _nothing_recorded() -> Iterator[set[str]]:
     yield set()
 
 
-def _read(path: str, function: Function | None) -> _File | None:
+def _read(path: str, function: Function | None, read: Callable[[str], SourceFile]) -> _File | None:
     try:
-        text = read_source(path).text
+        text = read(path).text
     except Exception:
         return None
     module = sys.modules.get(function.calls[0].globals.get("__name__", "")) if function is not None else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from jaxlint.config import Config
 from jaxlint.engine.results import CheckResult, FileAnalysis
@@ -93,12 +93,13 @@ def stored_functions(ran: Iterable[Ran], functions: Iterable[Linted]) -> list[St
 
 
 def settled(findings: list[Finding], codes: list[str], config: Config,
-            functions: Iterable[Linted] = ()) -> CheckResult:
+            functions: Iterable[Linted] = (), read: Callable[[str], SourceFile] = read_source) -> CheckResult:
     """The findings as ``jaxlint check`` reports them (engine/settle.settle_watched): one per
     place, per-file-ignores and suppression comments applied, and (as check does) a safe fix in
     code that none of the linted ``functions`` runs demoted to unsafe. JX800 stays quiet (which
     lines the rules saw is only partly known). ``findings`` is left as it was: the store keeps
-    them raw, fixes undemoted (check demotes by what it traces)."""
+    them raw, fixes undemoted (check demotes by what it traces). ``read``: a file's source (the
+    plugin's reads it as the session imported it: imported_sources.py)."""
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:  # several processes may lint the same function: settle keeps one
         by_path.setdefault(finding.path, []).append(finding)
@@ -109,8 +110,8 @@ def settled(findings: list[Finding], codes: list[str], config: Config,
     analyses = []
     for path, found in sorted(by_path.items()):
         try:
-            source = read_source(path)
-        except Exception:  # deleted since: report without excerpts
+            source = read(path)
+        except Exception:  # deleted since, or changed during the session: report without its lines
             source = SourceFile(path, "", "utf-8", False)
         kept = settle_watched(path, source.text, found, codes, config, linted.get(os.path.abspath(path), []))
         analyses.append(FileAnalysis(source, [], None, findings=kept))

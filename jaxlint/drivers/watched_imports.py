@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from jaxlint import read_digests
 from jaxlint.drivers import loops
+from jaxlint.drivers.imported_sources import ImportedSources
 from jaxlint.worker.importer import spec_after
 
 # A name no source can spell, found through builtins whatever globals a function runs with.
@@ -49,6 +50,7 @@ class WatchedImports(importlib.abc.MetaPathFinder):
         self.modules: list[str] = []  # the modules compiled with the call
         # path -> sha256 of the bytes compiled (read_digests.py): what the store's entries vouch for
         self.read: dict[str, str] = {}
+        self.sources = ImportedSources()  # their bytes: the report reads the code that ran
         self.other_loaders: list[str] = []  # project modules whose loader jaxlint cannot compile through
 
     def install(self, notify: Callable[[], None]) -> None:
@@ -89,6 +91,7 @@ class WatchedImports(importlib.abc.MetaPathFinder):
                 self.other_loaders.append(fullname)
             else:
                 loader.read_digests = self.read
+                loader.read_sources = self.sources
                 spec.loader = loader
                 self.modules.append(fullname)
         return spec
@@ -103,6 +106,9 @@ class _CompilesWithCall:
         path = self.get_filename(fullname)  # type: ignore[attr-defined]
         data = self.get_data(path)  # type: ignore[attr-defined]
         read_digests.note(getattr(self, "read_digests", {}), path, data)
+        sources = getattr(self, "read_sources", None)
+        if sources is not None:
+            sources.note(path, data)
         with _compile_adds_call(path):
             return self.source_to_code(data, path)  # type: ignore[attr-defined]
 

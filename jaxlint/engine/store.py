@@ -6,7 +6,8 @@ named by what its result depends on outside the project (the module's path, the 
 and their options, jaxlint, Python, the installed distributions and the JAX environment
 variables: ``ResultCache.environment``) and holding what it depends on inside: the sha256 of the
 module's bytes and of every project file the traces that linted it ran (the files whose functions
-executed while tracing, and those whose lines made its equations) as the session read them
+executed while tracing, and those whose lines made its equations), and of the test files and
+``conftest.py`` files of the tests that reached it (tested_by.py), as the session read them
 (read_digests.py), and of the others their code without comments and positions (ran_code: an
 edit of their comments leaves the entry current). An entry whose digests all still match is
 used; one with any other digest is stale: check reports its functions as changed since the test
@@ -29,6 +30,7 @@ from jaxlint.about import __version__
 from jaxlint.engine import installed
 from jaxlint.engine.cache import CACHEDIR_TAG, GITIGNORE, ResultCache, touch
 from jaxlint.engine.ran_code import names_file
+from jaxlint.engine.tested_by import files_of_tests
 from jaxlint.lazylog import LazyLogger
 from jaxlint.model import RAN_ALL, Finding, one_per_place
 from jaxlint.text import write_text_atomic
@@ -149,6 +151,8 @@ def write_store(config: Config, codes: Sequence[str], findings: Iterable[Finding
         module(finding.path)["findings"].append(finding)
     for path, files in depends.items():
         module(path)["depends"].update(os.path.abspath(f) for f in files)
+    for entry in modules.values():  # the tests that made the calls: their edit changes what was traced
+        entry["depends"].update(files_of_tests(config.root, (t for f in entry["functions"].values() for t in f.tests)))
     written = 0
     for path, entry in modules.items():
         if cache.digest(path) is None:
@@ -315,8 +319,10 @@ def _code_digests(cache: ResultCache, data: dict) -> dict[str, str]:
     """The code (ran_code, every function) of each project file the module's traces ran, but for
     the module itself and any file its entry names: an edit of those files' comments or blank
     lines leaves the entry current. The module's own lines are in its functions and findings."""
-    # The tests' node ids name test files, not the lines of the files their traces ran.
-    named = json.dumps([[{k: v for k, v in f.items() if k != "tests"} for f in data["functions"]], data["findings"]])
+    # The tests' node ids (a function's, a finding's) name test files, not the lines of the files
+    # their traces ran.
+    named = json.dumps([[{k: v for k, v in f.items() if k != "tests"} for f in data["functions"]],
+                        [{k: v for k, v in f.items() if k != "test"} for f in data["findings"]]])
     digests = {}
     for file, digest in data["inputs"].items():
         # Only of the bytes the session read: a file edited since keeps no code digest, its own

@@ -22,6 +22,7 @@ import jaxlint
 from jaxlint import read_digests
 from jaxlint.config import Config, ConfigError, load_config
 from jaxlint.drivers import results
+from jaxlint.drivers.imported_sources import ImportedSources
 from jaxlint.drivers.lint import lint_calls
 from jaxlint.drivers.results import Linted, Ran
 from jaxlint.drivers.runtime import RunWatcher, run_sources
@@ -30,6 +31,7 @@ from jaxlint.drivers.watched_imports import WatchedImports, imported_already
 from jaxlint.engine.results import CheckResult
 from jaxlint.engine.store import cache_for, write_store
 from jaxlint.model import Finding
+from jaxlint.pytest_plugin.read_tests import note_conftest, note_file
 from jaxlint.report import ENVIRONMENT_VARIABLE, FORMATS, OutputError, check_writable, choose, json_array, write_file
 from jaxlint.rules import rule_classes
 from jaxlint.text import relative
@@ -81,6 +83,9 @@ class JaxlintSession:
         if early and not self.imported_before:
             self.imports = WatchedImports(files.__contains__)
         self.watcher = CallWatcher(files, profile=self.imports is None)
+        # The project's sources as imported: what the traces after the tests and the report read.
+        self.sources = self.imports.sources if self.imports is not None else ImportedSources()
+        self.sources.started = self.started
         if self.imports is not None:
             self.imports.install(self.watcher.notify)
         # JAX's run-time events (compiles) for the run-time rules, per test: only when one is selected.
@@ -92,6 +97,8 @@ class JaxlintSession:
         self.depends: dict[str, set[str]] = {}  # module -> the project files its traces ran (lint.Outcome)
         self.stored = 0  # test-run store entries written (engine/store.py)
         self.read: list[dict[str, str]] = []  # the project files' digests as read (xdist: each worker's)
+        self.tests_read: dict[str, str] = {}  # the test modules' and conftest.py files' (read_tests.py)
+        self.read.append(self.tests_read)
         self.result: CheckResult | None = None
         self.exit_status_changed = False
         self.write_error: str | None = None
@@ -154,6 +161,19 @@ class JaxlintSession:
             self.runtime.start()
             self.runtime.scope = "collection"
 
+    def pytest_plugin_registered(self, plugin: Any, manager: Any) -> None:
+        note_conftest(self.tests_read, plugin)  # historic: also those registered before this session
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector: Any) -> Any:
+        """A test module's bytes before pytest imports it and after: what its tests ran."""
+        module = isinstance(collector, pytest.Module) and getattr(collector, "path", None) is not None
+        if module:
+            note_file(self.tests_read, str(collector.path))
+        yield
+        if module:
+            note_file(self.tests_read, str(collector.path))
+
     def pytest_collection_finish(self, session: Any) -> None:
         self.watcher.stop()  # from here on, each test is watched or not (pytest_runtest_protocol)
         if self.runtime is not None:
@@ -206,7 +226,8 @@ class JaxlintSession:
         try:
             with self.imports.calling(self.watcher.notify) if self.imports is not None else contextlib.nullcontext():
                 outcome = lint_calls(list(self.watcher.functions.values()), self.rules, self.config.settings(),
-                                     self.watcher.files.__contains__, self.watcher.executed_files)
+                                     self.watcher.files.__contains__, self.watcher.executed_files,
+                                     read=self.sources.read)
         except KeyboardInterrupt:
             if exitstatus != pytest.ExitCode.INTERRUPTED:
                 raise
@@ -228,10 +249,16 @@ class JaxlintSession:
                 "ran": [r.to_json() for r in self.ran], "seconds": self.seconds,
                 "watched": self.watched, "unwatched": self.unwatched, "imported_before": self.imported_before,
                 "other_loaders": self.other_loaders, "not_compiled": self.not_compiled,
-                "read": read_digests.merged(self.read)})
+                "read": read_digests.merged(self.read),
+                "sources": self.sources.texts(f.path for f in self.findings),
+                "changed": sorted(self.sources.changed)})
             return
         self._store()
-        self.result = results.settled(self.findings, [rule.code for rule in self.rules], self.config, self.functions)
+        self.sources.judge(f.path for f in self.findings)  # a worker's finding's file may have changed there
+        # Found against lines the code that ran did not have: left out, the summary says so.
+        reported = [f for f in self.findings if os.path.abspath(f.path) not in self.sources.changed]
+        self.result = results.settled(reported, [rule.code for rule in self.rules], self.config, self.functions,
+                                      read=self.sources.read)
         try:
             if self.report_path:
                 out = io.StringIO()
@@ -265,6 +292,8 @@ class JaxlintSession:
             self.imported_before += received.get("imported_before", [])
             self.other_loaders += received.get("other_loaders", [])
             self.read.append(received.get("read", {}))
+            self.sources.receive(received.get("sources", {}))
+            self.sources.changed.update(received.get("changed", []))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.result is None:
@@ -280,6 +309,12 @@ class JaxlintSession:
         if terminalreporter.config.getoption("verbose") > 0:
             for line in results.not_linted_lines(self.functions, relative):
                 terminalreporter.write_line(line)
+        for path in sorted(self.sources.changed):
+            count = sum(os.path.abspath(f.path) == path for f in self.findings)
+            terminalreporter.write_line(
+                f"jaxlint: {relative(path)} changed during the session: its {count} finding{'s' * (count != 1)} "
+                "left out of this report (found against lines the code that ran did not have; `jaxlint check` "
+                "reads it as it is now)")
         if self.write_error:
             terminalreporter.write_line(f"jaxlint: {self.write_error}")
         if self.exit_status_changed:

@@ -326,6 +326,74 @@ def masked_count_clamped(p, n):
     return jnp.where(mask, p / jnp.maximum(jnp.sum(mask), 1), 0.0)
 
 
+# The guard joined with another boolean: and-ed, the where still discards x = 0 whatever the other
+# boolean is (inline, logical_and, the other first, named); or-ed, it discards x = 0 only under the
+# negated test (the log in the third argument). The sum over the mask as a product with it.
+
+
+@jax.jit
+def and_valid(x, valid):
+    return jnp.where((x > 0) & valid, jnp.log(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def logical_and_valid(x, valid):
+    return jnp.where(jnp.logical_and(valid, x > 0), jnp.sqrt(x), 0.0)  # expect: JX501
+
+
+@jax.jit
+def named_and_valid(x, valid):
+    positive = x > 0
+    keep = valid & positive
+    return jnp.where(keep, 1.0 / x, 0.0)  # expect: JX501
+
+
+@jax.jit
+def or_other_false_branch(x, other):
+    return jnp.where((x <= 0) | other, 0.0, jnp.log(x))  # expect: JX501
+
+
+@jax.jit
+def masked_product_sum(p, q, n):
+    mask = (n > 0).astype(jnp.float32)
+    s = jnp.sum(mask * p)
+    return jnp.where(n > 0, p * q / s, 0.0)  # expect: JX501
+
+
+@jax.jit
+def masked_bool_product_sum(p, q, n):
+    s = jnp.sum(p * (n > 0))
+    return jnp.where(n > 0, p * q / s, 0.0)  # expect: JX501
+
+
+# Quiet: or-ed with another boolean, the where discards x = 0 only where the other is false, which
+# the program does not say (a finding would claim what the data decides); and-ed with a test that
+# keeps 0; the product with a mask of another variable.
+
+
+@jax.jit
+def or_other(x, other):
+    return jnp.where((x > 0) | other, jnp.log(x), 0.0)
+
+
+@jax.jit
+def and_keeps_zero(x, valid):
+    return jnp.where((x > -1) & valid, jnp.log(x), 0.0)
+
+
+@jax.jit
+def masked_product_other_mask(p, m, n):
+    s = jnp.sum(p * (m > 0))
+    return jnp.where(n > 0, p / s, 0.0)
+
+
+flags = jnp.array([True, False, True])
+for fn in (and_valid, logical_and_valid, named_and_valid, or_other_false_branch, or_other, and_keeps_zero):
+    fn(jnp.arange(3.0), flags)
+for fn in (masked_product_sum, masked_bool_product_sum, masked_product_other_mask):
+    fn(jnp.arange(3.0), jnp.arange(3.0), jnp.arange(3.0))
+
+
 # The clamp guard: a clip, maximum, minimum or clamp after the unsafe op clamps away its value at
 # the singular point (log(0) = -inf is below the bound): the clamp's zero derivative times log's
 # infinite one is NaN.

@@ -222,7 +222,8 @@ def _kept_only_positive(predicate: Value, case: Value, chosen: bool) -> bool:
     if found is None:
         return False
     test = found[0]
-    return not any(bool(test(p)) == chosen for p in [-0.0, *candidates(found[2])] if p <= 0)
+    return not any(test(p) is None or test(p) == chosen  # None: other booleans may choose it
+                   for p in [-0.0, *candidates(found[2])] if p <= 0)
 
 
 def _non_negative(value: Value) -> bool:

@@ -16,26 +16,44 @@ COMPARE = {"gt": operator.gt, "lt": operator.lt, "ge": operator.ge, "le": operat
 _SWAPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 _LOGIC = ("and", "or", "not")
 
-Test = Callable[[float], bool]
+Test = Callable[[float], "bool | None"]  # None: the other booleans decide
 
 
 def predicate_of(value: Value, x: Value) -> tuple[Test, list[Op], list[float]] | None:
-    """``value`` (a boolean) as a function of x's value, when it is only comparisons of x with
-    constants joined by and/or/not: (the test, the comparisons, their constants)."""
-    op = strip(value, keep_kind=False).producer
-    if op is None:
+    """``value`` (a boolean) as a function of x's value, when it is comparisons of x with constants
+    joined by and/or/not, some operands possibly other booleans (``(x > 0) & valid``): (the test,
+    the comparisons, their constants). The test says True or False where the comparisons decide
+    whatever the other booleans are, and None where they do not (three-valued, as Kleene's logic):
+    ``(x > 0) & valid`` is False at x = 0, ``(x > 0) | other`` is unknown there. None when no
+    operand compares x."""
+    found = _three_valued(value, x)
+    if found is None or not found[1]:
         return None
-    if op.primitive in _LOGIC:
-        parts = [predicate_of(v, x) for v in op.inputs]
+    return found
+
+
+def _three_valued(value: Value, x: Value) -> tuple[Test, list[Op], list[float]] | None:
+    """``predicate_of``'s test, an operand that is no comparison of x an unknown (no leaves)."""
+    op = strip(value, keep_kind=False).producer
+    if op is not None and op.primitive in _LOGIC and _boolean(value):
+        parts = [_three_valued(v, x) for v in op.inputs]
         if any(p is None for p in parts):
             return None
         tests = [p[0] for p in parts]  # type: ignore[index]
         leaves = [leaf for p in parts for leaf in p[1]]  # type: ignore[index]
         constants = [c for p in parts for c in p[2]]  # type: ignore[index]
         if op.primitive == "not":
-            return (lambda p: not tests[0](p)), leaves, constants
-        combine = all if op.primitive == "and" else any
-        return (lambda p: combine(t(p) for t in tests)), leaves, constants
+            return (lambda p: _negated(tests[0](p))), leaves, constants
+        combine = _all if op.primitive == "and" else _any
+        return (lambda p: combine([t(p) for t in tests])), leaves, constants
+    compared = _comparison(op, x) if op is not None else None
+    if compared is not None:
+        return compared
+    return ((lambda p: None), [], []) if _boolean(value) else None
+
+
+def _comparison(op: Op, x: Value) -> tuple[Test, list[Op], list[float]] | None:
+    """``op`` as a comparison of x (or abs/neg of it) with a constant, else None."""
     if op.primitive not in COMPARE:
         return None
     name, (left, right) = op.primitive, op.inputs
@@ -47,6 +65,27 @@ def predicate_of(value: Value, x: Value) -> tuple[Test, list[Op], list[float]] |
         return None
     compare = COMPARE[name]
     return (lambda p: compare(of_x(p), constant)), [op], [constant]
+
+
+def _boolean(value: Value) -> bool:
+    return str(value.dtype) == "bool"
+
+
+def _negated(known: bool | None) -> bool | None:
+    return None if known is None else not known
+
+
+def _all(known: list[bool | None]) -> bool | None:
+    """Kleene's and: False if any operand is False, True if all are True, else unknown."""
+    if any(k is False for k in known):
+        return False
+    return True if all(k is True for k in known) else None
+
+
+def _any(known: list[bool | None]) -> bool | None:
+    if any(k is True for k in known):
+        return True
+    return False if all(k is False for k in known) else None
 
 
 def _function_of(value: Value, x: Value) -> Callable[[float], float] | None:

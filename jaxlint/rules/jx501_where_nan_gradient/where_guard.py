@@ -89,11 +89,17 @@ def _hits(ctx: ProgramContext, select: Op, case: int) -> Iterator[tuple[_Hit, Op
         if predicate is None or not patterns.inexact(x) or not patterns.differentiable(x):
             continue
         test, leaves, constants = predicate
-        witness = next((p for p in candidates(constants) if test(p) != branch_is_true and spec.bad(p, op)), None)
+        witness = next((p for p in candidates(constants) if _excludes(test(p), branch_is_true) and spec.bad(p, op)),
+                       None)
         if witness is not None:
             hit = _Hit(op.location.span, op.primitive, node, argument, spelled, spec.safe, _number(witness),
                        branch_is_true)
             yield hit, op, leaves
+
+
+def _excludes(kept: bool | None, branch_is_true: bool) -> bool:
+    """The where surely discards the branch where the test says ``kept`` (None: other booleans decide)."""
+    return kept is not None and kept != branch_is_true
 
 
 def _unsafe_ops(value: Value) -> list[Op]:
