@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import enum
 import inspect
 import sys
 import types
@@ -318,7 +319,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
     except Uninferable as why:
         if default is not _EMPTY:
             return ("static", _abstract_default(default))
-        nested = _instance_role(annotation, depth) or _sequence_role(annotation, depth)
+        nested = _instance_role(annotation, depth) or _sequence_role(annotation, depth) or _choice_role(param)
         if nested is None:
             return _stand_in_role(param, why)
         return nested
@@ -349,7 +350,23 @@ def _static_role(param: inspect.Parameter) -> Any:
     for member in typing.get_args(param.annotation) if _is_union(param.annotation) else ():
         if member in _STATIC_VALUES:
             return ("static", _STATIC_VALUES[member])
-    return _stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
+    return _choice_role(param) or _stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
+
+
+def _choice_role(param: inspect.Parameter) -> tuple | None:
+    """("static", a value) for a field without a default annotated with an enum (its first member:
+    mujoco's ``jacobian: JacobianType``, jax_md's ``format: NeighborListFormat``) or a ``Literal``
+    (its first value); a union, its first such member; None else. The value is one the class can
+    hold, as the library's own default would be, and the signature shows it."""
+    annotation = param.annotation
+    for member in typing.get_args(annotation) if _is_union(annotation) else (annotation,):
+        if typing.get_origin(member) is typing.Literal and typing.get_args(member):
+            return ("static", typing.get_args(member)[0])
+        if isinstance(member, type) and issubclass(member, enum.Enum):
+            first = next(iter(member), None)
+            if first is not None:
+                return ("static", first)
+    return None
 
 
 def _instance_role(annotation: Any, depth: int) -> tuple | None:
