@@ -8,7 +8,8 @@ flattens); for ``self`` only, any other class too (a plain class: worker/plain_c
 inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
 fields, else the ``__init__`` parameters. A field's value: a static field
 (``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one, a union's
-int, bool or float member gives 2, False, 0.1); a jaxtyping annotation gives an abstract array
+int, bool or float member gives 2, False, 0.1); an enum field without a default its first
+member, a ``Literal`` one its first value, static or not; a jaxtyping annotation gives an abstract array
 of its rank and dtype (every named dimension the symbolic ``n``); an array or ``float``
 annotation, or a Python float default, an abstract value as the ladder makes them (rank 0, 1, 2;
 never lower than the method's ``self.x`` uses show; i32 for an array annotation whose default is
