@@ -42,7 +42,7 @@ import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes, standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -239,7 +239,7 @@ def _kind(owner: type) -> str:
     if isinstance(linen, type) and issubclass(owner, linen):
         raise Uninferable("a flax linen module: its methods run inside model.apply (an examples file "
                           "that registers the module traces them)")
-    if inspect.isabstract(owner) or getattr(owner, "__abstractvars__", None):  # abc, equinox's AbstractVar
+    if _is_abstract(owner):  # abc, equinox's AbstractVar
         raise Uninferable("an abstract class")
     if issubclass(owner, tuple) and hasattr(owner, "_fields"):
         return "namedtuple"
@@ -312,7 +312,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
         return ("spec", *spec)
     if default is not _EMPTY and annotation is _EMPTY:  # an __init__ parameter
         return "float" if type(default) is float else ("static", _abstract_default(default))
-    nested = _instance_role(annotation, depth) if isinstance(annotation, type) and default is _EMPTY else None
+    nested = _instance_role(annotation, depth, True) if isinstance(annotation, type) and default is _EMPTY else None
     if nested is not None:  # a class's name says more than the field's (``key: Linear`` is no PRNG key)
         return nested
     try:
@@ -320,7 +320,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
     except Uninferable as why:
         if default is not _EMPTY:
             return ("static", _abstract_default(default))
-        nested = _instance_role(annotation, depth) or _sequence_role(annotation, depth) or _choice_role(param)
+        nested = _instance_role(annotation, depth, True) or _sequence_role(annotation, depth) or _choice_role(param)
         if nested is None:
             return _stand_in_role(param, why)
         return nested
@@ -370,21 +370,31 @@ def _choice_role(param: inspect.Parameter) -> tuple | None:
     return None
 
 
-def _instance_role(annotation: Any, depth: int) -> tuple | None:
+def _instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> tuple | None:
     """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
-    build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else."""
+    build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else.
+    With ``abstract_bases`` (a field's annotation), an abstract class gives its first concrete
+    subclass jaxlint can build (subclasses.py)."""
     if depth >= _MAX_DEPTH:
         return None
     members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
     for member in members:
         if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
             continue
-        try:
-            kind = _kind(member)
-            return ("instance", member, kind, _fields(member, kind, depth + 1))
-        except Uninferable:
-            continue
+        candidates = [member]
+        if abstract_bases and _is_abstract(member):
+            candidates = subclasses.concrete_subclasses(member)
+        for candidate in candidates:
+            try:
+                kind = _kind(candidate)
+                return ("instance", candidate, kind, _fields(candidate, kind, depth + 1))
+            except Uninferable:
+                continue
     return None
+
+
+def _is_abstract(owner: type) -> bool:
+    return inspect.isabstract(owner) or bool(getattr(owner, "__abstractvars__", None))
 
 
 def _sequence_role(annotation: Any, depth: int) -> tuple | None:
