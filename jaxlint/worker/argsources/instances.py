@@ -15,7 +15,8 @@ annotation, or a Python float default, an abstract value as the ladder makes the
 never lower than the method's ``self.x`` uses show; i32 for an array annotation whose default is
 a Python int, as a discrete distribution's bounds); another default is kept (an array default
 becomes abstract); else the ladder guesses by name and annotation; else an annotation naming a
-class of a kind above (a union: its first such member) gives an instance of it, built by the
+class of a kind above (a union: its first such member; an abstract class: its first concrete
+subclass that can be built, subclasses.py) gives an instance of it, built by the
 same rules, two levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
