@@ -2,6 +2,7 @@
 everything else is passed as it is. Also the readable form of a signature and XLA's cost figures."""
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 from typing import Any
@@ -165,6 +166,16 @@ class _Opaque:
         return self.text
 
 
+class _Member:
+    """An enum member as the code names it (``Kind.DENSE``), not its repr (``<Kind.DENSE: 0>``)."""
+
+    def __init__(self, value: enum.Enum) -> None:
+        self.text = f"{type(value).__name__}.{value.name}"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 class _Node:
     """A registered pytree class shown by its children (``Params(f32[3], f32[])``), not its repr."""
 
@@ -200,6 +211,8 @@ def _readable(leaf: Any) -> Any:
     if isinstance(leaf, jax.ShapeDtypeStruct):
         sharded = isinstance(getattr(leaf, "sharding", None), jax.sharding.NamedSharding) and leaf.shape
         return _Sharded(leaf) if sharded and any(a is not None for a in leaf.sharding.spec) else leaf
+    if isinstance(leaf, enum.Enum) and isinstance(leaf.name, str):
+        return _Member(leaf)
     if _is_custom_node(leaf):
         children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
         return _Node(leaf, [_shown(child) for child in children])

@@ -8,13 +8,15 @@ flattens); for ``self`` only, any other class too (a plain class: worker/plain_c
 inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
 fields, else the ``__init__`` parameters. A field's value: a static field
 (``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one, a union's
-int, bool or float member gives 2, False, 0.1); a jaxtyping annotation gives an abstract array
+int, bool or float member gives 2, False, 0.1); an enum field without a default its first
+member, a ``Literal`` one its first value, static or not; a jaxtyping annotation gives an abstract array
 of its rank and dtype (every named dimension the symbolic ``n``); an array or ``float``
 annotation, or a Python float default, an abstract value as the ladder makes them (rank 0, 1, 2;
 never lower than the method's ``self.x`` uses show; i32 for an array annotation whose default is
 a Python int, as a discrete distribution's bounds); another default is kept (an array default
 becomes abstract); else the ladder guesses by name and annotation; else an annotation naming a
-class of a kind above (a union: its first such member) gives an instance of it, built by the
+class of a kind above (a union: its first such member; an abstract class: its first concrete
+subclass that can be built, subclasses.py) gives an instance of it, built by the
 same rules, two levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import enum
 import inspect
 import sys
 import types
@@ -40,7 +43,7 @@ import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes, standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -237,7 +240,7 @@ def _kind(owner: type) -> str:
     if isinstance(linen, type) and issubclass(owner, linen):
         raise Uninferable("a flax linen module: its methods run inside model.apply (an examples file "
                           "that registers the module traces them)")
-    if inspect.isabstract(owner) or getattr(owner, "__abstractvars__", None):  # abc, equinox's AbstractVar
+    if _is_abstract(owner):  # abc, equinox's AbstractVar
         raise Uninferable("an abstract class")
     if issubclass(owner, tuple) and hasattr(owner, "_fields"):
         return "namedtuple"
@@ -310,7 +313,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
         return ("spec", *spec)
     if default is not _EMPTY and annotation is _EMPTY:  # an __init__ parameter
         return "float" if type(default) is float else ("static", _abstract_default(default))
-    nested = _instance_role(annotation, depth) if isinstance(annotation, type) and default is _EMPTY else None
+    nested = _instance_role(annotation, depth, True) if isinstance(annotation, type) and default is _EMPTY else None
     if nested is not None:  # a class's name says more than the field's (``key: Linear`` is no PRNG key)
         return nested
     try:
@@ -318,7 +321,7 @@ def _field_role(name: str, annotation: Any, default: Any, static: bool, depth: i
     except Uninferable as why:
         if default is not _EMPTY:
             return ("static", _abstract_default(default))
-        nested = _instance_role(annotation, depth) or _sequence_role(annotation, depth)
+        nested = _instance_role(annotation, depth, True) or _sequence_role(annotation, depth) or _choice_role(param)
         if nested is None:
             return _stand_in_role(param, why)
         return nested
@@ -349,24 +352,50 @@ def _static_role(param: inspect.Parameter) -> Any:
     for member in typing.get_args(param.annotation) if _is_union(param.annotation) else ():
         if member in _STATIC_VALUES:
             return ("static", _STATIC_VALUES[member])
-    return _stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
+    return _choice_role(param) or _stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
 
 
-def _instance_role(annotation: Any, depth: int) -> tuple | None:
+def _choice_role(param: inspect.Parameter) -> tuple | None:
+    """("static", a value) for a field without a default annotated with an enum (its first member:
+    mujoco's ``jacobian: JacobianType``, jax_md's ``format: NeighborListFormat``) or a ``Literal``
+    (its first value); a union, its first such member; None else. The value is one the class can
+    hold, as the library's own default would be, and the signature shows it."""
+    annotation = param.annotation
+    for member in typing.get_args(annotation) if _is_union(annotation) else (annotation,):
+        if typing.get_origin(member) is typing.Literal and typing.get_args(member):
+            return ("static", typing.get_args(member)[0])
+        if isinstance(member, type) and issubclass(member, enum.Enum):
+            first = next(iter(member), None)
+            if first is not None:
+                return ("static", first)
+    return None
+
+
+def _instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> tuple | None:
     """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
-    build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else."""
+    build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else.
+    With ``abstract_bases`` (a field's annotation), an abstract class gives its first concrete
+    subclass jaxlint can build (subclasses.py)."""
     if depth >= _MAX_DEPTH:
         return None
     members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
     for member in members:
         if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
             continue
-        try:
-            kind = _kind(member)
-            return ("instance", member, kind, _fields(member, kind, depth + 1))
-        except Uninferable:
-            continue
+        candidates = [member]
+        if abstract_bases and _is_abstract(member):
+            candidates = subclasses.concrete_subclasses(member)
+        for candidate in candidates:
+            try:
+                kind = _kind(candidate)
+                return ("instance", candidate, kind, _fields(candidate, kind, depth + 1))
+            except Uninferable:
+                continue
     return None
+
+
+def _is_abstract(owner: type) -> bool:
+    return inspect.isabstract(owner) or bool(getattr(owner, "__abstractvars__", None))
 
 
 def _sequence_role(annotation: Any, depth: int) -> tuple | None:
