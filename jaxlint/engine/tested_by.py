@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
+from jaxlint.text import ancestors
+
 
 def files_of_tests(root: str, node_ids: Iterable[str]) -> set[str]:
     """The absolute paths of the test files the node ids (relative to ``root``, as the store keeps
@@ -35,11 +37,9 @@ def _conftests(folder: str, root: str) -> Iterator[str]:
         stop = os.path.commonpath([folder, root])
     except ValueError:  # another drive
         stop = folder
-    while True:
-        candidate = os.path.join(folder, "conftest.py")
+    for each in ancestors(folder):
+        candidate = os.path.join(each, "conftest.py")
         if os.path.isfile(candidate):
             yield candidate
-        parent = os.path.dirname(folder)
-        if folder == stop or parent == folder:
+        if each == stop:
             return
-        folder = parent

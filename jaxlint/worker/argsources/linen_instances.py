@@ -9,6 +9,7 @@ A module whose ``init`` fails on every guess is counted as not linted, with the 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 from typing import Any
@@ -24,16 +25,12 @@ _NOT_CONFIGURATION = ("parent", "name")  # linen's own dataclass fields
 def is_linen(owner: type) -> bool:
     """``owner`` is a flax linen module (flax is never imported here: it is slow): a dataclass
     subclass of ``nn.Module``, not ``nn.Module`` itself."""
-    import dataclasses
-
     linen = getattr(sys.modules.get("flax.linen"), "Module", None)
     return isinstance(linen, type) and issubclass(owner, linen) and dataclasses.is_dataclass(owner)
 
 
 def configuration_fields(owner: type) -> list[Any]:
     """The module's dataclass fields that configure it (not linen's ``parent`` and ``name``)."""
-    import dataclasses
-
     return [f for f in dataclasses.fields(owner) if f.name not in _NOT_CONFIGURATION and f.init]
 
 
