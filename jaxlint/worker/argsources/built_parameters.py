@@ -16,7 +16,7 @@ import inspect
 from typing import Any, Callable
 
 from jaxlint.worker import standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, instances
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, field_roles, inferred
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -38,7 +38,8 @@ def signatures(request: ArgumentRequest, given: dict[str, Any]) -> list[Argument
     with a class jaxlint builds; raises Uninferable as the ladder does."""
     with unrecorded():  # the classes' flatten may run: jaxlint's doing, not the module's
         roles, unbuilt = instance_roles(request.function, given)
-    made = {name: inferred.PerRank(functools.partial(instances.instance_of_rank, role)) for name, role in roles.items()}
+    made = {name: inferred.PerRank(functools.partial(field_roles.instance_of_rank, role))
+            for name, role in roles.items()}
     try:
         found = inferred.ladder(request, {**given, **made})
     except Uninferable as why:
@@ -66,11 +67,11 @@ def instance_roles(function: Any, given: dict[str, Any]) -> tuple[dict[str, tupl
             continue
         if not isinstance(annotation, type) and _guessed(param):
             continue
-        role = instances.parameter_role(annotation)
+        role = field_roles.parameter_role(annotation)
         if role is not None:
             roles[param.name] = role
-        elif instances.why_not_built(annotation):
-            unbuilt[param.name] = instances.why_not_built(annotation)
+        elif field_roles.why_not_built(annotation):
+            unbuilt[param.name] = field_roles.why_not_built(annotation)
     return roles, unbuilt
 
 

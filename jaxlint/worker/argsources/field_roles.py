@@ -1,0 +1,194 @@
+"""The role of each field of a class the builder builds (instances.py), and of each parameter of a
+method or function: an array (of the ladder's rank, or a jaxtyping annotation's), a static value,
+or an instance of another class built by the same rules (a tuple or list of them); and the value
+each role stands for."""
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import inspect
+import typing
+from typing import Any
+
+from jaxlint.worker import built_instances, plain_classes
+from jaxlint.worker.argsources import inferred, subclasses
+from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
+from jaxlint.worker.argsources.class_kinds import EMPTY, class_hints, class_kind, field_defaults, is_abstract
+from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
+
+INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
+_MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
+_SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``list[X]`` field
+_SEQUENCES = (tuple, list, collections.abc.Sequence)
+
+
+def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
+    """Each field's role (inferred.role's, ("spec", dtype, dims) for a jaxtyping array, or
+    ("instance", class, kind, its fields' roles) for another instance to build)."""
+    defaults = field_defaults(owner, kind)
+    if kind in ("pytree", plain_classes.KIND):  # the __init__ parameters
+        hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
+        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
+                for name, default in defaults.items()}
+    hints = class_hints(owner)
+    if kind == "namedtuple":
+        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
+                for name, default in defaults.items()}
+    return {f.name: field_role(f.name, hints.get(f.name, f.type), defaults[f.name],
+                               bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False, depth)
+            for f in dataclasses.fields(owner)}
+
+
+def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
+    param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
+    if static:  # part of the class's structure, not an input: a value is needed
+        found = ("static", default) if default is not EMPTY else static_role(param)
+        if not isinstance(found, tuple):
+            raise Uninferable(f"self.{name}: a static field with no default")
+        return found
+    spec = array_spec(annotation, name)
+    if spec is not None:
+        return ("spec", *spec)
+    if default is not EMPTY and annotation is EMPTY:  # an __init__ parameter
+        return "float" if type(default) is float else ("static", abstract_default(default))
+    nested = instance_role(annotation, depth, True) if isinstance(annotation, type) and default is EMPTY else None
+    if nested is not None:  # a class's name says more than the field's (``key: Linear`` is no PRNG key)
+        return nested
+    try:
+        role = inferred.role(param, "self.", by_members=True)
+    except Uninferable as why:
+        if default is not EMPTY:
+            return ("static", abstract_default(default))
+        nested = instance_role(annotation, depth, True) or sequence_role(annotation, depth) or choice_role(param)
+        if nested is None:
+            return stand_in_role(param, why)
+        return nested
+    if default is not EMPTY and role not in ("array", "float", "key"):
+        return ("static", abstract_default(default))  # an array annotation wins over a default
+    if role == "array" and type(default) is int:
+        return INTEGERS  # low: ArrayLike = 0 holds integers (a discrete distribution's bounds)
+    return role
+
+
+def instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> tuple | None:
+    """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
+    build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else.
+    With ``abstract_bases`` (a field's annotation), an abstract class gives its first concrete
+    subclass jaxlint can build (subclasses.py)."""
+    if depth >= _MAX_DEPTH:
+        return None
+    members = typing.get_args(annotation) if is_union(annotation) else (annotation,)
+    for member in members:
+        if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
+            continue
+        candidates = [member]
+        if abstract_bases and is_abstract(member):
+            candidates = subclasses.concrete_subclasses(member)
+        for candidate in candidates:
+            try:
+                kind = class_kind(candidate)
+                return ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
+            except Uninferable:
+                continue
+    return None
+
+
+def sequence_role(annotation: Any, depth: int) -> tuple | None:
+    """("sequence", container, its items' roles) for a tuple or list of instances of classes
+    jaxlint builds (equinox's ``layers: tuple[Linear, ...]`` holds two; ``tuple[A, B]`` one of
+    each); None else."""
+    origin, members = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin not in _SEQUENCES or not members:
+        return None
+    if len(members) == 2 and members[1] is Ellipsis or origin is not tuple:
+        members = (members[0],) * _SEQUENCE_LENGTH
+    roles = [instance_role(member, depth) for member in members]
+    if any(role is None for role in roles):
+        return None
+    return ("sequence", list if origin is list else tuple, roles)
+
+
+def is_instance(role: Any) -> bool:
+    """An instance, or a tuple or list of them."""
+    return isinstance(role, tuple) and role[0] in ("instance", "sequence")
+
+
+def method_parameters(callee: Any) -> dict[str, Any]:
+    """The method's other parameters' roles, as the ladder guesses them (a jaxtyping array by its
+    annotation, an instance of a class jaxlint builds by its class: ``other: Normal``); those with
+    a default keep it, *args and **kwargs are empty."""
+    try:
+        signature = inspect.signature(callee)
+    except (TypeError, ValueError):
+        raise Uninferable("the method has no signature") from None
+    params = list(signature.parameters.values())[1:]  # self
+    hints = evaluated_annotations(inspect.unwrap(callee), signature)
+    roles: dict[str, Any] = {}
+    for param in params:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not EMPTY:
+            continue
+        annotation = hints.get(param.name, EMPTY)
+        spec = array_spec(annotation, param.name)
+        nested = instance_role(annotation, 0) if spec is None and isinstance(annotation, type) else None
+        if spec is not None or nested is not None:
+            roles[param.name] = ("spec", *spec) if spec is not None else nested
+            continue
+        try:
+            roles[param.name] = inferred.role(param, by_members=True)
+        except Uninferable as why:
+            nested = instance_role(annotation, 0)
+            annotated = param.replace(annotation=annotation)
+            roles[param.name] = nested if nested is not None else stand_in_role(annotated, why)
+    return roles
+
+
+def role_value(role: Any, shape: tuple, n: Any, rank: int) -> Any:
+    """The value of a field or parameter of ``role``: an instance's fields of rank ``rank``."""
+    import jax
+
+    if role == INTEGERS:
+        return jax.ShapeDtypeStruct(shape, "int32")
+    if isinstance(role, tuple) and role[0] == "spec":
+        _, dtype, dims = role
+        return jax.ShapeDtypeStruct(tuple(d if isinstance(d, int) else n for d in dims), dtype)
+    if isinstance(role, tuple) and role[0] == "sequence":
+        _, container, items = role
+        return container(role_value(item, shape, n, rank) for item in items)
+    if is_instance(role):
+        _, owner, kind, roles = role
+        fields = {name: role_value(r, (n,) * rank if r in ("array", INTEGERS) else (), n, rank)
+                  for name, r in roles.items()}
+        return built_instances.built(owner, kind, fields)
+    return inferred.abstract(role, shape)
+
+
+def has_abstract(values: dict[str, Any]) -> bool:
+    """Some value holds an abstract array (an input), an instance's field included."""
+    import jax
+
+    return any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves(values))
+
+
+# For a function's parameters (built_parameters.py): the builder's rules, from outside this module.
+def parameter_role(annotation: Any) -> tuple | None:
+    """("instance", class, kind, its fields' roles) for a parameter annotated with a class jaxlint
+    builds (a union: its first such member); None else. Its fields are as deep as a ``self``'s."""
+    return instance_role(annotation, -1)
+
+
+def instance_of_rank(role: tuple, rank: int) -> Any:
+    """The instance ``parameter_role``'s role stands for, its array fields of rank ``rank``."""
+    return role_value(role, (), inferred.symbolic_size(), rank)
+
+
+def why_not_built(annotation: Any) -> str | None:
+    """Why no instance of the class ``annotation`` names can be built; None for one that can, or
+    for an annotation that names no class of the user's."""
+    if not isinstance(annotation, type) or annotation.__module__ in ("builtins", "typing"):
+        return None  # ``typing.Any`` is a class too
+    try:
+        class_fields(annotation, class_kind(annotation), 0)
+    except Uninferable as why:
+        return str(why)
+    return None

@@ -1,0 +1,73 @@
+"""The values of the builder's static fields (instances.py): part of a class's structure, not an
+input, so a value is needed: a union's int, bool or float member, an enum's first member, a
+``Literal``'s first value, a stand-in for a function, an optax transformation or a dtype; and a
+default kept as it is (an array default abstract)."""
+from __future__ import annotations
+
+import enum
+import inspect
+import types
+import typing
+from typing import Any
+
+from jaxlint.worker import standins
+from jaxlint.worker.argsources import inferred
+from jaxlint.worker.argsources.inferred import Uninferable
+
+_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
+
+
+def is_static(role: Any) -> bool:
+    return role is None or (isinstance(role, tuple) and role[0] == "static")
+
+
+def static_role(param: inspect.Parameter) -> Any:
+    """A static field's value without a default: the ladder's for its annotation, else a union's
+    first int, bool or float member's (equinox's ``in_features: int | Literal["scalar"]``)."""
+    try:
+        return inferred.role(param, "self.", by_members=True)
+    except Uninferable:
+        pass
+    for member in typing.get_args(param.annotation) if is_union(param.annotation) else ():
+        if member in _STATIC_VALUES:
+            return ("static", _STATIC_VALUES[member])
+    return choice_role(param) or stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
+
+
+def choice_role(param: inspect.Parameter) -> tuple | None:
+    """("static", a value) for a field without a default annotated with an enum (its first member:
+    mujoco's ``jacobian: JacobianType``, jax_md's ``format: NeighborListFormat``) or a ``Literal``
+    (its first value); a union, its first such member; None else. The value is one the class can
+    hold, as the library's own default would be, and the signature shows it."""
+    annotation = param.annotation
+    for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
+        if typing.get_origin(member) is typing.Literal and typing.get_args(member):
+            return ("static", typing.get_args(member)[0])
+        if isinstance(member, type) and issubclass(member, enum.Enum):
+            first = next(iter(member), None)
+            if first is not None:
+                return ("static", first)
+    return None
+
+
+def stand_in_role(param: inspect.Parameter, why: Uninferable) -> tuple:
+    """("static", a stand-in) for a field or parameter that holds a function (``fn: Callable``, or
+    by its name without an annotation), an optax transformation or a dtype, as a factory's
+    parameter gets one (worker/standins.py); ``why`` raised for any other."""
+    stand_in = standins.for_parameter(param)
+    if stand_in is None:
+        raise why
+    return ("static", stand_in)
+
+
+def abstract_default(value: Any) -> Any:
+    """An array default as an abstract array of its shape and dtype; any other as it is."""
+    import jax
+
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, type):
+        return jax.ShapeDtypeStruct(value.shape, value.dtype)
+    return value
+
+
+def is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
