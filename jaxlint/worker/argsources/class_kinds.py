@@ -16,6 +16,19 @@ EMPTY = inspect.Parameter.empty
 NO_KIND = "not a dataclass, NamedTuple or pytree class"
 
 
+def buildable_kind(owner: type) -> str:
+    """class_kind's, else "plain" for a class built through its ``__init__`` (plain_classes.py): a
+    method's ``self``, or the subclass chosen for an abstract base (field_roles.py), never another
+    field's or parameter's instance."""
+    try:
+        return class_kind(owner)
+    except Uninferable as why:
+        if str(why) != NO_KIND:
+            raise
+    plain_classes.check_buildable(owner)
+    return plain_classes.KIND
+
+
 def class_kind(owner: type) -> str:
     """"namedtuple", "dataclass" or "pytree"; Uninferable when no instance can be built."""
     linen = getattr(sys.modules.get("flax.linen"), "Module", None)  # never imported here: it is slow

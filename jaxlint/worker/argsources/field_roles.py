@@ -13,7 +13,14 @@ from typing import Any
 from jaxlint.worker import built_instances, plain_classes
 from jaxlint.worker.argsources import inferred, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
-from jaxlint.worker.argsources.class_kinds import EMPTY, class_hints, class_kind, field_defaults, is_abstract
+from jaxlint.worker.argsources.class_kinds import (
+    EMPTY,
+    buildable_kind,
+    class_hints,
+    class_kind,
+    field_defaults,
+    is_abstract,
+)
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
 
@@ -74,23 +81,37 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
 def instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> tuple | None:
     """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
     build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else.
-    With ``abstract_bases`` (a field's annotation), an abstract class gives its first concrete
-    subclass jaxlint can build (subclasses.py)."""
+    With ``abstract_bases`` (a field's or a parameter's annotation), an abstract class gives its
+    first concrete subclass jaxlint can build (``_subclass_role``)."""
     if depth >= _MAX_DEPTH:
         return None
     members = typing.get_args(annotation) if is_union(annotation) else (annotation,)
     for member in members:
         if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
             continue
-        candidates = [member]
         if abstract_bases and is_abstract(member):
-            candidates = subclasses.concrete_subclasses(member)
-        for candidate in candidates:
-            try:
-                kind = class_kind(candidate)
-                return ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
-            except Uninferable:
-                continue
+            chosen = _subclass_role(member, depth)
+            if chosen is not None:
+                return chosen
+            continue
+        try:
+            kind = class_kind(member)
+            return ("instance", member, kind, class_fields(member, kind, depth + 1))
+        except Uninferable:
+            continue
+    return None
+
+
+def _subclass_role(base: type, depth: int) -> tuple | None:
+    """The role of the first concrete subclass of the abstract ``base`` (subclasses.py's order)
+    that the builder builds: a dataclass, NamedTuple or pytree class, or a plain class made in the
+    trace by its ``__init__`` (brax's environments); None when none is."""
+    for candidate in subclasses.concrete_subclasses(base):
+        try:
+            kind = buildable_kind(candidate)
+            return ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
+        except Uninferable:
+            continue
     return None
 
 
@@ -130,14 +151,14 @@ def method_parameters(callee: Any) -> dict[str, Any]:
             continue
         annotation = hints.get(param.name, EMPTY)
         spec = array_spec(annotation, param.name)
-        nested = instance_role(annotation, 0) if spec is None and isinstance(annotation, type) else None
+        nested = instance_role(annotation, 0, True) if spec is None and isinstance(annotation, type) else None
         if spec is not None or nested is not None:
             roles[param.name] = ("spec", *spec) if spec is not None else nested
             continue
         try:
             roles[param.name] = inferred.role(param, by_members=True)
         except Uninferable as why:
-            nested = instance_role(annotation, 0)
+            nested = instance_role(annotation, 0, True)
             annotated = param.replace(annotation=annotation)
             roles[param.name] = nested if nested is not None else stand_in_role(annotated, why)
     return roles
@@ -159,6 +180,8 @@ def role_value(role: Any, shape: tuple, n: Any, rank: int) -> Any:
         _, owner, kind, roles = role
         fields = {name: role_value(r, (n,) * rank if r in ("array", INTEGERS) else (), n, rank)
                   for name, r in roles.items()}
+        if kind == plain_classes.KIND:
+            return plain_classes.built(owner, fields)
         return built_instances.built(owner, kind, fields)
     return inferred.abstract(role, shape)
 
@@ -173,8 +196,9 @@ def has_abstract(values: dict[str, Any]) -> bool:
 # For a function's parameters (built_parameters.py): the builder's rules, from outside this module.
 def parameter_role(annotation: Any) -> tuple | None:
     """("instance", class, kind, its fields' roles) for a parameter annotated with a class jaxlint
-    builds (a union: its first such member); None else. Its fields are as deep as a ``self``'s."""
-    return instance_role(annotation, -1)
+    builds (a union: its first such member; an abstract class: its first concrete subclass the
+    builder builds); None else. Its fields are as deep as a ``self``'s."""
+    return instance_role(annotation, -1, True)
 
 
 def instance_of_rank(role: tuple, rank: int) -> Any:
@@ -187,6 +211,8 @@ def why_not_built(annotation: Any) -> str | None:
     for an annotation that names no class of the user's."""
     if not isinstance(annotation, type) or annotation.__module__ in ("builtins", "typing"):
         return None  # ``typing.Any`` is a class too
+    if is_abstract(annotation):
+        return "an abstract class, and none of its concrete subclasses in its package can be built"
     try:
         class_fields(annotation, class_kind(annotation), 0)
     except Uninferable as why:

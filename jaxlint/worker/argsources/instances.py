@@ -41,8 +41,15 @@ import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances
-from jaxlint.worker.argsources.class_kinds import EMPTY, NO_KIND, class_hints, class_kind, field_default, field_defaults
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances, subclasses
+from jaxlint.worker.argsources.class_kinds import (
+    EMPTY,
+    buildable_kind,
+    class_hints,
+    field_default,
+    field_defaults,
+    is_abstract,
+)
 from jaxlint.worker.argsources.field_roles import (
     INTEGERS,
     class_fields,
@@ -101,7 +108,13 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
     ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
     if linen_instances.is_linen(owner):
         return _linen_signatures(request, owner, callee)
-    kind = _self_kind(owner)
+    if is_abstract(owner):
+        return _subclass_signatures(request, owner, callee)
+    return _class_signatures(request, owner, buildable_kind(owner), callee)
+
+
+def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
+    """_signatures' for a class the builder builds as ``kind``."""
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
     roles.update(method_parameters(callee))
     plan = _Plan(request, owner, kind, callee, roles)
@@ -116,6 +129,26 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         _ABSENT[owner] = _absent(plan, found, optional)
     absent = _ABSENT[owner]
     return plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+
+
+def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """An abstract class's own method, traced with ``self`` an instance of the first concrete
+    subclass (subclasses.py's order) that inherits the method unchanged and that the builder
+    builds: the method's own code is what runs, and the signature names the subclass
+    (``self=Ant(...)``)."""
+    name = request.target.qualname.rpartition(".")[2]
+    raw = inspect.getattr_static(owner, name)
+    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw))
+    if not candidates:
+        raise Uninferable("an abstract class, and no concrete subclass in its package inherits the method")
+    whys = []
+    for sub in candidates:
+        try:
+            return _class_signatures(request, sub, buildable_kind(sub), callee)
+        except Exception as why:  # Uninferable, or a subclass of a shape not foreseen: the next one
+            whys.append(f"{sub.__name__}: {why}")
+    raise Uninferable(f"an abstract class, and none of its concrete subclasses that inherit the method can be "
+                      f"built ({'; '.join(whys[:2])}{'; ...' if len(whys) > 2 else ''})")
 
 
 def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
@@ -211,18 +244,6 @@ class _Plan:
 
 # Per class, the None-default fields its instances leave None (_absent).
 _ABSENT: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _self_kind(owner: type) -> str:
-    """class_kind's, else "plain" for a class built through its ``__init__`` (plain_classes.py): only
-    ``self`` is one, never a field's or a parameter's instance."""
-    try:
-        return class_kind(owner)
-    except Uninferable as why:
-        if str(why) != NO_KIND:
-            raise
-    plain_classes.check_buildable(owner)
-    return plain_classes.KIND
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:

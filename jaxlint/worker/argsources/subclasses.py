@@ -1,18 +1,25 @@
-"""The concrete subclasses of an abstract base class that a field is annotated with (numpyro's
-``base_dist: Distribution``, diffrax's ``term: AbstractTerm``): the classes instances.py may build
-in its place, in an order that does not depend on import order."""
+"""The concrete subclasses of an abstract base class that a field or a parameter is annotated with
+(numpyro's ``base_dist: Distribution``, diffrax's ``term: AbstractTerm``, brax's ``env: Env``), or
+whose own method is traced (``PipelineEnv.pipeline_step``): the classes instances.py may build in
+its place, in an order that does not depend on import order."""
 from __future__ import annotations
 
 import inspect
+import sys
+from typing import Any, Callable
 
 _MAX_CANDIDATES = 12  # the subclasses tried, each built by the builder's rules (cheap: no trace)
 
 
-def concrete_subclasses(base: type) -> list[type]:
+def concrete_subclasses(base: type, keep: Callable[[type], bool] = lambda sub: True) -> list[type]:
     """``base``'s subclasses, at any depth, defined in its own top-level package (never a test
-    module's, nor one only a user's code defines), that are not abstract, sorted by module and
-    name; the first ``_MAX_CANDIDATES``."""
+    module's, nor one only a user's code defines), that are not abstract and that ``keep`` keeps,
+    sorted by module and name; the first ``_MAX_CANDIDATES``. None for a base of Python's own
+    (``Sequence``, ``Mapping``): its subclasses there (``UserList``, ``Counter``) are no guess at
+    what a caller passes."""
     package = base.__module__.partition(".")[0]
+    if package in sys.stdlib_module_names:
+        return []
     found, seen, todo = [], {base}, [base]
     while todo:
         for sub in _subclasses(todo.pop()):
@@ -23,7 +30,7 @@ def concrete_subclasses(base: type) -> list[type]:
             module = sub.__module__
             if module.partition(".")[0] != package or "test" in module or sub.__name__.startswith("_"):
                 continue
-            if not inspect.isabstract(sub) and not getattr(sub, "__abstractvars__", None):
+            if not inspect.isabstract(sub) and not getattr(sub, "__abstractvars__", None) and keep(sub):
                 found.append(sub)
     found.sort(key=lambda sub: (sub.__module__, sub.__qualname__))
     return found[:_MAX_CANDIDATES]
@@ -34,3 +41,11 @@ def _subclasses(owner: type) -> list[type]:
         return list(type.__subclasses__(owner))
     except TypeError:  # a metaclass whose __subclasses__ differs
         return []
+
+
+def inherits(sub: type, name: str, raw: Any) -> bool:
+    """``sub`` has the attribute ``name`` as ``raw``, its base's (a method it does not override)."""
+    try:
+        return inspect.getattr_static(sub, name) is raw
+    except AttributeError:
+        return False

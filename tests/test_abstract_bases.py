@@ -1,0 +1,134 @@
+"""An abstract class's own method, and a function or method whose parameter is annotated with an
+abstract base (brax's ``PipelineEnv.pipeline_step``, ``generate_unroll(env: Env)``, lineax's
+``compute(..., operator: AbstractLinearOperator)``): traced with an instance of the first concrete
+subclass, by module and name, defined in the base's package, that jaxlint builds (a plain class
+too, made in the trace by its ``__init__``), named in the signature; for the method, one that
+inherits it unchanged, so the method's own code is what runs. An abstract base with no subclass
+jaxlint builds is counted as not linted, with why. One check, in the test process."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import check_in_process, write
+
+from jaxlint.config import load_config
+from jaxlint.report.coverage import coverage
+from jaxlint.rules import all_rules
+
+MODULE = textwrap.dedent('''\
+    import abc
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    class Env(abc.ABC):
+        @abc.abstractmethod
+        def step(self, x):
+            ...
+
+        def energy(self, x):  # the abstract class's own method
+            return jnp.where(x > 0, 1 / jnp.sqrt(x), 0.0) + self.step(x)
+
+        def rollout(self, x):
+            return jnp.sum(self.step(x))
+
+
+    class Cart(Env):  # first by name, but it overrides rollout: never rollout's self
+        def __init__(self, mass: float = 2.0):
+            self.mass = mass
+
+        def step(self, x):
+            return x * self.mass
+
+        def rollout(self, x):
+            return jnp.cumsum(self.step(x))
+
+
+    class Pendulum(Env):  # a plain class: made in the trace by its __init__
+        def __init__(self, length: float = 1.0):
+            self.length = length
+
+        def step(self, x):
+            return jnp.sin(x) * self.length
+
+
+    def unroll(env: Env, x):
+        def body(carry, _):  # runs in unroll's trace: linted with it
+            return jnp.tanh(env.step(carry)), carry
+
+        return jax.lax.scan(body, x, None, length=3)
+
+
+    @dataclasses.dataclass
+    class Solver:
+        tol: float
+
+        def solve(self, env: Env, x):  # a method's parameter annotated with the base
+            return jnp.sum(env.step(x)) / self.tol
+
+
+    class Shape(abc.ABC):
+        @abc.abstractmethod
+        def area(self):
+            ...
+
+        def scaled(self, x):
+            return jnp.multiply(self.area(), x)
+
+
+    @dataclasses.dataclass
+    class Polygon(Shape):  # its only subclass: a tuple field jaxlint cannot fill
+        sides: tuple
+
+        def area(self):
+            return len(self.sides)
+
+
+    def total(shape: Shape, x):
+        return jnp.sum(shape.scaled(x))
+''')
+ENERGY_LINE = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "1 / jnp.sqrt(x)" in line)
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory):
+    root: Path = tmp_path_factory.mktemp("abstract_bases")
+    path = write(root, "envs", MODULE)
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+
+
+def _signatures(result) -> dict[str, str]:
+    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
+
+
+def test_an_abstract_class_method_runs_with_a_subclass_that_inherits_it(checked) -> None:
+    signatures = _signatures(checked)
+    assert signatures["Env.energy"] == "self=Cart(mass=f32[]), x=f32[]"
+    assert signatures["Env.rollout"] == "self=Pendulum(length=f32[]), x=f32[]"
+
+
+def test_the_abstract_class_method_is_linted_where_its_code_is(checked) -> None:
+    found = [(f.code, f.span.start_line) for f in checked.findings]
+    assert ("JX501", ENERGY_LINE) in found  # x is the method's own argument: a caller may pass 0
+
+
+def test_a_parameter_annotated_with_an_abstract_base_gets_a_subclass(checked) -> None:
+    signatures = _signatures(checked)
+    assert signatures["unroll"] == "env=Cart(mass=f32[]), x=f32[]"
+    assert signatures["Solver.solve"] == "self=Solver(tol=f32[]), env=Cart(mass=f32[]), x=f32[]"
+    linted = {f.function: f.linted for f in coverage(checked).functions}
+    assert linted["unroll.<locals>.body"] and linted["Solver.solve"]
+
+
+def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(checked) -> None:
+    skipped = {s.target: s.reason for _, s in checked.skipped}
+    assert skipped["Shape.scaled"] == ("arguments not inferred: no Shape instance: an abstract class, and none of "
+                                       "its concrete subclasses that inherit the method can be built "
+                                       "(Polygon: self.sides: tuple)")
+    assert skipped["total"] == ("arguments not inferred: parameter shape: Shape (no instance: an abstract class, "
+                                "and none of its concrete subclasses in its package can be built)")
