@@ -1,9 +1,9 @@
 """An abstract class's own method, and a function or method whose parameter is annotated with an
 abstract base (brax's ``PipelineEnv.pipeline_step``, ``generate_unroll(env: Env)``, lineax's
 ``compute(..., operator: AbstractLinearOperator)``): traced with an instance of the first concrete
-subclass, by module and name, defined in the base's package, that jaxlint builds (a plain class
-too, made in the trace by its ``__init__``), named in the signature; for the method, one that
-inherits it unchanged, so the method's own code is what runs. An abstract base with no subclass
+subclass, by module and name, defined in the base's package, that jaxlint builds, named in the
+signature; for the method, one that inherits it unchanged, so the method's own code is what runs
+(a plain class too, made in the trace by its ``__init__``; never for a parameter). An abstract base with no subclass
 jaxlint builds is counted as not linted, with why. One check, in the test process."""
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ MODULE = textwrap.dedent('''\
             return jnp.sum(self.step(x))
 
 
+    @dataclasses.dataclass
     class Cart(Env):  # first by name, but it overrides rollout: never rollout's self
-        def __init__(self, mass: float = 2.0):
-            self.mass = mass
+        mass: float = 2.0
 
         def step(self, x):
             return x * self.mass
@@ -69,6 +69,32 @@ MODULE = textwrap.dedent('''\
 
         def solve(self, env: Env, x):  # a method's parameter annotated with the base
             return jnp.sum(env.step(x)) / self.tol
+
+
+    class Sim(abc.ABC):
+        @abc.abstractmethod
+        def run(self, x):
+            ...
+
+
+    class Box(Sim):  # its only subclass, a plain class
+        def __init__(self, width: float = 1.0):
+            self.width = width
+
+        def run(self, x):
+            return jnp.minimum(x, self.width)
+
+
+    @dataclasses.dataclass
+    class Recorder:
+        sim: Sim  # a field: a plain subclass is made in the trace
+
+        def record(self, x):
+            return jnp.sum(self.sim.run(x))
+
+
+    def simulate(sim: Sim, x):  # a parameter: never a plain subclass
+        return jnp.sum(sim.run(x))
 
 
     class Shape(abc.ABC):
@@ -121,6 +147,7 @@ def test_a_parameter_annotated_with_an_abstract_base_gets_a_subclass(checked) ->
     signatures = _signatures(checked)
     assert signatures["unroll"] == "env=Cart(mass=f32[]), x=f32[]"
     assert signatures["Solver.solve"] == "self=Solver(tol=f32[]), env=Cart(mass=f32[]), x=f32[]"
+    assert signatures["Recorder.record"] == "self=Recorder(sim=Box(width=f32[])), x=f32[]"
     linted = {f.function: f.linted for f in coverage(checked).functions}
     assert linted["unroll.<locals>.body"] and linted["Solver.solve"]
 
@@ -131,4 +158,6 @@ def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(check
                                        "its concrete subclasses that inherit the method can be built "
                                        "(Polygon: self.sides: tuple)")
     assert skipped["total"] == ("arguments not inferred: parameter shape: Shape (no instance: an abstract class, "
-                                "and none of its concrete subclasses in its package can be built)")
+                                "and no concrete subclass in its package is a dataclass, NamedTuple or pytree "
+                                "class jaxlint builds)")
+    assert skipped["simulate"].startswith("arguments not inferred: parameter sim: Sim (no instance: an abstract class")

@@ -59,7 +59,8 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
         return ("spec", *spec)
     if default is not EMPTY and annotation is EMPTY:  # an __init__ parameter
         return "float" if type(default) is float else ("static", abstract_default(default))
-    nested = instance_role(annotation, depth, True) if isinstance(annotation, type) and default is EMPTY else None
+    chosen = isinstance(annotation, type) and default is EMPTY
+    nested = instance_role(annotation, depth, True, plain=True) if chosen else None
     if nested is not None:  # a class's name says more than the field's (``key: Linear`` is no PRNG key)
         return nested
     try:
@@ -67,7 +68,8 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
     except Uninferable as why:
         if default is not EMPTY:
             return ("static", abstract_default(default))
-        nested = instance_role(annotation, depth, True) or sequence_role(annotation, depth) or choice_role(param)
+        nested = instance_role(annotation, depth, True, plain=True) or sequence_role(annotation, depth) \
+            or choice_role(param)
         if nested is None:
             return stand_in_role(param, why)
         return nested
@@ -78,11 +80,12 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
     return role
 
 
-def instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> tuple | None:
+def instance_role(annotation: Any, depth: int, abstract_bases: bool = False, plain: bool = False) -> tuple | None:
     """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
     build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else.
     With ``abstract_bases`` (a field's or a parameter's annotation), an abstract class gives its
-    first concrete subclass jaxlint can build (``_subclass_role``)."""
+    first concrete subclass jaxlint can build (``_subclass_role``; with ``plain``, a field's, a
+    plain class too)."""
     if depth >= _MAX_DEPTH:
         return None
     members = typing.get_args(annotation) if is_union(annotation) else (annotation,)
@@ -90,7 +93,7 @@ def instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> 
         if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
             continue
         if abstract_bases and is_abstract(member):
-            chosen = _subclass_role(member, depth)
+            chosen = _subclass_role(member, depth, plain)
             if chosen is not None:
                 return chosen
             continue
@@ -102,13 +105,16 @@ def instance_role(annotation: Any, depth: int, abstract_bases: bool = False) -> 
     return None
 
 
-def _subclass_role(base: type, depth: int) -> tuple | None:
+def _subclass_role(base: type, depth: int, plain: bool) -> tuple | None:
     """The role of the first concrete subclass of the abstract ``base`` (subclasses.py's order)
-    that the builder builds: a dataclass, NamedTuple or pytree class, or a plain class made in the
-    trace by its ``__init__`` (brax's environments); None when none is."""
+    that the builder builds: a dataclass, NamedTuple or pytree class, or with ``plain`` a plain
+    class made in the trace by its ``__init__`` (brax's environments in its wrappers' ``env``
+    field). Not for a parameter: the ``__init__`` then runs in every trace of the function, and
+    brax's training functions, each given an environment so, took four times as long and none
+    traced. None when no subclass is built."""
     for candidate in subclasses.concrete_subclasses(base):
         try:
-            kind = buildable_kind(candidate)
+            kind = buildable_kind(candidate) if plain else class_kind(candidate)
             return ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
         except Uninferable:
             continue
@@ -212,7 +218,8 @@ def why_not_built(annotation: Any) -> str | None:
     if not isinstance(annotation, type) or annotation.__module__ in ("builtins", "typing"):
         return None  # ``typing.Any`` is a class too
     if is_abstract(annotation):
-        return "an abstract class, and none of its concrete subclasses in its package can be built"
+        return ("an abstract class, and no concrete subclass in its package is a dataclass, NamedTuple or pytree "
+                "class jaxlint builds")
     try:
         class_fields(annotation, class_kind(annotation), 0)
     except Uninferable as why:
