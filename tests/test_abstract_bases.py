@@ -3,7 +3,9 @@ abstract base (brax's ``PipelineEnv.pipeline_step``, ``generate_unroll(env: Env)
 ``compute(..., operator: AbstractLinearOperator)``): traced with an instance of the first concrete
 subclass, by module and name, defined in the base's package, that jaxlint builds, named in the
 signature; for the method, one that inherits it unchanged, so the method's own code is what runs
-(a plain class too, made in the trace by its ``__init__``; never for a parameter). An abstract base with no subclass
+(a plain class too, made in the trace by its ``__init__``; never for a parameter). A base that is
+no ABC but whose methods raise NotImplementedError (numpyro's ``Distribution``) is abstract in
+fact: the subclass that fills more of them is tried first. An abstract base with no subclass
 jaxlint builds is counted as not linted, with why. One check, in the test process."""
 from __future__ import annotations
 
@@ -97,6 +99,42 @@ MODULE = textwrap.dedent('''\
         return jnp.sum(sim.run(x))
 
 
+    class Distribution:  # no ABC, but abstract in fact: its methods raise NotImplementedError
+        def log_prob(self, value):
+            raise NotImplementedError
+
+        def cdf(self, value):
+            """The cumulative distribution function."""
+            raise NotImplementedError()
+
+
+    @dataclasses.dataclass
+    class Exponential(Distribution):  # first by name, but it fills log_prob only
+        rate: jax.Array
+
+        def log_prob(self, value):
+            return jnp.log(self.rate) - self.rate * value
+
+
+    @dataclasses.dataclass
+    class Logistic(Distribution):  # fills both: tried first
+        loc: jax.Array
+
+        def log_prob(self, value):
+            return -jnp.logaddexp(0.0, value - self.loc)
+
+        def cdf(self, value):
+            return jax.nn.sigmoid(value - self.loc)
+
+
+    @dataclasses.dataclass
+    class Censored:
+        base_dist: Distribution
+
+        def log_survival(self, value):
+            return jnp.log1p(-self.base_dist.cdf(value))
+
+
     class Shape(abc.ABC):
         @abc.abstractmethod
         def area(self):
@@ -150,6 +188,10 @@ def test_a_parameter_annotated_with_an_abstract_base_gets_a_subclass(checked) ->
     assert signatures["Recorder.record"] == "self=Recorder(sim=Box(width=f32[])), x=f32[]"
     linted = {f.function: f.linted for f in coverage(checked).functions}
     assert linted["unroll.<locals>.body"] and linted["Solver.solve"]
+
+
+def test_a_base_whose_methods_raise_not_implemented_gets_the_subclass_that_fills_most(checked) -> None:
+    assert _signatures(checked)["Censored.log_survival"] == "self=Censored(base_dist=Logistic(loc=f32[])), value=f32[]"
 
 
 def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(checked) -> None:

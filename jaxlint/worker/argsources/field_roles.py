@@ -11,7 +11,7 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import inferred, subclasses
+from jaxlint.worker.argsources import inferred, not_implemented, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
@@ -83,20 +83,21 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
 def instance_role(annotation: Any, depth: int, abstract_bases: bool = False, plain: bool = False) -> tuple | None:
     """("instance", class, kind, its fields' roles) for an annotation naming a class jaxlint can
     build (a union: its first such member), no deeper than ``_MAX_DEPTH`` instances; None else.
-    With ``abstract_bases`` (a field's or a parameter's annotation), an abstract class gives its
-    first concrete subclass jaxlint can build (``_subclass_role``; with ``plain``, a field's, a
-    plain class too)."""
+    With ``abstract_bases`` (a field's or a parameter's annotation), an abstract class, or one
+    abstract in fact (not_implemented.py), gives its first concrete subclass jaxlint can build
+    (``_subclass_role``; with ``plain``, a field's, a plain class too)."""
     if depth >= _MAX_DEPTH:
         return None
     members = typing.get_args(annotation) if is_union(annotation) else (annotation,)
     for member in members:
         if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
             continue
-        if abstract_bases and is_abstract(member):
+        if abstract_bases and (is_abstract(member) or not_implemented.abstract_in_fact(member)):
             chosen = _subclass_role(member, depth, plain)
             if chosen is not None:
                 return chosen
-            continue
+            if is_abstract(member):
+                continue  # one abstract in fact only: itself, as before
         try:
             kind = class_kind(member)
             return ("instance", member, kind, class_fields(member, kind, depth + 1))

@@ -8,18 +8,24 @@ import inspect
 import sys
 from typing import Any, Callable
 
+from jaxlint.worker.argsources import not_implemented
+
 _MAX_CANDIDATES = 12  # the subclasses tried, each built by the builder's rules (cheap: no trace)
 
 
 def concrete_subclasses(base: type, keep: Callable[[type], bool] = lambda sub: True) -> list[type]:
     """``base``'s subclasses, at any depth, defined in its own top-level package (never a test
     module's, nor one only a user's code defines), that are not abstract and that ``keep`` keeps,
-    sorted by module and name; the first ``_MAX_CANDIDATES``. None for a base of Python's own
+    sorted by module and name; the first ``_MAX_CANDIDATES``. For a base abstract in fact
+    (not_implemented.py), not one abstract in fact itself, and those that fill more of the base's
+    NotImplementedError methods first (numpyro's ``Normal``, with a ``cdf``, before
+    ``BetaBinomial``, without). None for a base of Python's own
     (``Sequence``, ``Mapping``): its subclasses there (``UserList``, ``Counter``) are no guess at
     what a caller passes."""
     package = base.__module__.partition(".")[0]
     if package in sys.stdlib_module_names:
         return []
+    unfilled = not_implemented.unimplemented(base)
     found, seen, todo = [], {base}, [base]
     while todo:
         for sub in _subclasses(todo.pop()):
@@ -30,9 +36,12 @@ def concrete_subclasses(base: type, keep: Callable[[type], bool] = lambda sub: T
             module = sub.__module__
             if module.partition(".")[0] != package or "test" in module or sub.__name__.startswith("_"):
                 continue
-            if not inspect.isabstract(sub) and not getattr(sub, "__abstractvars__", None) and keep(sub):
+            if inspect.isabstract(sub) or getattr(sub, "__abstractvars__", None) \
+                    or (unfilled and not_implemented.abstract_in_fact(sub)):
+                continue
+            if keep(sub):
                 found.append(sub)
-    found.sort(key=lambda sub: (sub.__module__, sub.__qualname__))
+    found.sort(key=lambda sub: (-not_implemented.filled(sub, unfilled), sub.__module__, sub.__qualname__))
     return found[:_MAX_CANDIDATES]
 
 
