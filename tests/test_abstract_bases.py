@@ -200,6 +200,6 @@ def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(check
                                        "its concrete subclasses that inherit the method can be built "
                                        "(Polygon: self.sides: tuple)")
     assert skipped["total"] == ("arguments not inferred: parameter shape: Shape (no instance: an abstract class, "
-                                "and no concrete subclass in its package is a dataclass, NamedTuple or pytree "
-                                "class jaxlint builds)")
+                                "and no concrete subclass in its package can be built for a parameter (a "
+                                "dataclass, NamedTuple or pytree class))")
     assert skipped["simulate"].startswith("arguments not inferred: parameter sim: Sim (no instance: an abstract class")

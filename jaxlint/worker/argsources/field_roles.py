@@ -219,8 +219,8 @@ def why_not_built(annotation: Any) -> str | None:
     if not isinstance(annotation, type) or annotation.__module__ in ("builtins", "typing"):
         return None  # ``typing.Any`` is a class too
     if is_abstract(annotation):
-        return ("an abstract class, and no concrete subclass in its package is a dataclass, NamedTuple or pytree "
-                "class jaxlint builds")
+        return ("an abstract class, and no concrete subclass in its package can be built for a parameter (a "
+                "dataclass, NamedTuple or pytree class)")
     try:
         class_fields(annotation, class_kind(annotation), 0)
     except Uninferable as why:
