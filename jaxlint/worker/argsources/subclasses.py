@@ -16,10 +16,10 @@ _MAX_CANDIDATES = 12  # the subclasses tried, each built by the builder's rules 
 def concrete_subclasses(base: type, keep: Callable[[type], bool] = lambda sub: True) -> list[type]:
     """``base``'s subclasses, at any depth, defined in its own top-level package (never a test
     module's, nor one only a user's code defines), that are not abstract and that ``keep`` keeps,
-    sorted by module and name; the first ``_MAX_CANDIDATES``. For a base abstract in fact
-    (not_implemented.py), not one abstract in fact itself, and those that fill more of the base's
-    NotImplementedError methods first (numpyro's ``Normal``, with a ``cdf``, before
-    ``BetaBinomial``, without). None for a base of Python's own
+    sorted by module and name; the first ``_MAX_CANDIDATES``. For a base with methods that only
+    raise NotImplementedError (not_implemented.py; numpyro's ``Distribution``, distrax's, an ABC),
+    not one abstract in fact itself, and those that fill more of those methods first (numpyro's
+    ``Normal``, with a ``cdf``, before ``BetaBinomial``, without). None for a base of Python's own
     (``Sequence``, ``Mapping``): its subclasses there (``UserList``, ``Counter``) are no guess at
     what a caller passes."""
     package = base.__module__.partition(".")[0]
