@@ -15,15 +15,18 @@ annotation, or a Python float default, an abstract value as the ladder makes the
 never lower than the method's ``self.x`` uses show; i32 for an array annotation whose default is
 a Python int, as a discrete distribution's bounds); another default is kept (an array default
 becomes abstract); else the ladder guesses by name and annotation; else an annotation naming a
-class of a kind above (a union: its first such member; an abstract class: its first concrete
-subclass that can be built, subclasses.py) gives an instance of it, built by the
+class of a kind above (a union: its first such member; an abstract class, or one abstract in
+fact, not_implemented.py: its first concrete subclass that can be built, subclasses.py, a plain
+one too) gives an instance of it, built by the
 same rules, two levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
-counted as not linted with why; so does an abstract class, a field annotated with a flax linen
+counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
 A method's parameter annotated with such a class (``kl(self, other: Normal)``) gets an instance
-too. Fields whose default is None are arrays first; when the instance cannot be made so on any
+too (an abstract base's subclass: not a plain one). An abstract class's own method is traced with
+``self`` the first concrete subclass that inherits it unchanged and can be built
+(``_subclass_signatures``); with none, it is counted with why. Fields whose default is None are arrays first; when the instance cannot be made so on any
 rung, they are left None, all, else all but one in turn, the first choice that makes one kept
 (a class that takes exactly one of ``scale`` and ``log_scale``).
 
