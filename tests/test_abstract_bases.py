@@ -135,6 +135,25 @@ MODULE = textwrap.dedent('''\
             return jnp.log1p(-self.base_dist.cdf(value))
 
 
+    class Interval(abc.ABC):
+        @abc.abstractmethod
+        def bounds(self):
+            ...
+
+        def ratio(self):  # a point of the chosen subclass's fields alone
+            low, high = self.bounds()
+            return jnp.clip(low / (high - low), 0.0, 1.0)
+
+
+    @dataclasses.dataclass
+    class Uniform(Interval):
+        low: jax.Array
+        high: jax.Array
+
+        def bounds(self):
+            return self.low, self.high
+
+
     class Shape(abc.ABC):
         @abc.abstractmethod
         def area(self):
@@ -155,6 +174,7 @@ MODULE = textwrap.dedent('''\
     def total(shape: Shape, x):
         return jnp.sum(shape.scaled(x))
 ''')
+RATIO_LINE = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "low / (high - low)" in line)
 ENERGY_LINE = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "1 / jnp.sqrt(x)" in line)
 
 
@@ -179,6 +199,13 @@ def test_an_abstract_class_method_runs_with_a_subclass_that_inherits_it(checked)
 def test_the_abstract_class_method_is_linted_where_its_code_is(checked) -> None:
     found = [(f.code, f.span.start_line) for f in checked.findings]
     assert ("JX501", ENERGY_LINE) in found  # x is the method's own argument: a caller may pass 0
+
+
+def test_a_point_of_the_chosen_subclass_fields_alone_is_left_out(checked) -> None:
+    assert _signatures(checked)["Interval.ratio"] == "self=Uniform(low=f32[], high=f32[])"
+    left = {(f.code, f.target, f.span.start_line) for fa in checked.files for f in fa.result.left_out}
+    assert ("JX501", "Interval.ratio", RATIO_LINE) in left
+    assert [f for f in checked.findings if f.span.start_line == RATIO_LINE] == []
 
 
 def test_a_parameter_annotated_with_an_abstract_base_gets_a_subclass(checked) -> None:

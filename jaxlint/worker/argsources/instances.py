@@ -26,9 +26,10 @@ module (a linen module's own methods: linen_instances.py), a test class, an exce
 A method's parameter annotated with such a class (``kl(self, other: Normal)``) gets an instance
 too (an abstract base's subclass: not a plain one). An abstract class's own method is traced with
 ``self`` the first concrete subclass that inherits it unchanged and can be built
-(``_subclass_signatures``); with none, it is counted with why. Fields whose default is None are arrays first; when the instance cannot be made so on any
-rung, they are left None, all, else all but one in turn, the first choice that makes one kept
-(a class that takes exactly one of ``scale`` and ``log_scale``).
+(``_subclass_signatures``); with none, it is counted with why. Fields whose default is None are
+arrays first; when the instance cannot be made so on any rung, they are left None, all, else all
+but one in turn, the first choice that makes one kept (a class that takes exactly one of
+``scale`` and ``log_scale``).
 
 How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
 leaves, or ``InstanceFields``, made inside the trace from the traced values). The builder's rules
