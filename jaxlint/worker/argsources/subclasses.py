@@ -11,6 +11,7 @@ from typing import Any, Callable
 from jaxlint.worker.argsources import not_implemented
 
 _MAX_CANDIDATES = 12  # the subclasses tried, each built by the builder's rules (cheap: no trace)
+_ARRAY_PACKAGES = ("jax", "jaxlib", "numpy")  # their abstract classes are array types, not classes to build
 
 
 def concrete_subclasses(base: type, keep: Callable[[type], bool] = lambda sub: True) -> list[type]:
@@ -21,9 +22,10 @@ def concrete_subclasses(base: type, keep: Callable[[type], bool] = lambda sub: T
     not one abstract in fact itself, and those that fill more of those methods first (numpyro's
     ``Normal``, with a ``cdf``, before ``BetaBinomial``, without). None for a base of Python's own
     (``Sequence``, ``Mapping``): its subclasses there (``UserList``, ``Counter``) are no guess at
-    what a caller passes."""
+    what a caller passes; nor for JAX's or NumPy's (``jax.Array`` is an ABC to JAX 0.4.35, whose
+    ``EArray`` is no array a caller passes)."""
     package = base.__module__.partition(".")[0]
-    if package in sys.stdlib_module_names:
+    if package in sys.stdlib_module_names or package in _ARRAY_PACKAGES:
         return []
     unfilled = not_implemented.unimplemented(base)
     found, seen, todo = [], {base}, [base]
