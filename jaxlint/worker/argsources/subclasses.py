@@ -1,7 +1,9 @@
 """The concrete subclasses of an abstract base class that a field or a parameter is annotated with
 (numpyro's ``base_dist: Distribution``, diffrax's ``term: AbstractTerm``, brax's ``env: Env``), or
 whose own method is traced (``PipelineEnv.pipeline_step``): the classes instances.py may build in
-its place, in an order that does not depend on import order."""
+its place, in an order that does not depend on import order. Which subclasses exist does: those of
+the modules the worker has imported by then (the checked module's imports, and the modules of the
+worker's earlier jobs), so a subclass in a module nothing imported yet is no candidate."""
 from __future__ import annotations
 
 import inspect
