@@ -252,7 +252,8 @@ def _field_text(value: Any) -> str:
 def format_signature(arguments: ArgumentSet) -> str:
     def keyword(name: str, value: Any) -> str:
         instance = format_instance(value) if name == "self" or name in arguments.built else None
-        return f"{name}={instance or _show(value)}"
+        guess = " (a one-leaf pytree)" if name in arguments.one_leaf else ""
+        return f"{name}={instance or _show(value)}{guess}"
 
     # Each argument on its own: mapping over the kwargs dict would sort its keys.
     parts = [_show(a) for a in arguments.args] + [keyword(k, v) for k, v in arguments.kwargs.items()]
