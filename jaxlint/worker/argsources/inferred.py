@@ -178,7 +178,7 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         return "float"
     if KEY_PARAMETER.fullmatch(name.lower()) and not text.startswith(("int", "float")):
         return "key"
-    if what == "parameter " and pytrees.takes_pytree(name, text):
+    if what == "parameter " and pytrees.takes_pytree(name, text, opaque(name)):
         return "pytree"  # a one-leaf pytree; an instance's fields are not guessed so
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
         raise Uninferable(f"{what}{name}: {text}")

@@ -4,8 +4,8 @@ gives each a one-leaf pytree, an f32 array of the rung's rank, since an array is
 (``jax.tree_util.tree_map(f, x)`` on it is ``f(x)``). The signature says so: ``tree=f32[n] (a
 one-leaf pytree)``.
 
-A body that needs the pytree's structure (reads ``state.position``, indexes ``params["w"]``,
-unpacks ``a, b = tree``, calls it) would only fail with a leaf: the parameter is not guessed,
+A body that needs the pytree's structure (reads ``state.position``, indexes ``params["w"]`` or
+``state[0]``, unpacks ``a, b = tree``, calls it) would only fail with a leaf: the parameter is not guessed,
 and the reason says what the body does with it. A name that says a function or an object
 (``fn``, ``model``, ``kernel``, ``step``, ``init``) is no pytree here.
 """
@@ -20,12 +20,17 @@ PYTREE_SUFFIXES = ("_tree", "_params", "_state")
 PYTREE_ANNOTATIONS = frozenset({"Any", "PyTree", "PyTree[Any]"})
 
 
-def takes_pytree(name: str, annotation_text: str) -> str | None:
-    """How a parameter says it takes a pytree: "name" or "annotation"; None where it does not."""
-    if annotation_text:
-        return "annotation" if annotation_text in PYTREE_ANNOTATIONS else None
+def takes_pytree(name: str, annotation_text: str, opaque_name: bool) -> bool:
+    """A parameter that says it takes a pytree: by its name, or by its annotation, ``PyTree``, or
+    ``Any`` where its name says nothing else (``dtype: Any``, ``fn: Any`` are no pytrees;
+    ``opaque_name``: the name says a function, pytree or object)."""
     name = name.lower()
-    return "name" if name in PYTREE_NAMES or name.endswith(PYTREE_SUFFIXES) else None
+    by_name = name in PYTREE_NAMES or name.endswith(PYTREE_SUFFIXES)
+    if not annotation_text:
+        return by_name
+    if annotation_text == "Any":
+        return by_name or not opaque_name
+    return annotation_text in PYTREE_ANNOTATIONS
 
 
 def structure_needed(definition: ast.AST | None, names: list[str]) -> str | None:
@@ -46,7 +51,7 @@ def _structural_use(node: ast.AST, name: str) -> str | None:
     if isinstance(node, ast.Attribute) and _is(node.value, name) and node.attr not in _array_attributes():
         return f"reads {name}.{node.attr}"
     if isinstance(node, ast.Subscript) and _is(node.value, name) and isinstance(node.slice, ast.Constant) \
-            and isinstance(node.slice.value, str):
+            and type(node.slice.value) in (str, int):  # a dict's key, a tuple's or list's item
         return f"indexes {name}[{node.slice.value!r}]"
     if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List)) and _is(node.value, name):
         return f"unpacks {name}"
