@@ -74,6 +74,10 @@ MODULE = textwrap.dedent('''\
             return jnp.tanh(init_params)
 
 
+    def running_sum(tree):  # fails with the symbol n: traced again with n = 8
+        return jax.tree_util.tree_map(lambda x: jax.lax.associative_scan(jnp.add, x), tree)
+
+
     def positional(f):  # a wrapper that passes its arguments on by position
         @functools.wraps(f)
         def call(*args):
@@ -137,6 +141,10 @@ def test_a_function_or_kernel_is_not_given_an_array(checked) -> None:
 
 def test_a_method_gets_one_leaf_pytrees_too(checked) -> None:
     assert signatures(checked)["Scaler.update"] == "self=Scaler(scale=f32[]), grads=f32[] (a one-leaf pytree)"
+
+
+def test_a_retry_with_sizes_still_shows_the_one_leaf_pytree(checked) -> None:
+    assert signatures(checked)["running_sum"] == "tree=f32[8] (a one-leaf pytree)"
 
 
 def test_a_field_holding_a_numpy_type_is_shown(checked) -> None:

@@ -2,6 +2,7 @@
 everything else is passed as it is. Also the readable form of a signature and XLA's cost figures."""
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import inspect
@@ -111,8 +112,7 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
     except Exception:  # _NoSize, or a user's pytree whose unflatten refuses the sizes (gpjax's Dataset)
         return None
     count = len(arguments.args)
-    return ArgumentSet(arguments.source, tuple(made[:count]), dict(zip(arguments.kwargs, made[count:])),
-                       arguments.call, arguments.built)
+    return dataclasses.replace(arguments, args=tuple(made[:count]), kwargs=dict(zip(arguments.kwargs, made[count:])))
 
 
 def fails_at_any_size(error: BaseException) -> bool:
