@@ -8,12 +8,12 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 ``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
-``str``, ...) cannot be inferred, and then nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
-the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
-symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
-this ladder for the method's other parameters and its class's fields; a function's parameter
-annotated with a class jaxlint builds gets an instance (built_parameters.py, the source that runs
-this ladder for functions).
+``str``, ...) cannot be inferred, and then nothing is. Every other parameter is an f32 array, of
+rank 0, then 1, then 2 (never less than the body shows: ``x.shape[1]`` means rank 2,
+``x[..., 0]`` rank 1), its dimensions one shared symbolic size ``n``. A method's ``self`` is the
+instances source's (instances.py), which uses this ladder for the method's other parameters and
+its class's fields; a function's parameter annotated with a class jaxlint builds gets an instance
+(built_parameters.py, the source that runs this ladder for functions).
 """
 from __future__ import annotations
 

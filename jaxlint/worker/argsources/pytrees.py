@@ -5,8 +5,8 @@ gives each a one-leaf pytree, an f32 array of the rung's rank, since an array is
 one-leaf pytree)``.
 
 A body that needs the pytree's structure (reads ``state.position``, indexes ``params["w"]`` or
-``state[0]``, unpacks ``a, b = tree``, calls it) would only fail with a leaf: the parameter is not guessed,
-and the reason says what the body does with it. A name that says a function or an object
+``state[0]``, unpacks ``a, b = tree``, loops over it, calls it) would only fail with a leaf: the
+parameter is not guessed, and the reason says what the body does with it. A name that says a function or an object
 (``fn``, ``model``, ``kernel``, ``step``, ``init``) is no pytree here.
 """
 from __future__ import annotations
