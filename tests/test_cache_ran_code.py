@@ -34,7 +34,7 @@ def never_called(x):
 """
 
 # Calls double at import and traces nothing: no arguments are known for step (nor can a
-# parameter named `params` be inferred).
+# parameter named `model` be inferred).
 USERS = """\
 import jax
 
@@ -44,8 +44,8 @@ FACTOR = double(3.0)
 
 
 @jax.jit
-def step(params):
-    return never_called(params) * FACTOR
+def step(model):
+    return never_called(model) * FACTOR
 """
 
 # Traces go, whose trace runs never_called: unrecorded code, so any edit of scaling.py counts.

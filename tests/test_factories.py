@@ -257,7 +257,8 @@ def test_init_that_needs_a_known_size_and_a_count_parameter(tmp_path: Path) -> N
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert skipped["mass_matrix_adaptation.<locals>.init"] == "arguments not inferred: no parameter takes an array"
     assert skipped["mass_matrix_adaptation.<locals>.update"] == (
-        "arguments not inferred: parameter mm_state (a function, pytree or object, by its name)")
+        "arguments not inferred: parameter mm_state (a pytree: its code indexes mm_state[1], which a one-leaf "
+        "pytree has not)")
 
 
 FAILING = textwrap.dedent('''\

@@ -45,7 +45,7 @@ MODULE = textwrap.dedent('''\
         return jnp.where(x > 0, jnp.log(fn(x)), 0.0)
 
 
-    def loss(params, x):  # a pytree of parameters: nothing is guessed
+    def loss(params, x):  # a pytree of parameters indexed by a key: no one-leaf pytree is guessed
         return jnp.where(x > 0, jnp.log(params["w"] * x), 0.0)
 
 
@@ -92,7 +92,8 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
     assert set(skipped) == {"loss", "needs_values", "Model.method"}
     assert skipped["Model.method"] == ("arguments not inferred: no Model instance: self.model (a function, pytree "
                                        "or object, by its name)")
-    assert skipped["loss"] == "arguments not inferred: parameter params (a function, pytree or object, by its name)"
+    assert skipped["loss"] == ("arguments not inferred: parameter params (a pytree: its code indexes params['w'], "
+                               "which a one-leaf pytree has not)")
     assert skipped["needs_values"].startswith("no inferred signature traced: x=f32[]: ")
     rows = [json_array.finding_json(f) for f in result.findings]
     assert {row["arguments"] for row in rows} == {"inferred"}

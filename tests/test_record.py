@@ -232,7 +232,8 @@ def test_unrecordable_arguments_are_noted(checked):
     # The record's note first, then why inference (on by default) guessed nothing.
     assert skipped["with_object"] == ("the tests call with_object but its arguments could not be "
                                       "recorded (argument params: <Model object>); arguments not inferred: "
-                                      "parameter params (a function, pytree or object, by its name)")
+                                      "parameter params (a pytree: its code reads params.scale, which a one-leaf "
+                                      "pytree has not)")
 
 
 def test_stale_record_is_ignored_with_a_note(recorded, tmp_path):

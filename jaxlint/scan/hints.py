@@ -404,7 +404,8 @@ def _format(tree: Any, dim_sep: str) -> str:
         return _format_array(tree.dtype, tree.dims, dim_sep, tree.shards)
     if isinstance(tree, StaticSpec):
         return repr(tree.value)
-    if hasattr(tree, "shape") and hasattr(tree, "dtype"):  # ShapeDtypeStruct, arrays, tracers
+    # ShapeDtypeStruct, arrays, tracers; not a NumPy scalar type (``np.float64``: a class that has both)
+    if hasattr(tree, "shape") and hasattr(tree, "dtype") and not isinstance(tree, type):
         dtype = tree.dtype
         name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
         return _format_array(name, tree.shape, dim_sep)

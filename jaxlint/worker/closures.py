@@ -112,10 +112,12 @@ class Closure:
             request.notes.append(f"arguments not inferred: {why}")
             return []
         found = [_positional(self.function, arguments) for arguments in found]
-        # By position, a built instance is neither shown by its fields nor narrowed (instance_points)
-        kept = [arguments for arguments in found if not (arguments.built and arguments.args)]
+        # By position, a built instance is neither shown by its fields nor narrowed (instance_points),
+        # and a one-leaf pytree is not shown as one (pytrees.py)
+        kept = [arguments for arguments in found if not ((arguments.built or arguments.one_leaf) and arguments.args)]
         if found and not kept:
-            request.notes.append("arguments not inferred: a wrapper takes its built instances by position")
+            what = "built instances" if found[0].built else "one-leaf pytrees"
+            request.notes.append(f"arguments not inferred: a wrapper takes its {what} by position")
         return kept
 
 

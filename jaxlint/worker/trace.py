@@ -2,6 +2,7 @@
 everything else is passed as it is. Also the readable form of a signature and XLA's cost figures."""
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import inspect
@@ -111,8 +112,7 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
     except Exception:  # _NoSize, or a user's pytree whose unflatten refuses the sizes (gpjax's Dataset)
         return None
     count = len(arguments.args)
-    return ArgumentSet(arguments.source, tuple(made[:count]), dict(zip(arguments.kwargs, made[count:])),
-                       arguments.call, arguments.built)
+    return dataclasses.replace(arguments, args=tuple(made[:count]), kwargs=dict(zip(arguments.kwargs, made[count:])))
 
 
 def fails_at_any_size(error: BaseException) -> bool:
@@ -252,7 +252,8 @@ def _field_text(value: Any) -> str:
 def format_signature(arguments: ArgumentSet) -> str:
     def keyword(name: str, value: Any) -> str:
         instance = format_instance(value) if name == "self" or name in arguments.built else None
-        return f"{name}={instance or _show(value)}"
+        guess = " (a one-leaf pytree)" if name in arguments.one_leaf else ""
+        return f"{name}={instance or _show(value)}{guess}"
 
     # Each argument on its own: mapping over the kwargs dict would sort its keys.
     parts = [_show(a) for a in arguments.args] + [keyword(k, v) for k, v in arguments.kwargs.items()]

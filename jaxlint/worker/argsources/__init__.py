@@ -25,6 +25,8 @@ class ArgumentSet:
     # The parameters whose values are instances jaxlint built (a method's ``self``, instances.py):
     # a finding at a point among their fields alone is left out (analysis/instance_points.py).
     built: tuple[str, ...] = ()
+    # The parameters given a one-leaf pytree for a pytree (argsources/pytrees.py): shown as such.
+    one_leaf: tuple[str, ...] = ()
 
 
 @dataclass

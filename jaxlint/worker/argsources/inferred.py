@@ -5,14 +5,15 @@ finding, and a finding seen with an inferred signature says so.
 
 Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Python values
 (static); ``float`` is a weakly typed f32 scalar, as jit sees a Python float; names like ``key``,
-``rng``, ``*_key``, ``prng*`` are typed keys; names and annotations of functions, pytrees and
-objects (``fn``, ``params``, ``state``, ``Callable``, ``str``, ...) cannot be inferred, and then
-nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
-the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
-symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
-this ladder for the method's other parameters and its class's fields; a function's parameter
-annotated with a class jaxlint builds gets an instance (built_parameters.py, the source that runs
-this ladder for functions).
+``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
+(``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
+(pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
+``str``, ...) cannot be inferred, and then nothing is. Every other parameter is an f32 array, of
+rank 0, then 1, then 2 (never less than the body shows: ``x.shape[1]`` means rank 2,
+``x[..., 0]`` rank 1), its dimensions one shared symbolic size ``n``. A method's ``self`` is the
+instances source's (instances.py), which uses this ladder for the method's other parameters and
+its class's fields; a function's parameter annotated with a class jaxlint builds gets an instance
+(built_parameters.py, the source that runs this ladder for functions).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -87,8 +88,9 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
             continue  # *args empty, **kwargs empty, a default as it is
         else:
             roles[param.name] = role(param, by_members=True)
-    arrays = [name for name, kind in roles.items() if kind == "array"]
-    if not any(kind in ("array", "key", "float") or kind[0] == "given" for kind in roles.values()):
+    one_leaf = one_leaf_parameters(request, roles)
+    arrays = [name for name, kind in roles.items() if kind in ("array", "pytree")]
+    if not any(kind in ("array", "pytree", "key", "float") or kind[0] == "given" for kind in roles.values()):
         raise Uninferable("no parameter takes an array")
     n = symbolic_size()
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
@@ -102,8 +104,18 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
-        found.append(ArgumentSet(SOURCE, (), kwargs))
+        found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
     return found
+
+
+def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tuple[str, ...]:
+    """The parameters of ``roles`` given a one-leaf pytree (pytrees.py); Uninferable where the
+    body needs one's structure (``state.position``), which the leaf has not."""
+    names = tuple(name for name, kind in roles.items() if kind == "pytree")
+    why = pytrees.structure_needed(_definition(request), list(names))
+    if why is not None:
+        raise Uninferable(why)
+    return names
 
 
 def _scalar_union_ranks(signature: inspect.Signature, ranks: dict[str, int]) -> dict[str, int]:
@@ -126,7 +138,7 @@ def abstract(kind: Any, shape: tuple) -> Any:
     typed f32 scalar, or the static value."""
     import jax
 
-    if kind == "array":
+    if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
         return jax.ShapeDtypeStruct(shape, "float32")
     if kind == "key":
         return jax.eval_shape(lambda: jax.random.key(0))
@@ -145,7 +157,7 @@ def needs_instance(request: ArgumentRequest) -> bool:
 
 
 def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = False) -> Any:
-    """"array", "key", "float" or ("static", value); Uninferable when it cannot be guessed
+    """"array", "pytree" (pytrees.py), "key", "float" or ("static", value); Uninferable when it cannot be guessed
     (``what`` comes before its name in the reason: "parameter ", "self."). ``by_members``: a union
     reads by its members (``ArrayLike``, ``Optional[Array]`` are arrays) and a type variable by its
     bound (distrax's ``EventT``), as for methods (instances.py); a function's are not guessed (on
@@ -167,6 +179,8 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         return "float"
     if KEY_PARAMETER.fullmatch(name.lower()) and not text.startswith(("int", "float")):
         return "key"
+    if what == "parameter " and pytrees.takes_pytree(name, text, opaque(name)):
+        return "pytree"  # a one-leaf pytree; an instance's fields are not guessed so
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
         raise Uninferable(f"{what}{name}: {text}")
     if not text and opaque(name):

@@ -68,6 +68,7 @@ from jaxlint.worker.argsources.static_fields import is_static
 from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
+_RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
 _MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
 
@@ -121,18 +122,19 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     """_signatures' for a class the builder builds as ``kind``."""
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
     roles.update(method_parameters(callee))
+    one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
     found = plan.rungs(frozenset())
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
     optional = [name for name, default in field_defaults(owner, kind).items()
                 if default is None and not is_static(roles.get(f"self.{name}"))]
-    if not optional:
-        return found
-    if owner not in _ABSENT:  # once per class: its methods share the answer
-        _ABSENT[owner] = _absent(plan, found, optional)
-    absent = _ABSENT[owner]
-    return plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    if optional:
+        if owner not in _ABSENT:  # once per class: its methods share the answer
+            _ABSENT[owner] = _absent(plan, found, optional)
+        absent = _ABSENT[owner]
+        found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    return [dataclasses.replace(arguments, one_leaf=one_leaf) for arguments in found]
 
 
 def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
@@ -170,9 +172,10 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
         if default is EMPTY:
             shown[field.name] = value
     roles, ranks = method_parameters(callee), inferred.ranks_used(request)
+    one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs, seen = [], set()
     for rank in range(MAX_RANK + 1):
-        shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in ("array", INTEGERS)}
+        shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in _RANKED}
         if tuple(sorted(shapes.items())) in seen or any(r > MAX_RANK for r in shapes.values()):
             continue
         seen.add(tuple(sorted(shapes.items())))
@@ -181,7 +184,8 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     if not any(has_abstract(symbolic) for symbolic, _ in rungs):
         raise Uninferable("the method's parameters take no array")
     method = request.target.qualname.rpartition(".")[2]
-    return linen_instances.signatures(request, owner, method, configuration, shown, rungs)
+    return [dataclasses.replace(arguments, one_leaf=one_leaf)
+            for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
 
 
 def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
@@ -215,8 +219,7 @@ class _Plan:
         nested = any(is_instance(role) for role in roles.values())
         found, seen = [], set()
         for rank in range(MAX_RANK + 1):
-            shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items()
-                      if role in ("array", INTEGERS)}
+            shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in _RANKED}
             # An instance's fields take the rung's rank whatever the other shapes are.
             key = (rank if nested else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
             if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
