@@ -228,8 +228,10 @@ class _Analysis:
                                                                    function_name)
             self.result.kind_data = hook(job, self.traced_calls)
 
-    def _count_linted(self, closed: Any, target: Target) -> None:
-        """Record the JAX functions (of this file and the helpers' files) the trace reached."""
+    def _count_linted(self, closed: Any, target: Target, itself: bool = True) -> None:
+        """Record the JAX functions (of this file and the helpers' files) the trace reached;
+        ``itself``: the target counts even where none of its own lines made an operation (not so
+        for a trace of constants alone: a size-only function that returns Python values)."""
         linted, elsewhere = self.linted, self.result.linted_elsewhere
         if self.job.path not in self.line_owners:
             self.line_owners[self.job.path] = LineOwners(self.jax_functions)
@@ -241,7 +243,7 @@ class _Analysis:
                 files[path] = (self.line_owners[path], set(elsewhere.get(path, ())))
         for path, reached in reached_in_files(closed, files).items():
             if path == self.job.path:
-                new = sorted(reached | ({target.first_line} - linted))
+                new = sorted(reached | ({target.first_line} - linted if itself else set()))
                 self.result.linted += new
                 linted.update(new)
             elif reached:
@@ -387,7 +389,7 @@ class _Analysis:
                                  self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
                                  truncations=truncations, instance_inputs=built_inputs(arguments),
                                  left_out=left_out)
-        self._count_linted(closed, target)
+        self._count_linted(closed, target, itself=not arguments.constant)
         self._left_out([_inferred(finding, signature) for finding in left_out])
         if runs.inferred:
             found = [_inferred(finding, signature) for finding in found]

@@ -25,6 +25,9 @@ class ArgumentSet:
     # The parameters whose values are instances jaxlint built (a method's ``self``, instances.py):
     # a finding at a point among their fields alone is left out (analysis/instance_points.py).
     built: tuple[str, ...] = ()
+    # No input at all: every value is a constant jaxlint chose (a size-only function, sizes.py).
+    # The function counts as linted only where its own lines made an operation.
+    constant: bool = False
 
 
 @dataclass

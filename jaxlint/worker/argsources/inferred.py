@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, sizes
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -87,9 +87,9 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
             continue  # *args empty, **kwargs empty, a default as it is
         else:
             roles[param.name] = role(param, by_members=True)
-    arrays = [name for name, kind in roles.items() if kind == "array"]
-    if not any(kind in ("array", "key", "float") or kind[0] == "given" for kind in roles.values()):
-        raise Uninferable("no parameter takes an array")
+    arrays = [name for name, kind in roles.items() if kind in ("array", sizes.INDEX_ROLE)]
+    if not any(kind in ("array", sizes.INDEX_ROLE, "key", "float") or kind[0] == "given" for kind in roles.values()):
+        return _size_only(roles)
     n = symbolic_size()
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
     found, seen = [], set()
@@ -104,6 +104,17 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs))
     return found
+
+
+def _size_only(roles: dict[str, Any]) -> list[ArgumentSet]:
+    """A function of sizes alone (``_eig_state_init(num_dim: int)``): one signature of concrete
+    sizes, marked constant (sizes.py). Any other function that takes no array is left alone: it
+    computes nothing from inputs, and what it computes from its flags or its defaults is jaxlint's
+    choosing (a function of nothing may be a test, a context manager, a platform check)."""
+    values = sizes.size_only(roles)
+    if values is None:
+        raise Uninferable("no parameter takes an array")
+    return [ArgumentSet(SOURCE, (), values, constant=True)]
 
 
 def _scalar_union_ranks(signature: inspect.Signature, ranks: dict[str, int]) -> dict[str, int]:
@@ -128,6 +139,8 @@ def abstract(kind: Any, shape: tuple) -> Any:
 
     if kind == "array":
         return jax.ShapeDtypeStruct(shape, "float32")
+    if kind == sizes.INDEX_ROLE:
+        return jax.ShapeDtypeStruct(shape, "int32")
     if kind == "key":
         return jax.eval_shape(lambda: jax.random.key(0))
     if kind == "float":
@@ -167,11 +180,14 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         return "float"
     if KEY_PARAMETER.fullmatch(name.lower()) and not text.startswith(("int", "float")):
         return "key"
+    by_name = sizes.shape_role(name, text) or sizes.count_role(name, text)
+    if by_name is not None:
+        return by_name
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
         raise Uninferable(f"{what}{name}: {text}")
     if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
-    return "array"
+    return sizes.index_role(name, text) or "array"
 
 
 def opaque(name: str) -> bool:
