@@ -29,7 +29,7 @@ from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
@@ -390,6 +390,9 @@ class _Analysis:
                                  truncations=truncations, instance_inputs=built_inputs(arguments),
                                  left_out=left_out)
         self._count_linted(closed, target, itself=not arguments.constant)
+        if arguments.constant:  # a size-only function: its lengths are jaxlint's sizes
+            left_out += [finding for finding in found if sizes.judges_chosen_sizes(finding.code)]
+            found = [finding for finding in found if not sizes.judges_chosen_sizes(finding.code)]
         self._left_out([_inferred(finding, signature) for finding in left_out])
         if runs.inferred:
             found = [_inferred(finding, signature) for finding in found]

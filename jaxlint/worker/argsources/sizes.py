@@ -68,3 +68,14 @@ def count_role(name: str, annotation_text: str) -> tuple | None:
     if not annotation_text and _COUNT_NAME.fullmatch(name.lower()):
         return ("static", 2)
     return None
+
+
+# Findings about lengths, bytes or padding: in a trace of constants alone (a size-only function)
+# the sizes they judge are the ones jaxlint chose (JX503: `jnp.eye(num_dim)[10]` is out of bounds
+# at num_dim=8, not at the user's 16), so they are left out, never reported.
+SIZE_JUDGING_CODES = frozenset({"JX301", "JX311", "JX312", "JX503"})
+
+
+def judges_chosen_sizes(code: str) -> bool:
+    """A finding of ``code`` in a constant trace judges sizes jaxlint chose: left out."""
+    return code in SIZE_JUDGING_CODES
