@@ -27,7 +27,7 @@ _INDEX_NAME = re.compile(r"idx|indices|\w+_idx|\w+_indices")
 _SHAPE_NAME = re.compile(r"shape|\w+_shape")
 _SHAPE_ANNOTATIONS = re.compile(r"(?:typing\.)?(?:tuple|Tuple|Sequence|Shape)(?:\[int(?:, \.\.\.)?\])?")
 _FLOAT_WORDS = ("Float", "float", "Complex", "Inexact")
-_COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:steps|dim|dims|count)|steps|dim|count")
+_COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:steps|dim|dims)|steps|dim")
 
 
 def index_role(name: str, annotation_text: str) -> str | None:
@@ -63,8 +63,9 @@ def size_only(roles: dict[str, Any]) -> dict[str, Any] | None:
 
 def count_role(name: str, annotation_text: str) -> tuple | None:
     """("static", 2), as an ``int`` annotation's, for a parameter without an annotation named like
-    a count (``num_*``, ``n_*``, ``*_steps``, ``*_dim``, ``*_count``): a float array cannot size an
-    array or bound a loop. Not ``*_size`` (``step_size`` is a float) nor ``*_length``."""
+    a count (``num_*``, ``n_*``, ``*_steps``, ``*_dim``): a float array cannot size an array or bound
+    a loop. Not ``*_size`` (``step_size`` is a float), ``*_length``, nor ``count`` (optax's schedules
+    take the step counter, an array: ``schedule(count)``)."""
     if not annotation_text and _COUNT_NAME.fullmatch(name.lower()):
         return ("static", 2)
     return None
