@@ -7,9 +7,10 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 (static); ``float`` is a weakly typed f32 scalar, as jit sees a Python float; names like ``key``,
 ``rng``, ``*_key``, ``prng*`` are typed keys; names and annotations of functions, pytrees and
 objects (``fn``, ``params``, ``state``, ``Callable``, ``str``, ...) cannot be inferred, and then
-nothing is. Every other parameter is an f32 array, of rank 0, then 1, then 2 (never less than
-the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1), its dimensions one shared
-symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
+nothing is; names of counts, indices and shapes are read by sizes.py, which also gives a
+function of sizes alone its one signature. Every other parameter is an f32 array, of rank 0, then
+1, then 2 (never less than the body shows: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1),
+its dimensions one shared symbolic size ``n``. A method's ``self`` is the instances source's (instances.py), which uses
 this ladder for the method's other parameters and its class's fields; a function's parameter
 annotated with a class jaxlint builds gets an instance (built_parameters.py, the source that runs
 this ladder for functions).

@@ -5,7 +5,10 @@ name and annotation:
   sizes, every ``int`` 8 (``_eig_state_init(num_dim=8)``): it makes arrays of them. Its values
   are then all constants of jaxlint's choosing, so the trace is marked ``constant``: the function
   counts as linted only where its own lines made an operation (one that returns Python values
-  only is counted "no-operations"), and no finding is reported from it (``CONSTANT_NOTE``);
+  only is counted "no-operations"), and its findings about lengths or bytes are left out
+  (``SIZE_JUDGING_CODES``);
+- a parameter without an annotation named like a count (``num_*``, ``n_*``, ``*_steps``,
+  ``*_dim``) is a static int, as an ``int`` annotation's;
 - an array parameter or field named like an index (``idx``, ``*_idx``, ``indices``,
   ``*_indices``) is an i32 array: jax_md's ``NeighborList.idx`` indexes other arrays, which a
   float array cannot;
