@@ -28,7 +28,7 @@ SHAPE = (SIZE,)
 INDEX_ROLE = "int-array"  # an i32 array of the rung's rank (instances.py's role of the same name)
 _INDEX_NAME = re.compile(r"idx|indices|\w+_idx|\w+_indices")
 _SHAPE_NAME = re.compile(r"shape|\w+_shape")
-_SHAPE_ANNOTATIONS = re.compile(r"(?:typing\.)?(?:tuple|Tuple|Sequence|Shape)(?:\[int(?:, \.\.\.)?\])?")
+_SHAPE_ANNOTATIONS = re.compile(r"(?:tuple|Tuple|Sequence)(?:\[int(?:, \.\.\.)?\])?")
 _FLOAT_WORDS = ("Float", "float", "Complex", "Inexact")
 _COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:steps|dim|dims)|steps|dim")
 
@@ -42,7 +42,7 @@ def index_role(name: str, annotation_text: str) -> str | None:
 
 def shape_role(name: str, annotation_text: str) -> tuple | None:
     """("static", SHAPE) for a parameter named like a shape, without an annotation or annotated as
-    a tuple (of ints); None else."""
+    a tuple (of ints); None else (a class: ``shape: Shape`` may be a geometric one)."""
     if not _SHAPE_NAME.fullmatch(name.lower()):
         return None
     if annotation_text and not _SHAPE_ANNOTATIONS.fullmatch(annotation_text.replace("typing.", "")):
