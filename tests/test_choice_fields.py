@@ -88,7 +88,7 @@ def _checked(tmp_path: Path):
 def test_an_enum_or_literal_field_gets_its_first_choice(tmp_path: Path) -> None:
     result = _checked(tmp_path)
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
-    assert signatures["Neighbors.count"] == "self=Neighbors(idx=f32[n], format=Format.DENSE)"
+    assert signatures["Neighbors.count"] == "self=Neighbors(idx=i32[n], format=Format.DENSE)"  # an index: i32
     assert signatures["Option.scaled"] == "self=Option(gravity=f32[], jacobian=Format.DENSE), x=f32[]"
     assert signatures["Reduce.__call__"] == "self=Reduce(values=f32[], mode='mean', other=3)"
 

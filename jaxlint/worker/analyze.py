@@ -29,7 +29,7 @@ from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
@@ -228,8 +228,10 @@ class _Analysis:
                                                                    function_name)
             self.result.kind_data = hook(job, self.traced_calls)
 
-    def _count_linted(self, closed: Any, target: Target) -> None:
-        """Record the JAX functions (of this file and the helpers' files) the trace reached."""
+    def _count_linted(self, closed: Any, target: Target, itself: bool = True) -> None:
+        """Record the JAX functions (of this file and the helpers' files) the trace reached;
+        ``itself``: the target counts even where none of its own lines made an operation (not so
+        for a trace of constants alone: a size-only function that returns Python values)."""
         linted, elsewhere = self.linted, self.result.linted_elsewhere
         if self.job.path not in self.line_owners:
             self.line_owners[self.job.path] = LineOwners(self.jax_functions)
@@ -241,7 +243,7 @@ class _Analysis:
                 files[path] = (self.line_owners[path], set(elsewhere.get(path, ())))
         for path, reached in reached_in_files(closed, files).items():
             if path == self.job.path:
-                new = sorted(reached | ({target.first_line} - linted))
+                new = sorted(reached | ({target.first_line} - linted if itself else set()))
                 self.result.linted += new
                 linted.update(new)
             elif reached:
@@ -387,7 +389,10 @@ class _Analysis:
                                  self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
                                  truncations=truncations, instance_inputs=built_inputs(arguments),
                                  left_out=left_out)
-        self._count_linted(closed, target)
+        self._count_linted(closed, target, itself=not arguments.constant)
+        if arguments.constant:  # a size-only function: its lengths are jaxlint's sizes
+            left_out += [finding for finding in found if sizes.judges_chosen_sizes(finding.code)]
+            found = [finding for finding in found if not sizes.judges_chosen_sizes(finding.code)]
         self._left_out([_inferred(finding, signature) for finding in left_out])
         if runs.inferred:
             found = [_inferred(finding, signature) for finding in found]

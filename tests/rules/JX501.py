@@ -616,3 +616,30 @@ def clip_positive_sum_of_squares(a):
 clip_product_of_positive_norms(x, x)
 clip_product_with_a_bare_norm(x)
 clip_positive_sum_of_squares(x)
+
+
+@jax.jit
+def where_only_into_a_while_loop(masses, n):
+    # jax_md's ccma_apply_positions: the guarded inverse feeds only a while loop (fori_loop with a
+    # traced bound), which reverse mode cannot differentiate; forward mode selects the tangents.
+    inv_mass = jnp.where(masses > 0, 1.0 / masses, 0.0)
+    return jax.lax.fori_loop(0, n, lambda i, p: p + inv_mass, masses)
+
+
+@jax.jit
+def where_into_a_while_loop_and_out(masses, n):
+    # Returned too: differentiable, as the loop takes no tangent (stop_gradient).
+    inv_mass = jnp.where(masses > 0, 1.0 / masses, 0.0)  # expect: JX501
+    steps = jax.lax.fori_loop(0, n, lambda i, p: p + jax.lax.stop_gradient(inv_mass), jnp.zeros_like(masses))
+    return steps + inv_mass
+
+
+@jax.jit
+def where_into_a_scan(masses):
+    inv_mass = jnp.where(masses > 0, 1.0 / masses, 0.0)  # expect: JX501
+    return jax.lax.fori_loop(0, 3, lambda i, p: p + inv_mass, masses)  # static bounds: a scan
+
+
+where_only_into_a_while_loop(x, 3)
+where_into_a_while_loop_and_out(x, 3)
+where_into_a_scan(x)

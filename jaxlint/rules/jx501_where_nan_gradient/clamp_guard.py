@@ -26,6 +26,7 @@ from jaxlint.ir import Op, Value, patterns, primitives
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
 from jaxlint.rules.jx501_where_nan_gradient.predicate import candidates, predicate_of
+from jaxlint.rules.jx501_where_nan_gradient.reverse_mode import reverse_reachable
 from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import UNSAFE, scalar, singular_values, spelled_at, strip
 
 _GUARD_PRIMITIVES = ("max", "min", "clamp")
@@ -42,7 +43,8 @@ def clamp_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None,
     point comes from the arithmetic alone: nothing in the program tests it."""
     found: dict[Span, tuple[bool, str, Fix | None, Value]] = {}
     for op in ctx.program.walk():
-        if op.primitive in _GUARD_PRIMITIVES and not op.custom_derivative and _reaches_float_output(op.outputs[0]):
+        if op.primitive in _GUARD_PRIMITIVES and not op.custom_derivative and _reaches_float_output(op.outputs[0]) \
+                and reverse_reachable(op.outputs[0]):
             hit = _hit(ctx, op)
             # clip(1 / x, -c, c) clamps both x=0 and x=-0 away: name 0 rather than -0
             if hit is not None and (hit[1] not in found or found[hit[1]][0] and not hit[3]):

@@ -30,6 +30,7 @@ from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
 from jaxlint.rules.jx501_where_nan_gradient.masked_sum import masked_denominator
 from jaxlint.rules.jx501_where_nan_gradient.predicate import candidates, predicate_of
+from jaxlint.rules.jx501_where_nan_gradient.reverse_mode import reverse_reachable
 from jaxlint.rules.jx501_where_nan_gradient.unsafe_ops import PASS, UNSAFE, live, spelled_at, strip
 from jaxlint.scan.index import SourceIndex
 from jaxlint.text import offset_of
@@ -53,7 +54,8 @@ def where_findings(ctx: ProgramContext) -> Iterator[tuple[str, Span, Fix | None,
     one; none when the where's predicate tests the point itself (the program says it is reached)."""
     found: dict[Span, tuple[ast.Call, list[_Hit]]] = {}
     for op in ctx.program.walk():
-        if op.primitive != "select_n" or len(op.inputs) != 3 or not live(op.outputs[0]):
+        if op.primitive != "select_n" or len(op.inputs) != 3 or not live(op.outputs[0]) \
+                or not reverse_reachable(op.outputs[0]):
             continue
         for case in (1, 2):
             for hit, unsafe, leaves in _hits(ctx, op, case):

@@ -27,6 +27,9 @@ class ArgumentSet:
     built: tuple[str, ...] = ()
     # The parameters given a one-leaf pytree for a pytree (argsources/pytrees.py): shown as such.
     one_leaf: tuple[str, ...] = ()
+    # No input at all: every value is a constant jaxlint chose (a size-only function, sizes.py).
+    # The function counts as linted only where its own lines made an operation.
+    constant: bool = False
 
 
 @dataclass

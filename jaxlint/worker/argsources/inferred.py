@@ -8,7 +8,8 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 ``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
-``str``, ...) cannot be inferred, and then nothing is. Every other parameter is an f32 array, of
+``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
+read by sizes.py, which also gives a function of sizes alone its one signature. Every other parameter is an f32 array, of
 rank 0, then 1, then 2 (never less than the body shows: ``x.shape[1]`` means rank 2,
 ``x[..., 0]`` rank 1), its dimensions one shared symbolic size ``n``. A method's ``self`` is the
 instances source's (instances.py), which uses this ladder for the method's other parameters and
@@ -26,7 +27,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, sizes
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -89,9 +90,10 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         else:
             roles[param.name] = role(param, by_members=True)
     one_leaf = one_leaf_parameters(request, roles)
-    arrays = [name for name, kind in roles.items() if kind in ("array", "pytree")]
-    if not any(kind in ("array", "pytree", "key", "float") or kind[0] == "given" for kind in roles.values()):
-        raise Uninferable("no parameter takes an array")
+    arrays = [name for name, kind in roles.items() if kind in ("array", "pytree", sizes.INDEX_ROLE)]
+    if not any(kind in ("array", "pytree", sizes.INDEX_ROLE, "key", "float") or kind[0] == "given"
+               for kind in roles.values()):
+        return _size_only(roles)
     n = symbolic_size()
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
     found, seen = [], set()
@@ -118,6 +120,17 @@ def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tupl
     return names
 
 
+def _size_only(roles: dict[str, Any]) -> list[ArgumentSet]:
+    """A function of sizes alone (``_eig_state_init(num_dim: int)``): one signature of concrete
+    sizes, marked constant (sizes.py). Any other function that takes no array is left alone: it
+    computes nothing from inputs, and what it computes from its flags or its defaults is jaxlint's
+    choosing (a function of nothing may be a test, a context manager, a platform check)."""
+    values = sizes.size_only(roles)
+    if values is None:
+        raise Uninferable("no parameter takes an array")
+    return [ArgumentSet(SOURCE, (), values, constant=True)]
+
+
 def _scalar_union_ranks(signature: inspect.Signature, ranks: dict[str, int]) -> dict[str, int]:
     """Rank 1 at least for a parameter whose union admits an array or a Python number
     (``ArrayLike``, ``Array | float``): its rank 0 is a Python number's form, which a function
@@ -140,6 +153,8 @@ def abstract(kind: Any, shape: tuple) -> Any:
 
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
         return jax.ShapeDtypeStruct(shape, "float32")
+    if kind == sizes.INDEX_ROLE:
+        return jax.ShapeDtypeStruct(shape, "int32")
     if kind == "key":
         return jax.eval_shape(lambda: jax.random.key(0))
     if kind == "float":
@@ -179,13 +194,16 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         return "float"
     if KEY_PARAMETER.fullmatch(name.lower()) and not text.startswith(("int", "float")):
         return "key"
+    by_name = sizes.shape_role(name, text) or sizes.count_role(name, text)
+    if by_name is not None:
+        return by_name
     if what == "parameter " and pytrees.takes_pytree(name, text, opaque(name)):
         return "pytree"  # a one-leaf pytree; an instance's fields are not guessed so
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
         raise Uninferable(f"{what}{name}: {text}")
     if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
-    return "array"
+    return sizes.index_role(name, text) or "array"
 
 
 def opaque(name: str) -> bool:
