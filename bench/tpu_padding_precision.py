@@ -2,7 +2,7 @@
 
     python bench/tpu_padding_precision.py OUT.json
 
-Padding (JX312, tests/data/padding/small_matrices.py): each padded function and its rewrite
+Padding (JX312, tests/data/padding/small_matrices.py and small_inverses.py): each padded function and its rewrite
 compiled on the chip (XLA's memory_analysis: arguments, outputs, temporaries) and run on real
 arrays (median of 20 timed calls after 3 warm-up calls, block_until_ready).
 
@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import small_inverses  # noqa: E402
 import small_matrices  # noqa: E402
 from jax.scipy.linalg import cho_factor, cho_solve  # noqa: E402
 
@@ -91,7 +92,7 @@ def padding_cases() -> dict[str, Any]:
         "chained_small_products written elementwise": (_elementwise_chain, (a, b)),
         "page Example: tanh(a @ b)": (_page_example, (a, b)),
         "page Use instead: elementwise": (_page_use_instead, (a, b)),
-        "small_inverses: jnp.linalg.inv (padded)": (small_matrices.small_inverses.__wrapped__, (a,)),
+        "small_inverses: jnp.linalg.inv (padded)": (small_inverses.small_inverses.__wrapped__, (a,)),
         "small_inverses: adjugate, batch last": (_adjugate_inverse, (a,)),
     }
     found = {name: _timed(function, args) for name, (function, args) in cases.items()}

@@ -1,8 +1,9 @@
 """JX312 tpu-tile-padding: a buffer whose TPU tiled layout takes 8x its data and 64 MiB more,
 reported at the line that makes it, with the product written elementwise compiled for the target.
 
-`jaxlint check --target tpu-v5e` runs in a subprocess on tests/data/padding/small_matrices.py,
-whose `# expect:` markers follow the rule cases' convention (tests/rules/README.md) for JX312 alone;
+`jaxlint check --target tpu-v5e` runs in a subprocess on tests/data/padding/small_matrices.py
+(and, in a slow test, small_inverses.py: its compile for a TPU takes longer than all the others), whose
+`# expect:` markers follow the rule cases' convention (tests/rules/README.md) for JX312 alone;
 test_rule_cases.py exempts JX312 for that reason. Without libtpu those tests skip; the layout
 reader (checked against XLA's own buffer assignment where libtpu is there), the message and the
 CPU path run everywhere."""
@@ -24,6 +25,7 @@ from jaxlint.ir.padding import Padded, Padding, Rewrite
 from jaxlint.rules.jx312_tpu_tile_padding import message
 
 DATA = Path(__file__).resolve().parent / "data" / "padding" / "small_matrices.py"
+INVERSES = DATA.with_name("small_inverses.py")
 needs_libtpu = skip_without_libtpu("JX312's programs compile for a TPU v5e")
 
 
@@ -145,23 +147,27 @@ def test_the_elementwise_contraction_is_the_products_value() -> None:
     assert np.allclose(found, expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
-    root = tmp_path_factory.mktemp("jx312")
+def check_for_tpu(root: Path, data: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """``data`` alone in ``root``, checked for a TPU v5e with JX312 selected."""
     (root / "jaxlint.toml").write_text("")
-    shutil.copy(DATA, root / DATA.name)
+    shutil.copy(data, root / data.name)
     run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--no-cache", "--jobs", "1", "--timeout", "300",
                           "--target", "tpu-v5e", "--select", "JX312", "--output-format", "json", "."],
                          cwd=root, capture_output=True, text=True, timeout=600)
     return root, run
 
 
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    return check_for_tpu(tmp_path_factory.mktemp("jx312"), DATA)
+
+
 def _findings(run: subprocess.CompletedProcess) -> dict[int, dict]:
     return {f["location"]["row"]: f for f in json.loads(run.stdout)}
 
 
-def _line(root: Path, text: str) -> int:
-    return next(n for n, line in enumerate((root / DATA.name).read_text().splitlines(), 1) if text in line)
+def _line(root: Path, text: str, data: Path = DATA) -> int:
+    return next(n for n, line in enumerate((root / data.name).read_text().splitlines(), 1) if text in line)
 
 
 @pytest.mark.slow
@@ -172,7 +178,7 @@ def test_the_findings_are_the_marked_lines(checked: tuple[Path, subprocess.Compl
     found = sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(run.stdout))
     assert found == case_markers(root), run.stdout
     # The near misses were traced and compiled: quiet because their layouts are not padded enough.
-    assert re.search(r"\(6 targets traced", run.stderr), run.stderr
+    assert re.search(r"\(5 targets traced", run.stderr), run.stderr
 
 
 @needs_libtpu_0042
@@ -191,11 +197,14 @@ def test_a_padded_product_gives_its_sizes_and_the_rewrite_compiled(
     assert edit["content"] == "(c[..., :, :, None] * b[..., None, :, :]).sum(-2)"
 
 
+@pytest.mark.slow
 @needs_libtpu_0042
-def test_an_inverse_of_small_matrices_says_what_to_do_as_text(
-        checked: tuple[Path, subprocess.CompletedProcess]) -> None:
-    root, run = checked
-    finding = _findings(run)[_line(root, "return jnp.linalg.inv(a)")]
+def test_an_inverse_of_small_matrices_says_what_to_do_as_text(tmp_path: Path) -> None:
+    root, run = check_for_tpu(tmp_path, INVERSES)
+    assert run.returncode == 1, run.stdout + run.stderr
+    found = sorted((Path(f["filename"]).name, f["code"], f["location"]["row"]) for f in json.loads(run.stdout))
+    assert found == case_markers(root), run.stdout
+    finding = _findings(run)[_line(root, "return jnp.linalg.inv(a)", INVERSES)]
     assert "Keep the small axes (3, 3) out of the two minor positions" in finding["message"]
     assert finding["fix"] is None
 

@@ -39,8 +39,8 @@ EXEMPT = {
              "tests/data/hbm_sharded/, marked the same way, with `jaxlint check --target tpu-v5e` (and "
              "tpu-v5e:2x4) in a subprocess",
     "JX312": "a TPU target's rule: its cases compile for a TPU v5e with libtpu, which the test process does not "
-             "load (and CI's older JAX may lack); test_jx312.py checks tests/data/padding/small_matrices.py, "
-             "marked the same way, with `jaxlint check --target tpu-v5e` in a subprocess",
+             "load (and CI's older JAX may lack); test_jx312.py checks tests/data/padding/small_matrices.py and "
+             "small_inverses.py, marked the same way, with `jaxlint check --target tpu-v5e` in a subprocess",
     "JX709": "a TPU target's rule: a float32 product is reduced to one bfloat16 pass only in the program compiled "
              "for a TPU v5e with libtpu, which the test process does not load (and CI's older JAX may lack); "
              "test_jx709.py checks tests/data/precision/solves.py, marked the same way, with "
