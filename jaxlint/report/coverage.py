@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from jaxlint.engine.store import RUN_ORIGIN
+from jaxlint.engine.targets import GUESSED_KINDS
 from jaxlint.model import Span, Target
 from jaxlint.report.suggestion import suggestion
 from jaxlint.scan.functions import JaxFunction
@@ -165,6 +166,8 @@ def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callab
     for skip in analysis.result.skipped if analysis.result is not None else []:
         target = _take(remaining, skip.target, skip.line)
         function = function_of(target)
+        if function is None and target is not None and target.kind in GUESSED_KINDS:
+            continue  # an outer function tried for its nested JAX functions (engine/targets.py): no JAX function
         if function is not None and (function.first_line in linted or function.first_line in described
                                      or function.line in main_block):
             continue  # linted through another target, said once already, or said below
