@@ -109,3 +109,4 @@ def test_an_outer_function_without_a_nested_jax_function_stays_untried(tmp_path:
                                                       "PowerLaw.log_prob.<locals>.f_jvp",
                                                       "make_scaler.<locals>.scale_fn", "fit.<locals>.loss"}
     assert result.jax_functions == 4 and result.linted == 2
+

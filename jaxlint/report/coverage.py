@@ -149,10 +149,12 @@ def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
     main_block = _main_block_lines(text)
     described = _skipped_targets(analysis, remaining, function_of, linted, main_block, tally)
     ran = _traced_targets(analysis, remaining, function_of, tally)
-    # A function's outermost def tried and skipped (its own target, a factory's closure) says why
-    # the functions nested in it never ran.
+    # A function's outermost def tried and skipped (as a target itself, or a factory whose closures
+    # were skipped) says why the functions nested in it never ran; a nested target's skip does not.
+    kinds = {target.qualname: target.kind for target in analysis.targets}
     outer_skips = {skip.target.partition(".<locals>.")[0]: skip
-                   for skip in (analysis.result.skipped if analysis.result is not None else [])}
+                   for skip in (analysis.result.skipped if analysis.result is not None else [])
+                   if "<locals>" not in skip.target or kinds.get(skip.target) == "closure"}
     for function in analysis.functions:
         used = analysis.used_entry(function.first_line)
         origin = None if function.first_line not in linted else "here" if function.first_line in here \
