@@ -5,10 +5,15 @@ factory through the closures it returns, so that its nested functions run under 
 outer function is no JAX function: it is never counted, only the nested ones its run linted."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from helpers import check_in_process, expected_markers, write
+from test_pytest_store import environment, pytest_run
 
 from jaxlint.config import load_config
 from jaxlint.report.coverage import coverage
@@ -110,3 +115,24 @@ def test_an_outer_function_without_a_nested_jax_function_stays_untried(tmp_path:
                                                       "make_scaler.<locals>.scale_fn", "fit.<locals>.loss"}
     assert result.jax_functions == 4 and result.linted == 2
 
+
+
+@pytest.mark.slow
+def test_an_outer_function_whose_nested_functions_the_tests_linted_is_not_tried_again(tmp_path: Path) -> None:
+    """The tests gave the nested function real arguments: check reports their finding and traces
+    no guess of the outer function beside it."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef total(xs):\n    def body(x):\n"
+        "        return jnp.where(x > 0, jnp.log(x), 0.0)\n\n    return body(xs)\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_model.py").write_text(
+        "import jax.numpy as jnp\n\nfrom pkg.model import total\n\n\n"
+        "def test_total():\n    assert total(jnp.ones(3)).shape == (3,)\n")
+    assert "1 passed" in pytest_run(tmp_path).stdout
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "linted 1 of 1 JAX functions: 0 traced here, 1 in the test run of " in run.stderr, run.stderr
+    assert [(f["code"], f["origin"]) for f in json.loads(run.stdout)] == [("JX501", "test run")]
