@@ -11,6 +11,8 @@ from jaxlint.engine.cache import ResultCache
 from jaxlint.engine.results import FileAnalysis
 from jaxlint.engine.store import load_stored, slot_material
 from jaxlint.engine.targets import GUESSED_KINDS
+from jaxlint.model import Target
+from jaxlint.scan.functions import JaxFunction
 
 if TYPE_CHECKING:
     from jaxlint.config import Config
@@ -32,9 +34,21 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
                   for stored in load_stored(cache, config, codes, os.path.abspath(analysis.source.path), shared)
                   if stored.fresh or config.rerun_tests
                   for function in stored.functions if function.linted and (stored.fresh or function.tests)}
-        kept = [t for t in job.targets if not (t.kind in GUESSED_KINDS and t.first_line in linted)]
+        kept = [t for t in job.targets if not _settled(t, analysis.functions, linted)]
         if len(kept) < len(job.targets):
             analysis.job = replace(job, targets=kept)
+
+
+def _settled(target: Target, functions: list[JaxFunction], linted: set[int]) -> bool:
+    """A guessed target the test run made needless: a JAX function it linted, or an outer function
+    tried only for its nested JAX functions (engine/targets.py) once it linted all of those."""
+    if target.kind not in GUESSED_KINDS:
+        return False
+    if any(function.first_line == target.first_line for function in functions):
+        return target.first_line in linted
+    inside = target.qualname.partition(".<locals>.")[0] + ".<locals>."
+    nested = {function.first_line for function in functions if function.qualname.startswith(inside)}
+    return bool(nested) and nested <= linted
 
 
 def join_stored(analyses: Iterable[FileAnalysis], codes: Sequence[str], config: Config, cache: ResultCache) -> None:

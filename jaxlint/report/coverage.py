@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from jaxlint.engine.store import RUN_ORIGIN
+from jaxlint.engine.targets import GUESSED_KINDS
 from jaxlint.model import Span, Target
 from jaxlint.report.suggestion import suggestion
 from jaxlint.scan.functions import JaxFunction
@@ -148,13 +149,19 @@ def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
     main_block = _main_block_lines(text)
     described = _skipped_targets(analysis, remaining, function_of, linted, main_block, tally)
     ran = _traced_targets(analysis, remaining, function_of, tally)
+    # A function's outermost def tried and skipped (as a target itself, or a factory whose closures
+    # were skipped) says why the functions nested in it never ran; a nested target's skip does not.
+    kinds = {target.qualname: target.kind for target in analysis.targets}
+    outer_skips = {skip.target.partition(".<locals>.")[0]: skip
+                   for skip in (analysis.result.skipped if analysis.result is not None else [])
+                   if "<locals>" not in skip.target or kinds.get(skip.target) == "closure"}
     for function in analysis.functions:
         used = analysis.used_entry(function.first_line)
         origin = None if function.first_line not in linted else "here" if function.first_line in here \
             else f"{used.origin} of {used.when}" if used is not None else None
         tally.functions.append(Function(path, function.qualname, function.line, function.first_line in linted, origin))
         if function.first_line not in linted and function.first_line not in described:
-            tally.untraced.append(_why_not_linted(function, analysis, result, ran, main_block))
+            tally.untraced.append(_why_not_linted(function, analysis, result, ran, main_block, outer_skips))
 
 
 def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callable[[Target | None], Any],
@@ -165,6 +172,8 @@ def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callab
     for skip in analysis.result.skipped if analysis.result is not None else []:
         target = _take(remaining, skip.target, skip.line)
         function = function_of(target)
+        if function is None and target is not None and target.kind in GUESSED_KINDS:
+            continue  # an outer function tried for its nested JAX functions (engine/targets.py): no JAX function
         if function is not None and (function.first_line in linted or function.first_line in described
                                      or function.line in main_block):
             continue  # linted through another target, said once already, or said below
@@ -194,7 +203,7 @@ def _traced_targets(analysis: Any, remaining: list[Target], function_of: Callabl
 
 
 def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, ran: set[int],
-                    main_block: set[int]) -> Untraced:
+                    main_block: set[int], outer_skips: dict[str, Any]) -> Untraced:
     """The entry of a JAX function no target's skip describes and nothing linted."""
     path, stored = analysis.source.path, analysis.stale_entry(function)
     if stored is not None and function.first_line in {f.first_line for f in analysis.changed_since_test_run}:
@@ -214,6 +223,11 @@ def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, r
         return Untraced(path, function.qualname, function.line, "no-operations",
                         "traced, but none of its own lines made an operation", None, None)
     hint, note = _plain_suggestion(function, analysis.source.text)
+    outer, nested, _ = function.qualname.partition(".<locals>.")
+    if nested and outer in outer_skips:
+        skip = outer_skips[outer]
+        return Untraced(path, function.qualname, function.line, skip.kind,
+                        f"its outer function {outer} was tried, not run: {skip.reason}", hint, note)
     return Untraced(path, function.qualname, function.line, "not-a-target",
                     "no jit, transform or hint names it, and no traced function ran it", hint, note)
 

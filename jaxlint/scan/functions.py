@@ -68,11 +68,27 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
         if tests and first not in targets and _is_test(index, node):
             continue  # pytest runs it; `pytest --jaxlint` lints what it calls, not the test itself
         if id(node) in calling or first in targets:
-            found.append(JaxFunction(record.qualname, first, node.lineno,
-                                     tuple(p.arg for p in _parameters(node.args)), _own_lines(node, record.nested),
-                                     index.span(node), _name_span(index, node),
-                                     tests and _in_test_class(index, node)))
+            found.append(_function(index, record, tests))
     return found
+
+
+def functions_named(index: SourceIndex, qualnames: set[str]) -> list[JaxFunction]:
+    """The defs of the file with these qualnames, JAX functions or not, as records (tests of test
+    files left out, as above): the outer functions jaxlint tries for their nested JAX functions
+    (engine/targets.py). Not JAX functions themselves, they are never counted."""
+    tree = index.tree
+    if tree is None or not qualnames:
+        return []
+    tests = is_test_file(index.path)
+    return [_function(index, record, tests) for record in _defs_and_calls(tree)[0] if record.qualname in qualnames
+            and not (tests and _is_test(index, record.node))]
+
+
+def _function(index: SourceIndex, record: _Def, tests: bool) -> JaxFunction:
+    node = record.node
+    return JaxFunction(record.qualname, first_line(node), node.lineno, tuple(p.arg for p in _parameters(node.args)),
+                       _own_lines(node, record.nested), index.span(node), _name_span(index, node),
+                       tests and _in_test_class(index, node))
 
 
 _NOT_INFERRED_METHODS = frozenset({"__init__", "__post_init__", "__new__", "__init_subclass__", "__check_init__",
