@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -198,17 +199,17 @@ def _verified_subset(analysis: FileAnalysis, candidates: list[Finding], codes: l
     functions = {id(f): values.function_of(f, analysis) for f in candidates}
     ran = sorted({name for name in functions.values() if name is not None})
     wide = sorted({functions[id(f)] for f in candidates if f.code in _stabilizing_codes()} - {None})
-    before: dict[str, Any] = {}
     devices = analysis.job.devices if analysis.job is not None else None
-    # The first verification's fresh worker imports JAX while the original's values are run.
     with fresh.take(devices) as first_trial:
+        original_job = None
         if ran:  # the original's values, once: imported again from the text analyzed, in a fresh worker
-            job = make_job(analysis.source, analysis.targets, codes, settings, override=analysis.source.text,
-                           run_values=ran, wide_values=wide)
-            with fresh.take(devices) as original:
-                before = run_job(original, job, codes).values
-        checks = _Checks(functions, ran, wide, before, config, recorded)
-        outcome = _verify(analysis, candidates, codes, timeout, settings, checks, first_trial)
+            original_job = make_job(analysis.source, analysis.targets, codes, settings,
+                                    override=analysis.source.text, run_values=ran, wide_values=wide)
+        with _OriginalValues(fresh, devices, original_job, codes) as before:
+            checks = _Checks(functions, ran, wide, before, config, recorded)
+            # The fixed text's first trial runs while the original's values are computed.
+            outcome = _verify(analysis, candidates, codes, timeout, settings, checks, first_trial)
+            before.wait()
     if outcome[0] is None:
         return candidates, [], outcome[1], outcome[2]
     accepted: list[Finding] = []
@@ -235,6 +236,38 @@ def _stabilizing_codes() -> set[str]:
     return {rule.code for rule in rule_infos() if rule.stabilizing_fix}
 
 
+class _OriginalValues:
+    """The original text's values (``job``: its traced functions run on seeded inputs), computed in
+    a fresh worker of their own on a thread, while the fixed text's first trial runs in another:
+    the two imports and runs overlap. ``get`` waits for them; no job: no values."""
+
+    def __init__(self, fresh: FreshWorkers, devices: int | None, job: Any, codes: list[str]) -> None:
+        self.pool = fresh.take(devices) if job is not None else None
+        self.future: Future | None = None
+        if self.pool is not None:
+            self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxlint-original-values")
+            self.future = self.executor.submit(lambda: run_job(self.pool, job, codes).values)
+
+    def get(self, function: str) -> Any:
+        return None if self.future is None else self.future.result().get(function)
+
+    def wait(self) -> None:
+        """Its values, or the error computing them raised (as when it ran first)."""
+        if self.future is not None:
+            self.future.result()
+
+    def __enter__(self) -> _OriginalValues:
+        return self
+
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if self.pool is None:
+            return
+        if kind is not None:  # a failure or an interrupt here: the original's worker is not waited for
+            self.pool.kill()
+        self.executor.shutdown(wait=True)
+        self.pool.close()
+
+
 @dataclass
 class _Checks:
     """What verifying a file's fixes compares values with: each fix's traced function (None: it
@@ -244,7 +277,7 @@ class _Checks:
     functions: dict[int, str | None]  # id(finding) -> qualname
     ran: list[str]
     wide: list[str]  # of ``ran``: those a stabilizing fix is in, also run on wide inputs
-    before: dict[str, Any]
+    before: _OriginalValues
     config: Config  # with ``recorded``: where check's targets came from (engine/targets.py)
     recorded: frozenset[str]
 
