@@ -9,6 +9,7 @@ body is kept: the body may differentiate it itself (a gradient step in the loop)
 from __future__ import annotations
 
 from jaxlint.ir import Op, Value, region_links
+from jaxlint.ir.patterns import each_once
 
 
 def reverse_reachable(value: Value) -> bool:
@@ -16,20 +17,16 @@ def reverse_reachable(value: Value) -> bool:
     gradient flows back into it. A value that reaches an output, ends unused (a program that
     differentiates it itself), or enters control flow whose links are not known, counts as
     reached (the finding is kept)."""
-    stack, seen, into_while = [value], set(), False
-    while stack:
-        value = stack.pop()
-        if id(value) in seen:
-            continue
-        seen.add(id(value))
-        if _returned(value, stack):
+    stack, into_while = [value], False
+    for current in each_once(stack):
+        if _returned(current, stack):
             return True
-        for use in value.uses:
+        for use in current.uses:
             if use.primitive == "while":
                 into_while = True
             elif not use.regions:
                 stack.extend(use.outputs)
-            elif not _into_regions(use, value, stack):
+            elif not _into_regions(use, current, stack):
                 return True
     return not into_while
 
