@@ -116,6 +116,9 @@ def test_constructors_without_arrays_or_findings_stay_quiet(tmp_path: Path) -> N
     assert result.findings == []
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert skipped == {"Config.__init__": "arguments not inferred: no Config instance: self.name: str"}
+    [config] = [u for u in coverage(result).untraced if u.target == "Config.__init__"]
+    assert config.note == ("a hint cannot give `self`: make a Config(...) once while the module is imported, "
+                           "or register one in an examples file")
     assert [t.target for fa in result.files for t in fa.result.traced] == ["Clean.__post_init__"]
 
 
