@@ -165,3 +165,32 @@ def test_a_fix_verified_only_at_guessed_shapes_is_not_safe(tmp_path: Path) -> No
     assert fixes["hinted"].applicability == "safe"
     assert fixes["guessed"].applicability == "unsafe"
     assert "`mapped` ran only with guessed arguments (x=" in fixes["guessed"].message
+
+
+RUNAWAY = textwrap.dedent('''\
+    import itertools
+
+    import jax.numpy as jnp
+    from jaxtyping import Array, Float
+
+
+    def quadrature(m: Float[Array, "d"]):  # sizes of 8: 10**8 points in a Python loop (dynamax's GHKF)
+        count = sum(1 for _ in itertools.product(range(10), repeat=len(m)))
+        return m * count
+
+
+    def safe_log(x):
+        return jnp.where(x > 0, jnp.log(x), 0.0)  # expect JX501
+    ''')
+
+
+def test_a_guess_that_runs_away_is_abandoned_and_the_module_goes_on(tmp_path: Path, monkeypatch) -> None:
+    from jaxlint.worker import guards
+
+    monkeypatch.setattr(guards, "GUESS_SECONDS", 2.0)
+    path = write(tmp_path, "runaway", RUNAWAY)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(RUNAWAY)
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert set(skipped) == {"quadrature"}
+    assert "m=f32[8]: ran past 2 s" in skipped["quadrature"], skipped["quadrature"]

@@ -29,6 +29,7 @@ from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
+from jaxlint.worker import guards
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
@@ -353,8 +354,12 @@ class _Analysis:
         signature = format_signature(arguments)
         started = time.perf_counter()
         try:
-            with TruncationRecorder() as truncations:
+            with TruncationRecorder() as truncations, guards.guess_limit(arguments.source in MADE_SYMBOLIC):
                 closed = trace_function(function, arguments)
+        except guards.TimeUp:  # a guess that ran away: the next one, and the module's other functions
+            timings["trace"] += time.perf_counter() - started
+            runs.errors.append(f"{signature}: ran past {guards.GUESS_SECONDS:g} s")
+            return "failed"
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
             # code; its closures are traced as it returns them (worker/closures.py), the other

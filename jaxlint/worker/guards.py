@@ -1,7 +1,8 @@
 """Safeguards for running a library's code that jaxlint calls on its own (a factory's call,
 worker/closures.py; a plain class's ``__init__``, worker/plain_classes.py): what it prints is
 discarded, the module's globals, ``os.environ`` and JAX's configuration are put back, and a
-real-time limit raises ``TimeUp``."""
+real-time limit raises ``TimeUp``. A trace with guessed arguments has a limit of its own
+(``guess_limit``), so that a guess that runs away cannot take the module's whole time."""
 from __future__ import annotations
 
 import contextlib
@@ -12,6 +13,8 @@ import threading
 from typing import Any, Iterator
 
 from jaxlint.jaxapi import config_state
+
+GUESS_SECONDS = 15.0  # one trace with guessed arguments (a module has 60 s by default, --timeout)
 
 
 class TimeUp(BaseException):
@@ -62,3 +65,10 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
         if left:
             signal.setitimer(signal.ITIMER_REAL, left)
+
+
+def guess_limit(guessed: bool) -> Any:
+    """``time_limit(GUESS_SECONDS)`` for a trace with guessed arguments, else no limit of its own:
+    a Python loop over jaxlint's sizes (``itertools.product(points, repeat=len(m))`` at m of 8) can
+    run for hours, and the module's limit would then leave every function of the module unlinted."""
+    return time_limit(GUESS_SECONDS) if guessed else contextlib.nullcontext()
