@@ -36,6 +36,11 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def pair_product(x, pairs):  # the items of pairs index
+        y = x[pairs[:, 0]] * x[pairs[:, 1]]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def tiled(x, m):
         y = jnp.ones((m + 1,)) * jnp.sum(x)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -115,6 +120,7 @@ def expected_lines() -> dict[int, str]:
 @pytest.mark.parametrize(("target", "signature"), [
     ("pick", "x=f32[n], i=i32[]"),
     ("pick_any", "x=f32[], i=i32[]"),
+    ("pair_product", "x=f32[n], pairs=i32[n,n]"),
     ("tiled", "x=f32[], m=2"),
     ("through", "g=<stand-in: its first argument>, x=f32[]"),
     ("split", "pair=(f32[], f32[])"),
@@ -147,6 +153,8 @@ def uses_of(source: str, name: str) -> object:
 @pytest.mark.parametrize(("source", "use"), [
     ("def f(x, p):\n    return x.at[p].set(0.0)", usage.INDEX),
     ("def f(x, p):\n    return x[p, :]", usage.INDEX),
+    ("def f(x, p):\n    return x.at[p[:, 0], p[:, 1]].set(x[p[0]])", usage.INDEX),  # its items index
+    ("def f(x, p):\n    return jnp.zeros(p[0]) + x[p[1]]", usage.INDEX),  # an item, and an index
     ("def f(x, p):\n    return jax.ops.segment_sum(x, p, 3)", usage.INDEX),
     ("def f(x, p):\n    return [x for _ in range(p)]", usage.SIZE),
     ("def f(x, p):\n    return x.reshape(p, -1)", usage.SIZE),

@@ -132,12 +132,32 @@ def _shadowed(node: ast.AST, name: str, definition: ast.AST, parents: dict[ast.A
 
 def use_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Any:
     """The table's row for one occurrence of a parameter: INDEX, SIZE, CALLED, FLAG, ITERATED,
-    an int (unpacked to so many names), NEUTRAL or ARRAY."""
-    parent = parents.get(node)
-    climbed = False
-    while isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC) or \
-            isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)):
-        node, parent, climbed = parent, parents.get(parent), True
+    an int (unpacked to so many names), NEUTRAL or ARRAY. Arithmetic around the name carries its
+    use, and so does taking its items for an index (``x[p[:, 0]]``: p's items index)."""
+    name, first = node, parents.get(node)
+    parent, climbed, items = first, False, False
+    while _carries(node, parent):
+        items = items or isinstance(parent, ast.Subscript)
+        node, parent, climbed = parent, parents.get(parent), True  # type: ignore[arg-type]
+    context = _context(node, parent, parents)
+    if context == INDEX or context is not None and not items:
+        return context
+    if isinstance(first, ast.Subscript) and first.value is name and isinstance(first.slice, ast.Constant) \
+            and type(first.slice.value) is int:
+        return NEUTRAL  # an item: a tuple's or an array's
+    return ARRAY if climbed else _plain_use(node, parent, parents)
+
+
+def _carries(node: ast.AST, parent: ast.AST | None) -> bool:
+    """``parent`` passes ``node``'s use on: arithmetic, or an item of it (``node[...]``)."""
+    return isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC) or \
+        isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd)) or \
+        isinstance(parent, ast.Subscript) and parent.value is node
+
+
+def _context(node: ast.AST, parent: ast.AST | None, parents: dict[ast.AST, ast.AST]) -> Any:
+    """INDEX or SIZE where ``node`` is one in ``parent`` (a call's argument: NEUTRAL or ARRAY
+    too); None where the place says neither."""
     if isinstance(parent, (ast.Tuple, ast.List)) and _sized_call(parent, parents.get(parent)):
         return SIZE
     if isinstance(parent, ast.Tuple) and isinstance(parents.get(parent), ast.Subscript) \
@@ -149,9 +169,7 @@ def use_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Any:
         return INDEX
     if isinstance(parent, ast.Call) and parent.func is not node:
         return _call_use(node, parent)
-    if climbed:
-        return ARRAY
-    return _plain_use(node, parent, parents)
+    return None
 
 
 def _plain_use(node: ast.AST, parent: ast.AST | None, parents: dict[ast.AST, ast.AST]) -> Any:
@@ -164,9 +182,6 @@ def _plain_use(node: ast.AST, parent: ast.AST | None, parents: dict[ast.AST, ast
         return ITERATED if any(isinstance(t, ast.Starred) for t in targets) else len(targets)
     if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is node or isinstance(parent, ast.Starred):
         return ITERATED
-    if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.slice, ast.Constant) \
-            and type(parent.slice.value) is int:
-        return NEUTRAL  # an item: a tuple's or an array's
     if isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
         return NEUTRAL
     if isinstance(parent, ast.BoolOp):  # a flag where the whole test is one
