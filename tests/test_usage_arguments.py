@@ -81,8 +81,17 @@ MODULE = textwrap.dedent('''\
         return jnp.log(x[i]) + i
 
 
-    def annotated(x, i: jax.Array):  # the annotation decides: f32 as before
+    def annotated(x, i: float):  # the annotation decides: a float as before
         return jnp.log(x[i])
+
+
+    def lookup(values: jax.Array, pairs: jax.Array):  # an array annotation leaves the dtype to the index
+        y = values[pairs[:, 0]]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def flagged(x, on: jax.Array):  # an array annotation: only an index may change it
+        return jnp.log(x) if on else x
 
 
     def rebound(x, i):  # the body's own i is another value: f32 as before
@@ -121,6 +130,7 @@ def expected_lines() -> dict[int, str]:
     ("pick", "x=f32[n], i=i32[]"),
     ("pick_any", "x=f32[], i=i32[]"),
     ("pair_product", "x=f32[n], pairs=i32[n,n]"),
+    ("lookup", "values=f32[n], pairs=i32[n,n]"),
     ("tiled", "x=f32[], m=2"),
     ("through", "g=<stand-in: its first argument>, x=f32[]"),
     ("split", "pair=(f32[], f32[])"),
@@ -137,10 +147,10 @@ def test_each_use_is_linted_with_a_finding_at_its_line(checked) -> None:
     assert finding_lines(checked) == expected_lines()
 
 
-@pytest.mark.parametrize("target", ["mixed", "annotated", "rebound", "unpacked_twice"])
+@pytest.mark.parametrize("target", ["mixed", "annotated", "rebound", "unpacked_twice", "flagged"])
 def test_two_uses_an_annotation_or_a_rebinding_keep_the_value_as_before(checked, target: str) -> None:
     [entry] = [u for u in coverage(checked).untraced if u.target == target]
-    assert "i32" not in entry.reason and "(f32" not in entry.reason
+    assert "i32" not in entry.reason and "(f32" not in entry.reason and "=False" not in entry.reason
     assert "f32[]" in entry.reason
 
 

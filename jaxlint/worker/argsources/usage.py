@@ -1,6 +1,8 @@
 """Values for inferred parameters from how the function's own body uses them (issue 48), where
 neither the name nor the annotation decides (no annotation, or ``Any``, and a name that says
-nothing: not ``idx``, ``num_*``, ``shape``, ``params``, ...). One reading of the body's AST, one
+nothing: not ``idx``, ``num_*``, ``shape``, ``params``, ...); and, for an index only, where an
+array annotation that is not a float one leaves the dtype open (``triangles: Array`` indexing
+``R[triangles[:, 0]]`` is i32, as an index name's, sizes.py). One reading of the body's AST, one
 table of use to value; the ladder (inferred.py, and instances.py for a method's parameters) takes
 the value and shows it in the signature like every inferred value:
 
@@ -44,6 +46,8 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 _NEUTRAL_CALLS = ("len", "isinstance", "type", "id", "callable")
 _MODULES = ("jnp", "np", "numpy", "onp")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_FLOAT_WORDS = ("Float", "Inexact", "Complex", "Real", "float32", "float64")  # annotations that say a float array
+ALL = "every use"
 
 
 def roles_by_use(definition: ast.AST | None, params: dict[str, inspect.Parameter],
@@ -52,14 +56,15 @@ def roles_by_use(definition: ast.AST | None, params: dict[str, inspect.Parameter
     whose uses in ``definition``'s body agree on one row of the table."""
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {}
-    undecided = [name for name, role in roles.items() if name in params and _undecided(params[name], role)]
-    if not undecided:
+    open_to = {name: _open_to(params[name], role) for name, role in roles.items() if name in params}
+    open_to = {name: uses for name, uses in open_to.items() if uses}
+    if not open_to:
         return {}
     parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
     found = {}
-    for name in undecided:
+    for name, uses in open_to.items():
         use = agreed_use(_uses(definition, name, parents))
-        if use is not None:
+        if use is not None and (uses == ALL or use in uses):
             found[name] = _role(name, use)
     return found
 
@@ -83,14 +88,21 @@ def agreed_use(uses: list[Any] | None) -> Any:
     return kinds.pop()
 
 
-def _undecided(param: inspect.Parameter, role: Any) -> bool:
-    """The role came from nothing: no annotation and a name the ladder does not read, or ``Any``
-    (a one-leaf pytree by default) on a name that does not say pytree."""
+def _open_to(param: inspect.Parameter, role: Any) -> Any:
+    """The uses that may decide the parameter's value: ALL where the role came from nothing (no
+    annotation and a name the ladder does not read, or ``Any``, a one-leaf pytree by default, on a
+    name that does not say pytree); only an index where an array annotation that is not a float
+    one (``Array``, ``ArrayLike``, ``int | Array``) leaves the dtype open, as for an index name
+    (sizes.index_role); none else."""
     annotation = param.annotation
     if role == "array":
-        return annotation is param.empty
+        if annotation is param.empty:
+            return ALL
+        text = annotation if isinstance(annotation, str) else str(annotation)
+        return () if any(word in text for word in _FLOAT_WORDS) else (INDEX,)
     text = annotation if isinstance(annotation, str) else getattr(annotation, "_name", None) or repr(annotation)
-    return role == "pytree" and str(text).removeprefix("typing.") == "Any" and not pytrees.named_pytree(param.name)
+    return ALL if role == "pytree" and str(text).removeprefix("typing.") == "Any" \
+        and not pytrees.named_pytree(param.name) else ()
 
 
 def _role(name: str, use: Any) -> Any:
