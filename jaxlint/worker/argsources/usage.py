@@ -19,7 +19,8 @@ unpacked: ``a, b = p``; iterated: ``for x in p``, ``f(*p)``        a tuple of ar
 truth-tested only: ``if p:``, ``while p:``, ``not p``, ``x if p``  the static flag False
 =================================================================  ===============================
 
-Arithmetic carries a use (``range(p + 1)`` is a size, ``a[p - 1]`` an index). Uses that say
+Arithmetic carries a use (``range(p + 1)`` is a size, ``a[p - 1]`` an index), and so do the
+parameter's items where they index (``a[p[:, 0]]``: p holds indices). Uses that say
 nothing either way are neutral: ``p is None``, ``len(p)``, ``isinstance(p, ...)``, ``p[0]``. Any
 other use (``p * 2``, ``p.shape``, ``f(p)``) is an array's. A parameter with two kinds of use (an
 index and an array, unpacked to 2 and to 3), one the body rebinds (``p = jnp.asarray(p)``), or
