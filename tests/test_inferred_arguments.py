@@ -67,6 +67,17 @@ MODULE = textwrap.dedent('''\
         return jax.lax.scan(body, ys[0], ys)[1]
 
 
+    def set_diags(a, new_diags):  # rank 3 from its body, past the ladder's rungs: taken as the body shows
+        n, d, d1 = a.shape
+        i = jnp.arange(d)
+        b = a.at[:, i, i].set(new_diags)
+        return jnp.where(b > 0, jnp.sqrt(b), 0.0)  # expect JX501
+
+
+    def sixth_axis(x):  # past the ranks jaxlint guesses: skipped with why
+        return jnp.log(x) * x.shape[5]
+
+
     def scaled(q: Float[Array, "n d"]):  # annotated: symbolic dims, and math.sqrt needs a number
         return jnp.tanh(q) / math.sqrt(q.shape[-1])  # fails with the symbols: traced again with sizes
     ''')
@@ -86,10 +97,12 @@ def test_plain_numerics_are_traced_with_inferred_arguments(tmp_path: Path) -> No
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures == {"safe_log": "x=f32[]", "rows": "x=f32[n,n], w=f32[n]",
                           "noisy": "key=key<fry>[], x=f32[], scale=f32[]", "first_row": "x=f32[n]",
-                          "fill": "ys=f32[n]", "scaled": "q=f32[8,16]",
+                          "fill": "ys=f32[n]", "scaled": "q=f32[8,16]", "set_diags": "a=f32[n,n,n], new_diags=f32[]",
                           "apply": "fn=<stand-in: its first argument>, x=f32[]"}
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert set(skipped) == {"loss", "needs_values", "Model.method"}
+    assert set(skipped) == {"loss", "needs_values", "Model.method", "sixth_axis"}
+    assert skipped["sixth_axis"] == ("arguments not inferred: parameter x: its body reads it at rank 6, past the 4 "
+                                     "jaxlint guesses")
     assert skipped["Model.method"] == ("arguments not inferred: no Model instance: self.model (a function, pytree "
                                        "or object, by its name)")
     assert skipped["loss"] == ("arguments not inferred: parameter params (a pytree: its code indexes params['w'], "

@@ -199,7 +199,10 @@ def test_fields_and_parameters_that_hold_instances_are_built(tmp_path: Path) -> 
         "Truncated.log_tail": "self=Truncated(base_dist=Gamma(concentration=f32[], rate=f32[]), low=f32[])",
         "Attention.scores": "self=Attention(query=Linear(weight=f32[n], bias=f32[n], in_features=2), "
                             "key=Linear(weight=f32[n], bias=f32[n], in_features=2)), x=f32[n]",
-        "Affine.inverse": "self=Affine(shift=f32[], scale=f32[]), y=f32[]"  # log_scale None,
+        "Affine.inverse": "self=Affine(shift=f32[], scale=f32[]), y=f32[]",  # log_scale None
+        # Constructors, by making an instance in the trace (argsources/constructors.py):
+        "Gamma.__init__": "concentration=f32[], rate=f32[]",
+        "Affine.__init__": "shift=f32[], scale=f32[], log_scale=None",
     }
 
 

@@ -222,3 +222,43 @@ def test_a_configuration_created_or_changed_later_is_seen(tmp_path):
     (tmp_path / "tests" / "pytest.ini").write_text("[pytest]\npythonpath = ..\n")
     assert find_pytest_config(tests).rootdir == tests
     assert find_pytest_config(tests).pythonpath == (str(tmp_path),)
+
+
+REGISTRY = """\
+import builtins
+
+# A registry that outlives the package's modules (tensorflow_probability's KL table, for distrax):
+# registering the same class twice raises, as a module run a second time would.
+registered = builtins.__dict__.setdefault("_proj_registry", set())
+
+
+def register(cls):
+    if cls in registered:
+        raise ValueError(f"{cls.__name__} has already been registered")
+    registered.add(cls)
+"""
+
+
+def test_a_test_file_inside_the_package_forgets_the_package_after_its_job(tmp_path):
+    """No pytest configuration: the test file's own folder is pytest's rootdir, but the modules it
+    imports from the package around it are the project's all the same (distrax's tests sit next
+    to its modules). They are forgotten after its job, so the next file of the same worker imports
+    them afresh instead of running one of them a second time against the old ones."""
+    (tmp_path / "proj" / "tests").mkdir(parents=True)
+    files = {
+        "__init__.py": "from proj import base, with_registry\n",
+        "base.py": "class Base:\n    pass\n",
+        "registry.py": REGISTRY,
+        "with_registry.py": "import jax.numpy as jnp\nfrom proj.base import Base\nfrom proj.registry import register\n\n"
+                          "register(Base)\n\n\n# jaxlint: args x=f32[3]\ndef double(x):\n    return jnp.sin(x) * 2.0\n",
+        "tests/__init__.py": "",
+        "tests/a_test.py": "import jax.numpy as jnp\nimport proj\n\n\n# jaxlint: args x=f32[3]\ndef test_helper(x):\n"
+                     "    return jnp.cos(x)\n",
+    }
+    for name, text in files.items():
+        (tmp_path / "proj" / name).write_text(text)
+    findings, traced = check(tmp_path, "-j", "1", "proj/tests/a_test.py", "proj/with_registry.py")
+    assert import_failures(findings) == []
+    assert traced == 2
+    plan = import_plan(str(tmp_path / "proj" / "tests" / "a_test.py"))
+    assert plan.root == str(tmp_path)

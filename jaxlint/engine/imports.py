@@ -60,7 +60,10 @@ def _pytest_plan(path: str, pytest_config: PytestConfig) -> ImportPlan:
             elif mode == "append" and folder not in front and folder not in appended:
                 appended.append(folder)
     package_root = discover.find_root(path)
-    project = rootdir if _inside(path, rootdir) else package_root
+    # The project is the wider of the two: a test file inside a package with no pytest
+    # configuration has its own folder as rootdir, yet imports the package around it, whose
+    # modules are the project's (forgotten after the job, and inputs of its cached result).
+    project = rootdir if _inside(path, rootdir) and not _inside(rootdir, package_root) else package_root
     if mode != "importlib" or package_root != os.path.dirname(path):
         # in a package (importlib), or prepend/append: the dotted path from the package's root
         return ImportPlan(discover.module_name(path, package_root), project, front, appended,

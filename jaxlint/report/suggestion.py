@@ -47,6 +47,10 @@ def suggestion(target: Target | None, kind: str, reason: str, text: str = "") ->
         return None, ("a hint cannot reach a closure: register a call of what its factory returns in an examples "
                       "file (docs/arguments.md), or run `pytest --jaxlint`")
     params = list(target.params)
+    if "." in target.qualname and params[:1] == ["self"] and target.name in ("__init__", "__post_init__",
+                                                                              "__check_init__"):
+        return None, (f"a hint cannot give `self`: make a {target.qualname.rpartition('.')[0]}(...) once while "
+                      "the module is imported, or register one in an examples file")
     if "." in target.qualname and params[:1] == ["self"]:
         # The hint's values are passed to the function found on the class: there is no instance.
         return None, (f"a hint cannot give `self`: call {target.qualname.rpartition('.')[0]}(...)."

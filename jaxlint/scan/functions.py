@@ -36,7 +36,7 @@ class JaxFunction:
     def inferable(self) -> bool:
         """Traced with inferred arguments when nothing names it: a module-level function, or a
         method of a class (an instance is built for it: worker/argsources/instances.py), not one
-        of a test class nor a constructor or pytree hook, which only run to make an instance."""
+        of a test class nor a class hook or pytree hook (a constructor is: by making an instance)."""
         if "<locals>" in self.qualname:
             return False
         return "." not in self.qualname or (not self.in_test_class and self.qualname.rpartition(".")[2]
@@ -91,8 +91,10 @@ def _function(index: SourceIndex, record: _Def, tests: bool) -> JaxFunction:
                        tests and _in_test_class(index, node))
 
 
-_NOT_INFERRED_METHODS = frozenset({"__init__", "__post_init__", "__new__", "__init_subclass__", "__check_init__",
-                                   "tree_flatten", "tree_unflatten", "tree_flatten_with_keys"})
+# A constructor is traced by making an instance (worker/argsources/constructors.py); these only
+# run where Python or JAX makes a class or an instance of its own accord.
+_NOT_INFERRED_METHODS = frozenset({"__new__", "__init_subclass__", "tree_flatten", "tree_unflatten",
+                                   "tree_flatten_with_keys"})
 
 
 def is_test_file(path: str) -> bool:

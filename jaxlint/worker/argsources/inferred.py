@@ -9,14 +9,15 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
 ``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
-read by sizes.py, which also gives a function of sizes alone its one signature. A parameter
-that neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array, of
-rank 0, then 1, then 2 (never less than the body shows: ``x.shape[1]`` means rank 2,
-``x[..., 0]`` rank 1), its dimensions one shared symbolic size ``n``. A method's ``self`` is the
-instances source's (instances.py), which uses this ladder for the method's other parameters and
-its class's fields; a function's parameter annotated with a class jaxlint builds gets an instance
-(built_parameters.py, the source that runs this ladder for functions).
+read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
+neither its name nor its annotation decides takes the value its uses in the body require
+(usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
+of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
+rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its dimensions one shared symbolic
+size ``n``. A method's ``self`` is the instances source's
+(instances.py), which uses this ladder for the method's other parameters and its class's fields;
+a function's parameter annotated with a class jaxlint builds gets an instance (built_parameters.py,
+the source that runs this ladder for functions).
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ _OPAQUE_NAMES = frozenset({
 _OPAQUE_SUFFIXES = ("_fn", "_fun", "_func", "_state", "_params", "_tree", "_config", "_cfg", "_dtype", "_shape",
                     "_axis", "_name", "_init", "_update", "_kwargs", "_args")
 _ARRAY_ANNOTATIONS = ("Array", "ndarray", "ArrayLike", "Float", "Numeric")
-MAX_RANK = 2
+MAX_RANK = 2  # the ladder's last rung
+MAX_BODY_RANK = 4  # the most a body's use of a parameter is taken to show
 _UNIONS = (typing.Union, types.UnionType)
 _PYTHON_NUMBERS = (int, float, complex, bool)
 
@@ -94,6 +96,10 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
     roles.update(by_use(request, roles, signature))
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
+    past = [name for name in arrays if ranks.get(name, 0) > MAX_BODY_RANK]
+    if past:
+        raise Uninferable(f"parameter {past[0]}: its body reads it at rank {ranks[past[0]]}, past the "
+                          f"{MAX_BODY_RANK} jaxlint guesses")
     if not any(ranked(kind) or kind in ("key", "float") or kind[0] == "given" for kind in roles.values()):
         return _size_only(roles)
     n = symbolic_size()
@@ -103,7 +109,7 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name in arrays}
         # A built instance's fields take the rung's rank whatever the other shapes are.
         key = (rank if per_rank else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
-        if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
+        if key in seen:
             continue
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)

@@ -23,7 +23,9 @@ function, an optax transformation or a dtype gets the factories' stand-in (worke
 shown in the signature. A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
-A method's parameter annotated with such a class (``kl(self, other: Normal)``) gets an instance
+A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
+instance inside the trace from such field values (constructors.py). A method's parameter
+annotated with such a class (``kl(self, other: Normal)``) gets an instance
 too (an abstract base's subclass: not a plain one). An abstract class's own method is traced with
 ``self`` the first concrete subclass that inherits it unchanged and can be built
 (``_subclass_signatures``); with none, it is counted with why. Fields whose default is None are
@@ -45,7 +47,15 @@ import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances, subclasses, usage
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    constructors,
+    inferred,
+    linen_instances,
+    subclasses,
+    usage,
+)
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
@@ -83,6 +93,8 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     owner, callee = method
     try:
         with unrecorded():  # the class's __init__ may run: jaxlint's doing, not the module's
+            if constructors.is_constructor(request):
+                return constructors.signatures(request, owner)
             return _signatures(request, owner, callee)
     except Uninferable as why:
         request.notes.append(f"arguments not inferred: no {owner.__name__} instance: {why}")
