@@ -502,6 +502,13 @@ def clip_positive_denominator(n):
 
 
 @jax.jit
+def clip_sqrt_of_clipped_square(x):
+    # jax_md's safe arccos rule: 1 - x**2 with x clipped inside (-1, 1) stays above 2e-7 in float32.
+    x_clamped = jnp.clip(x, -1 + 1e-7, 1 - 1e-7)
+    return jnp.maximum(jnp.sqrt(1 - x_clamped**2), 1e-7)
+
+
+@jax.jit
 def clip_only_tested(x):
     # The clamped value only feeds a comparison: no gradient can reach it.
     return jnp.where(jnp.maximum(jnp.sqrt(x), 1e-10) > 0.5, 1.0, 0.0)

@@ -10,6 +10,8 @@ multiplied, divided) and compared with the bound, so ``clip(log(p), max=0)`` (-i
 ``clip(sqrt(x), 0)`` (a tie: the gradient is inf, not NaN) and a clamp of the input
 (``log(clip(p, tiny))``) are quiet, as is an input that cannot reach the singular point
 (``exp``/``sigmoid`` output, a positive constant plus a non-negative value, a product of such, a
+positive constant less the square of a value clipped below its root (jax_md's
+``1 - clip(x, -1 + eps, 1 - eps) ** 2``, in float32), a
 where that keeps the value only where it is above a constant >= 0: ``where(d > eps, d, 1)``). Nor
 is a singular input that is a difference of two computed values (``x_pos[1] - x_pos[0]``): it is 0
 only where the two coincide, which code like a spline's knots excludes by construction and
@@ -189,10 +191,36 @@ def _positive(value: Value) -> bool:
         return (_positive(first) and _non_negative(second)) or (_positive(second) and _non_negative(first))
     if op.primitive in ("mul", "div") and len(op.inputs) == 2:
         return _positive(op.inputs[0]) and _positive(op.inputs[1])
+    if op.primitive == "sub" and len(op.inputs) == 2:  # 1 - clip(x, -1 + eps, 1 - eps) ** 2
+        return _above_clipped_square(scalar(op.inputs[0]), op.inputs[1])
     if op.primitive == "select_n" and len(op.inputs) == 3:  # boolean: (predicate, when false, when true)
         return all(_positive(case) or _kept_only_positive(op.inputs[0], case, chosen)
                    for case, chosen in zip(op.inputs[1:], (False, True)))
     return False
+
+
+def _above_clipped_square(constant: float | None, value: Value) -> bool:
+    """``constant`` exceeds, in float32, every value of ``value``, the square of a value clamped
+    between two constants (``clip(x, -1 + eps, 1 - eps) ** 2``)."""
+    import numpy as np  # lazily: rule modules are imported without JAX or NumPy work
+
+    op = strip(value).producer
+    if constant is None or op is None or not (
+            op.primitive == "integer_pow" and int(op.params.get("y", 0)) == 2 or
+            op.primitive == "mul" and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1])):
+        return False
+    low, high, inner = -math.inf, math.inf, strip(op.inputs[0]).producer
+    while inner is not None and inner.primitive in _GUARD_PRIMITIVES:  # clip: a min over a max
+        bounds = _bounds(inner)
+        if bounds is None:
+            break
+        low = max(low, bounds[1] if bounds[1] is not None else -math.inf)
+        high = min(high, bounds[2] if bounds[2] is not None else math.inf)
+        inner = strip(bounds[0]).producer
+    if math.isinf(low) or math.isinf(high):
+        return False
+    square = max(np.float32(low) * np.float32(low), np.float32(high) * np.float32(high))
+    return bool(np.float32(constant) - square > 0)
 
 
 def _a_difference(value: Value) -> bool:

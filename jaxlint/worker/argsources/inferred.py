@@ -9,10 +9,12 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
 ``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
-read by sizes.py, which also gives a function of sizes alone its one signature. Every other
-parameter is an f32 array, of rank 0, then 1, then 2 (never less than the body shows, up to rank
-4: ``x.shape[1]`` means rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its
-dimensions one shared symbolic size ``n``. A method's ``self`` is the instances source's
+read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
+neither its name nor its annotation decides takes the value its uses in the body require
+(usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
+of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
+rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its dimensions one shared symbolic
+size ``n``. A method's ``self`` is the instances source's
 (instances.py), which uses this ladder for the method's other parameters and its class's fields;
 a function's parameter annotated with a class jaxlint builds gets an instance (built_parameters.py,
 the source that runs this ladder for functions).
@@ -28,7 +30,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, sizes
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, sizes, usage
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -91,14 +93,14 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
             continue  # *args empty, **kwargs empty, a default as it is
         else:
             roles[param.name] = role(param, by_members=True)
+    roles.update(by_use(request, roles, signature))
     one_leaf = one_leaf_parameters(request, roles)
-    arrays = [name for name, kind in roles.items() if kind in ("array", "pytree", sizes.INDEX_ROLE)]
+    arrays = [name for name, kind in roles.items() if ranked(kind)]
     past = [name for name in arrays if ranks.get(name, 0) > MAX_BODY_RANK]
     if past:
         raise Uninferable(f"parameter {past[0]}: its body reads it at rank {ranks[past[0]]}, past the "
                           f"{MAX_BODY_RANK} jaxlint guesses")
-    if not any(kind in ("array", "pytree", sizes.INDEX_ROLE, "key", "float") or kind[0] == "given"
-               for kind in roles.values()):
+    if not any(ranked(kind) or kind in ("key", "float") or kind[0] == "given" for kind in roles.values()):
         return _size_only(roles)
     n = symbolic_size()
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
@@ -114,6 +116,18 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
     return found
+
+
+def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
+    """The roles that how the body uses a parameter gives (usage.py), for the parameters of
+    ``roles`` whose name and annotation decide nothing."""
+    return usage.roles_by_use(_definition(request), dict(signature.parameters), roles)
+
+
+def ranked(kind: Any) -> bool:
+    """A role whose arrays take the rung's rank: an array, a one-leaf pytree, an index array, a
+    tuple of arrays (usage.py)."""
+    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind)
 
 
 def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tuple[str, ...]:
@@ -157,6 +171,8 @@ def abstract(kind: Any, shape: tuple) -> Any:
     typed f32 scalar, or the static value."""
     import jax
 
+    if usage.is_tuple(kind):  # (usage.TUPLE, length)
+        return tuple(jax.ShapeDtypeStruct(shape, "float32") for _ in range(kind[1]))
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
         return jax.ShapeDtypeStruct(shape, "float32")
     if kind == sizes.INDEX_ROLE:

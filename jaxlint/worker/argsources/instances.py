@@ -47,7 +47,15 @@ import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, constructors, inferred, linen_instances, subclasses
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    constructors,
+    inferred,
+    linen_instances,
+    subclasses,
+    usage,
+)
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
@@ -126,6 +134,7 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     """_signatures' for a class the builder builds as ``kind``."""
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
     roles.update(method_parameters(callee))
+    roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
     found = plan.rungs(frozenset())
@@ -179,7 +188,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs, seen = [], set()
     for rank in range(MAX_RANK + 1):
-        shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in _RANKED}
+        shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
         if tuple(sorted(shapes.items())) in seen or any(r > MAX_RANK for r in shapes.values()):
             continue
         seen.add(tuple(sorted(shapes.items())))
@@ -223,7 +232,7 @@ class _Plan:
         nested = any(is_instance(role) for role in roles.values())
         found, seen = [], set()
         for rank in range(MAX_RANK + 1):
-            shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in _RANKED}
+            shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
             # An instance's fields take the rung's rank whatever the other shapes are.
             key = (rank if nested else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
             if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
@@ -251,6 +260,11 @@ class _Plan:
     def constructs(self, arguments: ArgumentSet) -> bool:
         """``self`` can be made from these fields (its ``__init__`` traced alone)."""
         return built_instances.constructs(arguments.kwargs[self.request.target.params[0]])
+
+
+def _ranked(role: Any) -> bool:
+    """A role of _RANKED, or a tuple of arrays (usage.py)."""
+    return role in _RANKED or usage.is_tuple(role)
 
 
 # Per class, the None-default fields its instances leave None (_absent).

@@ -24,13 +24,18 @@ def takes_pytree(name: str, annotation_text: str, opaque_name: bool) -> bool:
     """A parameter that says it takes a pytree: by its name, or by its annotation, ``PyTree``, or
     ``Any`` where its name says nothing else (``dtype: Any``, ``fn: Any`` are no pytrees;
     ``opaque_name``: the name says a function, pytree or object)."""
-    name = name.lower()
-    by_name = name in PYTREE_NAMES or name.endswith(PYTREE_SUFFIXES)
+    by_name = named_pytree(name)
     if not annotation_text:
         return by_name
     if annotation_text == "Any":
         return by_name or not opaque_name
     return annotation_text in PYTREE_ANNOTATIONS
+
+
+def named_pytree(name: str) -> bool:
+    """A name that says pytree (``params``, ``*_state``)."""
+    name = name.lower()
+    return name in PYTREE_NAMES or name.endswith(PYTREE_SUFFIXES)
 
 
 def structure_needed(definition: ast.AST | None, names: list[str]) -> str | None:
