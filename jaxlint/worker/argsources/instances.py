@@ -41,19 +41,18 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances, subclasses
-from jaxlint.worker.argsources.class_kinds import (
-    EMPTY,
-    buildable_kind,
-    class_hints,
-    field_default,
-    field_defaults,
-    is_abstract,
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    inferred,
+    linen_instances,
+    optional_fields,
+    subclasses,
 )
+from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
 from jaxlint.worker.argsources.field_roles import (
     INTEGERS,
     class_fields,
@@ -64,13 +63,11 @@ from jaxlint.worker.argsources.field_roles import (
     role_value,
 )
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
-from jaxlint.worker.argsources.static_fields import is_static
 from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -110,7 +107,7 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
     """The rungs with every field given, or, when the instance cannot be made on any of them (its
-    ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
+    ``__init__`` refuses), the rungs with the None-default fields optional_fields.py chose left None."""
     if linen_instances.is_linen(owner):
         return _linen_signatures(request, owner, callee)
     if is_abstract(owner):
@@ -127,13 +124,11 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     found = plan.rungs(frozenset())
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
-    optional = [name for name, default in field_defaults(owner, kind).items()
-                if default is None and not is_static(roles.get(f"self.{name}"))]
-    if optional:
-        if owner not in _ABSENT:  # once per class: its methods share the answer
-            _ABSENT[owner] = _absent(plan, found, optional)
-        absent = _ABSENT[owner]
-        found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
+                                                   if name.startswith("self.")})
+    absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
+                                                                  for arguments in plan.rungs(absent)])
+    found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
     return [dataclasses.replace(arguments, one_leaf=one_leaf) for arguments in found]
 
 
@@ -188,20 +183,6 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
             for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
 
 
-def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
-    """The None-default fields to leave None: none when the instance can be made with every field
-    given on some rung, else all of them, else all but one in turn, the first choice that makes
-    one on some rung (none when no choice does: the errors of every field given are reported)."""
-    if any(plan.constructs(arguments) for arguments in found):
-        return frozenset()
-    everyone = frozenset(optional)
-    one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
-    for absent in [everyone, *one_of]:
-        if any(plan.constructs(arguments) for arguments in plan.rungs(absent)):
-            return absent
-    return frozenset()
-
-
 @dataclasses.dataclass
 class _Plan:
     """One method's roles and how its signatures are made from them."""
@@ -244,13 +225,9 @@ class _Plan:
         built = (self_name, *(name for name, role in self.roles.items() if is_instance(role) and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
-    def constructs(self, arguments: ArgumentSet) -> bool:
-        """``self`` can be made from these fields (its ``__init__`` traced alone)."""
-        return built_instances.constructs(arguments.kwargs[self.request.target.params[0]])
-
-
-# Per class, the None-default fields its instances leave None (_absent).
-_ABSENT: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
+    def instance(self, arguments: ArgumentSet) -> Any:
+        """``self`` in ``arguments``."""
+        return arguments.kwargs[self.request.target.params[0]]
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
