@@ -98,3 +98,33 @@ def test_a_class_that_takes_exactly_one_of_its_optional_fields(tmp_path: Path) -
     assert set(untraced) == {"Refusing.mean"}
     assert "self=Refusing(rate=f32[], scale=f32[]): ValueError: Refusing takes no arguments" \
         in untraced["Refusing.mean"]
+
+
+# jax_md's Topology: an index array whose default is None is an array (i32) like any other.
+INDEX = textwrap.dedent('''\
+    import dataclasses
+    from typing import Optional
+
+    import jax
+    import jax.numpy as jnp
+
+
+    @dataclasses.dataclass
+    class Topology:
+        maps: jax.Array
+        map_idx: Optional[jax.Array] = None
+
+        def gathered(self, scale):
+            if self.map_idx is None:
+                return jnp.zeros(())
+            return jnp.where(scale > 0, jnp.sqrt(scale), 0.0) * jnp.take(self.maps, self.map_idx)  # expect JX501
+    ''')
+
+
+def test_an_index_array_field_whose_default_is_none_is_an_array(tmp_path: Path) -> None:
+    path = write(tmp_path, "topology", INDEX)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(INDEX)
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    assert signatures == {"Topology.gathered": "self=Topology(maps=f32[], map_idx=i32[]), scale=f32[]"}

@@ -73,7 +73,7 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
         if nested is None:
             return stand_in_role(param, why)
         return nested
-    if default is not EMPTY and role not in ("array", "float", "key"):
+    if default is not EMPTY and role not in ("array", "float", "key", INTEGERS):
         return ("static", abstract_default(default))  # an array annotation wins over a default
     if role == "array" and type(default) is int:
         return INTEGERS  # low: ArrayLike = 0 holds integers (a discrete distribution's bounds)
