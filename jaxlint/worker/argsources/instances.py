@@ -29,7 +29,8 @@ too (an abstract base's subclass: not a plain one). An abstract class's own meth
 (``_subclass_signatures``); with none, it is counted with why. Fields whose default is None are
 arrays first; when the instance cannot be made so on any rung, they are left None, all, else all
 but one in turn, the first choice that makes one kept (a class that takes exactly one of
-``scale`` and ``log_scale``).
+``scale`` and ``log_scale``): optional_fields.py, once per class, for the instances in fields and
+parameters too.
 
 How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
 leaves, or ``InstanceFields``, made inside the trace from the traced values). The builder's rules
