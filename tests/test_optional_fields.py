@@ -1,8 +1,9 @@
 """Fields whose default is None in an instance jaxlint builds (worker/argsources/optional_fields.py):
 left None where the class takes exactly one of them, for a method's ``self``, for an instance in
 another class's field and for a function's parameter; the choice is tried with concrete sizes
-where the class compares a size (``shape[-1] < 2``); a class that takes every field stays filled,
-and one that refuses every choice is counted as not linted with why.
+where the class compares a size (``shape[-1] < 2``); a class that refuses every choice is counted
+as not linted with why (one that takes every field stays filled: test_methods_reach.py's
+``Linear.bias``). An index array field whose default is None is an i32 array.
 """
 from __future__ import annotations
 
@@ -128,3 +129,4 @@ def test_an_index_array_field_whose_default_is_none_is_an_array(tmp_path: Path) 
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(INDEX)
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures == {"Topology.gathered": "self=Topology(maps=f32[], map_idx=i32[]), scale=f32[]"}
+

@@ -69,6 +69,7 @@ from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
+_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -137,18 +138,26 @@ def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> 
     """An abstract class's own method, traced with ``self`` an instance of the first concrete
     subclass (subclasses.py's order) that inherits the method unchanged and that the builder
     builds: the method's own code is what runs, and the signature names the subclass
-    (``self=Ant(...)``)."""
+    (``self=Ant(...)``). The rungs of the next such subclass follow, tried when none of the
+    first's traces (tinygp's ``Kernel.__call__``: a ``Constant`` holds a scalar, which its rank-1
+    rung is not): ``_SUBCLASSES_TRIED`` subclasses at most."""
     name = request.target.qualname.rpartition(".")[2]
     raw = inspect.getattr_static(owner, name)
     candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw))
     if not candidates:
         raise Uninferable("an abstract class, and no concrete subclass in its package inherits the method")
-    whys = []
+    whys, found, built = [], [], 0
     for sub in candidates:
         try:
-            return _class_signatures(request, sub, buildable_kind(sub), callee)
+            found += _class_signatures(request, sub, buildable_kind(sub), callee)
         except Exception as why:  # Uninferable, or a subclass of a shape not foreseen: the next one
             whys.append(f"{sub.__name__}: {why}")
+            continue
+        built += 1
+        if built == _SUBCLASSES_TRIED:
+            return found
+    if found:
+        return found
     raise Uninferable(f"an abstract class, and none of its concrete subclasses that inherit the method can be "
                       f"built ({'; '.join(whys[:2])}{'; ...' if len(whys) > 2 else ''})")
 
