@@ -5,7 +5,8 @@ subclass, by module and name, defined in the base's package, that jaxlint builds
 signature; for the method, one that inherits it unchanged, so the method's own code is what runs
 (a plain class too, made in the trace by its ``__init__``; never for a parameter). A base that is
 no ABC but whose methods raise NotImplementedError (numpyro's ``Distribution``) is abstract in
-fact: the subclass that fills more of them is tried first. An abstract base with no subclass
+fact: the subclass that fills more of them is tried first. A method none of whose rungs traces with
+the first subclass is tried with the next one (two at most). An abstract base with no subclass
 jaxlint builds is counted as not linted, with why. One check, in the test process."""
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import check_in_process, write
+from helpers import check_in_process, expected_markers, write
 
 from jaxlint.config import load_config
 from jaxlint.report.coverage import coverage
@@ -230,3 +231,59 @@ def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(check
                                 "and no concrete subclass in its package can be built for a parameter (a "
                                 "dataclass, NamedTuple or pytree class))")
     assert skipped["simulate"].startswith("arguments not inferred: parameter sim: Sim (no instance: an abstract class")
+
+
+# tinygp's Kernel.__call__: its first subclass, Constant, holds a scalar, which the rank-1 rung the
+# vmap needs is not; the next subclass's rungs are tried.
+KERNELS = textwrap.dedent('''\
+    import abc
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    class Kernel(abc.ABC):
+        @abc.abstractmethod
+        def evaluate(self, X1, X2):
+            ...
+
+        def __call__(self, X1):
+            values = jax.vmap(lambda x: self.evaluate(x, x))(X1)
+            return jnp.where(X1 > 0, jnp.sqrt(X1), 0.0) * values  # expect JX501
+
+
+    @dataclasses.dataclass
+    class Constant(Kernel):
+        value: jax.Array
+
+        def evaluate(self, X1, X2):
+            if jnp.ndim(self.value) != 0:
+                raise ValueError("The value of a constant kernel must be a scalar")
+            return self.value
+
+
+    @dataclasses.dataclass
+    class Linear(Kernel):
+        scale: jax.Array
+
+        def evaluate(self, X1, X2):
+            return self.scale * X1 * X2
+
+
+    @dataclasses.dataclass
+    class Polynomial(Kernel):  # a third subclass is not tried
+        order: jax.Array
+
+        def evaluate(self, X1, X2):
+            return (X1 * X2) ** self.order
+    ''')
+
+
+def test_an_abstract_class_method_tries_the_next_subclass(tmp_path: Path) -> None:
+    path = write(tmp_path, "kernels", KERNELS)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(KERNELS)
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    assert signatures["Kernel.__call__"] == "self=Linear(scale=f32[n]), X1=f32[n]"

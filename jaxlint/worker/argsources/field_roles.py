@@ -11,7 +11,7 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import inferred, not_implemented, subclasses
+from jaxlint.worker.argsources import inferred, not_implemented, optional_fields, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
@@ -73,7 +73,7 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
         if nested is None:
             return stand_in_role(param, why)
         return nested
-    if default is not EMPTY and role not in ("array", "float", "key"):
+    if default is not EMPTY and role not in ("array", "float", "key", INTEGERS):
         return ("static", abstract_default(default))  # an array annotation wins over a default
     if role == "array" and type(default) is int:
         return INTEGERS  # low: ArrayLike = 0 holds integers (a discrete distribution's bounds)
@@ -185,12 +185,21 @@ def role_value(role: Any, shape: tuple, n: Any, rank: int) -> Any:
         return container(role_value(item, shape, n, rank) for item in items)
     if is_instance(role):
         _, owner, kind, roles = role
-        fields = {name: role_value(r, (n,) * rank if r in ("array", INTEGERS) else (), n, rank)
-                  for name, r in roles.items()}
-        if kind == plain_classes.KIND:
-            return plain_classes.built(owner, fields)
-        return built_instances.built(owner, kind, fields)
+        names = optional_fields.optional(owner, kind, roles)
+        absent = optional_fields.absent(owner, names, lambda absent: [_instance(role, absent, n, r)
+                                                                      for r in range(inferred.MAX_RANK + 1)])
+        return _instance(role, absent, n, rank)
     return inferred.abstract(role, shape)
+
+
+def _instance(role: tuple, absent: frozenset[str], n: Any, rank: int) -> Any:
+    """The instance ``role`` stands for, its array fields of rank ``rank``, those in ``absent`` None."""
+    _, owner, kind, roles = role
+    fields = {name: None if name in absent else role_value(r, (n,) * rank if r in ("array", INTEGERS) else (), n, rank)
+              for name, r in roles.items()}
+    if kind == plain_classes.KIND:
+        return plain_classes.built(owner, fields)
+    return built_instances.built(owner, kind, fields)
 
 
 def has_abstract(values: dict[str, Any]) -> bool:

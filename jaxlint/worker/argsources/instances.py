@@ -31,7 +31,8 @@ too (an abstract base's subclass: not a plain one). An abstract class's own meth
 (``_subclass_signatures``); with none, it is counted with why. Fields whose default is None are
 arrays first; when the instance cannot be made so on any rung, they are left None, all, else all
 but one in turn, the first choice that makes one kept (a class that takes exactly one of
-``scale`` and ``log_scale``).
+``scale`` and ``log_scale``): optional_fields.py, once per class, for the instances in fields and
+parameters too.
 
 How an instance reaches the trace: built_instances.py (a pytree with the abstract fields as its
 leaves, or ``InstanceFields``, made inside the trace from the traced values). The builder's rules
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import weakref
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
@@ -53,17 +53,11 @@ from jaxlint.worker.argsources import (
     constructors,
     inferred,
     linen_instances,
+    optional_fields,
     subclasses,
     usage,
 )
-from jaxlint.worker.argsources.class_kinds import (
-    EMPTY,
-    buildable_kind,
-    class_hints,
-    field_default,
-    field_defaults,
-    is_abstract,
-)
+from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
 from jaxlint.worker.argsources.field_roles import (
     INTEGERS,
     class_fields,
@@ -74,13 +68,12 @@ from jaxlint.worker.argsources.field_roles import (
     role_value,
 )
 from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
-from jaxlint.worker.argsources.static_fields import is_static
 from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_MAX_ONE_OF = 3  # the None-default fields tried one at a time (each variant is three traces of __init__ at most)
+_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -122,7 +115,7 @@ def _method(request: ArgumentRequest) -> tuple[type, Any] | None:
 
 def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
     """The rungs with every field given, or, when the instance cannot be made on any of them (its
-    ``__init__`` refuses), the rungs with the None-default fields ``_absent`` chose left None."""
+    ``__init__`` refuses), the rungs with the None-default fields optional_fields.py chose left None."""
     if linen_instances.is_linen(owner):
         return _linen_signatures(request, owner, callee)
     if is_abstract(owner):
@@ -140,13 +133,11 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     found = plan.rungs(frozenset())
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
-    optional = [name for name, default in field_defaults(owner, kind).items()
-                if default is None and not is_static(roles.get(f"self.{name}"))]
-    if optional:
-        if owner not in _ABSENT:  # once per class: its methods share the answer
-            _ABSENT[owner] = _absent(plan, found, optional)
-        absent = _ABSENT[owner]
-        found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
+                                                   if name.startswith("self.")})
+    absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
+                                                                  for arguments in plan.rungs(absent)])
+    found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
     return [dataclasses.replace(arguments, one_leaf=one_leaf) for arguments in found]
 
 
@@ -154,18 +145,26 @@ def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> 
     """An abstract class's own method, traced with ``self`` an instance of the first concrete
     subclass (subclasses.py's order) that inherits the method unchanged and that the builder
     builds: the method's own code is what runs, and the signature names the subclass
-    (``self=Ant(...)``)."""
+    (``self=Ant(...)``). The rungs of the next such subclass follow, tried when none of the
+    first's traces (tinygp's ``Kernel.__call__``: a ``Constant`` holds a scalar, which its rank-1
+    rung is not): ``_SUBCLASSES_TRIED`` subclasses at most."""
     name = request.target.qualname.rpartition(".")[2]
     raw = inspect.getattr_static(owner, name)
     candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw))
     if not candidates:
         raise Uninferable("an abstract class, and no concrete subclass in its package inherits the method")
-    whys = []
+    whys, found, built = [], [], 0
     for sub in candidates:
         try:
-            return _class_signatures(request, sub, buildable_kind(sub), callee)
+            found += _class_signatures(request, sub, buildable_kind(sub), callee)
         except Exception as why:  # Uninferable, or a subclass of a shape not foreseen: the next one
             whys.append(f"{sub.__name__}: {why}")
+            continue
+        built += 1
+        if built == _SUBCLASSES_TRIED:
+            return found
+    if found:
+        return found
     raise Uninferable(f"an abstract class, and none of its concrete subclasses that inherit the method can be "
                       f"built ({'; '.join(whys[:2])}{'; ...' if len(whys) > 2 else ''})")
 
@@ -199,20 +198,6 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     method = request.target.qualname.rpartition(".")[2]
     return [dataclasses.replace(arguments, one_leaf=one_leaf)
             for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
-
-
-def _absent(plan: _Plan, found: list[ArgumentSet], optional: list[str]) -> frozenset[str]:
-    """The None-default fields to leave None: none when the instance can be made with every field
-    given on some rung, else all of them, else all but one in turn, the first choice that makes
-    one on some rung (none when no choice does: the errors of every field given are reported)."""
-    if any(plan.constructs(arguments) for arguments in found):
-        return frozenset()
-    everyone = frozenset(optional)
-    one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
-    for absent in [everyone, *one_of]:
-        if any(plan.constructs(arguments) for arguments in plan.rungs(absent)):
-            return absent
-    return frozenset()
 
 
 @dataclasses.dataclass
@@ -257,18 +242,14 @@ class _Plan:
         built = (self_name, *(name for name, role in self.roles.items() if is_instance(role) and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
-    def constructs(self, arguments: ArgumentSet) -> bool:
-        """``self`` can be made from these fields (its ``__init__`` traced alone)."""
-        return built_instances.constructs(arguments.kwargs[self.request.target.params[0]])
+    def instance(self, arguments: ArgumentSet) -> Any:
+        """``self`` in ``arguments``."""
+        return arguments.kwargs[self.request.target.params[0]]
 
 
 def _ranked(role: Any) -> bool:
     """A role of _RANKED, or a tuple of arrays (usage.py)."""
     return role in _RANKED or usage.is_tuple(role)
-
-
-# Per class, the None-default fields its instances leave None (_absent).
-_ABSENT: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
