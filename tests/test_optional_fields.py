@@ -94,6 +94,7 @@ def test_a_class_that_takes_exactly_one_of_its_optional_fields(tmp_path: Path) -
         "Categorical.log_prob": f"self={categorical}, value=f32[8]",
         "Mixture.log_mean": f"self=Mixture(mixing={categorical}, loc=f32[8]), value=f32[8]",
         "kl": f"p={categorical}, q={categorical}",
+        "Categorical.__init__": "logits=f32[8], probs=None",  # constructors.py: logits alone
     }
     untraced = {s.target: s.reason for _, s in result.skipped}
     assert set(untraced) == {"Refusing.mean"}
