@@ -10,13 +10,17 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import pytest
 from helpers import check_in_process, expected_markers, write
 
 from jaxlint.config import load_config
+from jaxlint.jaxapi.version import JAX_VERSION
 from jaxlint.rules import all_rules
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.rule_runs import rule_traces
 from jaxlint.worker.trace import trace_function
+
+ANY_FILE = lambda path: True  # noqa: E731
 
 # The rules take tuples (primals and tangents, residuals): guessed arguments never trace them.
 RULES = textwrap.dedent('''\
@@ -149,7 +153,18 @@ def test_an_ordinary_function_gets_no_second_trace() -> None:
         return jnp.where(x > 0, jnp.log(x), 0.0)
 
     arguments = ArgumentSet(args=(jax.ShapeDtypeStruct((3,), jnp.float32),), kwargs={}, source="hint")
-    assert rule_traces(plain, arguments, trace_function(plain, arguments)) == []
+    assert rule_traces(plain, arguments, trace_function(plain, arguments), ANY_FILE) == []
+
+
+@pytest.mark.skipif(JAX_VERSION < (0, 5, 0), reason="JAX 0.4.x does not say where a custom function is defined")
+def test_a_custom_function_of_jax_gets_no_second_trace() -> None:
+    def layer(x):
+        return jax.nn.relu(x)  # a custom_jvp whose rule is JAX's
+
+    arguments = ArgumentSet(args=(jax.ShapeDtypeStruct((3,), jnp.float32),), kwargs={}, source="hint")
+    closed = trace_function(layer, arguments)
+    assert rule_traces(layer, arguments, closed, lambda path: path == __file__) == []
+    assert len(rule_traces(layer, arguments, closed, ANY_FILE)) == 1  # were JAX's rules the project's
 
 
 def test_integer_inputs_get_no_tangent() -> None:
@@ -164,7 +179,7 @@ def test_integer_inputs_get_no_tangent() -> None:
 
     arguments = ArgumentSet(args=(jax.ShapeDtypeStruct((3,), jnp.float32), jax.ShapeDtypeStruct((), jnp.int32)),
                             kwargs={}, source="hint")
-    [traced] = rule_traces(step, arguments, trace_function(step, arguments))
+    [traced] = rule_traces(step, arguments, trace_function(step, arguments), ANY_FILE)
     # The primal inputs in their order, then one tangent: x's.
     assert [(aval.shape, str(aval.dtype)) for aval in traced.in_avals] == [
         ((3,), "float32"), ((), "int32"), ((3,), "float32")]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from jaxlint.jaxapi import jaxprs
+from jaxlint.jaxapi import jaxprs, tracebacks
 
 # custom_jvp_call on every supported release; a custom_vjp is custom_vjp_call_jaxpr up to 0.4.x
 # and custom_vjp_call from 0.5.
@@ -24,18 +24,32 @@ def _jvp_rules() -> dict[Any, Any]:
     return ad.primitive_jvps
 
 
-def _own_jvp_rule(primitive: Any, rules: dict[Any, Any]) -> bool:
-    """Whether ``primitive``'s JVP rule is a library's (defined outside JAX), not JAX's own."""
+def _library_rule_file(primitive: Any, rules: dict[Any, Any]) -> str | None:
+    """The file of ``primitive``'s JVP rule when a library defined it (not JAX); else None."""
     rule = rules.get(primitive)
     while isinstance(rule, functools.partial):
         rule = rule.func
     module = getattr(rule, "__module__", None)
-    return isinstance(module, str) and module != "jax" and not module.startswith(_JAX_MODULES)
+    if not isinstance(module, str) or module == "jax" or module.startswith(_JAX_MODULES):
+        return None
+    return getattr(getattr(rule, "__code__", None), "co_filename", None)
 
 
-def rule_kinds(closed: Any) -> frozenset[str]:
+def _custom_files(eqn: Any) -> list[str] | None:
+    """The files a custom_jvp/custom_vjp call's function and rules are defined in (JAX >= 0.5 says,
+    in their debug info); None where the release does not say (0.4.x)."""
+    found = [tracebacks.function_source(jaxprs.open_jaxpr(eqn.params[key])[0]) if key.endswith("jaxpr")
+             else tracebacks.function_source(eqn.params[key])
+             for key in ("call_jaxpr", "fun_jaxpr", "jvp_jaxpr_fun", "fwd_jaxpr_thunk", "bwd") if key in eqn.params]
+    files = [source[1] for source in found if source is not None]
+    return files or None
+
+
+def rule_kinds(closed: Any, is_project: Callable[[str], bool]) -> frozenset[str]:
     """``"jvp"`` when ``closed`` (sub-jaxprs included) holds a custom_jvp call or a primitive with a
-    library's JVP rule, ``"vjp"`` when it holds a custom_vjp call; empty for neither."""
+    library's JVP rule, ``"vjp"`` when it holds a custom_vjp call; empty for neither. Only calls of
+    the project's functions or rules count (``is_project`` of their file; one that JAX 0.4.x does
+    not locate counts too): ``jax.nn.relu`` is a custom_jvp whose rule is JAX's."""
     kinds: set[str] = set()
     rules = _jvp_rules()
     seen: set[int] = set()
@@ -47,10 +61,14 @@ def rule_kinds(closed: Any) -> frozenset[str]:
         seen.add(id(jaxpr))
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
-            if name in _CUSTOM_VJP:
-                kinds.add("vjp")
-            elif name in _CUSTOM_JVP or (eqn.primitive in rules and _own_jvp_rule(eqn.primitive, rules)):
-                kinds.add("jvp")
+            if name in _CUSTOM_VJP or name in _CUSTOM_JVP:
+                files = _custom_files(eqn)
+                if files is None or any(is_project(file) for file in files):
+                    kinds.add("vjp" if name in _CUSTOM_VJP else "jvp")
+            elif eqn.primitive in rules:
+                file = _library_rule_file(eqn.primitive, rules)
+                if file is not None and is_project(file):
+                    kinds.add("jvp")
             pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
     return frozenset(kinds)
 

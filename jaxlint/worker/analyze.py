@@ -411,7 +411,7 @@ class _Analysis:
         """The findings in the user's differentiation rules, which only a differentiated trace runs
         (worker/rule_runs.py); their lines count linted."""
         found: list[Finding] = []
-        traces = rule_traces(function, arguments, closed)
+        traces = rule_traces(function, arguments, closed, self.others)
         ran = primal_lines(closed) if traces else set()
         for differentiated in traces:
             out: list[Finding] = []

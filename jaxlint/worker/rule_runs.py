@@ -19,12 +19,13 @@ from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.trace import bind
 
 
-def rule_traces(function: Any, arguments: ArgumentSet, closed: Any) -> list[Any]:
+def rule_traces(function: Any, arguments: ArgumentSet, closed: Any, is_project: Callable[[str], bool]) -> list[Any]:
     """The ClosedJaxprs of ``function`` differentiated (``jax.jvp`` for a JVP rule, ``jax.vjp``'s
     backward function for a custom_vjp), with the primal's inputs first in the same order and then
     a tangent (or cotangent) per float input (output); none when ``closed`` holds no rule of the
-    user's, when nothing is a float, or when differentiating fails (a rule that refuses to run)."""
-    kinds = custom_rules.rule_kinds(closed)
+    project's (``is_project`` of a file), when nothing is a float, or when differentiating fails (a
+    rule that refuses to run)."""
+    kinds = custom_rules.rule_kinds(closed, is_project)
     if not kinds:
         return []
     apply, inputs = bind(function, arguments)

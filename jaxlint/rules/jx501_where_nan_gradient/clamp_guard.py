@@ -10,7 +10,8 @@ multiplied, divided) and compared with the bound, so ``clip(log(p), max=0)`` (-i
 ``clip(sqrt(x), 0)`` (a tie: the gradient is inf, not NaN) and a clamp of the input
 (``log(clip(p, tiny))``) are quiet, as is an input that cannot reach the singular point
 (``exp``/``sigmoid`` output, a positive constant plus a non-negative value, a product of such, a
-where that keeps the value only where it is above a constant >= 0: ``where(d > eps, d, 1)``). Nor
+where that keeps the value only where it is above a constant >= 0: ``where(d > eps, d, 1)``, a
+value whose clamps keep it above 0: ``1 - jnp.clip(x, -1 + eps, 1 - eps)**2``). Nor
 is a singular input that is a difference of two computed values (``x_pos[1] - x_pos[0]``): it is 0
 only where the two coincide, which code like a spline's knots excludes by construction and
 guessed arguments cannot tell; a real coincidence is missed.
@@ -179,7 +180,7 @@ def _positive(value: Value) -> bool:
     op = strip(value).producer
     if op is None:
         return False
-    if op.primitive in _POSITIVE:
+    if op.primitive in _POSITIVE or _range(value)[0] > 0:
         return True
     bounds = _bounds(op) if op.primitive in ("max", "clamp") else None
     if bounds is not None and bounds[1] is not None and bounds[1] > 0:
@@ -193,6 +194,37 @@ def _positive(value: Value) -> bool:
         return all(_positive(case) or _kept_only_positive(op.inputs[0], case, chosen)
                    for case, chosen in zip(op.inputs[1:], (False, True)))
     return False
+
+
+def _range(value: Value) -> tuple[float, float]:
+    """Bounds (low, high) of ``value`` that clamps to constants, squares and sums and differences of
+    such give; (-inf, inf) where unknown. jax-md's ``_safe_acos_jvp``: ``x_clamped = jnp.clip(x,
+    -1 + EPS, 1 - EPS)``, so ``1 - x_clamped**2`` is at least about 2 * EPS, and its sqrt never 0."""
+    unknown = (-math.inf, math.inf)
+    constant = scalar(value)
+    if constant is not None:
+        return (constant, constant) if not math.isnan(constant) else unknown
+    op = strip(value).producer
+    if op is None:
+        return unknown
+    bounds = _bounds(op) if op.primitive in _GUARD_PRIMITIVES else None
+    if bounds is not None:
+        low, high = _range(bounds[0])
+        if bounds[1] is not None:
+            low, high = max(low, bounds[1]), max(high, bounds[1])
+        if bounds[2] is not None:
+            low, high = min(low, bounds[2]), min(high, bounds[2])
+        return low, high
+    squared = (op.primitive == "integer_pow" and op.params.get("y") == 2) or op.primitive == "square" or (
+        op.primitive == "mul" and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1]))
+    if squared:
+        low, high = _range(op.inputs[0])
+        return (0.0 if low <= 0 <= high else min(low * low, high * high)), max(low * low, high * high)
+    if op.primitive in ("add", "sub") and len(op.inputs) == 2:
+        (a_low, a_high), (b_low, b_high) = _range(op.inputs[0]), _range(op.inputs[1])
+        found = (a_low + b_low, a_high + b_high) if op.primitive == "add" else (a_low - b_high, a_high - b_low)
+        return found if not any(math.isnan(bound) for bound in found) else unknown
+    return unknown
 
 
 def _a_difference(value: Value) -> bool:
