@@ -411,6 +411,7 @@ class _Analysis:
         """The findings in the user's differentiation rules, which only a differentiated trace runs
         (worker/rule_runs.py); their lines count linted."""
         found: list[Finding] = []
+        started = time.perf_counter()
         traces = rule_traces(function, arguments, closed, self.others)
         ran = primal_lines(closed) if traces else set()
         for differentiated in traces:
@@ -421,6 +422,9 @@ class _Analysis:
                 instance_inputs=built_inputs(arguments), left_out=out), ran)
             left_out += in_rules_only(out, ran)
             self._count_linted(differentiated, target, itself=False)
+        # Part of "rules": the differentiated traces and the rules on them.
+        timings = self.result.timings
+        timings["rule-runs"] = timings.get("rule-runs", 0.0) + time.perf_counter() - started
         return found
 
     def _left_out(self, findings: list[Finding]) -> None:
