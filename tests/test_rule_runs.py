@@ -89,6 +89,40 @@ def test_the_rules_count_linted(tmp_path: Path) -> None:
     assert len(checked.linted) == len(checked.functions) == 6
 
 
+# A primitive of the project's own with its JVP rule (as equinox and jax_md register theirs).
+PRIMITIVE = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+    from jax.extend.core import Primitive
+    from jax.interpreters import ad
+
+    safe_sqrt_p = Primitive("safe_sqrt")
+    safe_sqrt_p.def_impl(lambda x: jnp.sqrt(jnp.maximum(x, 0.0)))
+    safe_sqrt_p.def_abstract_eval(lambda x: x)
+
+
+    def _safe_sqrt_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return safe_sqrt_p.bind(x), jnp.where(x > 0, t / jnp.sqrt(x), 0.0)  # expect JX501
+
+
+    ad.primitive_jvps[safe_sqrt_p] = _safe_sqrt_jvp
+
+
+    # jaxlint: args x=f32[3]
+    @jax.jit
+    def norm(x):
+        return safe_sqrt_p.bind(jnp.sum(x))
+    ''')
+
+
+def test_a_primitive_s_own_jvp_rule_is_linted(tmp_path: Path) -> None:
+    result = _check(tmp_path, "primitive", PRIMITIVE)
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(PRIMITIVE)
+    [checked] = result.files
+    assert len(checked.linted) == len(checked.functions) == 2
+
+
 CLEAN = textwrap.dedent('''\
     import jax
     import jax.numpy as jnp
