@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import textwrap
 from pathlib import Path
 from types import ModuleType
 
@@ -114,7 +115,7 @@ CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]
 # The case's quiet functions of one float argument whose gradient has no NaN anywhere on this grid.
 FINITE_GRADIENT = ["double_where", "double_where_false_branch", "log_threshold_below_zero",
                    "arctanh_outside", "safe_power", "safe_op", "clip_tanh", "clip_log_positive",
-                   "clip_positive_denominator", "clip_kept_denominator"]
+                   "clip_positive_denominator", "clip_kept_denominator", "clip_clamped_square"]
 GRID = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]
 
 
@@ -369,3 +370,24 @@ def test_joined_guards_name_the_point_and_their_gradient_is_nan(triggers, found,
     # and_keeps_zero keeps it whatever the other is.
     assert _joined_gradient(original.or_other, 0.0, True) == math.inf
     assert not math.isnan(_joined_gradient(original.and_keeps_zero, 0.0, True))
+
+
+def test_a_clamp_that_keeps_the_square_below_one_is_quiet(tmp_path: Path) -> None:
+    """jax-md's ``_safe_acos_jvp``: ``x`` clipped inside (-1, 1) keeps ``1 - x**2`` above 0, so the
+    outer clamp never clamps away sqrt's singular point; clipped to [-1, 1] it does."""
+    template = textwrap.dedent('''\
+        import jax
+        import jax.numpy as jnp
+
+
+        # jaxlint: args x=f32[3]
+        @jax.jit
+        def safe_acos_tangent(x):
+            x_clamped = jnp.clip(x, LOW, HIGH)
+            return jnp.maximum(jnp.sqrt(1 - x_clamped**2), 1e-7)
+        ''')
+    inside = write(tmp_path, "inside", template.replace("LOW", "-1 + 1e-7").replace("HIGH", "1 - 1e-7"))
+    bounds = write(tmp_path, "bounds", template.replace("LOW", "-1.0").replace("HIGH", "1.0"))
+    assert run(inside).findings == []
+    [finding] = run(bounds).findings
+    assert "clamps away 1 - x_clamped**2=0" in finding.message

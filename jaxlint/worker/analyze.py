@@ -48,6 +48,7 @@ from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
+from jaxlint.worker.rule_runs import in_rules_only, primal_lines, rule_traces
 from jaxlint.worker.trace import (
     NotArrays,
     built_inputs,
@@ -395,6 +396,7 @@ class _Analysis:
                                  truncations=truncations, instance_inputs=built_inputs(arguments),
                                  left_out=left_out)
         self._count_linted(closed, target, itself=not arguments.constant)
+        found += self._rule_runs(function, target, arguments, closed, signature, left_out)
         if arguments.constant:  # a size-only function: its lengths are jaxlint's sizes
             left_out += [finding for finding in found if sizes.judges_chosen_sizes(finding.code)]
             found = [finding for finding in found if not sizes.judges_chosen_sizes(finding.code)]
@@ -408,6 +410,27 @@ class _Analysis:
             runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
         timings["rules"] += time.perf_counter() - started
         return "traced"
+
+    def _rule_runs(self, function: Any, target: Target, arguments: ArgumentSet, closed: Any, signature: str,
+                   left_out: list[Finding]) -> list[Finding]:
+        """The findings in the user's differentiation rules, which only a differentiated trace runs
+        (worker/rule_runs.py); their lines count linted."""
+        found: list[Finding] = []
+        started = time.perf_counter()
+        traces = rule_traces(function, arguments, closed, self.others)
+        ran = primal_lines(closed) if traces else set()
+        for differentiated in traces:
+            out: list[Finding] = []
+            found += in_rules_only(program_findings(
+                self.rules, self.codes, self.job.path, self.job.source, target, differentiated, signature, self.index,
+                self.job.settings, self.others, differentiated=True, vmap_records=VMAP_RECORDS,
+                instance_inputs=built_inputs(arguments), left_out=out), ran)
+            left_out += in_rules_only(out, ran)
+            self._count_linted(differentiated, target, itself=False)
+        # Part of "rules": the differentiated traces and the rules on them.
+        timings = self.result.timings
+        timings["rule-runs"] = timings.get("rule-runs", 0.0) + time.perf_counter() - started
+        return found
 
     def _left_out(self, findings: list[Finding]) -> None:
         """Findings at a bad point among a built instance's fields alone: listed, not reported."""

@@ -560,6 +560,16 @@ clip_masked_distance(x)
 
 
 @jax.jit
+def clip_clamped_square(x):
+    # jax-md's _safe_acos_jvp: x clamped inside (-1, 1), so 1 - x**2 > 0 and its sqrt is never 0.
+    x_clamped = jnp.clip(x, -1 + 1e-7, 1 - 1e-7)
+    return jnp.maximum(jnp.sqrt(1 - x_clamped**2), 1e-7)
+
+
+clip_clamped_square(x)
+
+
+@jax.jit
 def clip_kept_denominator(d):
     # optimistix's polak_ribiere: the where keeps the denominator only above eps, else 1: never 0.
     pred = d > jnp.finfo(d.dtype).eps
