@@ -100,3 +100,32 @@ def test_a_static_callable_field_of_an_equinox_module_gets_one(tmp_path: Path) -
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures == {"Activation.__call__": "self=Activation(activation=<stand-in: its first argument>, "
                                                  "weight=f32[]), x=f32[]"}
+
+
+UNIONS = textwrap.dedent('''\
+    from typing import Callable, Union
+
+    import jax
+    import jax.numpy as jnp
+
+    Array = jax.Array
+    DisplacementOrMetricFn = Union[Callable[[Array, Array], Array], Callable[[Array, Array], float]]
+
+
+    def pair_distances(metric: DisplacementOrMetricFn, R: Array):  # jax_md's map_product
+        d = jax.vmap(jax.vmap(metric, (0, None)), (None, 0))(R, R)
+        return jnp.where(d > 0, jnp.log(d), 0.0)  # expect JX501
+
+
+    def scaled(value: Union[float, Array, Callable[[int], float]], x: Array):  # a constant or a schedule
+        return jnp.tanh(x) * value
+    ''')
+
+
+def test_a_union_of_function_types_gets_a_stand_in_and_one_with_numbers_an_array(tmp_path: Path) -> None:
+    """``Array`` in a ``Callable``'s text made the union an array: the vmap over it failed."""
+    result = _checked(tmp_path, UNIONS)
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    assert signatures == {"pair_distances": "metric=<stand-in: its first argument>, R=f32[n]",
+                          "scaled": "value=f32[n], x=f32[]"}
+    assert [(f.code, f.target) for f in result.findings] == [("JX501", "pair_distances")]

@@ -3,7 +3,8 @@
 and traced: where a closure calls one, the stand-in computes something plain of its arguments,
 with no operation any rule reports.
 
-For a function, two kinds, by the parameter's name or its ``Callable[..., R]`` annotation: a
+For a function, two kinds, by the parameter's name or its ``Callable[..., R]`` annotation (or a
+union of callables and classes, no arrays or numbers: distrax's ``BijectorLike``): a
 scalar of a tree (``-0.5 * sum(x ** 2)`` over the first argument's leaves) where the name says the
 function gives one (``logdensity_fn``, ``loss_fn``, ``energy_fn``, ...) or ``R`` is ``float``;
 else the first argument as it is. A parameter annotated with a NamedTuple of ``init`` and
@@ -97,7 +98,7 @@ def for_parameter(param: inspect.Parameter) -> Any:
     if annotation is param.empty:
         if not FUNCTION_PARAMETER.fullmatch(param.name.lower()):
             return None
-    elif not str(text).startswith(_CALLABLE_TEXT):
+    elif not str(text).startswith(_CALLABLE_TEXT) and not _callable_union(annotation):
         return None
     if SCALAR_NAME.fullmatch(param.name.lower()) or _returns_float(annotation):
         return SCALAR
@@ -139,6 +140,20 @@ def _transformation(annotation: Any) -> Any:
             except Exception:  # a NamedTuple whose other fields mean something else: no stand-in
                 return None
     return None
+
+
+def _callable_union(annotation: Any) -> bool:
+    """A union with a ``Callable`` member and no array or number member: a function or an object
+    (distrax's ``BijectorLike``, jax_md's ``DisplacementOrMetricFn``), which a function stands in
+    for; ``Union[float, Array, Callable]`` (a schedule or a constant) is an array's."""
+    if typing.get_origin(annotation) not in _UNIONS:
+        return False
+    members = typing.get_args(annotation)
+    texts = [inspect.formatannotation(member) for member in members]
+    if not any(text.startswith(_CALLABLE_TEXT) for text in texts):
+        return False
+    return not any(member in (int, float, complex, bool) or (not text.startswith(_CALLABLE_TEXT) and any(
+        word in text for word in ("Array", "ndarray", "Numeric", "Scalar"))) for member, text in zip(members, texts))
 
 
 def _returns_float(annotation: Any) -> bool:
