@@ -487,3 +487,29 @@ def test_explain_names_self_and_its_fields(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "arguments (inferred): self: Pair(r=f32[], scale=f32[]), x: f32[]\n" in run.stdout
+
+
+STACK = textwrap.dedent('''\
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    @dataclasses.dataclass
+    class Stack:
+        m: jax.Array
+
+        def total(self):  # rank 3 from its body: past the ladder's rungs, taken as the body shows
+            b, r, c = self.m.shape
+            return jnp.where(self.m > 0, jnp.log(self.m), 0.0).sum() / (b * r * c)  # expect JX501
+    ''')
+
+
+def test_a_field_the_body_reads_at_rank_three_gets_that_rank(tmp_path: Path) -> None:
+    path = write(tmp_path, "stack", STACK)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(STACK)
+    assert {t.target: t.signature for fa in result.files for t in fa.result.traced} == {
+        "Stack.total": "self=Stack(m=f32[n,n,n])"}

@@ -67,7 +67,7 @@ from jaxlint.worker.argsources.field_roles import (
     method_parameters,
     role_value,
 )
-from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
+from jaxlint.worker.argsources.inferred import MAX_BODY_RANK, MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
@@ -188,7 +188,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     rungs, seen = [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
-        if tuple(sorted(shapes.items())) in seen or any(r > MAX_RANK for r in shapes.values()):
+        if tuple(sorted(shapes.items())) in seen or any(r > MAX_BODY_RANK for r in shapes.values()):
             continue
         seen.add(tuple(sorted(shapes.items())))
         rungs.append(tuple({name: role_value(role, (n,) * shapes.get(name, 0), n, rank) for name, role in roles.items()}
@@ -220,7 +220,7 @@ class _Plan:
             shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
             # An instance's fields take the rung's rank whatever the other shapes are.
             key = (rank if nested else 0, tuple(sorted(shapes.items(), key=lambda item: item[0])))
-            if key in seen or any(len(shape) > MAX_RANK for shape in shapes.values()):
+            if key in seen or any(len(shape) > MAX_BODY_RANK for shape in shapes.values()):
                 continue
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
