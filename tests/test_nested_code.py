@@ -1,0 +1,121 @@
+"""Nested JAX functions that nothing ran are built from their own code (worker/nested_code.py):
+their free variables that are parameters of an enclosing function get guessed values (shown after
+their own, "with its outer's"), those that are sibling defs are built the same way, and one that
+is a local the outer assigns leaves the function not linted, with why."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from helpers import check_in_process, expected_markers, write
+
+from jaxlint.config import load_config
+from jaxlint.report.coverage import coverage
+from jaxlint.rules import all_rules
+
+NESTED = textwrap.dedent('''\
+    import jax.numpy as jnp
+
+
+    def no_free(model, data):
+        def standalone(x):
+            return jnp.log(1 + x)  # expect JX703
+
+        model.register(standalone)
+        return data
+
+
+    def over_parameter(model, scale):
+        def shifted():
+            return jnp.log(1 + scale)  # expect JX703
+
+        model.register(shifted)
+        return scale
+
+
+    def over_sibling(model, data):
+        def helper(y):
+            return 1 + y
+
+        def uses_helper(x):
+            return jnp.log(helper(x))  # expect JX703
+
+        model.register(uses_helper)
+        return data
+
+
+    def over_local(model, data):
+        offset = model.offset
+
+        def moved(x):
+            return jnp.log(1 + x + offset)
+
+        model.register(moved)
+        return data
+
+
+    def runs_inner(x):
+        def inner(y):
+            return jnp.log(1 + y)  # expect JX703
+
+        return inner(x)
+
+
+    def returned(model):
+        def closure(x):
+            return jnp.log(1 + x)  # expect JX703
+
+        return closure
+    ''')
+
+
+def checked(tmp_path: Path):
+    path = write(tmp_path, "nested", NESTED)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+
+
+def traced_signatures(result) -> dict[str, str]:
+    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
+
+
+def test_nested_functions_built_from_their_code_are_linted_at_their_lines(tmp_path: Path) -> None:
+    result = checked(tmp_path)
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(NESTED)
+    assert all(f.arguments == "inferred" for f in result.findings)
+    linted = {f.function: f.linted for f in coverage(result).functions}
+    assert linted["no_free.<locals>.standalone"] is True
+    assert linted["over_sibling.<locals>.uses_helper"] is True
+    # a closure whose factory was not called (its parameter model) is built from its code too
+    assert linted["returned.<locals>.closure"] is True
+
+
+def test_an_outer_parameter_reaches_the_closure_as_an_array_and_is_shown(tmp_path: Path) -> None:
+    result = checked(tmp_path)
+    assert traced_signatures(result)["over_parameter.<locals>.shifted"] == "(no arguments) with its outer's scale=f32[]"
+    [finding] = [f for f in result.findings if f.target == "over_parameter.<locals>.shifted"]
+    assert "with its outer's scale=f32[]" in finding.message
+
+
+def test_a_sibling_def_is_built_with_it(tmp_path: Path) -> None:
+    result = checked(tmp_path)
+    assert traced_signatures(result)["over_sibling.<locals>.uses_helper"] == "x=f32[]"
+    # helper is no JAX function: it ran only as uses_helper's sibling
+    assert "over_sibling.<locals>.helper" not in {f.function for f in coverage(result).functions}
+
+
+def test_a_local_of_the_outer_is_not_guessed_and_the_reason_names_it(tmp_path: Path) -> None:
+    result = checked(tmp_path)
+    assert not [f for f in result.findings if f.target == "over_local.<locals>.moved"]
+    report = coverage(result)
+    [moved] = [u for u in report.untraced if u.target == "over_local.<locals>.moved"]
+    assert moved.kind == "nested-not-built"
+    assert moved.reason.startswith("not built from its code: its free variable offset is a local of over_local")
+    assert not report.outside
+
+
+def test_a_nested_function_its_outer_ran_is_not_traced_again(tmp_path: Path) -> None:
+    result = checked(tmp_path)
+    traced = traced_signatures(result)
+    assert "runs_inner" in traced and "runs_inner.<locals>.inner" not in traced
+    assert {f.function: f.linted for f in coverage(result).functions}["runs_inner.<locals>.inner"] is True
