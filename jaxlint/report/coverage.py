@@ -257,9 +257,10 @@ def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, r
     outer, nested, _ = function.qualname.partition(".<locals>.")
     outer_reason = f"its outer function {outer} was tried, not run: {outer_skips[outer].reason}" \
         if nested and outer in outer_skips else None
-    if built is not None:
+    if built is not None:  # its own trace's failure says all; why it was not built, with its outer's
+        also = outer_reason if built.kind == "nested-not-built" else None
         return Untraced(path, function.qualname, function.line, built.kind,
-                        "; ".join(filter(None, [_built_reason(built), outer_reason])), hint, note)
+                        "; ".join(filter(None, [_built_reason(built), also])), hint, note)
     if outer_reason is not None:
         return Untraced(path, function.qualname, function.line, outer_skips[outer].kind, outer_reason, hint, note)
     return Untraced(path, function.qualname, function.line, "not-a-target",
