@@ -58,6 +58,9 @@ NESTED = textwrap.dedent('''\
         def inner(y):
             return jnp.log(1 + y)  # expect JX703
 
+        def unused(y):  # not run by runs_inner's trace: built from its code
+            return jnp.log(1 + y)  # expect JX703
+
         return inner(x)
 
 
@@ -118,4 +121,47 @@ def test_a_nested_function_its_outer_ran_is_not_traced_again(tmp_path: Path) -> 
     result = checked(tmp_path)
     traced = traced_signatures(result)
     assert "runs_inner" in traced and "runs_inner.<locals>.inner" not in traced
+    assert traced["runs_inner.<locals>.unused"] == "y=f32[]"
     assert {f.function: f.linted for f in coverage(result).functions}["runs_inner.<locals>.inner"] is True
+
+
+SWITCH = textwrap.dedent('''\
+    import jax.numpy as jnp
+
+
+    class Energy:  # an object: the factory is not called
+        pass
+
+
+    def force_switch(energy: Energy, r_on: float, r_off: float):
+        def smooth_fn(dr):
+            # NaN gradient only at r_on == r_off: the outer's values alone, which jaxlint guessed
+            return jnp.clip((dr - r_on) / (r_off - r_on), 0.0, 1.0)
+
+        def cutoff_fn(dr):
+            return smooth_fn(dr) * energy(dr)
+
+        return cutoff_fn
+
+
+    def scaled_switch(model, width: float = 2.0):
+        def ramp(dr, low):
+            return jnp.clip((dr - low) / (dr - width), 0.0, 1.0)  # expect JX501
+
+        model.register(ramp)
+        return width
+    ''')
+
+
+def test_a_bad_point_among_the_outer_values_alone_is_left_out(tmp_path: Path) -> None:
+    """jax_md's force_switch: the clamp's bad point r_on == r_off depends on the enclosing
+    function's parameters alone, a configuration jaxlint guessed: left out. One that depends on the
+    function's own argument too is kept, and an outer default is shown as the closure holds it."""
+    path = write(tmp_path, "switch", SWITCH)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(SWITCH)
+    traced = traced_signatures(result)
+    assert traced["force_switch.<locals>.smooth_fn"] == "dr=f32[] with its outer's r_on=f32[], r_off=f32[]"
+    assert traced["scaled_switch.<locals>.ramp"] == "dr=f32[], low=f32[] with its outer's width=2.0"
+    assert [(f.line, f.code) for f in coverage(result).left_out] == [(11, "JX501")]

@@ -342,8 +342,9 @@ def untraced_text(report: Coverage, relative: Callable[[str], str] = lambda path
         lines += _entries(report.outside, relative)
     if report.left_out:
         lines.append(f"findings left out ({len(report.left_out)}): their bad point lies among the fields of an "
-                     "instance jaxlint built, alone, which the class may never hold, or they judge the sizes "
-                     "jaxlint chose for a function of sizes alone:")
+                     "instance jaxlint built, alone, which the class may never hold (or among the values it guessed "
+                     "for a nested function's outer parameters, alone), or they judge the sizes jaxlint chose "
+                     "for a function of sizes alone:")
         lines += [f"  {relative(f.path)}:{f.line}: {f.target} {f.code} {f.message}" for f in report.left_out]
     return "".join(line + "\n" for line in lines)
 

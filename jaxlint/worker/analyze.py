@@ -46,7 +46,7 @@ from jaxlint.worker.importer import (
 )
 from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
-from jaxlint.worker.nested_code import NESTED_SECONDS, build, unrun
+from jaxlint.worker.nested_code import NESTED_SECONDS, build, for_trace, unrun
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.trace import (
@@ -324,7 +324,7 @@ class _Analysis:
                                                              f"{error}", target=target.qualname))
             self._skip(target, "invalid-hint", str(error))
             return
-        signatures = [dataclasses.replace(arguments, outer=outer) for arguments in signatures]
+        signatures = [for_trace(arguments, function, outer) for arguments in signatures] if outer else signatures
         if not signatures:
             self._skip(target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
             return

@@ -31,6 +31,7 @@ from typing import Any
 from jaxlint.model import Target
 from jaxlint.scan.functions import JaxFunction
 from jaxlint.scan.index import SourceIndex, first_line
+from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.trace import code_of, resolve
 
 NESTED_SECONDS = 10.0  # a nested function's build and traces together (worker/guards.py)
@@ -71,6 +72,7 @@ def build(module: Any, function: JaxFunction, index: SourceIndex) -> Built:
     why = plan.add(chain)
     if why:
         return Built(target, why=why)
+    plan.order(chain)
     node = _node(index, chain[-1])
     own = _own_parameters(node) if node is not None else None
     if own is None:
@@ -79,6 +81,19 @@ def build(module: Any, function: JaxFunction, index: SourceIndex) -> Built:
     if clash:
         return Built(target, why=f"its enclosing functions' parameter {clash[0]} has the name of one of its own")
     return Built(target, plan.callable(chain, own, function.qualname), tuple(plan.parameters))
+
+
+def for_trace(arguments: ArgumentSet, function: Any, outer: tuple[str, ...]) -> ArgumentSet:
+    """``arguments`` for a built function: its outer parameters shown apart, with those that keep
+    their default shown too (the closure's values), and counted as built: a finding whose bad point
+    lies among their values alone is left out (analysis/instance_points.py), as for a built
+    instance's fields (jax_md's ``(dr - r_on) / (r_off - r_on)``: ``r_on == r_off`` is a
+    configuration the caller never passes)."""
+    parameters = inspect.signature(function).parameters
+    kwargs = {**arguments.kwargs, **{name: parameters[name].default for name in outer
+                                     if name not in arguments.kwargs and parameters[name].default is not
+                                     inspect.Parameter.empty}}
+    return dataclasses.replace(arguments, kwargs=kwargs, outer=outer, built=(*arguments.built, *outer))
 
 
 def _chain(codes: list[types.CodeType], qualname: str, line: int) -> list[types.CodeType] | None:
@@ -132,6 +147,12 @@ class _Plan:
             if why:
                 return why
         return ""
+
+    def order(self, chain: list[types.CodeType]) -> None:
+        """The parameters as their functions list them, the outermost function's first."""
+        depth = {id(code): i for i, code in enumerate(chain)}
+        self.parameters = dict(sorted(self.parameters.items(), key=lambda item: (
+            depth.get(id(self.owners[item[0]]), 0), _parameter_names(self.owners[item[0]]).index(item[0]))))
 
     def _parameter(self, chain: list[types.CodeType], name: str) -> str:
         owner = chain[-1]
