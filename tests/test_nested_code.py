@@ -4,10 +4,15 @@ their own, "with its outer's"), those that are sibling defs are built the same w
 is a local the outer assigns leaves the function not linted, with why."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from helpers import check_in_process, expected_markers, write
+from test_pytest_store import environment, pytest_run
 
 from jaxlint.config import load_config
 from jaxlint.report.coverage import coverage
@@ -165,3 +170,25 @@ def test_a_bad_point_among_the_outer_values_alone_is_left_out(tmp_path: Path) ->
     assert traced["force_switch.<locals>.smooth_fn"] == "dr=f32[] with its outer's r_on=f32[], r_off=f32[]"
     assert traced["scaled_switch.<locals>.ramp"] == "dr=f32[], low=f32[] with its outer's width=2.0"
     assert [(f.line, f.code) for f in coverage(result).left_out] == [(11, "JX501")]
+
+
+@pytest.mark.slow
+def test_a_nested_function_the_tests_linted_is_not_built_with_guesses(tmp_path: Path) -> None:
+    """The tests gave the nested function real arguments: check keeps their finding and builds no
+    guess of it, though the file's other JAX function is traced with inferred arguments."""
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(
+        "import jax.numpy as jnp\n\n\ndef total(model, xs):\n    def body(x):\n"
+        "        return jnp.where(x > 0, jnp.log(x), 0.0)\n\n    return model(body(xs))\n\n\n"
+        "def plain(x):\n    return jnp.sin(x)\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_model.py").write_text(
+        "import jax.numpy as jnp\n\nfrom pkg.model import total\n\n\n"
+        "def test_total():\n    assert total(lambda y: y, jnp.ones(3)).shape == (3,)\n")
+    assert "1 passed" in pytest_run(tmp_path).stdout
+    run = subprocess.run([sys.executable, "-m", "jaxlint", "check", "--output-format", "json", "pkg"],
+                         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=600)
+    assert "linted 2 of 2 JAX functions: 1 traced here, 1 in the test run of " in run.stderr, run.stderr
+    assert [(f["code"], f["origin"]) for f in json.loads(run.stdout)] == [("JX501", "test run")]

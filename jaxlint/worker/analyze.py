@@ -348,7 +348,7 @@ class _Analysis:
         and traced with guessed arguments, their enclosing functions' parameters among them."""
         # A closure whose factory made nothing is built from its code too.
         targets = [t for t in self.job.targets if not (t.kind == "closure" and self.factories.made_none(t))]
-        for function in unrun(self.jax_functions, self.linted, targets):
+        for function in unrun(self.jax_functions, self.linted | set(self.job.settled), targets):
             if function.first_line in self.linted:
                 continue  # a later sibling's trace ran it
             built = build(module, function, self.index)
