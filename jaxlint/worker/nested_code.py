@@ -65,7 +65,7 @@ def build(module: Any, function: JaxFunction, index: SourceIndex) -> Built:
     top = code_of(holder)
     if top is None:
         return Built(target, why=f"its outer function {outermost} was not found on the module after import")
-    chain = _chain([top], function.qualname, function.first_line)
+    chain = _chain([top], outermost, function.qualname, function.first_line)
     if chain is None:
         return Built(target, why=f"its code was not found in {outermost}'s")
     plan = _Plan(inspect.unwrap(holder), index)
@@ -96,22 +96,26 @@ def for_trace(arguments: ArgumentSet, function: Any, outer: tuple[str, ...]) -> 
     return dataclasses.replace(arguments, kwargs=kwargs, outer=outer, built=(*arguments.built, *outer))
 
 
-def _chain(codes: list[types.CodeType], qualname: str, line: int) -> list[types.CodeType] | None:
-    """The codes from the outermost function's to the nested function's, or None."""
+def _chain(codes: list[types.CodeType], prefix: str, qualname: str, line: int) -> list[types.CodeType] | None:
+    """The codes from the outermost function's to the nested function's, or None; ``prefix``:
+    the qualified name of ``codes[-1]``."""
     for const in codes[-1].co_consts:
         if not isinstance(const, types.CodeType):
             continue
-        if _qualname(const) == qualname and const.co_firstlineno == line:
+        # Before Python 3.11 a code has no co_qualname: made as Python makes __qualname__.
+        name = getattr(const, "co_qualname", None) or \
+            f"{prefix}{'.<locals>.' if codes[-1].co_flags & inspect.CO_OPTIMIZED else '.'}{const.co_name}"
+        if name == qualname and const.co_firstlineno == line:
             return [*codes, const]
-        if qualname.startswith(_qualname(const) + "."):
-            found = _chain([*codes, const], qualname, line)
+        if qualname.startswith(name + "."):
+            found = _chain([*codes, const], name, qualname, line)
             if found is not None:
                 return found
     return None
 
 
 def _qualname(code: types.CodeType) -> str:
-    return getattr(code, "co_qualname", code.co_name)  # before Python 3.11: no match, nothing built
+    return getattr(code, "co_qualname", code.co_name)  # before Python 3.11, its own name alone
 
 
 class _Plan:
@@ -303,7 +307,7 @@ def _stores(code: types.CodeType, name: str) -> int:
 
 
 def _sibling(owner: types.CodeType, name: str) -> types.CodeType | None:
-    """The code of the def ``name`` right inside ``owner``, or None."""
-    qualname = f"{_qualname(owner)}.<locals>.{name}"
+    """The code of the def ``name`` right inside ``owner``, or None (a lambda's or a
+    comprehension's code has a name no def has)."""
     return next((const for const in owner.co_consts
-                 if isinstance(const, types.CodeType) and _qualname(const) == qualname), None)
+                 if isinstance(const, types.CodeType) and const.co_name == name), None)
