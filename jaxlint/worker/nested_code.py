@@ -68,7 +68,8 @@ def build(module: Any, function: JaxFunction, index: SourceIndex) -> Built:
     chain = _chain([top], outermost, function.qualname, function.first_line)
     if chain is None:
         return Built(target, why=f"its code was not found in {outermost}'s")
-    plan = _Plan(inspect.unwrap(holder), index)
+    owner = resolve(module, outermost.rpartition(".")[0]) if "." in outermost else None
+    plan = _Plan(inspect.unwrap(holder), index, owner if isinstance(owner, type) else None)
     why = plan.add(chain)
     if why:
         return Built(target, why=why)
@@ -122,8 +123,9 @@ class _Plan:
     """How to fill the cells of a chain's last code: the enclosing functions' parameters it (or a
     sibling it calls) closes over, and the siblings to build."""
 
-    def __init__(self, holder: Any, index: SourceIndex) -> None:
+    def __init__(self, holder: Any, index: SourceIndex, owner: type | None = None) -> None:
         self.holder, self.index = holder, index
+        self.owner = owner  # the class of a method, whose ``self`` is annotated with it
         self.globals: dict = getattr(holder, "__globals__", None) or {}
         self.parameters: dict[str, inspect.Parameter] = {}  # by name, as the traced callable takes them
         self.owners: dict[str, types.CodeType] = {}  # each parameter's function
@@ -176,9 +178,14 @@ class _Plan:
         an inner one's from its def (a default only where it is a plain constant)."""
         if len(chain) == 1:
             try:
-                return inspect.signature(self.holder).parameters.get(name)
+                parameters = list(inspect.signature(self.holder).parameters.values())
             except (TypeError, ValueError):
                 return None
+            if self.owner is not None and parameters[:1] and parameters[0].name == name == "self":
+                # An instance of its class, as argsources/built_parameters.py builds one for a
+                # parameter annotated with a class (the dataclasses, NamedTuples, pytree classes).
+                return parameters[0].replace(annotation=self.owner)
+            return next((p for p in parameters if p.name == name), None)
         node = _node(self.index, chain[-1])
         parameters = _own_parameters(node) if node is not None else None
         return next((p for p in parameters or [] if p.name == name), None)
