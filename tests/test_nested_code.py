@@ -192,3 +192,46 @@ def test_a_nested_function_the_tests_linted_is_not_built_with_guesses(tmp_path: 
                          cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=600)
     assert "linted 2 of 2 JAX functions: 1 traced here, 1 in the test run of " in run.stderr, run.stderr
     assert [(f["code"], f["origin"]) for f in json.loads(run.stdout)] == [("JX501", "test run")]
+
+
+METHODS = textwrap.dedent('''\
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Shift:
+        scale: jax.Array
+
+        def apply(self, model, data):
+            def moved(x):
+                return jnp.log(1 + x * self.scale)  # expect JX703
+
+            model.register(moved)
+            return data
+
+
+    class Plain:  # no instance is built for a plain class's self here
+        def __init__(self, scale):
+            self.scale = scale
+
+        def apply(self, model, data):
+            def moved(x):
+                return jnp.log(1 + x * self.scale)
+
+            model.register(moved)
+            return data
+    ''')
+
+
+def test_a_methods_self_is_an_instance_of_its_class(tmp_path: Path) -> None:
+    path = write(tmp_path, "methods", METHODS)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(METHODS)
+    assert traced_signatures(result)["Shift.apply.<locals>.moved"] == "x=f32[] with its outer's self=Shift(scale=f32[])"
+    [plain] = [u for u in coverage(result).untraced if u.target == "Plain.apply.<locals>.moved"]
+    assert plain.reason.startswith("built from its code, not traced: arguments not inferred: parameter self: Plain")
