@@ -235,3 +235,29 @@ def test_a_methods_self_is_an_instance_of_its_class(tmp_path: Path) -> None:
     assert traced_signatures(result)["Shift.apply.<locals>.moved"] == "x=f32[] with its outer's self=Shift(scale=f32[])"
     [plain] = [u for u in coverage(result).untraced if u.target == "Plain.apply.<locals>.moved"]
     assert plain.reason.startswith("built from its code, not traced: arguments not inferred: parameter self: Plain")
+
+
+STAND_IN = textwrap.dedent('''\
+    import jax.numpy as jnp
+
+
+    class Space:
+        pass
+
+
+    def integrate(space: Space, shift_fn, dt):
+        def step(x):
+            return shift_fn(x, jnp.exp(x * dt) - 1)  # expect JX703
+
+        space.register(step)
+        return dt
+    ''')
+
+
+def test_an_outer_stand_in_is_shown_as_one(tmp_path: Path) -> None:
+    path = write(tmp_path, "stand_in", STAND_IN)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(STAND_IN)
+    assert traced_signatures(result)["integrate.<locals>.step"] == (
+        "x=f32[] with its outer's shift_fn=<stand-in: its first argument>, dt=f32[]")

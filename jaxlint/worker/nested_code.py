@@ -94,7 +94,18 @@ def for_trace(arguments: ArgumentSet, function: Any, outer: tuple[str, ...]) -> 
     kwargs = {**arguments.kwargs, **{name: parameters[name].default for name in outer
                                      if name not in arguments.kwargs and parameters[name].default is not
                                      inspect.Parameter.empty}}
-    return dataclasses.replace(arguments, kwargs=kwargs, outer=outer, built=(*arguments.built, *outer))
+    guessed = tuple(name for name in outer if name not in arguments.built and _abstract(kwargs.get(name)))
+    return dataclasses.replace(arguments, kwargs=kwargs, outer=outer, built=(*arguments.built, *guessed))
+
+
+def _abstract(value: Any) -> bool:
+    """Whether ``value`` holds an abstract array (a stand-in or a default holds none: shown as it is)."""
+    import jax
+
+    try:
+        return any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves(value))
+    except Exception:  # a user's pytree whose flatten refuses
+        return False
 
 
 def _chain(codes: list[types.CodeType], prefix: str, qualname: str, line: int) -> list[types.CodeType] | None:
