@@ -242,6 +242,9 @@ class Job:
     # The CPU devices the worker starts with (``devices``, else the module's largest literal mesh);
     # None: JAX's default. Workers of different counts are never shared (engine/pool.py).
     devices: int | None = None
+    # The first lines of the functions a current test-run entry linted: with real arguments, so a
+    # nested one among them is not built from its code with guessed ones (worker/nested_code.py).
+    settled: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -256,7 +259,8 @@ class Job:
 
 # Why a target was not traced.
 SkipKind = Literal["no-arguments", "invalid-hint", "trace-error", "not-traceable", "not-found",
-                   "import-failed", "dependency-missing", "timeout", "crash", "factory-failed"]
+                   "import-failed", "dependency-missing", "timeout", "crash", "factory-failed",
+                   "nested-not-built"]
 
 
 @dataclass

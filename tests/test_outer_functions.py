@@ -53,8 +53,10 @@ OUTER = textwrap.dedent('''\
 
 
     def fit(model, x):  # no arguments can be guessed for a model: skipped, and its loss not linted
-        def loss(y):
-            return jnp.sum(y)
+        offset = model.offset
+
+        def loss(y):  # a local of fit: not built from its code (test_nested_code.py)
+            return jnp.sum(y) + offset
 
         return model.apply(loss(x))
 
@@ -93,8 +95,9 @@ def test_a_method_that_only_defines_a_custom_jvp_function_lints_it_at_its_lines(
     # an outer function skipped is no target defined elsewhere; its nested function says why
     assert not report.outside
     [loss] = [u for u in report.untraced if u.target == "fit.<locals>.loss"]
-    assert loss.kind == "no-arguments"
-    assert loss.reason.startswith("its outer function fit was tried, not run: arguments not inferred: parameter model")
+    assert loss.kind == "nested-not-built"
+    assert loss.reason.startswith("not built from its code: its free variable offset is a local of fit; "
+                                  "its outer function fit was tried, not run: arguments not inferred: parameter model")
 
 
 def test_a_factory_whose_jax_code_is_in_a_nested_helper_of_its_closure(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
     shared = None
     for analysis in analyses:
         job = analysis.job
-        if job is None or not any(target.kind in GUESSED_KINDS for target in job.targets):
+        nested = any("<locals>" in function.qualname for function in analysis.functions)
+        if job is None or not (nested or any(target.kind in GUESSED_KINDS for target in job.targets)):
             continue
         shared = shared or slot_material(cache, config)
         linted = {function.first_line
@@ -37,6 +38,8 @@ def skip_guesses_the_test_run_made(analyses: Iterable[FileAnalysis], codes: Sequ
         kept = [t for t in job.targets if not _settled(t, analysis.functions, linted)]
         if len(kept) < len(job.targets):
             analysis.job = replace(job, targets=kept)
+        if nested and linted:  # nor is a nested function it linted built from its code
+            analysis.job = replace(analysis.job, settled=sorted(linted))
 
 
 def _settled(target: Target, functions: list[JaxFunction], linted: set[int]) -> bool:

@@ -147,8 +147,9 @@ def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
     tally.targets += len(analysis.targets)
     remaining = list(analysis.targets)
     main_block = _main_block_lines(text)
-    described = _skipped_targets(analysis, remaining, function_of, linted, main_block, tally)
-    ran = _traced_targets(analysis, remaining, function_of, tally)
+    nested = _nested_of(analysis.functions)
+    described = _skipped_targets(analysis, remaining, function_of, linted, main_block, tally, nested)
+    ran = _traced_targets(analysis, remaining, function_of, tally, nested)
     # A function's outermost def tried and skipped (as a target itself, or a factory whose closures
     # were skipped) says why the functions nested in it never ran; a nested target's skip does not.
     kinds = {target.qualname: target.kind for target in analysis.targets}
@@ -161,16 +162,40 @@ def _cover_file(analysis: Any, result: CheckResult, tally: _Tally) -> None:
             else f"{used.origin} of {used.when}" if used is not None else None
         tally.functions.append(Function(path, function.qualname, function.line, function.first_line in linted, origin))
         if function.first_line not in linted and function.first_line not in described:
-            tally.untraced.append(_why_not_linted(function, analysis, result, ran, main_block, outer_skips))
+            tally.untraced.append(_why_not_linted(function, analysis, result, ran, main_block, outer_skips,
+                                                  nested.skips.get(function.first_line)))
+
+
+@dataclass
+class _Nested:
+    """A file's nested JAX functions by (qualname, line of the def), and the skips of those the
+    worker built from their code (worker/nested_code.py), by first line: no target stands for them."""
+
+    functions: dict[tuple[str, int], JaxFunction]
+    skips: dict[int, Any] = field(default_factory=dict)
+
+
+def _nested_of(functions: list[JaxFunction]) -> _Nested:
+    return _Nested({(f.qualname, f.line): f for f in functions if "<locals>" in f.qualname})
 
 
 def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callable[[Target | None], Any],
-                     linted: set[int], main_block: set[int], tally: _Tally) -> set[int]:
+                     linted: set[int], main_block: set[int], tally: _Tally, nested: _Nested) -> set[int]:
     """An entry per skipped target, once per function; returns the first lines of the functions
-    they stand for."""
+    they stand for. A nested function built from its code and not linted is said below (its skip
+    kept in ``nested``); a closure target's own skip also says why its build did not lint it."""
     described: set[int] = set()
-    for skip in analysis.result.skipped if analysis.result is not None else []:
+    skips = analysis.result.skipped if analysis.result is not None else []
+    targets = {(target.qualname, target.name_span.start_line) for target in remaining}
+    for skip in skips:
+        built = nested.functions.get((skip.target, skip.line or 0))
+        if built is not None and ((skip.target, skip.line) not in targets or skip.kind == "nested-not-built"):
+            nested.skips[built.first_line] = skip
+    for skip in skips:
         target = _take(remaining, skip.target, skip.line)
+        if target is None and nested.skips.get(getattr(nested.functions.get((skip.target, skip.line or 0)),
+                                                       "first_line", None)) is skip:
+            continue  # a nested function built from its code: said with the functions not linted
         function = function_of(target)
         if function is None and target is not None and target.kind in GUESSED_KINDS:
             continue  # an outer function tried for its nested JAX functions (engine/targets.py): no JAX function
@@ -178,7 +203,10 @@ def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callab
                                      or function.line in main_block):
             continue  # linted through another target, said once already, or said below
         hint, note = suggestion(target, skip.kind, skip.reason, analysis.source.text)
-        entry = Untraced(analysis.source.path, skip.target, skip.line or 0, skip.kind, skip.reason, hint, note)
+        reason = skip.reason
+        if function is not None and function.first_line in nested.skips:
+            reason += f"; {_built_reason(nested.skips[function.first_line])}"
+        entry = Untraced(analysis.source.path, skip.target, skip.line or 0, skip.kind, reason, hint, note)
         if function is None:
             tally.outside.append(entry)
         else:
@@ -188,23 +216,26 @@ def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callab
 
 
 def _traced_targets(analysis: Any, remaining: list[Target], function_of: Callable[[Target | None], Any],
-                    tally: _Tally) -> set[int]:
-    """An entry per traced target; returns the first lines of the functions they stand for."""
+                    tally: _Tally, nested: _Nested) -> set[int]:
+    """An entry per traced target (a nested function built from its code included); returns the
+    first lines of the functions they stand for."""
     ran: set[int] = set()
     for traced_entry in analysis.result.traced if analysis.result is not None else []:
         target = _take(remaining, traced_entry.target, None)
-        function = function_of(target)
+        function = function_of(target) if target is not None else \
+            next((f for (name, _), f in nested.functions.items() if name == traced_entry.target), None)
         if function is not None:
             ran.add(function.first_line)
-        line = target.name_span.start_line if target is not None else 0
+        line = target.name_span.start_line if target is not None else function.line if function is not None else 0
         tally.traced.append(Traced(analysis.source.path, traced_entry.target, line, traced_entry.source,
                                    list(traced_entry.signatures or [traced_entry.signature])))
     return ran
 
 
 def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, ran: set[int],
-                    main_block: set[int], outer_skips: dict[str, Any]) -> Untraced:
-    """The entry of a JAX function no target's skip describes and nothing linted."""
+                    main_block: set[int], outer_skips: dict[str, Any], built: Any = None) -> Untraced:
+    """The entry of a JAX function no target's skip describes and nothing linted; ``built``: the
+    skip of the nested function built from its code, if it was tried."""
     path, stored = analysis.source.path, analysis.stale_entry(function)
     if stored is not None and function.first_line in {f.first_line for f in analysis.changed_since_test_run}:
         tests = stored.linted_entry(function.first_line, function.qualname).tests  # type: ignore[union-attr]
@@ -224,12 +255,22 @@ def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, r
                         "traced, but none of its own lines made an operation", None, None)
     hint, note = _plain_suggestion(function, analysis.source.text)
     outer, nested, _ = function.qualname.partition(".<locals>.")
-    if nested and outer in outer_skips:
-        skip = outer_skips[outer]
-        return Untraced(path, function.qualname, function.line, skip.kind,
-                        f"its outer function {outer} was tried, not run: {skip.reason}", hint, note)
+    outer_reason = f"its outer function {outer} was tried, not run: {outer_skips[outer].reason}" \
+        if nested and outer in outer_skips else None
+    if built is not None:  # its own trace's failure says all; why it was not built, with its outer's
+        also = outer_reason if built.kind == "nested-not-built" else None
+        return Untraced(path, function.qualname, function.line, built.kind,
+                        "; ".join(filter(None, [_built_reason(built), also])), hint, note)
+    if outer_reason is not None:
+        return Untraced(path, function.qualname, function.line, outer_skips[outer].kind, outer_reason, hint, note)
     return Untraced(path, function.qualname, function.line, "not-a-target",
                     "no jit, transform or hint names it, and no traced function ran it", hint, note)
+
+
+def _built_reason(skip: Any) -> str:
+    """Why a nested function built from its code was not linted (worker/nested_code.py)."""
+    return f"not built from its code: {skip.reason}" if skip.kind == "nested-not-built" \
+        else f"built from its code, not traced: {skip.reason}"
 
 
 def relative_to(paths: list[str], result: CheckResult) -> list[str]:
@@ -301,8 +342,9 @@ def untraced_text(report: Coverage, relative: Callable[[str], str] = lambda path
         lines += _entries(report.outside, relative)
     if report.left_out:
         lines.append(f"findings left out ({len(report.left_out)}): their bad point lies among the fields of an "
-                     "instance jaxlint built, alone, which the class may never hold, or they judge the sizes "
-                     "jaxlint chose for a function of sizes alone:")
+                     "instance jaxlint built, alone, which the class may never hold (or among the values it guessed "
+                     "for a nested function's outer parameters, alone), or they judge the sizes jaxlint chose "
+                     "for a function of sizes alone:")
         lines += [f"  {relative(f.path)}:{f.line}: {f.target} {f.code} {f.message}" for f in report.left_out]
     return "".join(line + "\n" for line in lines)
 

@@ -36,6 +36,7 @@ from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.frames import parameter_names
+from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
 from jaxlint.worker.importer import (
     import_module,
     is_project_file,
@@ -46,6 +47,7 @@ from jaxlint.worker.importer import (
 )
 from jaxlint.worker.inprocess import target_for
 from jaxlint.worker.instrument import VMAP_RECORDS, CallRecorder, RanRecorder, VmapRecorder
+from jaxlint.worker.nested_code import NESTED_SECONDS, build, for_trace, unrun
 from jaxlint.worker.project_sources import ProjectSources
 from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.rule_runs import in_rules_only, primal_lines, rule_traces
@@ -209,6 +211,8 @@ class _Analysis:
                 self._target(module, target, recorded, registrations)
             for target, function in self._registered_only(registrations):
                 self._target(module, target, recorded, registrations, function)
+            if job.settings.infer_arguments:
+                self._unrun_nested(module, recorded, registrations)
         # Part of "rules": what the memory rules' compile step took (ir/compile.py).
         timings["memory-compile"] = compile_step.SPENT["seconds"] - compiled_before
         if job.compile_costs:
@@ -299,10 +303,11 @@ class _Analysis:
         return found
 
     def _target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list,
-                function: Any = None) -> None:
+                function: Any = None, outer: tuple[str, ...] = ()) -> None:
         """Trace one target with each of its signatures and run the rules on each program: the
         function found, its signatures asked of the argument sources, each traced, then what was
-        traced or why nothing was."""
+        traced or why nothing was. ``outer``: a nested function's parameters that are its enclosing
+        functions' (nested_code.py), shown apart."""
         function = function if function is not None else self._found(module, target, registrations)
         closure = None
         if function is None and target.kind == "closure":  # no examples file registered it: its factory makes it
@@ -321,6 +326,7 @@ class _Analysis:
                                                              f"{error}", target=target.qualname))
             self._skip(target, "invalid-hint", str(error))
             return
+        signatures = [for_trace(arguments, function, outer) for arguments in signatures] if outer else signatures
         if not signatures:
             self._skip(target, "no-arguments", "; ".join(request.notes) or "no abstract arguments known")
             return
@@ -328,7 +334,7 @@ class _Analysis:
         # fails is not the user's error, nor is any failure of a plain function only inference or
         # its annotations made a target (it may be meant to run eagerly, on concrete shapes).
         inferred = signatures[0].source == INFERRED
-        runs = _TargetRuns(inferred, inferred or target.kind in ("inferred", "annotated", "recorded"),
+        runs = _TargetRuns(inferred, inferred or target.kind in ("inferred", "annotated", "recorded", "nested"),
                            suppression_lines(self.job.source))
         self.traced_anything = True  # what runs from here on is not recorded (RanRecorder)
         self.ran.stop()
@@ -338,6 +344,24 @@ class _Analysis:
                 break
         if outcome != "not-traceable":
             self._concluded(target, request, runs)
+
+    def _unrun_nested(self, module: Any, recorded: Callable[[Any], Any], registrations: list) -> None:
+        """The nested JAX functions no trace linted, built from their own code (worker/nested_code.py)
+        and traced with guessed arguments, their enclosing functions' parameters among them."""
+        # A closure whose factory made nothing is built from its code too.
+        targets = [t for t in self.job.targets if not (t.kind == "closure" and self.factories.made_none(t))]
+        for function in unrun(self.jax_functions, self.linted | set(self.job.settled), targets):
+            if function.first_line in self.linted:
+                continue  # a later sibling's trace ran it
+            built = build(module, function, self.index)
+            if built.function is None:
+                self._skip(built.target, "nested-not-built", built.why)
+                continue
+            try:
+                with without_side_effects(module), time_limit(NESTED_SECONDS):
+                    self._target(module, built.target, recorded, registrations, built.function, built.outer)
+            except TimeUp:
+                self._skip(built.target, "no-arguments", f"built from its code, it ran past {NESTED_SECONDS:g} s")
 
     def _found(self, module: Any, target: Target, registrations: list) -> Any:
         """The target's function on the module; a closure (``make.<locals>.step``) has no name
@@ -357,10 +381,12 @@ class _Analysis:
         try:
             with TruncationRecorder() as truncations, guards.guess_limit(arguments.source in MADE_SYMBOLIC):
                 closed = trace_function(function, arguments)
-        except guards.TimeUp:  # a guess that ran away: the next one, and the module's other functions
+        except guards.GuessTimeUp:  # a guess that ran away: the next one, and the module's other functions
             timings["trace"] += time.perf_counter() - started
             runs.errors.append(f"{signature}: ran past {guards.GUESS_SECONDS:g} s")
             return "failed"
+        except guards.TimeUp:  # an outer limit's (a nested function built from its code): its caller's
+            raise
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
             # code; its closures are traced as it returns them (worker/closures.py), the other
@@ -395,7 +421,8 @@ class _Analysis:
                                  self.index, job.settings, self.others, vmap_records=VMAP_RECORDS,
                                  truncations=truncations, instance_inputs=built_inputs(arguments),
                                  left_out=left_out)
-        self._count_linted(closed, target, itself=not arguments.constant)
+        # A nested function built from its code counts only where its own lines made operations.
+        self._count_linted(closed, target, itself=not arguments.constant and target.kind != "nested")
         found += self._rule_runs(function, target, arguments, closed, signature, left_out)
         if arguments.constant:  # a size-only function: its lengths are jaxlint's sizes
             left_out += [finding for finding in found if sizes.judges_chosen_sizes(finding.code)]

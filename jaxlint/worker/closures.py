@@ -140,6 +140,11 @@ class Factories:
             return Closure(None, made, ("not-found", f"{factory_name}(...) did not return it"))
         return Closure(function, made)
 
+    def made_none(self, target: Target) -> bool:
+        """Whether the closure target's factory was called and made nothing (refused or failed)."""
+        made = self.made.get(target.qualname.partition(".<locals>.")[0])
+        return made is not None and made.why is not None
+
     def _call(self, module: Any, name: str) -> Made:
         factory = resolve(module, name)
         if factory is None or not callable(factory):

@@ -10,6 +10,7 @@ import io
 import os
 import signal
 import threading
+import time
 from typing import Any, Iterator
 
 from jaxlint.jaxapi import config_state
@@ -45,30 +46,51 @@ def without_side_effects(module: Any) -> Iterator[None]:
             jax.clear_caches()
 
 
+def _timers_reach() -> bool:
+    return threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise TimeUp in the block after ``seconds``, from a real-time timer: only in the main
-    thread (the worker's), which signals reach; elsewhere the module's own limit is all there is."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+    thread (the worker's), which signals reach; elsewhere the module's own limit is all there is.
+    Inside another limit that ends sooner this one adds nothing (the outer one fires, as its own);
+    a later one's timer is put back afterwards, less the time the block took."""
+    if not _timers_reach() or 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= seconds:
         yield
         return
 
     def up(signum: int, frame: Any) -> None:
         raise TimeUp()
 
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, up)
-    left = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # a timer of the user's, put back after
+    left = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # an outer limit's, or the user's: put back after
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if left:
-            signal.setitimer(signal.ITIMER_REAL, left)
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 0.001))
 
 
-def guess_limit(guessed: bool) -> Any:
-    """``time_limit(GUESS_SECONDS)`` for a trace with guessed arguments, else no limit of its own:
-    a Python loop over jaxlint's sizes (``itertools.product(points, repeat=len(m))`` at m of 8) can
-    run for hours, and the module's limit would then leave every function of the module unlinted."""
-    return time_limit(GUESS_SECONDS) if guessed else contextlib.nullcontext()
+class GuessTimeUp(BaseException):
+    """A trace with guessed arguments ran past GUESS_SECONDS (guess_limit): its own, never an
+    outer limit's TimeUp, which goes on to whoever set that one."""
+
+
+@contextlib.contextmanager
+def guess_limit(guessed: bool) -> Iterator[None]:
+    """``time_limit(GUESS_SECONDS)`` for a trace with guessed arguments, raising GuessTimeUp, else
+    no limit of its own: a Python loop over jaxlint's sizes (``itertools.product(points,
+    repeat=len(m))`` at m of 8) can run for hours, and the module's limit would then leave every
+    function of the module unlinted. Inside a limit that ends sooner, that one's TimeUp passes."""
+    if not guessed or not _timers_reach() or 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= GUESS_SECONDS:
+        yield
+        return
+    try:
+        with time_limit(GUESS_SECONDS):
+            yield
+    except TimeUp:
+        raise GuessTimeUp() from None

@@ -256,5 +256,9 @@ def format_signature(arguments: ArgumentSet) -> str:
         return f"{name}={instance or _show(value)}{guess}"
 
     # Each argument on its own: mapping over the kwargs dict would sort its keys.
-    parts = [_show(a) for a in arguments.args] + [keyword(k, v) for k, v in arguments.kwargs.items()]
-    return ", ".join(parts)
+    parts = [_show(a) for a in arguments.args] + [keyword(k, v) for k, v in arguments.kwargs.items()
+                                                  if k not in arguments.outer]
+    outer = [keyword(k, v) for k, v in arguments.kwargs.items() if k in arguments.outer]
+    if not outer:
+        return ", ".join(parts)
+    return f"{', '.join(parts) or '(no arguments)'} with its outer's {', '.join(outer)}"
