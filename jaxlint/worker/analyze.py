@@ -36,7 +36,6 @@ from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.frames import parameter_names
-from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
 from jaxlint.worker.importer import (
     import_module,
     is_project_file,
@@ -358,9 +357,9 @@ class _Analysis:
                 self._skip(built.target, "nested-not-built", built.why)
                 continue
             try:
-                with without_side_effects(module), time_limit(NESTED_SECONDS):
+                with guards.without_side_effects(module), guards.time_limit(NESTED_SECONDS):
                     self._target(module, built.target, recorded, registrations, built.function, built.outer)
-            except TimeUp:
+            except guards.TimeUp:
                 self._skip(built.target, "no-arguments", f"built from its code, it ran past {NESTED_SECONDS:g} s")
 
     def _found(self, module: Any, target: Target, registrations: list) -> Any:
