@@ -1,0 +1,45 @@
+"""The worker's time limits (worker/guards.py) nest: an inner limit that ends later adds nothing,
+one that ends sooner fires as its own, and a guessed trace's limit (GuessTimeUp) never swallows
+an outer limit's TimeUp. Each block spins until a timer stops it: no test asserts a duration."""
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from jaxlint.worker import guards
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def test_a_guess_that_runs_away_raises_its_own(monkeypatch) -> None:
+    monkeypatch.setattr(guards, "GUESS_SECONDS", 0.2)
+    with pytest.raises(guards.GuessTimeUp):
+        with guards.guess_limit(True):
+            _spin()
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_an_outer_limit_that_ends_sooner_is_not_taken_for_the_guess(monkeypatch) -> None:
+    monkeypatch.setattr(guards, "GUESS_SECONDS", 30.0)
+    with pytest.raises(guards.TimeUp):
+        with guards.time_limit(0.2):
+            try:
+                with guards.guess_limit(True):
+                    _spin()
+            except guards.GuessTimeUp:  # pragma: no cover - the failure this test is for
+                pytest.fail("the outer limit's TimeUp became the guess's")
+
+
+def test_an_inner_limit_that_ends_sooner_fires_and_the_outer_one_still_holds() -> None:
+    with pytest.raises(guards.TimeUp):
+        with guards.time_limit(1.0):
+            with pytest.raises(guards.TimeUp):
+                with guards.time_limit(0.1):
+                    _spin()
+            assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] < 1.0  # the outer's, less the time taken
+            _spin()
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
