@@ -2,7 +2,8 @@
 an instance that is a pytree whose leaves hold the abstract fields is passed as it is; any other
 (a dataclass that is not a pytree, an ``__init__`` that refuses abstract values, a field that is
 itself built inside the trace) travels as ``InstanceFields``, a pytree of its field values, and
-is made inside the trace, from the traced values, by the call that wraps the method.
+is made inside the trace, from the traced values, by the call that wraps the method. An instance
+passed as it is keeps how it was made (``maker``), so that a trace with sizes makes it again.
 """
 from __future__ import annotations
 
