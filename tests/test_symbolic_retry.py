@@ -62,6 +62,57 @@ def hinted(x):
     return jax.lax.associative_scan(jnp.add, x)
 """
 
+# A pytree that keeps a shape made from its fields in its aux data, as numpyro's distributions keep
+# ``_batch_shape``: the trace with sizes makes the instance jaxlint built again from sized fields.
+WALKS = """\
+import jax
+import jax.numpy as jnp
+
+
+@jax.tree_util.register_pytree_node_class
+class Walk:
+    '''Keeps its batch shape in the pytree's aux data, as numpyro's distributions do.'''
+
+    def __init__(self, loc):
+        self.loc = loc
+        self.batch_shape = jnp.shape(loc)
+
+    def tree_flatten(self):
+        return (self.loc,), self.batch_shape
+
+    @classmethod
+    def tree_unflatten(cls, batch_shape, children):
+        walk = cls.__new__(cls)
+        walk.loc, walk.batch_shape = children[0], batch_shape
+        return walk
+
+    def prefix(self, value):
+        shifts = jnp.broadcast_to(value, self.batch_shape)
+        return jax.lax.associative_scan(jnp.add, self.loc + shifts)
+
+    def mismatched(self, value):
+        shifts = jnp.broadcast_to(value, self.batch_shape)
+        return jax.lax.associative_scan(jnp.add, self.loc + shifts) + jnp.ones(3)
+
+
+@jax.tree_util.register_pytree_node_class
+class Scaled:
+    '''Holds a Walk: made again with sizes, its walk first.'''
+
+    def __init__(self, walk: Walk, scale):
+        self.walk, self.scale = walk, scale
+
+    def tree_flatten(self):
+        return (self.walk, self.scale), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+    def prefix(self, value):
+        return self.walk.prefix(value) * jnp.abs(self.scale)
+"""
+
 
 def _checked(root, modules):
     for name, text in modules:
@@ -78,6 +129,11 @@ def _checked(root, modules):
 def annotated(tmp_path_factory):
     pytest.importorskip("jaxtyping")  # the worker imports it with the module
     return _checked(tmp_path_factory.mktemp("symbolic"), [("annotated", ANNOTATED)])
+
+
+@pytest.fixture(scope="module")
+def walks(tmp_path_factory):
+    return _checked(tmp_path_factory.mktemp("walks"), [("walks", WALKS)])
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +180,24 @@ def test_inferred_arguments_that_fail_only_with_the_symbol_are_traced_with_a_siz
 def test_a_hint_s_symbols_are_the_user_s_and_not_retried(plain):
     _, _, failures = plain
     assert "non-constant size" in failures[("plain.py", "hinted")]
+
+
+def test_a_built_instance_is_made_again_with_the_sizes(walks):
+    """Its aux data's batch shape is the sizes' (8,), not the symbol's (n,): the trace with sizes runs."""
+    traced, skipped, _ = walks
+    signature = "self=Walk(loc=f32[8], batch_shape=(8,)), value=f32[8]"
+    assert traced[("walks.py", "Walk.prefix")]["signature"] == signature, skipped
+    assert traced[("walks.py", "Walk.prefix")]["source"] == "inferred"
+
+
+def test_a_built_instance_inside_one_is_made_again_too(walks):
+    traced, skipped, _ = walks
+    signature = "self=Scaled(walk=Walk(f32[8]), scale=f32[8]), value=f32[8]"
+    assert traced[("walks.py", "Scaled.prefix")]["signature"] == signature, skipped
+
+
+def test_a_built_instance_s_failure_with_the_sizes_too_stays_not_linted(walks):
+    traced, skipped, _ = walks
+    assert ("walks.py", "Walk.mismatched") not in traced
+    reason = skipped[("walks.py", "Walk.mismatched")]
+    assert "batch_shape=(8,)), value=f32[8]: TypeError: add got incompatible shapes" in reason

@@ -41,6 +41,19 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def gather_edges(x, edge_index):  # a local takes each item of edge_index: its items index
+        sender = edge_index[0]
+        receiver = edge_index[1]
+        y = x[sender] - x[receiver]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def pair_distances(R, pairs):  # unpacked from a tuple of its columns
+        i, j = pairs[:, 0], pairs[:, 1]
+        y = R[i] - R[j]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def tiled(x, m):
         y = jnp.ones((m + 1,)) * jnp.sum(x)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -99,6 +112,17 @@ MODULE = textwrap.dedent('''\
         return jnp.log(x[i])
 
 
+    def clipped_sender(x, edge_index):  # the local is bound again: f32 as before
+        sender = edge_index[0]
+        sender = jnp.clip(sender, 0, 3)
+        return jnp.log(x[sender])
+
+
+    def scaled_rows(x, pairs):  # the local indexes and is an array: f32 as before
+        i = pairs[:, 0]
+        return jnp.log(x[i]) * i
+
+
     def unpacked_twice(pair):  # two lengths: no tuple, rank 1's f32[8] unpacks to neither
         a, b = pair
         c, d, e = pair
@@ -131,6 +155,8 @@ def expected_lines() -> dict[int, str]:
     ("pick_any", "x=f32[], i=i32[]"),
     ("pair_product", "x=f32[n], pairs=i32[n,n]"),
     ("lookup", "values=f32[n], pairs=i32[n,n]"),
+    ("gather_edges", "x=f32[n], edge_index=i32[n]"),
+    ("pair_distances", "R=f32[n], pairs=i32[n,n]"),
     ("tiled", "x=f32[], m=2"),
     ("through", "g=<stand-in: its first argument>, x=f32[]"),
     ("split", "pair=(f32[], f32[])"),
@@ -154,6 +180,12 @@ def test_two_uses_an_annotation_or_a_rebinding_keep_the_value_as_before(checked,
     assert "f32[]" in entry.reason
 
 
+@pytest.mark.parametrize(("target", "parameter"), [("clipped_sender", "edge_index"), ("scaled_rows", "pairs")])
+def test_a_local_bound_again_or_used_two_ways_keeps_the_value_as_before(checked, target: str, parameter: str) -> None:
+    [entry] = [u for u in coverage(checked).untraced if u.target == target]
+    assert "i32" not in entry.reason and f"{parameter}=f32[" in entry.reason
+
+
 def uses_of(source: str, name: str) -> object:
     definition = ast.parse(textwrap.dedent(source)).body[0]
     parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
@@ -175,6 +207,16 @@ def uses_of(source: str, name: str) -> object:
     ("def f(x, p):\n    g = lambda p: p * 2\n    return g(x)[p]", usage.INDEX),  # the lambda's p is its own
     ("def f(x, p):\n    return x[p] if p is not None else x[p > 0]", None),  # an index and an array
     ("def f(x, p):\n    return x * len(p)", None),  # neutral only
+    ("def f(x, p):\n    s = p[0]\n    return x.at[s].set(0.0)", usage.INDEX),  # a local takes an item: it indexes
+    ("def f(x, p):\n    i, j = p[:, 0], p[:, 1]\n    return x[i] * x[j]", usage.INDEX),
+    ("def f(x, p):\n    s = p[0]\n    return jax.ops.segment_sum(x, s - 1, 3)", usage.INDEX),
+    ("def f(x, p):\n    s = p[0]\n    s = jnp.clip(s, 0, 3)\n    return x[s]", None),  # the local bound again
+    ("def f(x, p, s):\n    s = p[0]\n    return x[s]", None),  # the local is a parameter
+    ("def f(x, p):\n    s = p[:, 0]\n    return x[s] * s", None),  # the local is an index and an array
+    ("def f(x, p):\n    s = p[0]\n    return x[s] + p * 2", None),  # p is an array too
+    ("def f(x, p):\n    s = p[0]\n    return s * 2.0", None),  # an item, neutral only
+    ("def f(x, p):\n    s = p + 1\n    return x[s]", None),  # arithmetic, no item: p is an array
+    ("def f(x, p):\n    i, j = p[:, 0]\n    return x[i]", None),  # one item unpacked: not a name per item
 ])
 def test_the_table_of_uses(source: str, use: object) -> None:
     assert uses_of(source, "p") == use

@@ -2,12 +2,14 @@
 an instance that is a pytree whose leaves hold the abstract fields is passed as it is; any other
 (a dataclass that is not a pytree, an ``__init__`` that refuses abstract values, a field that is
 itself built inside the trace) travels as ``InstanceFields``, a pytree of its field values, and
-is made inside the trace, from the traced values, by the call that wraps the method.
+is made inside the trace, from the traced values, by the call that wraps the method. An instance
+passed as it is keeps how it was made (``maker``), so that a trace with sizes makes it again.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 from typing import Any, Callable
 
 
@@ -25,7 +27,32 @@ def built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
     except Exception:  # an __init__ that refuses abstract values: it runs on tracers instead
         return InstanceFields(owner, fields, make)
     wanted = [leaf for leaf in jax.tree_util.tree_leaves(fields) if isinstance(leaf, jax.ShapeDtypeStruct)]
-    return instance if all(id(leaf) in leaves for leaf in wanted) else InstanceFields(owner, fields, make)
+    if not all(id(leaf) in leaves for leaf in wanted):
+        return InstanceFields(owner, fields, make)
+    _remember(instance, make, fields)
+    return instance
+
+
+# How each instance ``built`` passed as it is was made (its maker and field values), by id while it
+# lives: its pytree's aux data may hold shapes made from its fields (numpyro's ``_batch_shape``),
+# so the trace with sizes (trace.concrete_arguments) makes it again from sized fields.
+_MADE: dict[int, tuple[Any, Callable[[dict[str, Any]], Any], dict[str, Any]]] = {}
+
+
+def _remember(instance: Any, make: Callable[[dict[str, Any]], Any], fields: dict[str, Any]) -> None:
+    try:
+        reference = weakref.ref(instance, lambda _, key=id(instance): _MADE.pop(key, None))
+    except TypeError:  # no weak references (a NamedTuple, a slotted class): its aux has no fields
+        return
+    _MADE[id(instance)] = (reference, make, fields)
+
+
+def maker(value: Any) -> tuple[Callable[[dict[str, Any]], Any], dict[str, Any]] | None:
+    """(maker, field values) of an instance ``built`` made and passed as it is; None for any other value."""
+    made = _MADE.get(id(value))
+    if made is None or made[0]() is not value:
+        return None
+    return made[1], made[2]
 
 
 def _with_fields(owner: type, fields: dict[str, Any]) -> Any:

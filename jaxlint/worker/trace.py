@@ -14,6 +14,7 @@ import numpy as np
 from jaxlint.ir import fit, sharded, target_devices
 from jaxlint.jaxapi import compiling, jaxprs, tracers
 from jaxlint.scan import hints
+from jaxlint.worker import built_instances
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.built_instances import instance_fields, is_built
 
@@ -98,7 +99,15 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
         return None
     sizes = {name: CONCRETE_SIZE * (i + 1) for i, name in enumerate(dict.fromkeys(names))}
 
+    # An instance jaxlint built is made again from its sized fields: its aux data may hold shapes.
+    is_leaf = lambda value: is_abstract(value) or built_instances.maker(value) is not None  # noqa: E731
+
     def concrete(leaf: Any) -> Any:
+        made = built_instances.maker(leaf)
+        if made is not None:
+            make, fields = made
+            return make({name: jax.tree_util.tree_map(concrete, value, is_leaf=is_leaf)
+                         for name, value in fields.items()})
         if not is_abstract(leaf):
             return leaf
         shape = jaxprs.concrete_shape(tuple(leaf.shape), sizes=sizes)
@@ -108,8 +117,8 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
                                     sharding=getattr(leaf, "sharding", None))
 
     try:
-        made = [jax.tree_util.tree_map(concrete, value, is_leaf=is_abstract) for value in values]
-    except Exception:  # _NoSize, or a user's pytree whose unflatten refuses the sizes (gpjax's Dataset)
+        made = [jax.tree_util.tree_map(concrete, value, is_leaf=is_leaf) for value in values]
+    except Exception:  # _NoSize, a user's pytree whose unflatten (or a built instance's maker) refuses the sizes
         return None
     count = len(arguments.args)
     return dataclasses.replace(arguments, args=tuple(made[:count]), kwargs=dict(zip(arguments.kwargs, made[count:])))

@@ -20,7 +20,10 @@ truth-tested only: ``if p:``, ``while p:``, ``not p``, ``x if p``  the static fl
 =================================================================  ===============================
 
 Arithmetic carries a use (``range(p + 1)`` is a size, ``a[p - 1]`` an index), and so do the
-parameter's items where they index (``a[p[:, 0]]``: p holds indices). Uses that say
+parameter's items where they index (``a[p[:, 0]]``: p holds indices), and so does a local assigned
+once from an item or slice of it (``sender = p[0]; a[sender]``, ``i, j = p[:, 0], p[:, 1]; a[i]``)
+where that local's own uses agree on an index. A local bound again (``sender = jnp.clip(sender, ...)``)
+or used two ways carries nothing: the item is then as if used in place. Uses that say
 nothing either way are neutral: ``p is None``, ``len(p)``, ``isinstance(p, ...)``, ``p[0]``. Any
 other use (``p * 2``, ``p.shape``, ``f(p)``) is an array's. A parameter with two kinds of use (an
 index and an array, unpacked to 2 and to 3), one the body rebinds (``p = jnp.asarray(p)``), or
@@ -120,16 +123,59 @@ def _role(name: str, use: Any) -> Any:
 
 def _uses(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> list[Any] | None:
     """Each use of ``name`` in the body, outside nested functions that take a parameter of that
-    name; None when the body binds the name again."""
+    name; None when the body binds the name again. An item of it that a local takes (``s = p[0]``,
+    ``i, j = p[:, 0], p[:, 1]``) is an index where that local's uses agree on one."""
     found = []
-    for statement in definition.body:  # type: ignore[attr-defined]
-        for node in ast.walk(statement):
-            if not (isinstance(node, ast.Name) and node.id == name) or _shadowed(node, name, definition, parents):
-                continue
-            if not isinstance(node.ctx, ast.Load):
-                return None
-            found.append(use_of(node, parents))
+    for node in _occurrences(definition, name, parents):
+        if not isinstance(node.ctx, ast.Load):
+            return None
+        local = _item_local(node, parents)
+        index = local is not None and _local_use(definition, local, parents) == INDEX
+        found.append(INDEX if index else use_of(node, parents))
     return found
+
+
+def _occurrences(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> list[ast.Name]:
+    """``name`` in the body, outside nested functions that take a parameter of that name."""
+    return [node for statement in definition.body for node in ast.walk(statement)  # type: ignore[attr-defined]
+            if isinstance(node, ast.Name) and node.id == name and not _shadowed(node, name, definition, parents)]
+
+
+def _item_local(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.Name | None:
+    """The local an item or slice of ``node`` is assigned to (``s = p[0]``; ``i, j = p[:, 0], p[:, 1]``
+    for either), or None."""
+    item = parents.get(node)
+    if not (isinstance(item, ast.Subscript) and item.value is node):
+        return None
+    value, target = item, parents.get(item)
+    if isinstance(target, ast.Tuple):  # one of a tuple unpacked to as many names
+        value, target = target, parents.get(target)
+    if not (isinstance(target, ast.Assign) and target.value is value and len(target.targets) == 1):
+        return None
+    names = target.targets[0]
+    if value is item:
+        return names if isinstance(names, ast.Name) else None
+    if not isinstance(names, (ast.Tuple, ast.List)) or len(names.elts) != len(value.elts):  # type: ignore[attr-defined]
+        return None
+    name = names.elts[value.elts.index(item)]  # type: ignore[attr-defined]
+    return name if isinstance(name, ast.Name) else None
+
+
+def _local_use(definition: ast.AST, local: ast.Name, parents: dict[ast.AST, ast.AST]) -> Any:
+    """The one use ``local``'s loads agree on (agreed_use), or None where the body binds it again
+    or it is a parameter."""
+    arguments = definition.args  # type: ignore[attr-defined]
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    if any(arg is not None and arg.arg == local.id for arg in every):
+        return None
+    uses = []
+    for node in _occurrences(definition, local.id, parents):
+        if node is local:
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return None
+        uses.append(use_of(node, parents))
+    return agreed_use(uses)
 
 
 def _shadowed(node: ast.AST, name: str, definition: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
