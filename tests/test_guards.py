@@ -43,3 +43,17 @@ def test_an_inner_limit_that_ends_sooner_fires_and_the_outer_one_still_holds() -
             assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] < 1.0  # the outer's, less the time taken
             _spin()
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+class _Spinning:
+    def __init__(self) -> None:
+        _spin()
+
+
+def test_an_outer_limit_passes_through_a_plain_class_init_as_its_own() -> None:
+    """Not InitTimedOut (an Exception: the init's own 3 s, which user code could catch)."""
+    from jaxlint.worker import plain_classes
+
+    with pytest.raises(guards.TimeUp):
+        with guards.time_limit(0.2):
+            plain_classes.guarded_init(_Spinning, {})

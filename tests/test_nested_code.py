@@ -261,3 +261,29 @@ def test_an_outer_stand_in_is_shown_as_one(tmp_path: Path) -> None:
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(STAND_IN)
     assert traced_signatures(result)["integrate.<locals>.step"] == (
         "x=f32[] with its outer's shift_fn=<stand-in: its first argument>, dt=f32[]")
+
+
+DECORATED_SIBLING = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def outer(model, scale):
+        @jax.vmap
+        def per_row(row):
+            return jnp.sum(row) * scale
+
+        def total(x):  # calls the vmapped sibling: its plain code would be another program
+            return jnp.where(x.sum() > 0, jnp.log(per_row(x)), 0.0)
+
+        return model(total)
+    ''')
+
+
+def test_a_decorated_sibling_is_not_built_without_its_decorator(tmp_path: Path) -> None:
+    path = write(tmp_path, "decorated", DECORATED_SIBLING)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert result.findings == []
+    [total] = [u for u in coverage(result).untraced if u.target == "outer.<locals>.total"]
+    assert "its free variable per_row is a decorated (or not a plain) def of outer" in total.reason

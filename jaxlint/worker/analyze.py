@@ -29,7 +29,7 @@ from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
-from jaxlint.worker import guards
+from jaxlint.worker import guards, lifeline
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
@@ -69,6 +69,7 @@ TracedCall = tuple[str, Any, ArgumentSet]
 # The argument sources whose symbolic dimensions jaxlint made up (a hint's are the user's): a trace
 # that fails with them is tried again with concrete sizes before anything is reported.
 MADE_SYMBOLIC = ("annotations", INFERRED)
+NESTED_MARGIN = 5.0  # seconds of the module's limit kept back when nested functions are built
 
 
 def analyze(job: Job) -> Result:
@@ -352,15 +353,26 @@ class _Analysis:
         for function in unrun(self.jax_functions, self.linted | set(self.job.settled), targets):
             if function.first_line in self.linted:
                 continue  # a later sibling's trace ran it
-            built = build(module, function, self.index)
+            try:
+                built = build(module, function, self.index)
+            except Exception as error:  # the user's objects (a __getattr__, a __wrapped__ cycle): not built
+                self._skip(function.target(), "nested-not-built", f"not built from its code: {describe_error(error)}")
+                continue
+            left = lifeline.job_time_left()
+            if left is not None and left < NESTED_SECONDS + NESTED_MARGIN:
+                # The module's limit would discard what its targets found: the rest stay unbuilt.
+                self._skip(built.target, "timeout", "not built from its code: the module's time was nearly spent")
+                continue
             if built.function is None:
                 self._skip(built.target, "nested-not-built", built.why)
                 continue
             try:
-                with guards.without_side_effects(module), guards.time_limit(NESTED_SECONDS):
+                with guards.without_side_effects(module), guards.time_limit(NESTED_SECONDS) as limit:
                     self._target(module, built.target, recorded, registrations, built.function, built.outer)
             except guards.TimeUp:
-                self._skip(built.target, "no-arguments", f"built from its code, it ran past {NESTED_SECONDS:g} s")
+                if not limit.fired:
+                    raise
+                self._skip(built.target, "timeout", f"built from its code, it ran past {NESTED_SECONDS:g} s")
 
     def _found(self, module: Any, target: Target, registrations: list) -> Any:
         """The target's function on the module; a closure (``make.<locals>.step``) has no name
@@ -443,8 +455,15 @@ class _Analysis:
         (worker/rule_runs.py); their lines count linted."""
         found: list[Finding] = []
         started = time.perf_counter()
-        traces = rule_traces(function, arguments, closed, self.others)
-        ran = primal_lines(closed) if traces else set()
+        try:
+            # The rules are the user's code, run on the same guesses: the same limit as the trace.
+            with guards.guess_limit(arguments.source in MADE_SYMBOLIC):
+                traces = rule_traces(function, arguments, closed, self.others)
+            ran = primal_lines(closed) if traces else set()
+        except guards.TimeUp:  # an outer limit's: its caller's
+            raise
+        except BaseException:  # a rule that refuses or runs away, or a jaxpr of a shape not foreseen
+            traces, ran = [], set()
         for differentiated in traces:
             out: list[Finding] = []
             found += in_rules_only(program_findings(

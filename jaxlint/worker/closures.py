@@ -155,9 +155,11 @@ class Factories:
             return Made({}, why=("no-arguments", f"the factory {name} was not called: {why}"))
         shown = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
         try:
-            with without_side_effects(module), time_limit(FACTORY_SECONDS):
+            with without_side_effects(module), time_limit(FACTORY_SECONDS) as limit:
                 returned = factory(**kwargs)
         except TimeUp:
+            if not limit.fired:  # an outer limit's: its caller's
+                raise
             return Made({}, why=("factory-failed", f"{shown} ran past {FACTORY_SECONDS:g} s"))
         except BaseException as error:  # the user's code, sys.exit() included
             return Made({}, why=("factory-failed", f"{shown} raised {describe_error(error)}"))

@@ -50,25 +50,35 @@ def _timers_reach() -> bool:
     return threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
 
 
+class Limit:
+    """One ``time_limit``: ``fired`` once its own timer raised TimeUp (an outer limit's TimeUp,
+    passing through the block, is not this one's: its catcher raises it on)."""
+
+    fired = False
+
+
 @contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[Limit]:
     """Raise TimeUp in the block after ``seconds``, from a real-time timer: only in the main
     thread (the worker's), which signals reach; elsewhere the module's own limit is all there is.
     Inside another limit that ends sooner this one adds nothing (the outer one fires, as its own);
     a later one's timer is put back afterwards, less the time the block took."""
+    limit = Limit()
     if not _timers_reach() or 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= seconds:
-        yield
+        yield limit
         return
 
     def up(signum: int, frame: Any) -> None:
+        limit.fired = True
         raise TimeUp()
 
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, up)
     left = signal.setitimer(signal.ITIMER_REAL, seconds)[0]  # an outer limit's, or the user's: put back after
     try:
-        yield
+        yield limit
     finally:
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)  # a firing after the block's end is no TimeUp of it
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if left:
@@ -89,8 +99,11 @@ def guess_limit(guessed: bool) -> Iterator[None]:
     if not guessed or not _timers_reach() or 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= GUESS_SECONDS:
         yield
         return
-    try:
-        with time_limit(GUESS_SECONDS):
+    with time_limit(GUESS_SECONDS) as limit:
+        try:
             yield
-    except TimeUp:
-        raise GuessTimeUp() from None
+        except TimeUp:
+            if not limit.fired:
+                raise
+    if limit.fired:
+        raise GuessTimeUp()

@@ -24,6 +24,9 @@ SELF_LIMIT_FACTOR = 2.0
 SELF_LIMIT_MARGIN = 2.0  # seconds: the parent's own kill, with its stack dump, comes first
 
 
+_CLOCK: JobClock | None = None  # the worker's (process.py makes it)
+
+
 def self_limit(timeout: float) -> float:
     """How long the worker lets one job run before it ends itself: well past the parent's limit,
     so the parent's timeout (and its finding, with the stuck line) always comes first."""
@@ -71,26 +74,42 @@ def _watch(fd: int) -> None:
     end_worker()
 
 
+def job_time_left() -> float | None:
+    """The running job's seconds left before the parent's limit (JobClock.left); None outside a
+    worker's job (a test's own process) or without a limit."""
+    return _CLOCK.left() if _CLOCK is not None else None
+
+
 class JobClock:
     """The worker's own limit on a job: a thread that ends the worker when a job started with
     ``start`` has not been ``stop``-ped within its self limit, counted as the parent counts its
     limit (``OwnTime``: time spent waiting for a CPU other processes held is left out)."""
 
     def __init__(self) -> None:
+        global _CLOCK
         self._job: tuple[OwnTime, float] | None = None  # the job's clock and its self limit
+        self._timeout: float | None = None  # the parent's limit for the job
         self._changed = threading.Condition()
         threading.Thread(target=self._run, name="jaxlint-job-clock", daemon=True).start()
+        _CLOCK = self
 
     def start(self, timeout: float | None) -> None:
         """A job begins; ``timeout`` is the parent's limit for it (None: no limit)."""
         with self._changed:
             self._job = None if timeout is None else (OwnTime(os.getpid()), self_limit(timeout))
+            self._timeout = timeout
             self._changed.notify()
 
     def stop(self) -> None:
         with self._changed:
             self._job = None
             self._changed.notify()
+
+    def left(self) -> float | None:
+        """Seconds of the parent's limit the job has left, counted as the parent counts; None
+        without a limit."""
+        job, timeout = self._job, self._timeout
+        return None if job is None or timeout is None else job[0].left(timeout)
 
     def _run(self) -> None:
         with self._changed:

@@ -154,6 +154,9 @@ class _Plan:
             if name in _parameter_names(owner) and not stores:
                 why = self._parameter(chain[: at + 1], name)
             elif stores == 1 and (sibling := _sibling(owner, name)) is not None:
+                node = _node(self.index, sibling)
+                if node is None or node.decorator_list:  # vmap, grad, custom_jvp: another program than its code's
+                    return f"its free variable {name} is a decorated (or not a plain) def of {_qualname(owner)}"
                 key = (id(owner), name)
                 if key in self.siblings:
                     continue

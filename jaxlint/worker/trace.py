@@ -14,7 +14,7 @@ import numpy as np
 from jaxlint.ir import fit, sharded, target_devices
 from jaxlint.jaxapi import compiling, jaxprs, tracers
 from jaxlint.scan import hints
-from jaxlint.worker import built_instances
+from jaxlint.worker import built_instances, guards
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.built_instances import instance_fields, is_built
 
@@ -119,6 +119,10 @@ def concrete_arguments(arguments: ArgumentSet) -> ArgumentSet | None:
     try:
         made = [jax.tree_util.tree_map(concrete, value, is_leaf=is_leaf) for value in values]
     except Exception:  # _NoSize, a user's pytree whose unflatten (or a built instance's maker) refuses the sizes
+        return None
+    except BaseException as error:  # the maker runs the user's __init__ again: sys.exit() there is a refusal too
+        if isinstance(error, (guards.TimeUp, guards.GuessTimeUp)):  # a limit's: its catcher's
+            raise
         return None
     count = len(arguments.args)
     return dataclasses.replace(arguments, args=tuple(made[:count]), kwargs=dict(zip(arguments.kwargs, made[count:])))

@@ -8,9 +8,9 @@ What the trace returns is the instance's arrays.
 The class must be one the builder builds (a dataclass, NamedTuple, pytree or plain class; an
 abstract class's ``__init__`` through its first concrete subclass that inherits it unchanged);
 a linen module's constructor is flax's, not the user's. The fields whose default is None are
-given arrays on the first rungs, then each alone (the others None), then none (a class that
-takes one of ``logits`` and ``probs``); the first rung that traces is kept, as for every
-inferred signature.
+given arrays on the first rungs, then the choices optional_fields.py tries for a method's
+``self`` (all None, then all but one in turn: a class that takes one of ``logits`` and ``probs``);
+the first rung that traces is kept, as for every inferred signature.
 """
 from __future__ import annotations
 
@@ -18,16 +18,21 @@ import inspect
 from typing import Any, Callable
 
 from jaxlint.worker import plain_classes
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, linen_instances, subclasses
-from jaxlint.worker.argsources.class_kinds import buildable_kind, field_defaults, is_abstract
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    inferred,
+    linen_instances,
+    optional_fields,
+    subclasses,
+)
+from jaxlint.worker.argsources.class_kinds import buildable_kind, is_abstract
 from jaxlint.worker.argsources.field_roles import INTEGERS, class_fields, has_abstract, method_parameters, role_value
-from jaxlint.worker.argsources.inferred import MAX_RANK, SOURCE, Uninferable
-from jaxlint.worker.argsources.static_fields import is_static
+from jaxlint.worker.argsources.inferred import MAX_BODY_RANK, MAX_RANK, SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields
 
 CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__check_init__"})
 _RANKED = ("array", "pytree", INTEGERS)
-_MAX_ONE_OF = 3  # the None-default fields given one at a time, the others None (instances.py's rule)
 
 
 def is_constructor(request: ArgumentRequest) -> bool:
@@ -42,14 +47,11 @@ def signatures(request: ArgumentRequest, owner: type) -> list[ArgumentSet]:
         owner = _concrete(request, owner)
     kind = buildable_kind(owner)
     roles = _roles(request, owner, kind)
-    optional = [name for name, default in field_defaults(owner, kind).items()
-                if default is None and name in roles and not is_static(roles[name])]
     found = _rungs(request, roles, frozenset())
     if not found:
         raise Uninferable("its fields take no array")
-    everyone = frozenset(optional)
-    one_of = [everyone - {name} for name in optional[:_MAX_ONE_OF]] if len(optional) > 1 else []
-    for absent in [*one_of, everyone] if optional else []:
+    optional = [name for name in optional_fields.optional(owner, kind, roles) if name in roles]
+    for absent in optional_fields.choices(optional):  # as for a method's self: the first rung that traces is kept
         found += _rungs(request, roles, absent)
     make = _maker(owner)
     return [ArgumentSet(SOURCE, (), values, call=make) for values in found]
@@ -68,6 +70,10 @@ def _rungs(request: ArgumentRequest, roles: dict[str, Any], absent: frozenset[st
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: (n,) * max(rank, ranks.get(name, 0)) for name, role in roles.items() if role in _RANKED}
+        past = [name for name, shape in shapes.items() if len(shape) > MAX_BODY_RANK]
+        if past:
+            raise Uninferable(f"parameter {past[0]}: its body reads it at rank {len(shapes[past[0]])}, past the "
+                              f"{MAX_BODY_RANK} jaxlint guesses")
         key = (rank, tuple(sorted(shapes.items(), key=lambda item: item[0])))
         if key in seen:
             continue

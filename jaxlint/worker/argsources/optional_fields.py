@@ -38,12 +38,18 @@ def absent(owner: type, names: list[str], instances: Callable[[frozenset[str]], 
     return _ABSENT[owner]
 
 
+def choices(names: list[str]) -> list[frozenset[str]]:
+    """The fields left None, in the order tried after none: all of them, then all but one in turn
+    (the first ``MAX_ONE_OF``)."""
+    everyone = frozenset(names)
+    one_of = [everyone - {name} for name in names[:MAX_ONE_OF]] if len(names) > 1 else []
+    return [everyone, *one_of] if names else []
+
+
 def _chosen(names: list[str], instances: Callable[[frozenset[str]], list[Any]]) -> frozenset[str]:
     if any(map(constructs, instances(frozenset()))):
         return frozenset()
-    everyone = frozenset(names)
-    one_of = [everyone - {name} for name in names[:MAX_ONE_OF]] if len(names) > 1 else []
-    for choice in [everyone, *one_of]:
+    for choice in choices(names):
         if any(map(constructs, instances(choice))):
             return choice
     return frozenset()  # no choice makes one: the errors of every field given are reported
