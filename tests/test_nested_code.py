@@ -287,3 +287,14 @@ def test_a_decorated_sibling_is_not_built_without_its_decorator(tmp_path: Path) 
     assert result.findings == []
     [total] = [u for u in coverage(result).untraced if u.target == "outer.<locals>.total"]
     assert "its free variable per_row is a decorated (or not a plain) def of outer" in total.reason
+
+
+def test_nested_functions_are_not_built_when_the_module_time_is_nearly_spent(tmp_path: Path, monkeypatch) -> None:
+    """The parent's limit would discard what the module's targets found: the builds stop first."""
+    from jaxlint.worker import lifeline
+
+    monkeypatch.setattr(lifeline, "job_time_left", lambda: 3.0)
+    result = checked(tmp_path)
+    [standalone] = [u for u in coverage(result).untraced if u.target == "no_free.<locals>.standalone"]
+    assert standalone.kind == "timeout"
+    assert standalone.reason == "not built from its code: the module's time was nearly spent"

@@ -269,6 +269,8 @@ def _why_not_linted(function: JaxFunction, analysis: Any, result: CheckResult, r
 
 def _built_reason(skip: Any) -> str:
     """Why a nested function built from its code was not linted (worker/nested_code.py)."""
+    if skip.reason.startswith("not built from its code"):  # the worker said so itself (its time, an error)
+        return skip.reason
     return f"not built from its code: {skip.reason}" if skip.kind == "nested-not-built" \
         else f"built from its code, not traced: {skip.reason}"
 
