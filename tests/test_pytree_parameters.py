@@ -52,8 +52,10 @@ MODULE = textwrap.dedent('''\
 
 
     def sgd(updates, params):
-        def unused(g):  # never called: its lines never run in the trace
-            return jnp.exp(g)
+        rate = 0.1
+
+        def unused(g):  # never called, and over a local: its lines never run in a trace
+            return jnp.exp(g) * rate
 
         return jax.tree_util.tree_map(lambda p, u: p - 0.1 * u, params, updates)
 
