@@ -154,6 +154,36 @@ def test_a_clean_rule_stays_quiet(tmp_path: Path) -> None:
     assert len(checked.linted) == 3
 
 
+# jaxopt's perturbed optimizers: the JVP rule draws the forward's samples again from its key, as
+# the derivative of the Monte-Carlo estimate needs. Its lines are linted; the reuse is no finding.
+REDRAWN = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def make_perturbed(fun, num_samples: int = 16, sigma: float = 0.1):
+        @jax.custom_jvp
+        def forward(inputs, rng):
+            samples = jax.random.gumbel(rng, (num_samples,) + inputs.shape)
+            return jnp.mean(jax.vmap(fun)(inputs + sigma * samples), axis=0)
+
+        def forward_jvp(tangent, _, inputs, rng):
+            samples = jax.random.gumbel(rng, (num_samples,) + inputs.shape)  # the forward's samples, by design
+            out = jax.vmap(fun)(inputs + sigma * samples)
+            return jnp.mean(out * jnp.sum(samples * tangent, axis=-1, keepdims=True), axis=0)
+
+        forward.defjvps(forward_jvp, None)
+        return forward
+    ''')
+
+
+def test_a_rule_that_redraws_the_forwards_samples_is_no_key_reuse(tmp_path: Path) -> None:
+    result = _check(tmp_path, "redrawn", REDRAWN)
+    assert result.findings == []
+    [checked] = result.files
+    assert "make_perturbed.<locals>.forward_jvp" in {function.qualname for function in checked.linted}
+
+
 # Ordinary code next to a custom rule: differentiating it adds no finding (autodiff's own 1 / x
 # is not the user's) and no second copy of its own.
 ORDINARY = textwrap.dedent('''\
