@@ -57,3 +57,12 @@ def test_an_outer_limit_passes_through_a_plain_class_init_as_its_own() -> None:
     with pytest.raises(guards.TimeUp):
         with guards.time_limit(0.2):
             plain_classes.guarded_init(_Spinning, {})
+
+
+def test_a_guess_gets_none_of_the_modules_last_seconds(monkeypatch) -> None:
+    from jaxlint.worker import lifeline
+
+    monkeypatch.setattr(lifeline, "job_time_left", lambda: guards.GUESS_MARGIN - 1.0)
+    with pytest.raises(guards.GuessTimeUp, match="the module's time was nearly spent"):
+        with guards.guess_limit(True):
+            pytest.fail("a guess ran with no time left")  # pragma: no cover

@@ -174,7 +174,7 @@ RUNAWAY = textwrap.dedent('''\
     from jaxtyping import Array, Float
 
 
-    def quadrature(m: Float[Array, "d"]):  # sizes of 8: 10**8 points in a Python loop (dynamax's GHKF)
+    def quadrature(m: Float[Array, "d"]):  # sizes of 8: 10**8 points, a loop in Python
         count = sum(1 for _ in itertools.product(range(10), repeat=len(m)))
         return m * count
 

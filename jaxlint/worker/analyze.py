@@ -392,9 +392,9 @@ class _Analysis:
         try:
             with TruncationRecorder() as truncations, guards.guess_limit(arguments.source in MADE_SYMBOLIC):
                 closed = trace_function(function, arguments)
-        except guards.GuessTimeUp:  # a guess that ran away: the next one, and the module's other functions
+        except guards.GuessTimeUp as up:  # a guess that ran away: the next one, and the module's other functions
             timings["trace"] += time.perf_counter() - started
-            runs.errors.append(f"{signature}: ran past {guards.GUESS_SECONDS:g} s")
+            runs.errors.append(f"{signature}: {up}")
             return "failed"
         except guards.TimeUp:  # an outer limit's (a nested function built from its code): its caller's
             raise

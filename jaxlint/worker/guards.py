@@ -14,8 +14,10 @@ import time
 from typing import Any, Iterator
 
 from jaxlint.jaxapi import config_state
+from jaxlint.worker import lifeline
 
 GUESS_SECONDS = 15.0  # one trace with guessed arguments (a module has 60 s by default, --timeout)
+GUESS_MARGIN = 8.0  # seconds of the module's limit no guess may take: what was found is returned
 
 
 class TimeUp(BaseException):
@@ -93,17 +95,29 @@ class GuessTimeUp(BaseException):
 @contextlib.contextmanager
 def guess_limit(guessed: bool) -> Iterator[None]:
     """``time_limit(GUESS_SECONDS)`` for a trace with guessed arguments, raising GuessTimeUp, else
-    no limit of its own: a Python loop over jaxlint's sizes (``itertools.product(points,
+    no limit of its own: a loop in Python over jaxlint's sizes (``for p in itertools.product(points,
     repeat=len(m))`` at m of 8) can run for hours, and the module's limit would then leave every
-    function of the module unlinted. Inside a limit that ends sooner, that one's TimeUp passes."""
-    if not guessed or not _timers_reach() or 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= GUESS_SECONDS:
+    function of the module unlinted; at most the job's time left less GUESS_MARGIN (none left:
+    GuessTimeUp at once). A loop inside C code (``list(itertools.product(...))``) is not
+    interrupted: Python handles the timer's signal between bytecodes, so the module's limit is
+    what stops it. Inside a limit that ends sooner, that one's TimeUp passes."""
+    if not guessed or not _timers_reach():
         yield
         return
-    with time_limit(GUESS_SECONDS) as limit:
+    seconds = GUESS_SECONDS
+    left = lifeline.job_time_left()
+    if left is not None:  # several runaway guesses must not spend the module's whole limit
+        seconds = min(seconds, left - GUESS_MARGIN)
+        if seconds <= 0:
+            raise GuessTimeUp("not tried: the module's time was nearly spent")
+    if 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= seconds:
+        yield
+        return
+    with time_limit(seconds) as limit:
         try:
             yield
         except TimeUp:
             if not limit.fired:
                 raise
     if limit.fired:
-        raise GuessTimeUp()
+        raise GuessTimeUp(f"ran past {seconds:g} s")
