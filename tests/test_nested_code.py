@@ -201,7 +201,6 @@ METHODS = textwrap.dedent('''\
     import jax.numpy as jnp
 
 
-    @jax.tree_util.register_dataclass
     @dataclasses.dataclass
     class Shift:
         scale: jax.Array
