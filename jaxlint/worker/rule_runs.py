@@ -13,10 +13,11 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxlint.jaxapi import custom_rules, jaxprs, tracebacks
+from jaxlint.jaxapi import custom_rules
 from jaxlint.model import Finding
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.trace import bind
+from jaxlint.worker.traced_lines import user_lines
 
 
 def rule_traces(function: Any, arguments: ArgumentSet, closed: Any, is_project: Callable[[str], bool]) -> list[Any]:
@@ -76,22 +77,8 @@ def _is_float(dtype: Any) -> bool:
 
 
 def primal_lines(closed: Any) -> set[tuple[str, int]]:
-    """(file, line) of every user frame on the equations of the primal program, sub-jaxprs included."""
-    lines: set[tuple[str, int]] = set()
-    seen: set[int] = set()
-    pending = [jaxprs.open_jaxpr(closed)[0]]
-    while pending:
-        jaxpr = pending.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            try:
-                lines.update((os.path.abspath(file), line) for file, _, line in tracebacks.user_frames(eqn.source_info))
-            except Exception:  # a malformed traceback must not stop the analysis
-                pass
-            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
-    return lines
+    """(absolute file, line) of every user frame on the equations of the primal program."""
+    return {(os.path.abspath(file), line) for file, line in user_lines(closed)}
 
 
 # A JVP rule that draws again from the primal's key reuses it by design: the derivative of a

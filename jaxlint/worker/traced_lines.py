@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from jaxlint.jaxapi import jaxprs, tracebacks
 from jaxlint.rules import codes_by_name
@@ -30,22 +30,31 @@ def suppression_lines(source: str) -> frozenset[int]:
     return frozenset(lines)
 
 
+def equations(closed_jaxpr: Any) -> Iterator[Any]:
+    """Every equation of ``closed_jaxpr``, sub-jaxprs included, each jaxpr once (a cached inner
+    jaxpr is shared by its call sites); a caller that has what it needs stops iterating."""
+    seen: set[int] = set()
+    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
+    while pending:
+        jaxpr = pending.pop()
+        if id(jaxpr) in seen:
+            continue
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            yield eqn
+            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
+
+
 def equation_lines(closed_jaxpr: Any, path: str, wanted: frozenset[int] | set[int]) -> set[int]:
     """The ``wanted`` lines of ``path`` found on the user call stack of an equation (sub-jaxprs
     included); stops as soon as all are found (reading tracebacks costs ~20 us an equation)."""
     found: set[int] = set()
-    seen: set[int] = set()
-    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
-    while pending and not wanted <= found:
-        jaxpr = pending.pop()
-        if id(jaxpr) in seen:  # a cached inner jaxpr is shared by its call sites
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            found |= tracebacks.user_lines_in(eqn.source_info, path) & wanted
-            if wanted <= found:
-                break
-            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
+    if wanted <= found:
+        return found
+    for eqn in equations(closed_jaxpr):
+        found |= tracebacks.user_lines_in(eqn.source_info, path) & wanted
+        if wanted <= found:
+            break
     return found
 
 
@@ -72,43 +81,34 @@ def reached_in_files(closed_jaxpr: Any, files: dict[str, tuple[LineOwners, set[i
     found: dict[str, set[int]] = {path: set() for path in files}
     remaining = {path: len(owners.first_lines - known) for path, (owners, known) in files.items()}
     remaining = {path: count for path, count in remaining.items() if count}
-    seen: set[int] = set()
-    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
-    while pending and remaining:
-        jaxpr = pending.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            for path, lines in tracebacks.user_lines_by_file(eqn.source_info, remaining.keys()).items():
-                owners, known = files[path]
-                reached = found[path]
-                for line in lines:
-                    first = owners.first_line_of.get(line)
-                    if first is not None and first not in known and first not in reached:
-                        reached.add(first)
-                        remaining[path] -= 1
-                if not remaining[path]:
-                    del remaining[path]
-            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
+    for eqn in equations(closed_jaxpr):
+        if not remaining:
+            break
+        for path, lines in tracebacks.user_lines_by_file(eqn.source_info, remaining.keys()).items():
+            owners, known = files[path]
+            reached = found[path]
+            for line in lines:
+                first = owners.first_line_of.get(line)
+                if first is not None and first not in known and first not in reached:
+                    reached.add(first)
+                    remaining[path] -= 1
+            if not remaining[path]:
+                del remaining[path]
     return found
 
 
 def equation_files(closed_jaxpr: Any, wanted: Callable[[str], bool] | None = None) -> set[str]:
     """The files (``wanted`` ones; default: every user file) on the user call stacks of the
     equations of ``closed_jaxpr``, sub-jaxprs included: the code its operations came from."""
-    found: set[str] = set()
-    seen: set[int] = set()
-    pending = [jaxprs.open_jaxpr(closed_jaxpr)[0]]
-    while pending:
-        jaxpr = pending.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            try:
-                found.update(file for file, _, _ in tracebacks.user_frames(eqn.source_info))
-            except Exception:  # a malformed traceback must not stop the analysis
-                pass
-            pending.extend(jaxprs.open_jaxpr(sub)[0] for _, sub in jaxprs.subjaxprs(eqn.params))
-    return {file for file in found if wanted is None or wanted(file)}
+    return {file for file, _ in user_lines(closed_jaxpr) if wanted is None or wanted(file)}
+
+
+def user_lines(closed_jaxpr: Any) -> set[tuple[str, int]]:
+    """(file, line) of every user frame on the equations of ``closed_jaxpr``, sub-jaxprs included."""
+    found: set[tuple[str, int]] = set()
+    for eqn in equations(closed_jaxpr):
+        try:
+            found.update((file, line) for file, _, line in tracebacks.user_frames(eqn.source_info))
+        except Exception:  # a malformed traceback must not stop the analysis
+            pass
+    return found
