@@ -394,6 +394,7 @@ class _Analysis:
                 closed = trace_function(function, arguments)
         except guards.GuessTimeUp as up:  # a guess that ran away: the next one, and the module's other functions
             timings["trace"] += time.perf_counter() - started
+            self.result.load_dependent = True
             runs.errors.append(f"{signature}: {up}")
             return "failed"
         except guards.TimeUp:  # an outer limit's (a nested function built from its code): its caller's
