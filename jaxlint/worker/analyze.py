@@ -52,6 +52,7 @@ from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.rule_runs import in_rules_only, primal_lines, rule_traces
 from jaxlint.worker.trace import (
     NotArrays,
+    arrays_only,
     built_inputs,
     code_of,
     compiled_cost,
@@ -402,10 +403,14 @@ class _Analysis:
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
             # code; its closures are traced as it returns them (worker/closures.py), the other
-            # functions it makes where a traced caller uses them.
-            timings["trace"] += time.perf_counter() - started
-            self._skip(target, "not-traceable", str(error))
-            return "not-traceable"
+            # functions it makes where a traced caller uses them. Its own operations, if any,
+            # are a program of their own, what it returns left out.
+            factory = self._factory_program(function, target, arguments)
+            if factory is None:
+                timings["trace"] += time.perf_counter() - started
+                self._skip(target, "not-traceable", str(error))
+                return "not-traceable"
+            arguments, closed = factory
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
             symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)
@@ -449,6 +454,26 @@ class _Analysis:
             runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
         timings["rules"] += time.perf_counter() - started
         return "traced"
+
+    def _factory_program(self, function: Any, target: Target, arguments: ArgumentSet) -> tuple[ArgumentSet, Any] | None:
+        """(the arguments whose call keeps the arrays it returns, their program) for a factory
+        whose own lines made an operation; None for one that only defines and returns functions
+        (its closures are what is linted), or where that trace fails."""
+        arrays = arrays_only(arguments, function)
+        try:
+            with guards.guess_limit(arguments.source in MADE_SYMBOLIC):
+                closed = trace_function(function, arrays)
+        except (guards.TimeUp, KeyboardInterrupt):
+            raise
+        except guards.GuessTimeUp:
+            self.result.load_dependent = True
+            return None
+        except BaseException:  # the first trace ran the same code: nothing new to report
+            return None
+        if self.job.path not in self.line_owners:
+            self.line_owners[self.job.path] = LineOwners(self.jax_functions)
+        reached = reached_in_files(closed, {self.job.path: (self.line_owners[self.job.path], set())})
+        return (arrays, closed) if target.first_line in reached[self.job.path] else None
 
     def _rule_runs(self, function: Any, target: Target, arguments: ArgumentSet, closed: Any, signature: str,
                    left_out: list[Finding]) -> list[Finding]:
