@@ -29,7 +29,7 @@ from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
-from jaxlint.worker import guards, lifeline
+from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
@@ -139,6 +139,7 @@ class _Analysis:
         self.result = Result(job.path, timings={"import": 0.0, "trace": 0.0, "rules": 0.0})
         self.index = SourceIndex(job.path, job.source, job.targets)
         self.traced_calls: list[TracedCall] = []
+        self.registrations: dispatch.Registrations | None = None  # read once the first target is found
         # The project's other files the traces go through: their helpers' findings land there.
         self.others = ProjectSources(lambda path: is_project_file(path, job.root),
                                      {job.path: (job.source, self.index)})
@@ -379,6 +380,13 @@ class _Analysis:
         """The target's function on the module; a closure (``make.<locals>.step``) has no name
         there, so an examples file's registration of it; None when neither has it."""
         function = resolve(module, target.qualname)
+        if function is not None and not isinstance(function, type):  # a singledispatch registration's def
+            if self.registrations is None:
+                self.registrations = dispatch.Registrations(module, self.job.path)
+            registered = self.registrations.function(target)
+            # A name a later def rebound: that def is not the target's (not found, unless registered).
+            function = registered if registered is not None or dispatch.shadowed(function, target, self.job.path) \
+                else function
         if function is None:
             function = next((_registered_function(r) for r in registrations if r.function is not None
                              and r.key[1:] == (target.first_line, target.name)), None)
