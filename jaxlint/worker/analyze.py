@@ -28,8 +28,8 @@ from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
-from jaxlint.worker import errors as failures
 from jaxlint.worker import dispatch, guards, lifeline
+from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
