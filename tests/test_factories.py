@@ -591,4 +591,4 @@ def test_a_factorys_own_operations_are_linted_and_one_that_only_defines_is_not(t
     [(_, skipped)] = [(p, s) for p, s in result.skipped if s.target == "make_update"]
     assert skipped.kind == "not-traceable" and "returns PjitFunction, not arrays" in skipped.reason
     [outputs] = [fa.result.outputs["make_pair"] for fa in result.files]
-    assert outputs == [["float32[4]"]]
+    assert [[("float32[4]" in aval) for aval in avals] for avals in outputs] == [[True]]  # the table alone
