@@ -169,6 +169,25 @@ def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
 
 
 def is_built(value: Any) -> bool:
-    """A field value shown by its own fields: built in the trace, or a dataclass or NamedTuple."""
+    """A field value shown by its own fields: built in the trace, a dataclass or NamedTuple, or a
+    plain instance made for a static field (``made_static``)."""
     return isinstance(value, InstanceFields) or (dataclasses.is_dataclass(value) and not isinstance(value, type)) \
-        or (isinstance(value, tuple) and hasattr(value, "_asdict"))
+        or (isinstance(value, tuple) and hasattr(value, "_asdict")) or _is_made_static(value)
+
+
+# The plain instances made for static fields (argsources/field_roles.py), by id while they live:
+# shown by their attributes (``integrator=Quadrature(points=5)``), as jaxlint's other guesses are.
+_MADE_STATIC: dict[int, Any] = {}
+
+
+def made_static(instance: Any) -> None:
+    """Remember ``instance``, a plain class's made by its ``__init__`` for a static field."""
+    try:
+        _MADE_STATIC[id(instance)] = weakref.ref(instance, lambda _, key=id(instance): _MADE_STATIC.pop(key, None))
+    except TypeError:  # no weak references (a slotted class): shown by its repr
+        pass
+
+
+def _is_made_static(value: Any) -> bool:
+    reference = _MADE_STATIC.get(id(value))
+    return reference is not None and reference() is value

@@ -1,9 +1,12 @@
 """The values of the builder's static fields (instances.py): part of a class's structure, not an
-input, so a value is needed: a union's int, bool or float member, an enum's first member, a
+input, so a value is needed: an ``int``, ``bool`` or ``float`` annotation's (a union's first such
+member's), a tuple, list or ``Sequence`` of those (two items), an enum's first member, a
 ``Literal``'s first value, a stand-in for a function, an optax transformation or a dtype; and a
-default kept as it is (an array default abstract)."""
+default kept as it is (an array default abstract), the class's ``__init__``'s included
+(init_defaults.py)."""
 from __future__ import annotations
 
+import collections.abc
 import enum
 import inspect
 import types
@@ -14,7 +17,10 @@ from jaxlint.worker import standins
 from jaxlint.worker.argsources import inferred
 from jaxlint.worker.argsources.inferred import Uninferable
 
-_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
+_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static number's value (a union's member's too)
+_SEQUENCE_LENGTH = 2  # the items of a static ``tuple[int, ...]``: equinox's kernel_size matches num_spatial_dims (2)
+_SEQUENCES = {tuple: tuple, list: list, collections.abc.Sequence: tuple}  # the value's container, by annotation
+_NONE = object()  # no static value for an annotation
 
 
 def is_static(role: Any) -> bool:
@@ -22,16 +28,38 @@ def is_static(role: Any) -> bool:
 
 
 def static_role(param: inspect.Parameter) -> Any:
-    """A static field's value without a default: the ladder's for its annotation, else a union's
-    first int, bool or float member's (equinox's ``in_features: int | Literal["scalar"]``)."""
+    """A static field's value without a default: the ladder's for its annotation where it is a
+    static value, else ``number_value``'s (equinox's ``in_features: int | Literal["scalar"]``: 2),
+    else a choice's or a stand-in's."""
     try:
-        return inferred.role(param, "self.", by_members=True)
+        found = inferred.role(param, "self.", by_members=True)
+        if isinstance(found, tuple):
+            return found
     except Uninferable:
         pass
-    for member in typing.get_args(param.annotation) if is_union(param.annotation) else ():
-        if member in _STATIC_VALUES:
-            return ("static", _STATIC_VALUES[member])
+    value = number_value(param.annotation)
+    if value is not _NONE:
+        return ("static", value)
     return choice_role(param) or stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
+
+
+def number_value(annotation: Any) -> Any:
+    """The static value of an ``int``, ``bool`` or ``float`` annotation (2, False, 0.1: a float
+    field is flax's ``Dropout.rate``, equinox's ``LayerNorm.eps``), a union's first such member,
+    or a tuple, list or ``Sequence`` of them (``tuple[int, ...]``: two items; ``tuple[int, int]``
+    its own; nested: ``tuple[tuple[int, int], ...]``); ``_NONE`` for any other annotation."""
+    for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
+        if member in _STATIC_VALUES:
+            return _STATIC_VALUES[member]
+        container, items = _SEQUENCES.get(typing.get_origin(member)), typing.get_args(member)
+        if container is None or not items:
+            continue
+        if typing.get_origin(member) is not tuple or items[-1] is Ellipsis:
+            items = (items[0],) * _SEQUENCE_LENGTH
+        values = [number_value(item) for item in items]
+        if all(value is not _NONE for value in values):
+            return container(values)
+    return _NONE
 
 
 def choice_role(param: inspect.Parameter) -> tuple | None:
