@@ -16,6 +16,7 @@ from typing import Any
 
 EMPTY = inspect.Parameter.empty
 _MAX_SUPER_CALLS = 3  # ``super().__init__`` calls followed, one class up each
+_SUPER_INITS = ("super().__init__", "super(type(self), self).__init__")
 
 
 def init_default(owner: type, name: str) -> Any:
@@ -86,7 +87,7 @@ def _passes_up(statement: ast.stmt, name: str, parent: type) -> bool:
     """``super().__init__(...)``, at the top level, giving the parent's parameter ``name`` the
     value of this ``__init__``'s ``name``."""
     call = statement.value if isinstance(statement, ast.Expr) else None
-    if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("super().__init__", "super(type(self), self).__init__")):
+    if not (isinstance(call, ast.Call) and ast.unparse(call.func) in _SUPER_INITS):
         return False
     if any(isinstance(arg, ast.Starred) for arg in call.args) or any(kw.arg is None for kw in call.keywords):
         return False
