@@ -180,7 +180,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     for field in linen_instances.configuration_fields(owner):
         default = field_default(field)
         _, value = field_role(field.name, hints.get(field.name, field.type), default, True, 0)
-        configuration[field.name] = value
+        configuration[field.name] = built_instances.made(value)  # a StaticValue unwrapped
         if default is EMPTY:
             shown[field.name] = value
     roles, ranks = method_parameters(callee), inferred.ranks_used(request)

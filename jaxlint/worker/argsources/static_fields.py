@@ -1,6 +1,7 @@
 """The values of the builder's static fields (instances.py): part of a class's structure, not an
 input, so a value is needed: an ``int``, ``bool`` or ``float`` annotation's (a union's first such
-member's), a tuple, list or ``Sequence`` of those (two items), an enum's first member, a
+member's), a tuple, list or ``Sequence`` of those (two items), a ``jax.ShapeDtypeStruct`` (an f32
+scalar's), an empty ``frozenset``, an enum's first member, a
 ``Literal``'s first value, a stand-in for a function, an optax transformation or a dtype; and a
 default kept as it is (an array default abstract), the class's ``__init__``'s included
 (init_defaults.py)."""
@@ -16,6 +17,7 @@ from typing import Any
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import inferred
 from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.built_instances import StaticValue
 
 _STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static number's value (a union's member's too)
 _SEQUENCE_LENGTH = 2  # the items of a static ``tuple[int, ...]``: equinox's kernel_size matches num_spatial_dims (2)
@@ -40,6 +42,12 @@ def static_role(param: inspect.Parameter) -> Any:
     value = number_value(param.annotation)
     if value is not _NONE:
         return ("static", value)
+    if describes_arrays(param.annotation):
+        import jax
+
+        return ("static", StaticValue(jax.ShapeDtypeStruct((), "float32")))
+    if _is_set(param.annotation):
+        return ("static", frozenset())
     return choice_role(param) or stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
 
 
@@ -60,6 +68,25 @@ def number_value(annotation: Any) -> Any:
         if all(value is not _NONE for value in values):
             return container(values)
     return _NONE
+
+
+def describes_arrays(annotation: Any) -> bool:
+    """A ``jax.ShapeDtypeStruct`` annotation, or a pytree of them (jaxtyping's ``PyTree[...]``: diffrax's
+    ``VirtualBrownianTree.shape``), a union's member too: the field describes the arrays the class
+    makes. Its value: one f32 scalar's, as a scalar Brownian motion's (a single leaf, of a concrete
+    shape, so that it holds no symbolic size of the trace's)."""
+    import jax
+
+    for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
+        if member is jax.ShapeDtypeStruct or getattr(member, "leaftype", None) is jax.ShapeDtypeStruct:
+            return True
+    return False
+
+
+def _is_set(annotation: Any) -> bool:
+    """``frozenset[X]`` (lineax's ``tags: frozenset[object]``): an empty one, as a class made
+    without any (lineax's default ``tags=()``)."""
+    return annotation is frozenset or typing.get_origin(annotation) is frozenset
 
 
 def choice_role(param: inspect.Parameter) -> tuple | None:
