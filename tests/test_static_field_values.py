@@ -98,6 +98,15 @@ MODULE = textwrap.dedent('''\
             return scale * jax.random.normal(self.key, self.shape.shape, self.shape.dtype)
 
 
+    class Flat(eqx.Module):  # lineax's operators keep their structures flattened
+        weight: jax.Array
+        structure: tuple[list[jax.ShapeDtypeStruct], jax.tree_util.PyTreeDef] = eqx.field(static=True)
+
+        def apply(self, x):
+            leaves, treedef = self.structure
+            return jax.tree_util.tree_unflatten(treedef, [jnp.reshape(self.weight * x, leaves[0].shape)])
+
+
     @dataclasses.dataclass
     class Draw:  # not a pytree: made inside the trace, its static shape never an input
         key: jax.Array
@@ -154,6 +163,7 @@ def test_a_shape_field_gets_a_scalar_description_and_a_set_field_an_empty_one(re
     scalar = "ShapeDtypeStruct(shape=(), dtype=float32)"
     assert signatures["Noise.sample"] == f"self=Noise(key=key<fry>[], shape={scalar}, tags=frozenset()), scale=f32[]"
     assert signatures["Draw.sample"] == f"self=Draw(key=key<fry>[], shape={scalar}), scale=f32[]"
+    assert signatures["Flat.apply"] == f"self=Flat(weight=f32[], structure=([{scalar}], PyTreeDef(*))), x=f32[]"
 
 
 def test_the_init_default_of_a_field_it_sets_unchanged(result) -> None:

@@ -195,7 +195,8 @@ def _static_shown(field: dataclasses.Field, value: Any) -> Any:
     import jax
 
     static = field.metadata.get("static") or field.metadata.get("pytree_node") is False
-    return StaticValue(value) if static and isinstance(value, jax.ShapeDtypeStruct) else value
+    described = static and any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves(value))
+    return StaticValue(value) if described else value
 
 
 def is_built(value: Any) -> bool:

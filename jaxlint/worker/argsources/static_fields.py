@@ -42,10 +42,9 @@ def static_role(param: inspect.Parameter) -> Any:
     value = number_value(param.annotation)
     if value is not _NONE:
         return ("static", value)
-    if describes_arrays(param.annotation):
-        import jax
-
-        return ("static", StaticValue(jax.ShapeDtypeStruct((), "float32")))
+    described = description(param.annotation)
+    if described is not None:
+        return ("static", StaticValue(described))
     if _is_set(param.annotation):
         return ("static", frozenset())
     return choice_role(param) or stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
@@ -70,17 +69,30 @@ def number_value(annotation: Any) -> Any:
     return _NONE
 
 
-def describes_arrays(annotation: Any) -> bool:
-    """A ``jax.ShapeDtypeStruct`` annotation, or a pytree of them (jaxtyping's ``PyTree[...]``: diffrax's
-    ``VirtualBrownianTree.shape``), a union's member too: the field describes the arrays the class
-    makes. Its value: one f32 scalar's, as a scalar Brownian motion's (a single leaf, of a concrete
-    shape, so that it holds no symbolic size of the trace's)."""
+def description(annotation: Any) -> Any:
+    """For a field that describes the arrays the class takes or makes: a ``jax.ShapeDtypeStruct``
+    annotation, or a pytree of them (jaxtyping's ``PyTree[...]``: diffrax's
+    ``VirtualBrownianTree.shape``), a union's member too, one f32 scalar's, as a scalar Brownian
+    motion's (a single leaf, of a concrete shape, so that it holds no symbolic size of the
+    trace's); such a pytree flattened (``tuple[list[ShapeDtypeStruct], PyTreeDef]``: lineax's
+    ``input_structure``), that scalar's flattened. None for any other annotation."""
     import jax
 
+    scalar = jax.ShapeDtypeStruct((), "float32")
     for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
-        if member is jax.ShapeDtypeStruct or getattr(member, "leaftype", None) is jax.ShapeDtypeStruct:
-            return True
-    return False
+        if _is_struct(member):
+            return scalar
+        items = typing.get_args(member)
+        if typing.get_origin(member) is tuple and len(items) == 2 and items[1] is jax.tree_util.PyTreeDef \
+                and typing.get_origin(items[0]) is list and all(map(_is_struct, typing.get_args(items[0]) or (None,))):
+            return jax.tree_util.tree_flatten(scalar)
+    return None
+
+
+def _is_struct(annotation: Any) -> bool:
+    import jax
+
+    return annotation is jax.ShapeDtypeStruct or getattr(annotation, "leaftype", None) is jax.ShapeDtypeStruct
 
 
 def _is_set(annotation: Any) -> bool:
