@@ -69,7 +69,8 @@ class StaticValue:
 
 
 def _unwrapped_make(make: Callable[[type, dict[str, Any]], Any], owner: type, fields: dict[str, Any]) -> Any:
-    return make(owner, {name: value.value if isinstance(value, StaticValue) else value for name, value in fields.items()})
+    return make(owner, {name: value.value if isinstance(value, StaticValue) else value
+                        for name, value in fields.items()})
 
 
 def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
