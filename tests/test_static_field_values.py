@@ -9,7 +9,6 @@ check, in the test process; equinox is absent from the JAX 0.4.35 venv: skipped 
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from helpers import check_in_process, write
