@@ -22,6 +22,7 @@ from jaxlint.worker.argsources.class_kinds import (
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.argsources.init_defaults import init_default
 from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
@@ -42,18 +43,28 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
     if kind == "namedtuple":
         return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
                 for name, default in defaults.items()}
-    return {f.name: field_role(f.name, hints.get(f.name, f.type), defaults[f.name],
-                               bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False, depth)
-            for f in dataclasses.fields(owner)}
+    roles = {}
+    for f in dataclasses.fields(owner):
+        static = bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False
+        default = defaults[f.name]
+        if static and default is EMPTY:  # the class's __init__ may give it one (init_defaults.py)
+            default = init_default(owner, f.name)
+        roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+    return roles
 
 
 def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
-        found = ("static", default) if default is not EMPTY else static_role(param)
-        if not isinstance(found, tuple):
-            raise Uninferable(f"self.{name}: a static field with no default")
-        return found
+        if default is not EMPTY:
+            return ("static", default)
+        try:
+            return static_role(param)
+        except Uninferable:
+            instance = static_instance(annotation, depth)
+            if instance is None:
+                raise
+            return ("static", instance)
     spec = array_spec(annotation, name)
     if spec is not None:
         return ("spec", *spec)
@@ -120,6 +131,31 @@ def _subclass_role(base: type, depth: int, plain: bool) -> tuple | None:
         except Uninferable:
             continue
     return None
+
+
+def static_instance(annotation: Any, depth: int) -> Any:
+    """An instance of the class ``annotation`` names (an abstract one's first concrete subclass,
+    as a field's instance is chosen), made now, for a static field (gpjax's ``integrator:
+    AbstractIntegrator``): only when every one of its fields is static (a default, or a static
+    value by its annotation), so that it holds no input; None else, or when its maker refuses."""
+    role = instance_role(annotation, depth, True, plain=True)
+    if role is None or not all(is_static_value(r) for r in role[3].values()):
+        return None
+    _, owner, kind, roles = role
+    fields = {name: r[1] for name, r in roles.items()}
+    try:
+        if kind == plain_classes.KIND:
+            instance = plain_classes.guarded_init(owner, fields)
+            built_instances.made_static(instance)
+        else:
+            instance = built_instances.built(owner, kind, fields)
+    except Exception:  # its __init__ refuses the values
+        return None
+    return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
+
+
+def is_static_value(role: Any) -> bool:
+    return isinstance(role, tuple) and role[0] == "static"
 
 
 def sequence_role(annotation: Any, depth: int) -> tuple | None:

@@ -7,8 +7,10 @@ NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any cl
 flattens); for ``self`` only, any other class too (a plain class: worker/plain_classes.py, made
 inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
 fields, else the ``__init__`` parameters. A field's value: a static field
-(``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one, a union's
-int, bool or float member gives 2, False, 0.1); an enum field without a default its first
+(``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one: the class's
+``__init__``'s default where it sets the field unchanged, init_defaults.py; else a value by its
+annotation, static_fields.py: 2, False, 0.1, ``(2, 2)``, an f32 scalar's ``ShapeDtypeStruct``);
+an enum field without a default its first
 member, a ``Literal`` one its first value, static or not; a jaxtyping annotation gives an abstract array
 of its rank and dtype (every named dimension the symbolic ``n``); an array or ``float``
 annotation, or a Python float default, an abstract value as the ladder makes them (rank 0, 1, 2;
@@ -180,7 +182,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     for field in linen_instances.configuration_fields(owner):
         default = field_default(field)
         _, value = field_role(field.name, hints.get(field.name, field.type), default, True, 0)
-        configuration[field.name] = value
+        configuration[field.name] = built_instances.made(value)  # a StaticValue unwrapped
         if default is EMPTY:
             shown[field.name] = value
     roles, ranks = method_parameters(callee), inferred.ranks_used(request)
