@@ -30,8 +30,9 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, rank_floors, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
+from jaxlint.worker.argsources.inferred import symbolic_size
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
@@ -342,6 +343,11 @@ class _Analysis:
         self.ran.stop()
         for arguments in signatures:
             outcome = self._signature(function, target, arguments, runs)
+            raised = rank_floors.retried(request, arguments, runs.error, symbolic_size()) \
+                if outcome == "failed" and inferred and runs.error is not None else None
+            if raised is not None:  # the one parameter the error names, a rank more (or i32): once per rung
+                outcome = self._signature(function, target, raised, runs)
+            runs.error = None
             if outcome == "not-traceable" or (outcome == "traced" and inferred):
                 break
         if outcome != "not-traceable":
@@ -428,6 +434,7 @@ class _Analysis:
                 if outcome == "failed":  # with sizes too: the error at sizes was reported (unless quiet)
                     runs.errors.append(f"{signature}: {describe_error(error)}")
                 return outcome
+            runs.error = error
             if not runs.quiet:
                 trace_error = failures.trace_error(error, job.path, target, signature)
                 explained = self._explained(target, error, trace_error.span)
@@ -546,6 +553,7 @@ class _TargetRuns:
     traced: list[tuple[str, str, list[str], list[int]]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
     lines: set[int] = dataclasses.field(default_factory=set)  # lines of the wanted comments' statements (JX800)
+    error: BaseException | None = None  # the last signature's trace error (argsources/rank_floors.py reads it)
 
 
 def _ran_by_file(codes: list[CodeType], everything: bool) -> dict[str, list[str]]:

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, sizes, usage
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, rank_floors, sizes, usage
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -264,6 +264,8 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
                 at_least(_named(side), 1)
         elif isinstance(child, ast.Assign) and isinstance(child.targets[0], ast.Tuple) and _is_shape(child.value):
             at_least(_named(child.value.value), len(child.targets[0].elts))  # type: ignore[attr-defined]
+    for name, rank in rank_floors.floors(node, params).items():  # vmapped, reduced along an axis, ...
+        at_least(name, rank)
     return ranks
 
 
