@@ -173,17 +173,26 @@ def test_each_use_is_linted_with_a_finding_at_its_line(checked) -> None:
     assert finding_lines(checked) == expected_lines()
 
 
-@pytest.mark.parametrize("target", ["mixed", "annotated", "rebound", "unpacked_twice", "flagged"])
+@pytest.mark.parametrize("target", ["annotated", "unpacked_twice", "flagged"])
 def test_two_uses_an_annotation_or_a_rebinding_keep_the_value_as_before(checked, target: str) -> None:
     [entry] = [u for u in coverage(checked).untraced if u.target == target]
     assert "i32" not in entry.reason and "(f32" not in entry.reason and "=False" not in entry.reason
     assert "f32[]" in entry.reason
 
 
-@pytest.mark.parametrize(("target", "parameter"), [("clipped_sender", "edge_index"), ("scaled_rows", "pairs")])
-def test_a_local_bound_again_or_used_two_ways_keeps_the_value_as_before(checked, target: str, parameter: str) -> None:
-    [entry] = [u for u in coverage(checked).untraced if u.target == target]
-    assert "i32" not in entry.reason and f"{parameter}=f32[" in entry.reason
+@pytest.mark.parametrize(("target", "parameter"), [("mixed", "i"), ("rebound", "i"), ("scaled_rows", "pairs"),
+                                                   ("clipped_sender", "edge_index")])
+def test_a_local_bound_again_or_used_two_ways_gives_no_use(target: str, parameter: str) -> None:
+    """The body's uses disagree: no value from usage.py (the rung's float index then fails, and
+    rank_floors.py's retry, which reads the error, may make it i32: tests/test_rank_floors.py)."""
+    [definition] = [node for node in ast.parse(MODULE).body if getattr(node, "name", None) == target]
+    parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
+    assert usage.agreed_use(usage._uses(definition, parameter, parents)) is None
+
+
+def test_a_local_bound_again_keeps_the_value_as_before(checked) -> None:
+    [entry] = [u for u in coverage(checked).untraced if u.target == "clipped_sender"]
+    assert "i32" not in entry.reason and "edge_index=f32[" in entry.reason
 
 
 def uses_of(source: str, name: str) -> object:
