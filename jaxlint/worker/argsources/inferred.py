@@ -13,8 +13,10 @@ read by sizes.py, which also gives a function of sizes alone its one signature. 
 neither its name nor its annotation decides takes the value its uses in the body require
 (usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
 of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
-rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its dimensions one shared symbolic
-size ``n``. A method's ``self`` is the instances source's
+rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3, and rank_floors.py's floors: ``jax.vmap(f)(x)``
+rank 1, ``jnp.sum(x, axis=1)`` rank 2), its dimensions one shared symbolic size ``n``; a rung that fails
+with an error naming one parameter's rank or float index is tried once more with it raised
+(rank_floors.retried, from worker/analyze.py). A method's ``self`` is the instances source's
 (instances.py), which uses this ladder for the method's other parameters and its class's fields;
 a function's parameter annotated with a class jaxlint builds gets an instance (built_parameters.py,
 the source that runs this ladder for functions).
