@@ -2,8 +2,9 @@
 argsources/rank_floors.py): a parameter the body maps with vmap, reduces along an axis, counts an
 axis of from the end, or takes a product of gets at least that rank on every rung, while the
 others keep the rung's; where a rung fails with an error that says one parameter had too few
-dimensions (or a float index), and the failing expression names exactly that parameter, the rung
-is traced once more with it raised. Each is shown in the signature and linted (a finding at its
+dimensions (or a float index), and the failing expression names exactly that parameter (itself
+or through locals), the rung is traced once more with it raised, and the later rungs keep what
+that retry learned (argsources/rank_retry.py). Each is shown in the signature and linted (a finding at its
 line). An error naming two parameters keeps the rung's failure; a floor never lowers a rank an
 annotation gives. One project, one check, in the test process.
 """
@@ -19,7 +20,7 @@ from helpers import check_in_process, write
 from jaxlint.config import load_config
 from jaxlint.report.coverage import coverage
 from jaxlint.rules import all_rules
-from jaxlint.worker.argsources import rank_floors
+from jaxlint.worker.argsources import rank_floors, rank_retry
 
 # Each function also needs ``t`` a scalar (lax.cond's predicate): before the floors, no rung gave
 # its array the rank it needs with ``t`` at rank 0, and the function was not linted.
@@ -87,6 +88,17 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def two_indices(x, i, k):  # one float index each rung: rank 1 keeps rank 0's i32 for i, then fixes k
+        j = i
+        m = k + 0
+        y = x[j] + x[m] * m
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def never(x):  # one parameter: the retry's x=f32[n] is rung 1's, traced once
+        return _rows(x) + jnp.zeros(3) + jnp.zeros(4)
+
+
     def helped_two(x, w, t):  # the failing call names x and w: no retry
         z = _rows(x * w)
         z = jax.lax.cond(t > 0, lambda: z, lambda: -z)
@@ -121,6 +133,7 @@ def signatures(result) -> dict[str, str]:
     ("product", "x=f32[n], y=f32[n,n], t=f32[]"),
     ("helped", "x=f32[n], t=f32[]"),
     ("aliased_index", "x=f32[n], i=i32[]"),
+    ("two_indices", "x=f32[n], i=i32[n], k=i32[n]"),
     ("annotated", "x=f32[a,b,c]"),
 ])
 def test_a_parameter_gets_the_rank_its_use_needs_shown_in_the_signature(checked, target: str, signature: str) -> None:
@@ -137,6 +150,22 @@ def test_an_error_naming_two_parameters_keeps_the_rungs_failure(checked) -> None
     [entry] = [u for u in coverage(checked).untraced if u.target == "helped_two"]
     assert "x=f32[], w=f32[], t=f32[]: ValueError: vmap" in entry.reason
     assert "x=f32[n], w=f32[]" not in entry.reason and "w=f32[n], t=f32[]" not in entry.reason
+
+
+def test_a_signature_a_retry_traced_is_not_traced_again(checked) -> None:
+    [entry] = [u for u in coverage(checked).untraced if u.target == "never"]
+    assert entry.reason.count("x=f32[n]:") == 1 and "x=f32[n,n]:" in entry.reason
+
+
+@pytest.mark.parametrize(("source", "origins"), [
+    ("def f(x, e):\n    s = e[0]\n    v = (s > 0) & (s < x.shape[0])", {"s": {"e"}, "v": {"e", "x"}}),
+    ("def f(x):\n    s = x\n    s = jnp.clip(s, 0, 3)\n    t = g(h)", {"s": {"x"}, "t": set()}),
+    ("def f(x):\n    for row in x:\n        a, b = row", {"row": {"x"}, "a": {"x"}, "b": {"x"}}),
+])
+def test_a_local_names_the_parameters_its_values_come_from(source: str, origins: dict[str, set[str]]) -> None:
+    definition = ast.parse(source).body[0]
+    found = rank_retry._origins(definition)  # type: ignore[arg-type]
+    assert {name: found.get(name, set()) for name in origins} == origins
 
 
 def floors_of(source: str) -> dict[str, int]:

@@ -190,11 +190,6 @@ def test_a_local_bound_again_or_used_two_ways_gives_no_use(target: str, paramete
     assert usage.agreed_use(usage._uses(definition, parameter, parents)) is None
 
 
-def test_a_local_bound_again_keeps_the_value_as_before(checked) -> None:
-    [entry] = [u for u in coverage(checked).untraced if u.target == "clipped_sender"]
-    assert "i32" not in entry.reason and "edge_index=f32[" in entry.reason
-
-
 def uses_of(source: str, name: str) -> object:
     definition = ast.parse(textwrap.dedent(source)).body[0]
     parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}

@@ -30,7 +30,7 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, rank_floors, sizes
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, rank_retry, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.argsources.inferred import symbolic_size
 from jaxlint.worker.closures import Factories
@@ -341,10 +341,13 @@ class _Analysis:
                            suppression_lines(self.job.source))
         self.traced_anything = True  # what runs from here on is not recorded (RanRecorder)
         self.ran.stop()
+        retries = rank_retry.Retries(request, symbolic_size()) if inferred else None
         for arguments in signatures:
+            arguments = retries.applied(arguments) if retries else arguments  # type: ignore[assignment]
+            if arguments is None:
+                continue  # a retry traced it already
             outcome = self._signature(function, target, arguments, runs)
-            raised = rank_floors.retried(request, arguments, runs.error, symbolic_size()) \
-                if outcome == "failed" and inferred and runs.error is not None else None
+            raised = retries.retried(arguments, runs.error) if retries and outcome == "failed" and runs.error else None
             if raised is not None:  # the one parameter the error names, a rank more (or i32): once per rung
                 outcome = self._signature(function, target, raised, runs)
             runs.error = None
@@ -553,7 +556,7 @@ class _TargetRuns:
     traced: list[tuple[str, str, list[str], list[int]]] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
     lines: set[int] = dataclasses.field(default_factory=set)  # lines of the wanted comments' statements (JX800)
-    error: BaseException | None = None  # the last signature's trace error (argsources/rank_floors.py reads it)
+    error: BaseException | None = None  # the last signature's trace error (argsources/rank_retry.py reads it)
 
 
 def _ran_by_file(codes: list[CodeType], everything: bool) -> dict[str, list[str]]:

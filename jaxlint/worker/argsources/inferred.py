@@ -16,7 +16,7 @@ of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.sha
 rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3, and rank_floors.py's floors: ``jax.vmap(f)(x)``
 rank 1, ``jnp.sum(x, axis=1)`` rank 2), its dimensions one shared symbolic size ``n``; a rung that fails
 with an error naming one parameter's rank or float index is tried once more with it raised
-(rank_floors.retried, from worker/analyze.py). A method's ``self`` is the instances source's
+(rank_retry.py, from worker/analyze.py). A method's ``self`` is the instances source's
 (instances.py), which uses this ladder for the method's other parameters and its class's fields;
 a function's parameter annotated with a class jaxlint builds gets an instance (built_parameters.py,
 the source that runs this ladder for functions).

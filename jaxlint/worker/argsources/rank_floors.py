@@ -1,9 +1,7 @@
-"""Per-parameter rank floors for inferred arguments (issue 48): what rank, and for an index what
-dtype, one parameter needs where the ladder (inferred.py) gives every array parameter the same
-rank on a rung. Two readings:
-
-- before any trace, the body's AST (``floors``, merged into inferred.ranks_used, so functions,
-  methods, closures and constructors all take them):
+"""Per-parameter rank floors for inferred arguments (issue 48): the rank one parameter needs where
+the ladder (inferred.py) gives every array parameter the same rank on a rung, read before any
+trace from the body's AST (``floors``, merged into inferred.ranks_used, so functions, methods,
+closures and constructors all take them):
 
   =================================================================  ====================
   use in the body                                                    rank at least
@@ -21,26 +19,12 @@ rank on a rung. Two readings:
   (``p @ q``, ``p.T``, ``p.shape[1]``, ``p[:, 0]`` and ``n, d = p.shape`` are inferred.py's own.)
   A floor past inferred.MAX_BODY_RANK is not taken: the ladder keeps its rungs.
 
-- after a rung fails, the error (``retried``): where a rung's trace fails with an error that says
-  an array had too few dimensions (``vmap was requested to map its argument along axis 0``,
-  ``axis -1 is out of bounds``, ``Too many indices``, ``must have ndim at least``, ...) or that an
-  index was a float (``Indexer must have integer or boolean type``), the failing expression of the
-  function's own frame (the traceback's, by its code positions) is read: where the arrays it
-  names (a parameter, or a local assigned once from exactly one parameter; for the index error,
-  only what its subscripts' indices name) are exactly one parameter's, that parameter gets one
-  rank more (or i32 for the index error) and the rung is traced once more. At most one such retry
-  per rung; an error that names two parameters, or none, keeps the rung's failure.
+The error-driven retry of a rung, where the AST says nothing, is rank_retry.py's.
 """
 from __future__ import annotations
 
 import ast
-import dataclasses
-import inspect
-import re
 from typing import Any
-
-from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 
 MAX_FLOOR = 4  # inferred.MAX_BODY_RANK: a floor past it is not taken
 _MAPS = ("vmap", "pmap")
@@ -54,11 +38,6 @@ _POSITIONAL_AXIS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var",
 _PRODUCTS = frozenset({"dot", "matmul", "vdot", "inner"})
 _MATRICES = frozenset({"inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr", "svd", "pinv", "trace",
                        "diagonal", "matrix_power", "solve_triangular"})
-_RANK_ERRORS = re.compile(
-    r"vmap was requested to map its argument along axis|is out of bounds for array of dimension"
-    r"|must be at least one-dimensional|dim -?\d+ out of range|Too many indices"
-    r"|must have ndim at least|not enough values to unpack|iteration over a 0-d array")
-_INDEX_ERROR = re.compile(r"Indexer must have integer or boolean type")
 
 
 def floors(definition: ast.AST | None, params: set[str]) -> dict[str, int]:
@@ -202,132 +181,3 @@ def _named(node: ast.AST) -> str | None:
 
 def _is_shape(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
-
-
-# The error-driven retry.
-
-def retried(request: ArgumentRequest, arguments: ArgumentSet, error: BaseException, size: Any) -> ArgumentSet | None:
-    """``arguments`` with the one parameter ``error`` names raised by a rank (or made i32), or
-    None where the error is not one of those or does not name exactly one parameter. ``size``:
-    the dimension a raised rank adds."""
-    import jax
-
-    index_error = _INDEX_ERROR.search(str(error)) is not None
-    if not index_error and _RANK_ERRORS.search(str(error)) is None:
-        return None
-    definition, code = _definition(request), _code(request.function)
-    if definition is None or code is None:
-        return None
-    span = _failing_span(error, code)
-    if span is None:
-        return None
-    node = _node_at(definition, span)
-    if node is None:
-        return None
-    arrays = {name for name, value in arguments.kwargs.items() if _raisable(value)}
-    named = _parameters_named(node, definition, arrays, index_error)
-    if len(named) != 1:
-        return None
-    [name] = named
-    value = arguments.kwargs[name]
-    if index_error:
-        if value.dtype.kind in "iub":
-            return None
-        raised = jax.ShapeDtypeStruct(value.shape, "int32")
-    else:
-        if len(value.shape) >= MAX_FLOOR:
-            return None
-        raised = jax.ShapeDtypeStruct((*value.shape, value.shape[0] if value.shape else size), value.dtype)
-    return dataclasses.replace(arguments, kwargs={**arguments.kwargs, name: raised})
-
-
-def _raisable(value: Any) -> bool:
-    """An array the ladder guessed (f32 or i32, not a key, not a Python float's weak scalar)."""
-    import jax
-    import numpy as np
-
-    return isinstance(value, jax.ShapeDtypeStruct) and isinstance(value.dtype, np.dtype) \
-        and value.dtype.kind in "fiu" and not getattr(value, "weak_type", False)
-
-
-def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    index = request.index
-    if index is None:
-        return None
-    for node in index.functions:
-        if first_line(node) == request.target.first_line and node.name == request.target.name:
-            return node
-    return None
-
-
-def _code(function: Any) -> Any:
-    """The code object whose frame runs the target's body."""
-    function = function.fget if isinstance(function, property) else function
-    try:
-        return inspect.unwrap(function).__code__
-    except (AttributeError, ValueError):
-        return None
-
-
-def _failing_span(error: BaseException, code: Any) -> tuple[int, int, int, int] | None:
-    """The positions (line, end line, column, end column) of the instruction the innermost frame
-    of ``code`` was running when ``error`` was raised."""
-    found = None
-    traceback = error.__traceback__
-    while traceback is not None:
-        frame_code = traceback.tb_frame.f_code
-        if frame_code is code or (frame_code.co_filename, frame_code.co_firstlineno, frame_code.co_name) == \
-                (code.co_filename, code.co_firstlineno, code.co_name):
-            positions = list(frame_code.co_positions())
-            at = traceback.tb_lasti // 2
-            found = positions[at] if 0 <= at < len(positions) else None
-        traceback = traceback.tb_next
-    if found is None or None in found:
-        return None
-    return found
-
-
-def _node_at(definition: ast.AST, span: tuple[int, int, int, int]) -> ast.AST | None:
-    """The expression (or statement) of ``definition`` at exactly ``span``."""
-    line, end_line, column, end_column = span
-    for node in ast.walk(definition):
-        if isinstance(node, (ast.expr, ast.stmt)) and (node.lineno, node.end_lineno, node.col_offset,
-                                                       node.end_col_offset) == (line, end_line, column, end_column):
-            return node
-    return None
-
-
-def _parameters_named(node: ast.AST, definition: ast.AST, arrays: set[str], index_error: bool) -> set[str]:
-    """The array parameters ``node`` names, itself or through a local assigned once from exactly
-    one of them; for an index error, only in its subscripts' indices."""
-    if index_error:
-        parts = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)]
-    else:
-        parts = [node.value] if isinstance(node, ast.Assign) else [node]
-    aliases = _aliases(definition, arrays)
-    named = set()
-    for part in parts:
-        for name in ast.walk(part):
-            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
-                named |= {name.id} if name.id in arrays else aliases.get(name.id, set())
-    return named
-
-
-def _aliases(definition: ast.AST, arrays: set[str]) -> dict[str, set[str]]:
-    """Locals assigned once, from an expression naming exactly one array parameter: that parameter."""
-    assigned: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(definition):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        assigned.setdefault(name.id, []).append(node.value if isinstance(node, ast.Assign)
-                                                                and isinstance(target, ast.Name) else None)
-    found = {}
-    for local, values in assigned.items():
-        if local in arrays or len(values) != 1 or values[0] is None:
-            continue
-        named = {n.id for n in ast.walk(values[0]) if isinstance(n, ast.Name) and n.id in arrays}
-        if len(named) == 1:
-            found[local] = named
-    return found

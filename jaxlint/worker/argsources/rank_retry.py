@@ -1,0 +1,186 @@
+"""The error-driven retry of an inferred rung (issue 48): where the ladder's rung (inferred.py,
+instances.py, a factory's closure) fails with an error that says an array had too few dimensions
+(``vmap was requested to map its argument along axis 0``, ``axis -1 is out of bounds for array of
+dimension 0``, ``Too many indices``, ``must have ndim at least``, ...) or that an index was a
+float (``Indexer must have integer or boolean type``), the expression the function's own frame was
+running (the traceback's code positions, read in the body's AST) is asked which parameters it
+names: a parameter itself, or a local whose values come from parameters (``j = i``, ``s = p[0]``,
+through any chain of locals; a local assigned twice has the origins of both values). For the
+index error only what its subscripts' indices name counts. Where that is exactly one array
+parameter, it gets one rank more (or i32) and the rung is traced once more: at most one retry per
+rung. What a retry learned holds for the later rungs too (a parameter made i32 stays i32 at rank
+1), so two parameters that each need a fix are fixed on two rungs. An error naming two parameters,
+or none (a field of ``self``, a value the function built from no parameter), keeps the rung's
+failure. worker/analyze.py runs it (``Retries``) for inferred signatures only.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import re
+from typing import Any
+
+from jaxlint.scan.index import first_line
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+
+MAX_RANK = 4  # inferred.MAX_BODY_RANK: never raised past it
+_RANK_ERRORS = re.compile(
+    r"vmap was requested to map its argument along axis|is out of bounds for array of dimension"
+    r"|must be at least one-dimensional|dim -?\d+ out of range|Too many indices"
+    r"|must have ndim at least|not enough values to unpack|iteration over a 0-d array")
+_INDEX_ERROR = re.compile(r"Indexer must have integer or boolean type")
+_BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)
+
+
+class Retries:
+    """One target's retries: what each taught (``learned``: a parameter's least rank and dtype),
+    applied to its later rungs."""
+
+    def __init__(self, request: ArgumentRequest, size: Any) -> None:
+        self.request, self.size = request, size  # the dimension a raised rank adds
+        self.learned: dict[str, tuple[int, str]] = {}
+        self._origins: dict[str, set[str]] | None = None
+        self._tried: set[tuple] = set()
+
+    def applied(self, arguments: ArgumentSet) -> ArgumentSet | None:
+        """``arguments`` with what earlier retries learned; None where that signature was traced
+        already (a retry's raised parameter is the next rung's)."""
+        kwargs = dict(arguments.kwargs)
+        for name, (rank, dtype) in self.learned.items():
+            value = kwargs.get(name)
+            if _raisable(value) and (len(value.shape) < rank or value.dtype != dtype):
+                kwargs[name] = _changed(value, max(rank, len(value.shape)), dtype, self.size)
+        if self._seen(kwargs):
+            return None
+        return dataclasses.replace(arguments, kwargs=kwargs) if kwargs != arguments.kwargs else arguments
+
+    def _seen(self, kwargs: dict[str, Any]) -> bool:
+        """Whether a signature of these values was tried; notes it. Values other than guessed arrays
+        are told apart by identity (a rung's built instance is its own)."""
+        key = tuple((name, (value.shape, str(value.dtype)) if _raisable(value) else id(value))
+                    for name, value in kwargs.items())
+        seen = key in self._tried
+        self._tried.add(key)
+        return seen
+
+    def retried(self, arguments: ArgumentSet, error: BaseException) -> ArgumentSet | None:
+        """``arguments`` with the one parameter ``error`` names raised by a rank (or made i32), or
+        None where the error is not one of those or does not name exactly one parameter."""
+        index_error = _INDEX_ERROR.search(str(error)) is not None
+        if not index_error and _RANK_ERRORS.search(str(error)) is None:
+            return None
+        node = self._failing_node(error)
+        if node is None:
+            return None
+        arrays = {name for name, value in arguments.kwargs.items() if _raisable(value)}
+        parts = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)] if index_error else [node]
+        named = {origin for part in parts for name in ast.walk(part) if isinstance(name, ast.Name)
+                 for origin in self.origins().get(name.id, ())} & arrays
+        if len(named) != 1:
+            return None
+        [name] = named
+        value = arguments.kwargs[name]
+        if index_error and value.dtype.kind in "iub" or not index_error and len(value.shape) >= MAX_RANK:
+            return None
+        rank, dtype = (len(value.shape), "int32") if index_error else (len(value.shape) + 1, value.dtype)
+        self.learned[name] = (max(rank, self.learned.get(name, (0, ""))[0]), dtype)
+        kwargs = {**arguments.kwargs, name: _changed(value, rank, dtype, self.size)}
+        return None if self._seen(kwargs) else dataclasses.replace(arguments, kwargs=kwargs)
+
+    def _failing_node(self, error: BaseException) -> ast.AST | None:
+        definition, code = _definition(self.request), _code(self.request.function)
+        span = _failing_span(error, code) if definition is not None and code is not None else None
+        return None if span is None else _node_at(definition, span)  # type: ignore[arg-type]
+
+    def origins(self) -> dict[str, set[str]]:
+        """Each name of the body -> the parameters its values come from (a parameter: itself)."""
+        if self._origins is None:
+            definition = _definition(self.request)
+            self._origins = _origins(definition) if definition is not None else {}
+        return self._origins
+
+
+def _changed(value: Any, rank: int, dtype: Any, size: Any) -> Any:
+    import jax
+
+    dim = value.shape[0] if value.shape else size
+    return jax.ShapeDtypeStruct((*value.shape, *(dim,) * (rank - len(value.shape))), dtype)
+
+
+def _raisable(value: Any) -> bool:
+    """An array the ladder guessed (f32 or i32, not a key, not a Python float's weak scalar)."""
+    import jax
+    import numpy as np
+
+    return isinstance(value, jax.ShapeDtypeStruct) and isinstance(value.dtype, np.dtype) \
+        and value.dtype.kind in "fiu" and not getattr(value, "weak_type", False)
+
+
+def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    index = request.index
+    if index is None:
+        return None
+    for node in index.functions:
+        if first_line(node) == request.target.first_line and node.name == request.target.name:
+            return node
+    return None
+
+
+def _code(function: Any) -> Any:
+    """The code object whose frame runs the target's body."""
+    function = function.fget if isinstance(function, property) else function
+    try:
+        return inspect.unwrap(function).__code__
+    except (AttributeError, ValueError):
+        return None
+
+
+def _failing_span(error: BaseException, code: Any) -> tuple[int, int, int, int] | None:
+    """The positions (line, end line, column, end column) of the instruction the innermost frame
+    of ``code`` was running when ``error`` was raised."""
+    found = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        frame_code = traceback.tb_frame.f_code
+        if frame_code is code or (frame_code.co_filename, frame_code.co_firstlineno, frame_code.co_name) == \
+                (code.co_filename, code.co_firstlineno, code.co_name):
+            positions = list(frame_code.co_positions())
+            at = traceback.tb_lasti // 2
+            found = positions[at] if 0 <= at < len(positions) else None
+        traceback = traceback.tb_next
+    return None if found is None or None in found else found
+
+
+def _node_at(definition: ast.AST, span: tuple[int, int, int, int]) -> ast.AST | None:
+    """The expression (or statement) of ``definition`` at exactly ``span``."""
+    for node in ast.walk(definition):
+        if isinstance(node, (ast.expr, ast.stmt)) and \
+                (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == span:
+            return node
+    return None
+
+
+def _origins(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
+    """Each parameter -> itself; each local -> the parameters the values bound to it name, through
+    other locals (to a fixed point). A name the body never binds (a global, a module) names none."""
+    arguments = definition.args
+    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    values: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(definition):
+        if isinstance(node, _BINDINGS):
+            value = node.iter if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) else node.value
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for name in (n for target in targets for n in ast.walk(target)):
+                if isinstance(name, ast.Name) and value is not None:
+                    values.setdefault(name.id, []).append(value)
+    found = {name: {name} for name in params}
+    names = {local: {n.id for v in vs for n in ast.walk(v) if isinstance(n, ast.Name)} for local, vs in values.items()}
+    changed = True
+    while changed:
+        changed = False
+        for local, used in names.items():
+            origins = found.get(local, set()) | {o for name in used for o in found.get(name, ())}
+            if origins != found.get(local, set()):
+                found[local], changed = origins, True
+    return found
