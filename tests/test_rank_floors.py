@@ -95,6 +95,11 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def deep(x):  # rung 1's retry (rank 2) fails as rung 2 would: rung 2 retries from its error, rank 3
+        z = jax.vmap(jax.vmap(jax.vmap(lambda r: r * 2.0)))(x)
+        return jnp.where(z > 0, jnp.log(z), 0.0)  # expect JX501
+
+
     def never(x):  # one parameter: the retry's x=f32[n] is rung 1's, traced once
         return _rows(x) + jnp.zeros(3) + jnp.zeros(4)
 
@@ -134,6 +139,7 @@ def signatures(result) -> dict[str, str]:
     ("helped", "x=f32[n], t=f32[]"),
     ("aliased_index", "x=f32[n], i=i32[]"),
     ("two_indices", "x=f32[n], i=i32[n], k=i32[n]"),
+    ("deep", "x=f32[n,n,n]"),
     ("annotated", "x=f32[a,b,c]"),
 ])
 def test_a_parameter_gets_the_rank_its_use_needs_shown_in_the_signature(checked, target: str, signature: str) -> None:
@@ -158,7 +164,8 @@ def test_a_signature_a_retry_traced_is_not_traced_again(checked) -> None:
 
 
 @pytest.mark.parametrize(("source", "origins"), [
-    ("def f(x, e):\n    s = e[0]\n    v = (s > 0) & (s < x.shape[0])", {"s": {"e"}, "v": {"e", "x"}}),
+    ("def f(x, e):\n    s = e[0]\n    v = (s > 0) & (s < x.shape[0]) & (s < len(x))", {"s": {"e"}, "v": {"e"}}),
+    ("def f(x, w):\n    def g(t):\n        return t * w\n    z = g(x)", {"g": {"w"}, "z": {"w", "x"}}),
     ("def f(x):\n    s = x\n    s = jnp.clip(s, 0, 3)\n    t = g(h)", {"s": {"x"}, "t": set()}),
     ("def f(x):\n    for row in x:\n        a, b = row", {"row": {"x"}, "a": {"x"}, "b": {"x"}}),
 ])

@@ -343,18 +343,32 @@ class _Analysis:
         self.ran.stop()
         retries = rank_retry.Retries(request, symbolic_size()) if inferred else None
         for arguments in signatures:
-            arguments = retries.applied(arguments) if retries else arguments  # type: ignore[assignment]
-            if arguments is None:
-                continue  # a retry traced it already
-            outcome = self._signature(function, target, arguments, runs)
-            raised = retries.retried(arguments, runs.error) if retries and outcome == "failed" and runs.error else None
-            if raised is not None:  # the one parameter the error names, a rank more (or i32): once per rung
-                outcome = self._signature(function, target, raised, runs)
-            runs.error = None
+            outcome = self._rung(function, target, arguments, runs, retries) if retries \
+                else self._signature(function, target, arguments, runs)
             if outcome == "not-traceable" or (outcome == "traced" and inferred):
                 break
         if outcome != "not-traceable":
             self._concluded(target, request, runs)
+
+    def _rung(self, function: Any, target: Target, arguments: ArgumentSet, runs: _TargetRuns,
+              retries: rank_retry.Retries) -> str:
+        """One inferred rung, with what earlier retries learned; where it fails with an error that
+        names one parameter's rank or float index, traced once more with that raised (rank_retry.py).
+        A signature a retry traced already is not traced again: its error is the rung's."""
+        arguments, failed = retries.applied(arguments)
+        outcome = "failed" if failed is not None else self._signature(function, target, arguments, runs)
+        error, runs.error = failed or runs.error, None
+        if outcome != "failed" or error is None:
+            return outcome
+        retries.failed(arguments, error)
+        raised = retries.retried(arguments, error)
+        if raised is None:
+            return outcome
+        outcome = self._signature(function, target, raised, runs)
+        if outcome == "failed" and runs.error is not None:
+            retries.failed(raised, runs.error)
+        runs.error = None
+        return outcome
 
     def _unrun_nested(self, module: Any, recorded: Callable[[Any], Any], registrations: list) -> None:
         """The nested JAX functions no trace linted, built from their own code (worker/nested_code.py)

@@ -8,8 +8,11 @@ names: a parameter itself, or a local whose values come from parameters (``j = i
 through any chain of locals; a local assigned twice has the origins of both values). For the
 index error only what its subscripts' indices name counts. Where that is exactly one array
 parameter, it gets one rank more (or i32) and the rung is traced once more: at most one retry per
-rung. What a retry learned holds for the later rungs too (a parameter made i32 stays i32 at rank
-1), so two parameters that each need a fix are fixed on two rungs. An error naming two parameters,
+rung. An index's dtype a retry learned holds for the later rungs too (a parameter made i32 stays
+i32 at rank 1), so two parameters that each need an integer are fixed on two rungs; a rung whose
+signature a retry traced already is not traced again, its own retry taken from that trace's
+error. A name read only for its shape (``n = x.shape[0]``, ``len(x)``) names no array; a nested def
+names what its body reads. An error naming two parameters,
 or none (a field of ``self``, a value the function built from no parameter), keeps the rung's
 failure. worker/analyze.py runs it (``Retries``) for inferred signatures only.
 """
@@ -34,35 +37,30 @@ _BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, as
 
 
 class Retries:
-    """One target's retries: what each taught (``learned``: a parameter's least rank and dtype),
-    applied to its later rungs."""
+    """One target's retries: the index dtypes they taught (``learned``: a parameter's rank and
+    dtype), applied to its later rungs, and the signatures that failed."""
 
     def __init__(self, request: ArgumentRequest, size: Any) -> None:
         self.request, self.size = request, size  # the dimension a raised rank adds
         self.learned: dict[str, tuple[int, str]] = {}
         self._origins: dict[str, set[str]] | None = None
-        self._tried: set[tuple] = set()
+        self._failed: dict[tuple, BaseException] = {}  # the signatures traced that failed: their errors
 
-    def applied(self, arguments: ArgumentSet) -> ArgumentSet | None:
-        """``arguments`` with what earlier retries learned; None where that signature was traced
-        already (a retry's raised parameter is the next rung's)."""
+    def applied(self, arguments: ArgumentSet) -> tuple[ArgumentSet, BaseException | None]:
+        """``arguments`` with what earlier retries learned, and the error it failed with where that
+        signature was traced already (a retry's raised parameter is the next rung's): not traced
+        again, its retry is taken from that error."""
         kwargs = dict(arguments.kwargs)
         for name, (rank, dtype) in self.learned.items():
             value = kwargs.get(name)
             if _raisable(value) and (len(value.shape) < rank or value.dtype != dtype):
                 kwargs[name] = _changed(value, max(rank, len(value.shape)), dtype, self.size)
-        if self._seen(kwargs):
-            return None
-        return dataclasses.replace(arguments, kwargs=kwargs) if kwargs != arguments.kwargs else arguments
+        changed = dataclasses.replace(arguments, kwargs=kwargs) if kwargs != arguments.kwargs else arguments
+        return changed, self._failed.get(_key(kwargs))
 
-    def _seen(self, kwargs: dict[str, Any]) -> bool:
-        """Whether a signature of these values was tried; notes it. Values other than guessed arrays
-        are told apart by identity (a rung's built instance is its own)."""
-        key = tuple((name, (value.shape, str(value.dtype)) if _raisable(value) else id(value))
-                    for name, value in kwargs.items())
-        seen = key in self._tried
-        self._tried.add(key)
-        return seen
+    def failed(self, arguments: ArgumentSet, error: BaseException) -> None:
+        """Notes that ``arguments`` failed to trace with ``error``."""
+        self._failed[_key(arguments.kwargs)] = error
 
     def retried(self, arguments: ArgumentSet, error: BaseException) -> ArgumentSet | None:
         """``arguments`` with the one parameter ``error`` names raised by a rank (or made i32), or
@@ -75,8 +73,7 @@ class Retries:
             return None
         arrays = {name for name, value in arguments.kwargs.items() if _raisable(value)}
         parts = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)] if index_error else [node]
-        named = {origin for part in parts for name in ast.walk(part) if isinstance(name, ast.Name)
-                 for origin in self.origins().get(name.id, ())} & arrays
+        named = {origin for part in parts for name in _names(part) for origin in self.origins().get(name, ())} & arrays
         if len(named) != 1:
             return None
         [name] = named
@@ -84,9 +81,10 @@ class Retries:
         if index_error and value.dtype.kind in "iub" or not index_error and len(value.shape) >= MAX_RANK:
             return None
         rank, dtype = (len(value.shape), "int32") if index_error else (len(value.shape) + 1, value.dtype)
-        self.learned[name] = (max(rank, self.learned.get(name, (0, ""))[0]), dtype)
+        if index_error:  # a rank is the next rung's anyway; an index's dtype is learned for good
+            self.learned[name] = (rank, dtype)
         kwargs = {**arguments.kwargs, name: _changed(value, rank, dtype, self.size)}
-        return None if self._seen(kwargs) else dataclasses.replace(arguments, kwargs=kwargs)
+        return None if _key(kwargs) in self._failed else dataclasses.replace(arguments, kwargs=kwargs)
 
     def _failing_node(self, error: BaseException) -> ast.AST | None:
         definition, code = _definition(self.request), _code(self.request.function)
@@ -99,6 +97,13 @@ class Retries:
             definition = _definition(self.request)
             self._origins = _origins(definition) if definition is not None else {}
         return self._origins
+
+
+def _key(kwargs: dict[str, Any]) -> tuple:
+    """A signature's key: values other than guessed arrays are told apart by identity (a rung's
+    built instance is its own)."""
+    return tuple((name, (value.shape, str(value.dtype)) if _raisable(value) else id(value))
+                 for name, value in kwargs.items())
 
 
 def _changed(value: Any, rank: int, dtype: Any, size: Any) -> Any:
@@ -174,8 +179,10 @@ def _origins(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, se
             for name in (n for target in targets for n in ast.walk(target)):
                 if isinstance(name, ast.Name) and value is not None:
                     values.setdefault(name.id, []).append(value)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not definition:
+            values.setdefault(node.name, []).append(node)  # a nested def: what its body reads
     found = {name: {name} for name in params}
-    names = {local: {n.id for v in vs for n in ast.walk(v) if isinstance(n, ast.Name)} for local, vs in values.items()}
+    names = {local: {name for value in vs for name in _names(value)} for local, vs in values.items()}
     changed = True
     while changed:
         changed = False
@@ -184,3 +191,15 @@ def _origins(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, se
             if origins != found.get(local, set()):
                 found[local], changed = origins, True
     return found
+
+
+def _names(node: ast.AST) -> list[str]:
+    """The names ``node`` reads as arrays: not those only asked their shape, size, rank or dtype
+    (``n = x.shape[0]``, ``len(x)``: a static int, not the array)."""
+    if isinstance(node, ast.Attribute) and node.attr in ("shape", "size", "ndim", "dtype"):
+        return []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+        return []
+    if isinstance(node, ast.Name):
+        return [node.id]
+    return [name for child in ast.iter_child_nodes(node) for name in _names(child)]
