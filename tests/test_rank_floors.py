@@ -191,6 +191,7 @@ def floors_of(source: str) -> dict[str, int]:
     ("def f(p):\n    return p.max(2)", {"p": 3}),
     ("def f(p):\n    return jax.nn.softmax(p, axis=-1)", {"p": 1}),
     ("def f(p, q):\n    return jnp.matmul(p, q)", {"p": 1, "q": 1}),
+    ("def f(p, q):\n    return p.dot(q)", {"p": 1, "q": 1}),
     ("def f(p):\n    return jnp.linalg.cholesky(p)", {"p": 2}),
     ("def f(p):\n    return len(p)", {"p": 1}),
     ("def f(self):\n    return jax.vmap(g)(self.x)", {"self.x": 1}),
@@ -206,6 +207,8 @@ def test_each_use_gives_its_floor(source: str, floors: dict[str, int]) -> None:
     "def f(p):\n    return jnp.sum(p, axis=7)",  # past the ladder's largest rank: not taken
     "def f(p):\n    return jnp.sum(p)",
     "def f(p):\n    return obj.helper.sum(p, 1)",  # an object's method: p is not its array
+    "def f(self, x):\n    return jnp.tanh(self.inner(x))",  # a method named like jnp.inner
+    "def f(self, x):\n    return self.trace(x)",
     "def f(p):\n    h = jax.vmap(g)\n    h = other\n    return h(p)",  # a local bound twice
 ])
 def test_a_use_that_says_no_rank_gives_no_floor(source: str) -> None:

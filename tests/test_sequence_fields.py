@@ -75,7 +75,7 @@ def result(tmp_path_factory):
 
 def test_a_tuple_of_modules_holds_two_built_ones(result) -> None:
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
-    linear = "Linear(weight=f32[n])"
+    linear = "Linear(weight=f32[])"  # x and y at rank 1 (x[0], vmap's in_axes): rank 0's fields
     assert signatures["MLP.__call__"] == f"self=MLP(layers=({linear}, {linear})), x=f32[n], y=f32[n]"
     assert signatures["Chain.__call__"] == "self=Chain(steps=[Scale(w=f32[]), Scale(w=f32[])]), x=f32[]"
 
@@ -84,7 +84,7 @@ def test_a_finding_in_its_method_is_reported_at_its_line(result) -> None:
     vmap_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "jax.vmap" in line)
     [finding] = result.findings
     assert (finding.code, finding.target, finding.span.start_line) == ("JX101", "MLP.__call__", vmap_line)
-    assert "self=MLP(layers=(Linear(weight=f32[n]), Linear(weight=f32[n])))" in finding.message
+    assert "self=MLP(layers=(Linear(weight=f32[]), Linear(weight=f32[])))" in finding.message
 
 
 def test_a_bare_tuple_stays_untraced_with_why(result) -> None:

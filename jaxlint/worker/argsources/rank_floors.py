@@ -75,8 +75,11 @@ def _call_floors(call: ast.Call, mapped: dict[str, Any], at_least: Any) -> None:
     callee = _callee(call)
     if callee == "len" and isinstance(call.func, ast.Name) and len(call.args) == 1:
         at_least(call.args[0], 1)
-    elif callee in _PRODUCTS:
+    elif callee in _PRODUCTS and _by_module(call):  # ``jnp.inner(p, q)``, not ``self.inner(x)``
         for arg in call.args[:2]:
+            at_least(arg, 1)
+    elif callee == "dot" and isinstance(call.func, ast.Attribute) and call.args:  # ``p.dot(q)``
+        for arg in (call.func.value, call.args[0]):
             at_least(arg, 1)
     elif callee in _MATRICES and call.args and _by_module(call):
         at_least(call.args[0], 2)
