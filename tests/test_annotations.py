@@ -269,7 +269,8 @@ def test_unbuildable_signatures_fall_back_to_inferred_arguments(checked, target,
     annotations' reason stays, as a note of the trace or the start of the skip reason."""
     _, traced, skipped = checked
     guessed = {"variadic": "x=f32[n]", "ellipsis": "x=f32[n]", "static_needed": "x=f32[n], n=2",
-               "unannotated": "x=f32[n], y=f32[n]", "optional_needed": "x=f32[n], mask=f32[n]",
+               # x vmapped: rank 1 at the first rung, the others rank 0 (argsources/rank_floors.py)
+               "unannotated": "x=f32[n], y=f32[]", "optional_needed": "x=f32[n], mask=f32[]",
                "Model.apply": "self=Model(), x=f32[n]"}  # a plain class: built by its __init__
     assert ("annotated.py", target) not in skipped
     entry = traced[("annotated.py", target)]
