@@ -35,6 +35,7 @@ BASE = textwrap.dedent(f'''\
         from {PACKAGE}.cache import Cache  # never resolves at run time
 
     K = TypeVar("K", bound="{PACKAGE}.base.Kernel")
+    S = TypeVar("S", bound="{PACKAGE}.extra.Special")  # a module nothing imports
     C = TypeVar("C")
 
 
@@ -78,6 +79,9 @@ BASE = textwrap.dedent(f'''\
         def gram(self, kernel: K, x: jax.Array):  # K: a type variable bound by a string
             return jnp.where(x > 0, 1 / jnp.sqrt(x), 0.0) * kernel.diagonal(x)  # expect JX501
 
+        def features(self, kernel: S, x: jax.Array):
+            return jnp.where(x > 0, 1 / jnp.sqrt(x), 0.0) * kernel.weight  # expect JX501
+
 
     @dataclasses.dataclass
     class Solver:
@@ -94,6 +98,14 @@ BASE = textwrap.dedent(f'''\
 
         def vf(self, y):
             return jnp.where(y > 0, 1 / jnp.sqrt(y), 0.0) * self.term.vf(y)  # expect JX501
+
+
+    @dataclasses.dataclass
+    class Sum(Term):
+        terms: tuple[Term, ...]  # a tuple of an abstract base's instances
+
+        def vf(self, y):
+            return jnp.where(y > 0, 1 / jnp.sqrt(y), 0.0) * sum(t.vf(y) for t in self.terms)  # expect JX501
 
 
     @dataclasses.dataclass(init=False)
@@ -170,6 +182,18 @@ MODELS = textwrap.dedent(f'''\
 ''')
 
 
+EXTRA = textwrap.dedent('''\
+    import dataclasses
+
+    import jax
+
+
+    @dataclasses.dataclass
+    class Special:
+        weight: jax.Array
+''')
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory):
     root: Path = tmp_path_factory.mktemp("abstract_reach")
@@ -177,6 +201,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory):
     package.mkdir()
     (package / "__init__.py").write_text("")
     write(package, "models", MODELS)
+    write(package, "extra", EXTRA)
     path = write(package, "base", BASE)
     (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
     return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
@@ -201,6 +226,15 @@ def test_a_private_subclass_that_inherits_the_method_is_its_self(checked) -> Non
 def test_a_type_variable_bound_by_a_string_gets_a_subclass(checked) -> None:
     assert _signatures(checked)["Computation.gram"] == \
         "self=Computation(jitter=f32[]), kernel=Scaled(scale=f32[]), x=f32[]"
+
+
+def test_a_bound_in_a_module_of_the_package_nothing_imported_is_imported(checked) -> None:
+    assert _signatures(checked)["Computation.features"] == \
+        "self=Computation(jitter=f32[]), kernel=Special(weight=f32[]), x=f32[]"
+
+
+def test_a_tuple_of_an_abstract_base_holds_its_subclass(checked) -> None:
+    assert _signatures(checked)["Sum.vf"] == "self=Sum(terms=(Linear(slope=f32[]), Linear(slope=f32[]))), y=f32[]"
 
 
 def test_a_field_resolves_when_another_does_not(checked) -> None:

@@ -3,12 +3,16 @@ annotations``) that ``typing.get_type_hints`` could not evaluate with the rest, 
 ``ForwardRef('gpjax.kernels.base.AbstractKernel')``, and a type variable whose bound is one
 (gpjax's ``kernel: K``, ``K = TypeVar("K", bound="gpjax.kernels.base.AbstractKernel")``), resolved
 to the class against the defining module's names, else as a dotted path through the modules
-already imported (nothing is imported for it). What does not resolve stays as it was."""
+already imported, or one of the annotation's own package that is imported for it. What does not
+resolve stays as it was."""
 from __future__ import annotations
 
+import importlib
 import sys
 import typing
 from typing import Any
+
+from jaxlint.worker.instrument import unrecorded
 
 # A class there, or in Python's own modules (a union's ``types.UnionType``), is no class of the user's
 # to build (equinox's AbstractVar[...], jaxtyping's PyTree[...]).
@@ -69,15 +73,19 @@ def _class(reference: Any, namespace: dict[str, Any]) -> Any:
     try:
         found = eval(reference, dict(namespace))  # noqa: S307 - the user's own annotation
     except Exception:
-        found = _dotted(reference)
+        found = _dotted(reference, str(namespace.get("__name__", "")).partition(".")[0])
     return found if isinstance(found, type) else None
 
 
-def _dotted(path: str) -> Any:
-    """``package.module.Class`` through ``sys.modules``: the longest imported module prefix."""
+def _dotted(path: str, package: str) -> Any:
+    """``package.module.Class`` through ``sys.modules``: the longest imported module prefix; a
+    module of ``package`` (the annotation's own) not imported yet is imported for it."""
     parts = path.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        module = sys.modules.get(".".join(parts[:cut]))
+        name = ".".join(parts[:cut])
+        module = sys.modules.get(name)
+        if module is None and parts[0] == package:
+            module = _imported(name)
         if module is None:
             continue
         found: Any = module
@@ -85,6 +93,14 @@ def _dotted(path: str) -> Any:
             found = getattr(found, part, None)
         return found
     return None
+
+
+def _imported(name: str) -> Any:
+    try:
+        with unrecorded():  # the package's own code, not the checked module's doing
+            return importlib.import_module(name)
+    except (Exception, SystemExit):  # no such module (a class path's prefix), or one that fails
+        return None
 
 
 def _users(owner: type) -> bool:
