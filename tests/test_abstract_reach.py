@@ -30,6 +30,7 @@ BASE = textwrap.dedent(f'''\
 
     import jax
     import jax.numpy as jnp
+    from jaxtyping import PyTree
 
     if TYPE_CHECKING:
         from {PACKAGE}.cache import Cache  # never resolves at run time
@@ -106,6 +107,10 @@ BASE = textwrap.dedent(f'''\
 
         def vf(self, y):
             return jnp.where(y > 0, 1 / jnp.sqrt(y), 0.0) * sum(t.vf(y) for t in self.terms)  # expect JX501
+
+
+    def total_drift(terms: PyTree[Term], y: jax.Array):  # one instance is such a tree
+        return jnp.where(y > 0, 1 / jnp.sqrt(y), 0.0) * terms.vf(y)  # expect JX501
 
 
     @dataclasses.dataclass(init=False)
@@ -235,6 +240,10 @@ def test_a_bound_in_a_module_of_the_package_nothing_imported_is_imported(checked
 
 def test_a_tuple_of_an_abstract_base_holds_its_subclass(checked) -> None:
     assert _signatures(checked)["Sum.vf"] == "self=Sum(terms=(Linear(slope=f32[]), Linear(slope=f32[]))), y=f32[]"
+
+
+def test_a_pytree_of_an_abstract_base_is_one_instance_of_its_subclass(checked) -> None:
+    assert _signatures(checked)["total_drift"] == "terms=Linear(slope=f32[]), y=f32[]"
 
 
 def test_a_field_resolves_when_another_does_not(checked) -> None:

@@ -22,10 +22,15 @@ _NOT_USERS = ("jax", "jaxlib", "numpy", "jaxtyping", "equinox")
 def resolved(annotation: Any, namespace: dict[str, Any] | None = None) -> Any:
     """``annotation`` with a string, a ForwardRef, or a type variable bound to a class of the
     user's (or to a string naming one) replaced by that class, and a generic class of the user's
-    by the class (diffrax's ``term: AbstractTerm[_VF, _Control]``); else ``annotation``."""
+    by the class (diffrax's ``term: AbstractTerm[_VF, _Control]``), as is jaxtyping's ``PyTree`` of a
+    class of the user's (``terms: PyTree[AbstractTerm]``: one instance is such a tree); else
+    ``annotation``."""
     origin = typing.get_origin(annotation)
     if isinstance(origin, type) and _users(origin):
         return origin
+    leaf = getattr(annotation, "leaftype", None) if type(annotation).__name__ == "_MetaPyTree" else None
+    if isinstance(leaf, type) and _users(leaf):  # jaxtyping's PyTree[AbstractTerm]: one term is such a tree
+        return resolved(leaf, namespace)
     if isinstance(annotation, typing.TypeVar):
         bound = annotation.__bound__
         if bound is None:
