@@ -152,7 +152,7 @@ def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> 
     rung is not): ``_SUBCLASSES_TRIED`` subclasses at most."""
     name = request.target.qualname.rpartition(".")[2]
     raw = inspect.getattr_static(owner, name)
-    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw))
+    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw), private=True)
     if not candidates:
         raise Uninferable("an abstract class, and no concrete subclass in its package inherits the method")
     whys, found, built = [], [], 0
