@@ -280,6 +280,11 @@ def _is_shape(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
 
 
+def definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The target's def in the module's source index, or None."""
+    return _definition(request)
+
+
 def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     index = request.index
     if index is None:

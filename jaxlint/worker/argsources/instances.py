@@ -54,6 +54,7 @@ from jaxlint.worker.argsources import (
     inferred,
     linen_instances,
     optional_fields,
+    passed_on,
     subclasses,
     usage,
 )
@@ -126,7 +127,7 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee))
+    roles.update(method_parameters(callee, _passed_on(request, callee)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -183,7 +184,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
         configuration[field.name] = value
         if default is EMPTY:
             shown[field.name] = value
-    roles, ranks = method_parameters(callee), inferred.ranks_used(request)
+    roles, ranks = method_parameters(callee, _passed_on(request, callee)), inferred.ranks_used(request)
     one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs, seen = [], set()
     for rank in range(MAX_RANK + 1):
@@ -245,6 +246,11 @@ class _Plan:
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
         return arguments.kwargs[self.request.target.params[0]]
+
+
+def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
+    """The method's parameters its body passes on as functions, with their stand-ins (passed_on.py)."""
+    return passed_on.stand_ins(inferred.definition(request), callee, {})
 
 
 def _ranked(role: Any) -> bool:
