@@ -1,7 +1,9 @@
 """Function stand-ins for the parameters a function passes on as functions (issue 48,
 argsources/passed_on.py): the body of a ``jax.lax.scan``, a ``fori_loop`` or a ``while_loop``, the
 function of ``jax.vmap``, an argument of a function of the project that calls it (two levels
-down), a method's parameter; each shown in the signature and linted (a finding at its line). A
+down), a method's parameter, a nested function's outer parameter, a factory's; and, for names the
+ladder does not read, a loop's initial carry (a one-leaf pytree) and a tuple the body unpacks;
+each shown in the signature and linted (a finding at its line). A
 parameter passed to a project function that uses it as an array keeps its array, and one passed to
 a callable that is neither JAX's nor the project's stays as before. One project, one check, in the
 test process.
@@ -78,6 +80,34 @@ MODULE = textwrap.dedent('''\
     def read(model, x):  # read as an object too: nothing is made up for it
         y = relay(model, x) * model.scale
         return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def outer(kernel, x):  # its nested function, built from its code, takes the outer's kernel
+        def inner(y):
+            z = jax.lax.map(kernel, y)
+            return jnp.where(z > 0, jnp.log(z), 0.0)  # expect JX501
+        return x
+
+
+    def make_step(kernel):  # a factory: called with a stand-in for the function it passes on
+        def step(x):
+            y = apply_twice(kernel, x)
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+        return step
+
+
+    def scan_nd(body_fn, init, xs):
+        return lax.scan(body_fn, init, xs)
+
+
+    def in_dim(body_fn, init, xs):  # init is only a loop's carry, two levels down: a one-leaf pytree
+        c, ys = scan_nd(body_fn, init, xs)
+        return jnp.where(c > 0, jnp.log(c), 0.0)  # expect JX501
+
+
+    def cond_fn(carry):  # only unpacked: a tuple of arrays
+        n, done = carry
+        return jnp.where(n > 0, jnp.log(n), 0.0) * done  # expect JX501
     ''')
 
 
@@ -104,6 +134,10 @@ def expected_lines() -> dict[int, str]:
     ("relayed", "model=<stand-in: its first argument>, x=f32[]"),
     ("Runner.run", "self=Runner(scale=f32[n]), kernel=<stand-in: its first argument>, x=f32[n]"),
     ("kept", "w=f32[], x=f32[]"),
+    ("outer.<locals>.inner", "y=f32[n] with its outer's kernel=<stand-in: its first argument>"),
+    ("make_step.<locals>.step", "x=f32[]"),
+    ("in_dim", "body_fn=<stand-in: (carry, x)>, init=f32[n] (a one-leaf pytree), xs=f32[n]"),
+    ("cond_fn", "carry=(f32[], f32[])"),
 ])
 def test_a_parameter_passed_on_as_a_function_gets_a_stand_in_shown_in_the_signature(
         checked, target: str, signature: str) -> None:
@@ -123,3 +157,4 @@ def test_one_passed_to_a_callable_not_of_jax_nor_the_project_stays_as_before(che
 def test_one_read_as_an_object_too_stays_as_before(checked) -> None:
     [entry] = [u for u in coverage(checked).untraced if u.target == "read"]
     assert "parameter model (a function, pytree or object, by its name)" in entry.reason
+

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, sizes, usage
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, passed_on, pytrees, sizes, usage
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -92,7 +92,7 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
         else:
-            roles[param.name] = role(param, by_members=True)
+            roles[param.name] = _role_or_passed_on(request, param)
     roles.update(by_use(request, roles, signature))
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
@@ -116,6 +116,19 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
     return found
+
+
+def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> Any:
+    """role(), or where it cannot guess an unannotated parameter, what the body does with it
+    (passed_on.value_role: a loop's carry, an unpacked tuple)."""
+    try:
+        return role(param, by_members=True)
+    except Uninferable:
+        found = passed_on.value_role(_definition(request), request.function, param.name) \
+            if param.annotation is param.empty else None
+        if found is None:
+            raise
+        return found
 
 
 def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:

@@ -249,8 +249,25 @@ class _Plan:
 
 
 def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
-    """The method's parameters its body passes on as functions, with their stand-ins (passed_on.py)."""
-    return passed_on.stand_ins(inferred.definition(request), callee, {})
+    """The roles of the method's parameters that its body passes on (passed_on.py): a function's
+    stand-in, and, for one the ladder cannot guess, a loop's carry or an unpacked tuple."""
+    definition = inferred.definition(request)
+    found = {name: ("static", stand_in) for name, stand_in in passed_on.stand_ins(definition, callee, {}).items()}
+    try:
+        params = list(inspect.signature(callee).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return found
+    for param in params:
+        if param.name in found or param.default is not param.empty or param.annotation is not param.empty \
+                or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        try:
+            inferred.role(param, by_members=True)
+        except Uninferable:
+            role = passed_on.value_role(definition, callee, param.name)
+            if role is not None:
+                found[param.name] = role
+    return found
 
 
 def _ranked(role: Any) -> bool:

@@ -35,6 +35,7 @@ import textwrap
 from typing import Any, Callable
 
 from jaxlint.worker import standins
+from jaxlint.worker.argsources import usage
 
 DEPTH = 3  # how many callees deep a parameter is followed
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -56,6 +57,12 @@ _JAX_SLOTS = {
     ("jax.tree", "map"): {0: "FIRST", "f": "FIRST"},
     ("functools", "partial"): {0: "FIRST", "func": "FIRST"},
 }
+# A JAX loop's initial carry, which takes any pytree: a parameter passed there (and nowhere else)
+# is a one-leaf pytree (pytrees.py), as a parameter named ``state`` is.
+_JAX_SLOTS[("jax.lax", "scan")].update({1: "CARRY", "init": "CARRY"})
+_JAX_SLOTS[("jax.lax", "while_loop")].update({2: "CARRY", "init_val": "CARRY"})
+_JAX_SLOTS[("jax.lax", "fori_loop")].update({3: "CARRY", "init_val": "CARRY"})
+CARRIED = "carried"  # the use of a parameter passed on as a loop's initial carry
 
 
 def stand_ins(definition: ast.AST | None, function: Any, given: dict[str, Any]) -> dict[str, Any]:
@@ -68,34 +75,70 @@ def stand_ins(definition: ast.AST | None, function: Any, given: dict[str, Any]) 
     if resolver.project is None:
         return {}
     found = {}
-    for name in _required(definition):
+    for name in [*_required(definition), *_outer_parameters(definition, function)]:
         if name in given and not isinstance(given[name], standins.StandIn):
             continue
         stand_in = _parameter_stand_in(definition, name, resolver, DEPTH)
-        if stand_in is not None:
+        if isinstance(stand_in, standins.StandIn):
             found[name] = stand_in
     return found
 
 
+def value_role(definition: ast.AST | None, function: Any, name: str) -> Any:
+    """The ladder's role for a parameter whose name says nothing the ladder reads (``init``,
+    ``carry``, ``args``: a function, a pytree or an object), from what the body does with it:
+    "pytree" where it is only passed on as a loop's initial carry; a tuple of arrays where the body
+    only unpacks it (usage.py's row, ``n, x = carry``); None else."""
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    resolver = _Resolver(function)
+    if resolver.project is not None and _parameter_stand_in(definition, name, resolver, DEPTH) == CARRIED:
+        return "pytree"
+    use = usage.use_of_parameter(definition, name)
+    return (usage.TUPLE, use) if isinstance(use, int) and not isinstance(use, bool) else None
+
+
 def _required(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The parameters without a default (not ``self``, ``*args``, ``**kwargs``)."""
+    """The parameters without a default (not ``self``, ``*args``, ``**kwargs``) and without an
+    annotation other than a ``Callable``'s: a class or an array annotation says more."""
     arguments = definition.args
     positional = [*arguments.posonlyargs, *arguments.args]
     required = positional[:len(positional) - len(arguments.defaults)]
     required += [arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None]
-    return [arg.arg for arg in required if arg.arg not in ("self", "cls")]
+    return [arg.arg for arg in required if arg.arg not in ("self", "cls")
+            and (arg.annotation is None or "Callable" in ast.unparse(arg.annotation))]
+
+
+def _outer_parameters(definition: ast.FunctionDef | ast.AsyncFunctionDef, function: Any) -> list[str]:
+    """The parameters ``function`` takes beside its def's own, without a default or an annotation:
+    a nested function built from its code takes its enclosing function's (worker/nested_code.py),
+    which its body reads as free variables."""
+    arguments = definition.args
+    own = {arg.arg for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                               arguments.vararg, arguments.kwarg) if arg is not None}
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.name not in own and p.kind == p.KEYWORD_ONLY
+            and p.default is p.empty and p.annotation is p.empty]
 
 
 def _parameter_stand_in(definition: ast.AST, name: str, resolver: _Resolver, depth: int) -> Any:
-    """The stand-in where every load of ``name`` in the body is a function's use, None else."""
+    """The stand-in where every load of ``name`` in the body is a function's use, CARRIED where
+    every one is a loop's initial carry, None else."""
     parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
-    chosen = None
+    uses = []
     for node in _loads(definition, name, parents):
         use = _use(node, parents.get(node), resolver, depth)
         if use is None:
             return None
-        if use is not _NEUTRAL and (chosen is None or chosen is standins.FIRST_ARGUMENT):
-            chosen = use  # a slot's own stand-in (a scan's body) over a plain call's
+        if use is not _NEUTRAL:
+            uses.append(use)
+    if not uses or CARRIED in uses:
+        return CARRIED if uses and all(use == CARRIED for use in uses) else None
+    # A slot's own stand-in (a scan's body) over a plain call's.
+    chosen = next((use for use in uses if use is not standins.FIRST_ARGUMENT), standins.FIRST_ARGUMENT)
     if chosen is standins.FIRST_ARGUMENT and standins.SCALAR_NAME.fullmatch(name.lower()):
         return standins.SCALAR
     return chosen
@@ -144,6 +187,8 @@ def _use(node: ast.Name, parent: ast.AST | None, resolver: _Resolver, depth: int
     if slot is None:
         slot = next((k.arg for k in parent.keywords if k.value is node), None)
     callee = resolver.resolve(parent.func)
+    if any(k.arg == "has_aux" for k in parent.keywords):
+        return None  # a function of (value, aux): no stand-in has that form
     return None if slot is None or callee is None else slot_stand_in(callee, slot, resolver.project, depth)
 
 
@@ -154,20 +199,32 @@ def _position(call: ast.Call, node: ast.AST) -> int | None:
 def slot_stand_in(callee: Any, slot: int | str, project: str, depth: int) -> Any:
     """The stand-in a function passed to ``callee`` at ``slot`` (a position or a keyword) needs:
     a JAX primitive's by the table, a project callee's by its parameter; None else."""
-    names = _jax_slots().get(id(callee))
+    names = None if isinstance(callee, tuple) else _jax_slots().get(id(callee))
     if names is not None:
         return _STAND_INS[names[slot]]() if slot in names else None
-    if depth <= 0 or project is None or (getattr(callee, "__module__", None) or "").partition(".")[0] != project:
+    function, skip = (callee.__init__, 1) if isinstance(callee, type) else callee if isinstance(callee, tuple) \
+        else (callee, 0)
+    module = getattr(callee[0] if isinstance(callee, tuple) else callee, "__module__", None) or ""
+    if depth <= 0 or project is None or module.partition(".")[0] != project:
         return None
-    function, skip = (callee.__init__, 1) if isinstance(callee, type) else (callee, 0)
     function = inspect.unwrap(function)
     param = _parameter(function, slot, skip)
     if param is None:
         return None
-    stand_in = standins.for_parameter(param)
-    if isinstance(stand_in, standins.StandIn):
-        return stand_in
-    return _callee_stand_in(function, param.name, depth - 1)
+    by_code = _callee_stand_in(function, param.name, depth - 1)
+    if by_code is not None and by_code is not standins.FIRST_ARGUMENT:
+        return by_code  # what the callee's code asks of it (a scan's body) over what its name says
+    stand_in = standins.for_parameter(_optional_dropped(param))
+    return stand_in if isinstance(stand_in, standins.StandIn) else by_code
+
+
+def _optional_dropped(param: inspect.Parameter) -> inspect.Parameter:
+    """``param`` with an ``Optional[Callable...]`` string annotation read as its ``Callable``
+    (numpyro's handlers: ``fn: Optional[Callable] = None``)."""
+    text = param.annotation
+    if isinstance(text, str) and text.startswith("Optional[Callable") and text.endswith("]"):
+        return param.replace(annotation=text[len("Optional["):-1])
+    return param
 
 
 def _parameter(function: Any, slot: int | str, skip: int) -> inspect.Parameter | None:
@@ -195,14 +252,16 @@ _CALLEES: dict[tuple[int, str, int], tuple[Any, Any]] = {}
 
 
 def _parameter_stand_in_of(function: Any, name: str, depth: int) -> Any:
-    definition = _definition_of(function)
+    definition = definition_of(function)
     if definition is None:
         return None
     return _parameter_stand_in(definition, name, _Resolver(function), depth)
 
 
-def _definition_of(function: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The def of ``function`` parsed from its source, or None (no source, a lambda)."""
+def definition_of(function: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The def of ``function`` parsed from its source, or None (no source, a lambda, a class)."""
+    if not inspect.isfunction(inspect.unwrap(function)):
+        return None
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except Exception:  # no source, or source that does not parse on its own
@@ -224,12 +283,17 @@ class _Resolver:
                 self.names[free] = cell.cell_contents
             except ValueError:  # an empty cell: the name is bound later
                 self.names.pop(free, None)
+        self.qualname = getattr(function, "__qualname__", "")
         module = self.names.get("__name__")
         self.project = module.partition(".")[0] if isinstance(module, str) else None
 
     def resolve(self, node: ast.AST) -> Any:
         """The object ``name`` or ``a.b.c`` names, through modules and classes only (no attribute
-        of an instance is read: a property could run), or None."""
+        of an instance is read: a property could run), or None; ``super().m`` in a method of a
+        class the module holds: (the next class's ``m``, 1), its ``self`` left out."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Name) and node.value.func.id == "super":
+            return self._next_method(node.attr)
         if isinstance(node, ast.Name):
             return self.names.get(node.id)
         if not isinstance(node, ast.Attribute):
@@ -242,6 +306,18 @@ class _Resolver:
         except AttributeError:
             return None
         return value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+
+
+    def _next_method(self, name: str) -> tuple[Any, int] | None:
+        """The method ``name`` of the class after the function's own in its class's MRO."""
+        owner = self.names.get(self.qualname.rpartition(".")[0]) if self.qualname.count(".") == 1 else None
+        if not isinstance(owner, type):
+            return None
+        for base in owner.__mro__[1:]:
+            if name in vars(base):
+                method = vars(base)[name]
+                return (method, 1) if inspect.isfunction(method) else None
+        return None
 
 
 @functools.cache
@@ -264,4 +340,5 @@ _STAND_INS: dict[str, Callable[[], Any]] = {
     "SCAN_BODY": lambda: standins.CARRY_AND_X,
     "FALSE": lambda: standins.FALSE,
     "SCALAR": lambda: standins.SCALAR,
+    "CARRY": lambda: CARRIED,
 }
