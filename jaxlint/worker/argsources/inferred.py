@@ -8,7 +8,8 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 ``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
-``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
+``str``, ...) cannot be inferred, and then nothing is (unless the body only passes one on as a
+function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
 (usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
