@@ -105,6 +105,11 @@ MODULE = textwrap.dedent('''\
         return jnp.where(c > 0, jnp.log(c), 0.0)  # expect JX501
 
 
+    def carried_and_read(body_fn, init, xs):  # init is read as a value too: nothing is made up for it
+        c, ys = lax.scan(body_fn, init, xs)
+        return jnp.where(c > 0, jnp.log(c), 0.0) + init.sum()
+
+
     def cond_fn(carry):  # only unpacked: a tuple of arrays
         n, done = carry
         return jnp.where(n > 0, jnp.log(n), 0.0) * done  # expect JX501
@@ -154,7 +159,8 @@ def test_one_passed_to_a_callable_not_of_jax_nor_the_project_stays_as_before(che
     assert "stand-in" not in entry.reason and "h=f32[" in entry.reason
 
 
-def test_one_read_as_an_object_too_stays_as_before(checked) -> None:
-    [entry] = [u for u in coverage(checked).untraced if u.target == "read"]
-    assert "parameter model (a function, pytree or object, by its name)" in entry.reason
+@pytest.mark.parametrize(("target", "parameter"), [("read", "model"), ("carried_and_read", "init")])
+def test_one_read_as_a_value_too_stays_as_before(checked, target: str, parameter: str) -> None:
+    [entry] = [u for u in coverage(checked).untraced if u.target == target]
+    assert f"parameter {parameter} (a function, pytree or object, by its name)" in entry.reason
 

@@ -19,6 +19,11 @@ package) whose matching parameter takes a function: by its name or      callee i
 callee's own code (its ``__init__``'s for a class)
 =====================================================================  ================================
 
+For a parameter whose name the ladder does not read (``init``, ``carry``; inferred.py), two more
+rows give a value (value_role): passed on only as a JAX loop's initial carry (``scan``'s ``init``,
+``while_loop``'s and ``fori_loop``'s ``init_val``, or a project callee's parameter that is), a
+one-leaf pytree; only unpacked or iterated (usage.py's row), a tuple of arrays.
+
 A name of a log-density, a loss or an energy (standins.SCALAR_NAME) gives ``-0.5*sum(x**2)``
 where the table says "its first argument". Every use of the parameter must be one of these (or
 ``p is None``, ``callable(p)``): a parameter also read as a value (``p.x``, ``p * 2``, passed to an
@@ -38,6 +43,7 @@ from jaxlint.worker import standins
 from jaxlint.worker.argsources import usage
 
 DEPTH = 3  # how many callees deep a parameter is followed
+_CALLEES_KEPT = 20000
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NEUTRAL_CALLS = ("callable", "isinstance")
 # A JAX function's slots that take a function: (module, name) -> {position or keyword: stand-in name}
@@ -89,7 +95,7 @@ def value_role(definition: ast.AST | None, function: Any, name: str) -> Any:
     ``carry``, ``args``: a function, a pytree or an object), from what the body does with it:
     "pytree" where it is only passed on as a loop's initial carry; a tuple of arrays where the body
     only unpacks it (usage.py's row, ``n, x = carry``); None else."""
-    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) or name in ("self", "cls"):
         return None
     resolver = _Resolver(function)
     if resolver.project is not None and _parameter_stand_in(definition, name, resolver, DEPTH) == CARRIED:
@@ -241,6 +247,8 @@ def _parameter(function: Any, slot: int | str, skip: int) -> inspect.Parameter |
 def _callee_stand_in(function: Any, name: str, depth: int) -> Any:
     """What ``function``'s parameter ``name`` is given by its own code, once per function."""
     key = (id(function), name, depth)
+    if len(_CALLEES) > _CALLEES_KEPT:
+        _CALLEES.clear()  # a warm worker's earlier modules' callees
     if key not in _CALLEES:
         _CALLEES[key] = (function, None)  # a callee that reaches itself again gives nothing
         _CALLEES[key] = (function, _parameter_stand_in_of(function, name, depth))
