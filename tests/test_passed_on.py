@@ -164,3 +164,25 @@ def test_one_read_as_a_value_too_stays_as_before(checked, target: str, parameter
     [entry] = [u for u in coverage(checked).untraced if u.target == target]
     assert f"parameter {parameter} (a function, pytree or object, by its name)" in entry.reason
 
+
+
+VMAPPED = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def mapped_{n}(kernel, x):
+        y = jax.vmap(kernel)(x)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+    ''')
+
+
+def test_jax_vmap_is_known_in_each_module_while_jaxlint_records_its_calls(tmp_path: Path) -> None:
+    """jaxlint replaces ``jax.vmap`` while each module is imported and traced, by another object per
+    module: the second module's ``jax.vmap(kernel)`` is JAX's vmap all the same."""
+    paths = [str(write(tmp_path, f"vmapped_{n}", VMAPPED.format(n=n))) for n in (1, 2)]
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process(paths, all_rules(), config=load_config(paths))
+    assert signatures(result) == {f"mapped_{n}": "kernel=<stand-in: its first argument>, x=f32[n]" for n in (1, 2)}
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [
+        ("vmapped_1.py", "JX501"), ("vmapped_2.py", "JX501")]

@@ -39,7 +39,7 @@ import inspect
 import textwrap
 from typing import Any, Callable
 
-from jaxlint.worker import standins
+from jaxlint.worker import instrument, standins
 from jaxlint.worker.argsources import usage
 
 DEPTH = 3  # how many callees deep a parameter is followed
@@ -205,6 +205,8 @@ def _position(call: ast.Call, node: ast.AST) -> int | None:
 def slot_stand_in(callee: Any, slot: int | str, project: str, depth: int) -> Any:
     """The stand-in a function passed to ``callee`` at ``slot`` (a position or a keyword) needs:
     a JAX primitive's by the table, a project callee's by its parameter; None else."""
+    if getattr(callee, "__func__", None) is instrument.VmapRecorder._vmap:
+        callee = instrument.real_vmap()  # jax.vmap while a module is imported and traced
     names = None if isinstance(callee, tuple) else _jax_slots().get(id(callee))
     if names is not None:
         return _STAND_INS[names[slot]]() if slot in names else None
@@ -330,13 +332,16 @@ class _Resolver:
 
 @functools.cache
 def _jax_slots() -> dict[int, dict[int | str, str]]:
-    """The table, by the id of each JAX function this JAX has."""
+    """The table, by the id of each JAX function this JAX has (``jax.vmap``: JAX's own, which
+    instrument.py replaces while a module is imported and traced)."""
     import importlib
 
     found = {}
     for (module, name), slots in _JAX_SLOTS.items():
         try:
-            found[id(getattr(importlib.import_module(module), name))] = slots
+            function = instrument.real_vmap() if (module, name) == ("jax", "vmap") \
+                else getattr(importlib.import_module(module), name)
+            found[id(function)] = slots
         except (ImportError, AttributeError):  # not in this JAX version
             continue
     return found
