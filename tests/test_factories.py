@@ -276,9 +276,9 @@ FAILING = textwrap.dedent('''\
         return step
 
 
-    def make_with_model(model):
+    def make_with_model(model):  # an object (model.apply): a called model would get a stand-in
         def step(x):
-            return jnp.where(x > 0, jnp.log(model(x)), 0.0)
+            return jnp.where(x > 0, jnp.log(model.apply(x)), 0.0)
 
         return step
 

@@ -189,10 +189,11 @@ def is_instance(role: Any) -> bool:
     return isinstance(role, tuple) and role[0] in ("instance", "sequence")
 
 
-def method_parameters(callee: Any) -> dict[str, Any]:
+def method_parameters(callee: Any, passed_on: dict[str, Any] | None = None) -> dict[str, Any]:
     """The method's other parameters' roles, as the ladder guesses them (a jaxtyping array by its
     annotation, an instance of a class jaxlint builds by its class: ``other: Normal``); those with
-    a default keep it, *args and **kwargs are empty."""
+    a default keep it, *args and **kwargs are empty; those of ``passed_on`` the role given there
+    (what the body passes them on as: a function's stand-in, a loop's carry; passed_on.py)."""
     try:
         signature = inspect.signature(callee)
     except (TypeError, ValueError):
@@ -202,6 +203,9 @@ def method_parameters(callee: Any) -> dict[str, Any]:
     roles: dict[str, Any] = {}
     for param in params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not EMPTY:
+            continue
+        if param.name in (passed_on or {}):
+            roles[param.name] = passed_on[param.name]  # type: ignore[index]
             continue
         annotation = hints.get(param.name, EMPTY)
         spec = array_spec(annotation, param.name)

@@ -56,6 +56,7 @@ from jaxlint.worker.argsources import (
     inferred,
     linen_instances,
     optional_fields,
+    passed_on,
     subclasses,
     usage,
 )
@@ -128,7 +129,7 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee))
+    roles.update(method_parameters(callee, _passed_on(request, callee)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -185,7 +186,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
         configuration[field.name] = built_instances.made(value)  # a StaticValue unwrapped
         if default is EMPTY:
             shown[field.name] = value
-    roles, ranks = method_parameters(callee), inferred.ranks_used(request)
+    roles, ranks = method_parameters(callee, _passed_on(request, callee)), inferred.ranks_used(request)
     one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs, seen = [], set()
     for rank in range(MAX_RANK + 1):
@@ -247,6 +248,28 @@ class _Plan:
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
         return arguments.kwargs[self.request.target.params[0]]
+
+
+def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
+    """The roles of the method's parameters that its body passes on (passed_on.py): a function's
+    stand-in, and, for one the ladder cannot guess, a loop's carry or an unpacked tuple."""
+    definition = inferred.definition(request)
+    found = {name: ("static", stand_in) for name, stand_in in passed_on.stand_ins(definition, callee, {}).items()}
+    try:
+        params = list(inspect.signature(callee).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return found
+    for param in params:
+        if param.name in found or param.default is not param.empty or param.annotation is not param.empty \
+                or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        try:
+            inferred.role(param, by_members=True)
+        except Uninferable:
+            role = passed_on.value_role(definition, callee, param.name)
+            if role is not None:
+                found[param.name] = role
+    return found
 
 
 def _ranked(role: Any) -> bool:
