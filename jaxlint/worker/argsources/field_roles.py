@@ -26,7 +26,7 @@ from jaxlint.worker.argsources.init_defaults import init_default
 from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
-_MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
+_MAX_DEPTH = 3  # instances inside instances: a field's (depth 1), its fields' (2) and theirs (3: gpjax's model.prior.kernel)
 _SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``list[X]`` field
 _SEQUENCES = (tuple, list, collections.abc.Sequence)
 

@@ -20,7 +20,7 @@ becomes abstract); else the ladder guesses by name and annotation; else an annot
 class of a kind above (a union: its first such member; an abstract class, or one abstract in
 fact, not_implemented.py: its first concrete subclass that can be built, subclasses.py, a plain
 one too) gives an instance of it, built by the
-same rules, two levels deep at most; else a field (or a method's parameter) that holds a
+same rules, three levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
