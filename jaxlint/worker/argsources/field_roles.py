@@ -49,8 +49,21 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
         default = defaults[f.name]
         if static and default is EMPTY:  # the class's __init__ may give it one (init_defaults.py)
             default = init_default(owner, f.name)
-        roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+        try:
+            roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+        except Uninferable as why:
+            roles[f.name] = _init_default_role(owner, f.name, default, why)
     return roles
+
+
+def _init_default_role(owner: type, name: str, default: Any, why: Uninferable) -> tuple:
+    """A field no role fits (lineax's ``JacobianLinearOperator.args: PyTree[Any]``): the default of
+    the class's ``__init__`` parameter that sets it unchanged (``args=None``), the value it holds
+    when made without one; ``why`` raised without such a default."""
+    found = init_default(owner, name) if default is EMPTY else EMPTY
+    if found is EMPTY:
+        raise why
+    return ("static", abstract_default(found))
 
 
 def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
@@ -139,9 +152,12 @@ def static_instance(annotation: Any, depth: int) -> Any:
     AbstractIntegrator``): only when every one of its fields is static (a default, or a static
     value by its annotation), so that it holds no input; None else, or when its maker refuses."""
     role = instance_role(annotation, depth, True, plain=True)
-    if role is None or not all(is_static_value(r) for r in role[3].values()):
+    if role is None:
         return None
     _, owner, kind, roles = role
+    roles = with_defaults_static(owner, kind, roles)
+    if not all(is_static_value(r) for r in roles.values()):
+        return None
     fields = {name: r[1] for name, r in roles.items()}
     try:
         if kind == plain_classes.KIND:
@@ -152,6 +168,18 @@ def static_instance(annotation: Any, depth: int) -> Any:
     except Exception:  # its __init__ refuses the values
         return None
     return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
+
+
+def with_defaults_static(owner: type, kind: str, roles: dict[str, Any]) -> dict[str, Any]:
+    """``roles`` with each field that has a default (an array default kept concrete) static at it:
+    an instance held in a static field is part of the structure, its defaults included (jax_md's
+    ``UMAConfig.cutoff: float = 5.0``, a configuration, not an input)."""
+    try:
+        defaults = field_defaults(owner, kind)
+    except Uninferable:
+        return roles
+    return {name: ("static", defaults[name]) if not is_static_value(role) and defaults.get(name, EMPTY) is not EMPTY
+            else role for name, role in roles.items()}
 
 
 def is_static_value(role: Any) -> bool:
