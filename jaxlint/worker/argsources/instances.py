@@ -75,7 +75,8 @@ from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
+_SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
+# AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
