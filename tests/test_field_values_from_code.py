@@ -4,7 +4,8 @@ _mode_init(mode)``) takes that function's result for the default; a field no rol
 ``__init__`` sets unchanged takes the ``__init__``'s default (lineax's ``args=None``); a
 configuration object held in a static field keeps its own defaults, a float's included; a field or
 parameter annotated with jax's ``Initializer``, or named ``kernel_init`` without an annotation,
-gets ``jax.nn.initializers.lecun_normal()``. Near misses stay not linted, with why. One check per
+gets ``jax.nn.initializers.lecun_normal()``; a linen module's field typed with a module class (an
+abstract one in fact: its first concrete subclass) gets one made from its configuration. Near misses stay not linted, with why. One check per
 module, in the test process; equinox and flax are absent from the JAX 0.4.35 venv: skipped there."""
 from __future__ import annotations
 
@@ -151,6 +152,40 @@ LINEN = textwrap.dedent('''\
             return jnp.tanh(nn.Dense(self.size)(obs))
 
 
+    class Cell(nn.Module):  # abstract in fact (flax's RNNCellBase): its subclasses fill initialize_carry
+        @nn.nowrap
+        def initialize_carry(self, rng, shape):
+            raise NotImplementedError
+
+
+    class TanhCell(Cell):
+        features: int
+
+        @nn.compact
+        def __call__(self, carry, x):
+            h = jnp.tanh(nn.Dense(x.shape[-1])(x) + carry)
+            return h, h
+
+        @nn.nowrap
+        def initialize_carry(self, rng, shape):
+            return jnp.zeros(shape)
+
+
+    class Recurrent(nn.Module):
+        cell: Cell
+
+        def __call__(self, x):
+            carry, y = self.cell(jnp.zeros_like(x), x)
+            return carry + y
+
+
+    class Wrapped(nn.Module):  # any module at all: no guess at which
+        layer: nn.Module
+
+        def __call__(self, x):
+            return jnp.tanh(self.layer(x))
+
+
     def make_layer(size: int, kernel_init):
         def apply(key, x):
             kernel = kernel_init(key, (x.shape[-1], size))
@@ -221,3 +256,13 @@ def test_a_factory_parameter_named_kernel_init_gets_it_too(linen) -> None:
 
 def test_a_field_named_like_state_init_gets_none(linen) -> None:
     assert "Stateful.__call__" in _skipped(linen)
+
+
+def test_a_module_field_gets_a_concrete_subclass_made_from_its_configuration(linen) -> None:
+    signature = _signatures(linen)["Recurrent.__call__"]
+    assert signature.startswith("self=Recurrent(cell=TanhCell(features=2), variables=")
+
+
+def test_a_field_typed_with_any_module_gets_none(linen) -> None:
+    assert _skipped(linen)["Wrapped.__call__"] == (
+        "arguments not inferred: no Wrapped instance: self.layer: a static field with no default")

@@ -11,13 +11,14 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import inferred, not_implemented, optional_fields, subclasses
+from jaxlint.worker.argsources import inferred, linen_instances, not_implemented, optional_fields, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
     class_hints,
     class_kind,
+    field_default,
     field_defaults,
     is_abstract,
 )
@@ -151,6 +152,10 @@ def static_instance(annotation: Any, depth: int) -> Any:
     as a field's instance is chosen), made now, for a static field (gpjax's ``integrator:
     AbstractIntegrator``): only when every one of its fields is static (a default, or a static
     value by its annotation), so that it holds no input; None else, or when its maker refuses."""
+    module = linen_instances.static_module(annotation, lambda owner: linen_configuration(owner, depth + 1)) \
+        if depth + 1 < _MAX_DEPTH else None
+    if module is not None:
+        return module
     role = instance_role(annotation, depth, True, plain=True)
     if role is None:
         return None
@@ -168,6 +173,14 @@ def static_instance(annotation: Any, depth: int) -> Any:
     except Exception:  # its __init__ refuses the values
         return None
     return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
+
+
+def linen_configuration(owner: type, depth: int) -> dict[str, Any]:
+    """A linen module's configuration fields' values: each a static value (its default, else the
+    ladder's for its annotation, else a stand-in); Uninferable for a field with none."""
+    hints = class_hints(owner)
+    return {f.name: built_instances.made(field_role(f.name, hints.get(f.name, f.type), field_default(f), True, depth)[1])
+            for f in linen_instances.configuration_fields(owner)}
 
 
 def with_defaults_static(owner: type, kind: str, roles: dict[str, Any]) -> dict[str, Any]:
