@@ -15,8 +15,8 @@ import sys
 from typing import Any, Callable
 
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, not_implemented, subclasses
-from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
 from jaxlint.worker.argsources.class_kinds import EMPTY, field_default
+from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields, built_then_called, made_static
 from jaxlint.worker.plain_classes import guarded_init
 
