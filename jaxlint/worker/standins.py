@@ -11,7 +11,8 @@ else the first argument as it is. A parameter annotated with a NamedTuple of ``i
 ``update`` (optax's ``GradientTransformation``) gets the identity transformation: ``init`` makes
 ``()``, ``update`` returns the updates and the state as they came (``optax.identity()``). What a
 stand-in returns is a value of its own in the jaxpr (0 added), so no finding turns on the stand-in
-being the identity. A ``dtype`` (``*_dtype``) parameter gets float32.
+being the identity. A ``dtype`` (``*_dtype``) parameter gets float32; an initializer (annotated
+with jax's ``Initializer``, or named ``kernel_init``) ``jax.nn.initializers.lecun_normal()``.
 """
 from __future__ import annotations
 
