@@ -23,8 +23,15 @@ from jaxlint.worker.argsources.class_kinds import (
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
-from jaxlint.worker.argsources.init_defaults import init_default
-from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
+from jaxlint.worker.argsources.init_defaults import init_default, init_default_role
+from jaxlint.worker.argsources.static_fields import (
+    abstract_default,
+    choice_role,
+    is_union,
+    stand_in_role,
+    static_role,
+    with_defaults_static,
+)
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
 _MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
@@ -53,18 +60,8 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
         try:
             roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
         except Uninferable as why:
-            roles[f.name] = _init_default_role(owner, f.name, default, why)
+            roles[f.name] = init_default_role(owner, f.name, default, why)
     return roles
-
-
-def _init_default_role(owner: type, name: str, default: Any, why: Uninferable) -> tuple:
-    """A field no role fits (lineax's ``JacobianLinearOperator.args: PyTree[Any]``): the default of
-    the class's ``__init__`` parameter that sets it unchanged (``args=None``), the value it holds
-    when made without one; ``why`` raised without such a default."""
-    found = init_default(owner, name) if default is EMPTY else EMPTY
-    if found is EMPTY:
-        raise why
-    return ("static", abstract_default(found))
 
 
 def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
@@ -181,18 +178,6 @@ def linen_configuration(owner: type, depth: int) -> dict[str, Any]:
     hints = class_hints(owner)
     return {f.name: built_instances.made(field_role(f.name, hints.get(f.name, f.type), field_default(f), True, depth)[1])
             for f in linen_instances.configuration_fields(owner)}
-
-
-def with_defaults_static(owner: type, kind: str, roles: dict[str, Any]) -> dict[str, Any]:
-    """``roles`` with each field that has a default (an array default kept concrete) static at it:
-    an instance held in a static field is part of the structure, its defaults included (jax_md's
-    ``UMAConfig.cutoff: float = 5.0``, a configuration, not an input)."""
-    try:
-        defaults = field_defaults(owner, kind)
-    except Uninferable:
-        return roles
-    return {name: ("static", defaults[name]) if not is_static_value(role) and defaults.get(name, EMPTY) is not EMPTY
-            else role for name, role in roles.items()}
 
 
 def is_static_value(role: Any) -> bool:

@@ -17,6 +17,9 @@ import sys
 import textwrap
 from typing import Any
 
+from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.argsources.static_fields import abstract_default
+
 EMPTY = inspect.Parameter.empty
 _MAX_SUPER_CALLS = 3  # ``super().__init__`` calls followed, one class up each
 _SUPER_INITS = ("super().__init__", "super(type(self), self).__init__")
@@ -137,3 +140,13 @@ def _passes_up(statement: ast.stmt, name: str, parent: type) -> bool:
 
 def _is_name(node: Any, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
+
+
+def init_default_role(owner: type, name: str, default: Any, why: Uninferable) -> tuple:
+    """A field no role fits (lineax's ``JacobianLinearOperator.args: PyTree[Any]``): the default of
+    the class's ``__init__`` parameter that sets it unchanged (``args=None``), the value it holds
+    when made without one; ``why`` raised without such a default."""
+    found = init_default(owner, name) if default is EMPTY else EMPTY
+    if found is EMPTY:
+        raise why
+    return ("static", abstract_default(found))
