@@ -34,7 +34,9 @@ def is_linen(owner: type) -> bool:
 def static_module(annotation: Any, configure: Callable[[type], dict[str, Any]]) -> Any:
     """A linen module for a field of another that holds one (flax's ``RNN.cell: RNNCellBase``):
     the class ``annotation`` names, or for a base abstract in fact (its methods raise
-    NotImplementedError) its first concrete subclass (subclasses.py's order: ``LSTMCell``), made
+    NotImplementedError) its concrete subclass with the fewest configuration fields without a
+    default (``GRUCell(features=2)``, not ``ConvLSTMCell``, which wants images; subclasses.py's
+    order among equals), made
     by flax's constructor from ``configure``'s configuration (Uninferable: the next class). None for
     any other annotation, for ``nn.Module`` itself (any module at all: no guess at which), or when
     none can be made."""
@@ -42,8 +44,9 @@ def static_module(annotation: Any, configure: Callable[[type], dict[str, Any]]) 
     if not isinstance(annotation, type) or linen is None or annotation is linen or not is_linen(annotation):
         return None
     candidates = [annotation]
-    if not_implemented.abstract_in_fact(annotation):
-        candidates = [sub for sub in subclasses.concrete_subclasses(annotation) if is_linen(sub)]
+    if not_implemented.abstract_in_fact(annotation):  # the plainest first: fewest fields without a default
+        candidates = sorted((sub for sub in subclasses.concrete_subclasses(annotation) if is_linen(sub)),
+                            key=lambda sub: sum(field_default(f) is EMPTY for f in configuration_fields(sub)))
     for candidate in candidates[:_MODULES_TRIED]:
         try:
             configuration = configure(candidate)
