@@ -24,7 +24,8 @@ same rules, two levels deep at most; else a field (or a method's parameter) that
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
-module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
+gets one, linen_instances.static_module), a test class, an exception and an enum.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
 instance inside the trace from such field values (constructors.py). A method's parameter
 annotated with such a class (``kl(self, other: Normal)``) gets an instance
