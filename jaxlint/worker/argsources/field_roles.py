@@ -11,19 +11,27 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import inferred, not_implemented, optional_fields, subclasses
+from jaxlint.worker.argsources import inferred, linen_instances, not_implemented, optional_fields, subclasses
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
     class_hints,
     class_kind,
+    field_default,
     field_defaults,
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
-from jaxlint.worker.argsources.init_defaults import init_default
-from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
+from jaxlint.worker.argsources.init_defaults import init_default, init_default_role
+from jaxlint.worker.argsources.static_fields import (
+    abstract_default,
+    choice_role,
+    is_union,
+    stand_in_role,
+    static_role,
+    with_defaults_static,
+)
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
 _MAX_DEPTH = 3  # instances inside instances: a field's (depth 1), its fields' (2) and theirs (3: gpjax's model.prior.kernel)
@@ -49,7 +57,10 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
         default = defaults[f.name]
         if static and default is EMPTY:  # the class's __init__ may give it one (init_defaults.py)
             default = init_default(owner, f.name)
-        roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+        try:
+            roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+        except Uninferable as why:
+            roles[f.name] = init_default_role(owner, f.name, default, why)
     return roles
 
 
@@ -149,10 +160,17 @@ def static_instance(annotation: Any, depth: int) -> Any:
     as a field's instance is chosen), made now, for a static field (gpjax's ``integrator:
     AbstractIntegrator``): only when every one of its fields is static (a default, or a static
     value by its annotation), so that it holds no input; None else, or when its maker refuses."""
+    module = linen_instances.static_module(annotation, lambda owner: linen_configuration(owner, depth + 1)) \
+        if depth + 1 < _MAX_DEPTH else None
+    if module is not None:
+        return module
     role = instance_role(annotation, depth, True, plain=True)
-    if role is None or not all(is_static_value(r) for r in role[3].values()):
+    if role is None:
         return None
     _, owner, kind, roles = role
+    roles = with_defaults_static(owner, kind, roles)
+    if not all(is_static_value(r) for r in roles.values()):
+        return None
     fields = {name: r[1] for name, r in roles.items()}
     try:
         if kind == plain_classes.KIND:
@@ -163,6 +181,14 @@ def static_instance(annotation: Any, depth: int) -> Any:
     except Exception:  # its __init__ refuses the values
         return None
     return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
+
+
+def linen_configuration(owner: type, depth: int) -> dict[str, Any]:
+    """A linen module's configuration fields' values: each a static value (its default, else the
+    ladder's for its annotation, else a stand-in); Uninferable for a field with none."""
+    hints = class_hints(owner)
+    return {f.name: built_instances.made(field_role(f.name, hints.get(f.name, f.type), field_default(f), True, depth)[1])
+            for f in linen_instances.configuration_fields(owner)}
 
 
 def is_static_value(role: Any) -> bool:

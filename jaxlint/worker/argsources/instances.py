@@ -24,7 +24,8 @@ same rules, three levels deep at most; else a field (or a method's parameter) th
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
-module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
+gets one, linen_instances.static_module), a test class, an exception and an enum.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
 instance inside the trace from such field values (constructors.py). A method's parameter
 annotated with such a class (``kl(self, other: Normal)``) gets an instance
@@ -76,7 +77,8 @@ from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
+_SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
+# AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
