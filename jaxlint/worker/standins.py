@@ -117,7 +117,7 @@ def for_parameter(param: inspect.Parameter) -> Any:
     if transformation is not None:
         return transformation
     if _is_initializer(param):
-        return _initializer()
+        return initializer()
     text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
     if annotation is param.empty:
         if not FUNCTION_PARAMETER.fullmatch(param.name.lower()):
@@ -157,7 +157,7 @@ def _is_initializer(param: inspect.Parameter) -> bool:
     return plain and INITIALIZER_NAME.fullmatch(param.name.lower()) is not None
 
 
-def _initializer() -> StandIn:
+def initializer() -> StandIn:
     """``jax.nn.initializers.lecun_normal()``, a real initializer a user passes (flax's ``Dense``
     default): it runs only in ``model.init``, whose variables are the traced program's inputs."""
     import jax
