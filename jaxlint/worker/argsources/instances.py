@@ -51,6 +51,7 @@ from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     constructors,
+    containers,
     inferred,
     linen_instances,
     optional_fields,
@@ -125,8 +126,9 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
-    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee))
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
+    roles.update(method_parameters(callee, reader))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -248,8 +250,8 @@ class _Plan:
 
 
 def _ranked(role: Any) -> bool:
-    """A role of _RANKED, or a tuple of arrays (usage.py)."""
-    return role in _RANKED or usage.is_tuple(role)
+    """A role of _RANKED, a tuple of arrays (usage.py) or a dict of arrays (containers.py)."""
+    return role in _RANKED or usage.is_tuple(role) or containers.ranked(role)
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:

@@ -1,0 +1,160 @@
+"""Parameters and fields annotated with a bare container or ``Any`` (issue 48,
+argsources/containers.py): a dict read with ``.get`` or with keys the body does without is ``{}``,
+one subscripted with constant keys a dict of arrays, a tuple or NamedTuple unpacked or indexed
+with constants a tuple of arrays, an ``Any`` field an array; each is shown in the signature and
+linted (a finding at its line). A dict subscripted with a key that is not a constant, a field read
+by an attribute no array has, and a jaxtyping array keep the old values or reasons. One project,
+one check, in the test process.
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import check_in_process, write
+
+from jaxlint.config import load_config
+from jaxlint.rules import all_rules
+
+MODULE = textwrap.dedent('''\
+    import dataclasses
+    from typing import Any, Dict, NamedTuple, Sequence
+
+    import jax
+    import jax.numpy as jnp
+    from jaxtyping import Array, Float
+
+
+    def solve(x: jax.Array, options: dict[str, Any]):
+        scale = options.get("scale", 1.0)
+        try:
+            y0 = options["y0"]
+        except KeyError:
+            y0 = jnp.zeros_like(x)
+        y = x * scale + y0
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def bounded(x: jax.Array, options: Dict):
+        y = x - options["lower"]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def by_name(x: jax.Array, options: dict, name: str):
+        y = x - options[name]
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def iterated(x: jax.Array, options: dict):
+        for key, value in options.items():
+            x = x + value
+        return jnp.where(x > 0, jnp.log(x), 0.0)
+
+
+    def padded(x: jax.Array, factors: tuple[int, ...]):
+        low, high = factors
+        y = jnp.pad(x, (low, high))
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    @dataclasses.dataclass
+    class Stack:
+        layers: tuple
+        bias: jax.Array
+
+        def __call__(self, x):
+            first, second = self.layers
+            y = first * x + second + self.bias
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    @dataclasses.dataclass
+    class Sampler:
+        inner: Any
+        scale: float
+
+        def step(self, x):
+            y = self.inner * x * self.scale
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    @dataclasses.dataclass
+    class Posterior:
+        prior: Any
+
+        def predict(self, x):
+            y = self.prior.kernel(x)
+            return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    class Solver:
+        def __init__(self, tol: float = 1e-3):
+            self.tol = tol
+
+        def update(self, params: jax.Array, state: NamedTuple):
+            value, error = state
+            y = params * value - error * self.tol
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+        def compute(self, vector: jax.Array, state: Sequence, options: dict):
+            y = vector * state[0] + state[2]
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+        def read(self, vector: jax.Array, state: NamedTuple):
+            y = vector * state.value
+            return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def annotated(x: Float[Array, "n"], stats: dict[str, Float[Array, "n"]]):
+        y = x * stats["mean"]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+''')
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory):
+    pytest.importorskip("jaxtyping")
+    root = tmp_path_factory.mktemp("containers")
+    path = write(root, "containers", MODULE)
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    findings = {(f.code, f.span.start_line) for fa in result.files for f in fa.findings}
+    return signatures, skipped, findings
+
+
+def _line(text: str, after: str = "") -> int:
+    lines = MODULE.splitlines()
+    start = next(i for i, line in enumerate(lines) if after in line) if after else 0
+    return next(i for i, line in enumerate(lines) if i >= start and text in line) + 1
+
+
+@pytest.mark.parametrize("function", ["def solve", "def bounded", "class Stack", "class Sampler",
+                                      "def update", "def compute", "def annotated"])
+def test_a_container_the_body_reads_is_linted(checked, function: str) -> None:
+    _, _, findings = checked
+    assert ("JX501", _line("# expect JX501", function)) in findings
+
+
+def test_the_values_are_shown(checked) -> None:
+    signatures, _, _ = checked
+    assert signatures["solve"].startswith("x=f32[], options={}")
+    assert signatures["bounded"].startswith("x=f32[], options={'lower': f32[]}")
+    assert signatures["Stack.__call__"].startswith("self=Stack(layers=(f32[], f32[]), bias=f32[])")
+    assert signatures["Sampler.step"].startswith("self=Sampler(inner=f32[], scale=f32[])")
+    assert "state=(f32[], f32[])" in signatures["Solver.update"]
+    assert "state=(f32[n], f32[n], f32[n]), options={}" in signatures["Solver.compute"]  # state[0]: rank 1 at least
+    assert signatures["annotated"] == "x=f32[], stats={'mean': f32[]}"  # the jaxtyping array stays an array
+
+
+def test_uses_that_decide_nothing_keep_their_reasons(checked) -> None:
+    signatures, skipped, findings = checked
+    assert "by_name" not in signatures and "subscripted with a key that is not a constant" in skipped["by_name"]
+    assert "iterated" not in signatures and "iterates over its .items()" in skipped["iterated"]
+    assert "padded" not in signatures and skipped["padded"].endswith("parameter factors: tuple")  # ints
+    assert "Posterior.predict" not in signatures and "reads .kernel" in skipped["Posterior.predict"]
+    assert "Solver.read" not in signatures and "reads .value" in skipped["Solver.read"]
+    assert not {line for code, line in findings if line in (_line("return", "def by_name"),
+                                                                 _line("return", "def read"))}
