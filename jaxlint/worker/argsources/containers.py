@@ -148,6 +148,9 @@ class Reader:
         if isinstance(key, ast.Constant) and type(key.value) is str:
             return (_GUARDED if self._guarded(item, key.value) else _KEY, key.value)
         if isinstance(key, ast.Constant) and type(key.value) is int and key.value >= 0:
+            call = self.parents.get(item)
+            if isinstance(call, ast.Call) and call.func is item:
+                return ("unknown", f"its item [{key.value}] is called")  # a tuple of functions or modules
             return (_INDEXED, key.value + 1)
         return ("unknown", "subscripted with a key that is not a constant")
 
