@@ -9,7 +9,6 @@ one check, in the test process.
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from helpers import check_in_process, write
@@ -106,6 +105,39 @@ MODULE = textwrap.dedent('''\
             return jnp.where(y > 0, jnp.log(y), 0.0)
 
 
+    class DescentState(NamedTuple):
+        velocity: jax.Array
+        count: jax.Array
+
+
+    @dataclasses.dataclass
+    class Descent:
+        rate: float
+
+        def init_state(self, init_params: jax.Array) -> DescentState:
+            return DescentState(velocity=jnp.zeros_like(init_params), count=jnp.asarray(0))
+
+        def update(self, params: jax.Array, state: NamedTuple):
+            y = params - self.rate * state.velocity
+            return jnp.where(y > 0, jnp.log(y), 0.0), state.count + 1  # expect JX501
+
+
+    @dataclasses.dataclass
+    class Scale:
+        factor: jax.Array
+
+
+    @dataclasses.dataclass
+    class Direct:
+        def init(self, operator: Scale, options: dict[str, Any]):
+            return (operator.factor, jnp.abs(operator.factor))
+
+        def compute(self, state: tuple[Scale, Any], vector: jax.Array, options: dict[str, Any]):
+            factor, magnitude = state
+            y = vector / magnitude
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def annotated(x: Float[Array, "n"], stats: dict[str, Float[Array, "n"]]):
         y = x * stats["mean"]
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -132,7 +164,8 @@ def _line(text: str, after: str = "") -> int:
 
 
 @pytest.mark.parametrize("function", ["def solve", "def bounded", "class Stack", "class Sampler",
-                                      "def update", "def compute", "def annotated"])
+                                      "def update", "def compute", "def annotated", "class Descent",
+                                      "class Direct"])
 def test_a_container_the_body_reads_is_linted(checked, function: str) -> None:
     _, _, findings = checked
     assert ("JX501", _line("# expect JX501", function)) in findings
@@ -146,6 +179,10 @@ def test_the_values_are_shown(checked) -> None:
     assert signatures["Sampler.step"].startswith("self=Sampler(inner=f32[], scale=f32[])")
     assert "state=(f32[], f32[])" in signatures["Solver.update"]
     assert "state=(f32[n], f32[n], f32[n]), options={}" in signatures["Solver.compute"]  # state[0]: rank 1 at least
+    assert signatures["Descent.update"] == \
+        "self=Descent(rate=f32[]), params=f32[], state=Descent.init_state(init_params=params)"
+    assert signatures["Direct.compute"] == \
+        "self=Direct(), state=Direct.init(options=options, operator=Scale(factor=f32[])), vector=f32[], options={}"
     assert signatures["annotated"] == "x=f32[], stats={'mean': f32[]}"  # the jaxtyping array stays an array
 
 

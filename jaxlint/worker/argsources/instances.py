@@ -46,7 +46,7 @@ import dataclasses
 import inspect
 from typing import Any
 
-from jaxlint.worker import built_instances, plain_classes
+from jaxlint.worker import built_instances, init_states, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
@@ -54,6 +54,7 @@ from jaxlint.worker.argsources import (
     containers,
     inferred,
     linen_instances,
+    made_state,
     optional_fields,
     subclasses,
     usage,
@@ -128,7 +129,7 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     """_signatures' for a class the builder builds as ``kind``."""
     reader = containers.Reader(inferred.definition(request), request.target.params[0])
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
-    roles.update(method_parameters(callee, reader))
+    roles.update(method_parameters(callee, made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -226,6 +227,7 @@ class _Plan:
                 continue
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
+                      else made_state.value(role, n, rank) if made_state.is_made(role)
                       else role_value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
             if not has_abstract(values):
                 return []
@@ -239,9 +241,12 @@ class _Plan:
                      **{name: value for name, value in values.items() if not name.startswith("self.")}}
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
+        if any(isinstance(v, init_states.MadeState) for v in arguments.values()):
+            call = init_states.then_called(self.callee, self_name)  # its class's init makes the state first
         if call is None and self.callee is not self.request.function:
             call = self.callee  # a property: its getter
-        built = (self_name, *(name for name, role in self.roles.items() if is_instance(role) and "." not in name))
+        built = (self_name, *(name for name, role in self.roles.items()
+                              if (is_instance(role) or made_state.is_made(role)) and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
     def instance(self, arguments: ArgumentSet) -> Any:
