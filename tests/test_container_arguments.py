@@ -9,6 +9,7 @@ one check, in the test process.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from helpers import check_in_process, write
@@ -36,6 +37,7 @@ MODULE = textwrap.dedent('''\
 
 
     def bounded(x: jax.Array, options: Dict):
+        options["seen"] = True  # a key the body sets is no key it needs
         y = x - options["lower"]
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
@@ -46,6 +48,7 @@ MODULE = textwrap.dedent('''\
 
 
     def iterated(x: jax.Array, options: dict):
+        scale = options.get("scale", 1.0)
         for key, value in options.items():
             x = x + value
         return jnp.where(x > 0, jnp.log(x), 0.0)
@@ -195,3 +198,42 @@ def test_uses_that_decide_nothing_keep_their_reasons(checked) -> None:
     assert "Solver.read" not in signatures and "reads .value" in skipped["Solver.read"]
     assert not {line for code, line in findings if line in (_line("return", "def by_name"),
                                                                  _line("return", "def read"))}
+
+
+STRING_ANNOTATIONS = textwrap.dedent('''\
+    from __future__ import annotations
+
+    from typing import Any, Callable, Dict
+
+    import jax
+    import jax.numpy as jnp
+
+
+    def solve(x: jax.Array, options: Dict[str, Any]):
+        y = x - options["lower"]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def called(x: jax.Array, options: dict[str, Callable]):
+        y = x - options["lower"](x)
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def padded(x: jax.Array, factors: tuple[int, ...]):
+        low, high = factors
+        y = jnp.pad(x, (low, high))
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+''')
+
+
+def test_string_annotations_read_the_same(tmp_path: Path) -> None:
+    path = write(tmp_path, "postponed", STRING_ANNOTATIONS)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert signatures["solve"] == "x=f32[], options={'lower': f32[]}"
+    assert "its values are not arrays" in skipped["called"]  # a dict of functions gets no keys
+    assert skipped["padded"].endswith("parameter factors: tuple[int, ...]")
+    line = STRING_ANNOTATIONS.splitlines().index("    return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501") + 1
+    assert [(f.code, f.span.start_line) for fa in result.files for f in fa.findings] == [("JX501", line)]

@@ -37,8 +37,10 @@ MAPPING = "mapping"  # a role: (MAPPING, keys), a dict of those keys, f32 arrays
 _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict"})
 _SEQUENCES = frozenset({"tuple", "Tuple", "Sequence", "list", "List", "NamedTuple"})
 _ARRAY_WORDS = ("Array", "ndarray", "ArrayLike", "Float", "Numeric", "Any", "PyTree")
-_ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "T", "mT", "real", "imag", "at", "astype",
-                               "reshape", "sum", "mean"})
+# What an ``Any`` field may read and still be an array: no method an object of another class may
+# have too (a distribution's ``mean()``).
+_ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "T", "mT", "real", "imag", "at"})
+_DICT_METHODS = frozenset({"get", "copy", "pop", "setdefault", "update"})  # an empty dict answers with a default
 _KEY_ERRORS = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})
 _UNPACKED, _INDEXED, _ITERATED = "unpacked", "indexed", "iterated"  # a sequence's uses; detail: a length
 _KEY, _GUARDED, _PASSED = "key", "guarded key", "passed"
@@ -67,8 +69,11 @@ def container_kind(annotation: Any) -> str | None:
     if annotation is typing.Any:
         return "any"
     if isinstance(annotation, str):
-        head, _, items = annotation.partition("[")
-        name, items = head.strip().rpartition(".")[2], [items.rstrip("]")] if items else []
+        head, _, inner = annotation.partition("[")
+        name, inner = head.strip().rpartition(".")[2], inner[:-1] if inner.endswith("]") else inner
+        # A dict's key and value (the value's own commas kept); a sequence's items as one text.
+        items = [part.strip() for part in inner.partition(",")[::2]] if name in _MAPPINGS and inner \
+            else [inner] if inner else []
     else:
         origin = typing.get_origin(annotation) or annotation
         name = getattr(origin, "__name__", None) if isinstance(origin, type) or callable(origin) else None
@@ -77,7 +82,8 @@ def container_kind(annotation: Any) -> str | None:
         return "any"
     if name in _MAPPINGS:
         return "mapping" if all(_arrayish(item) for item in items[1:]) else "mapping-of-other"
-    if name in _SEQUENCES and all(_arrayish(item) or item in ("Ellipsis", "...") for item in items):
+    if name in _SEQUENCES and all(_arrayish(item) or item in ("Ellipsis", "...") for item in items) \
+            and (not items or any(_arrayish(item) for item in items)):
         return "sequence"
     return None
 
@@ -145,6 +151,8 @@ class Reader:
 
     def _item(self, item: ast.Subscript) -> tuple:
         key = item.slice
+        if not isinstance(item.ctx, ast.Load):
+            return (_PASSED, None)  # ``p["k"] = v``, ``del p["k"]``: a key the body sets, not one it needs
         if isinstance(key, ast.Constant) and type(key.value) is str:
             return (_GUARDED if self._guarded(item, key.value) else _KEY, key.value)
         if isinstance(key, ast.Constant) and type(key.value) is int and key.value >= 0:
@@ -185,20 +193,22 @@ def _decided(kind: str, uses: list[tuple]) -> tuple[Any, str | None]:
     blocking = next((detail for what, detail in uses if what == "unknown"), None)
     if blocking is not None:
         return None, blocking
-    attribute = next((detail for what, detail in uses if what == "attribute"), None)
+    attributes = [detail for what, detail in uses if what == "attribute"]
     if kind.startswith("mapping") or (kind == "any" and whats & {_KEY, _GUARDED}):
-        return _mapping(kind, uses, whats, attribute)
+        return _mapping(kind, uses, whats, next((a for a in attributes if a not in _DICT_METHODS), None))
     if kind == "sequence" or (kind == "any" and _UNPACKED in whats):
-        if attribute is not None:
-            return None, f"its code reads .{attribute}"
+        if attributes:
+            return None, f"its code reads .{attributes[0]}"
         return _sequence(uses)
-    if attribute is not None and attribute not in _ARRAY_ATTRIBUTES:
+    attribute = next((a for a in attributes if a not in _ARRAY_ATTRIBUTES), None)
+    if attribute is not None:
         return None, f"its code reads .{attribute}, which an array has not"
     return "array", None
 
 
 def _mapping(kind: str, uses: list[tuple], whats: set, attribute: str | None) -> tuple[Any, str | None]:
-    if attribute is not None and attribute != "get":
+    """``attribute``: the first the body reads that an empty dict does not answer, or None."""
+    if attribute is not None:
         return None, f"its code reads .{attribute}" if attribute not in ("items", "keys", "values") \
             else f"its code iterates over its .{attribute}()"
     if whats & {_UNPACKED, _INDEXED, _ITERATED, "array"}:
