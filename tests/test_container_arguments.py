@@ -47,6 +47,13 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)
 
 
+    def process(x: jax.Array, msg: dict[str, Any]):
+        if msg["type"] not in ["sample", "plate"]:  # a string: no array guessed for it
+            return x
+        y = x * msg["value"]
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
     def iterated(x: jax.Array, options: dict):
         scale = options.get("scale", 1.0)
         for key, value in options.items():
@@ -192,6 +199,7 @@ def test_the_values_are_shown(checked) -> None:
 def test_uses_that_decide_nothing_keep_their_reasons(checked) -> None:
     signatures, skipped, findings = checked
     assert "by_name" not in signatures and "subscripted with a key that is not a constant" in skipped["by_name"]
+    assert "process" not in signatures and "its key 'type' holds a string, by its comparison" in skipped["process"]
     assert "iterated" not in signatures and "iterates over its .items()" in skipped["iterated"]
     assert "padded" not in signatures and skipped["padded"].endswith("parameter factors: tuple")  # ints
     assert "Posterior.predict" not in signatures and "reads .kernel" in skipped["Posterior.predict"]
@@ -215,7 +223,7 @@ STRING_ANNOTATIONS = textwrap.dedent('''\
 
 
     def called(x: jax.Array, options: dict[str, Callable]):
-        y = x - options["lower"](x)
+        y = x - jnp.sum(options["lower"])
         return jnp.where(y > 0, jnp.log(y), 0.0)
 
 

@@ -154,13 +154,34 @@ class Reader:
         if not isinstance(item.ctx, ast.Load):
             return (_PASSED, None)  # ``p["k"] = v``, ``del p["k"]``: a key the body sets, not one it needs
         if isinstance(key, ast.Constant) and type(key.value) is str:
-            return (_GUARDED if self._guarded(item, key.value) else _KEY, key.value)
+            if self._guarded(item, key.value):
+                return (_GUARDED, key.value)
+            held = self._not_array(item)
+            return (_KEY, key.value) if held is None else ("unknown", f"its key {key.value!r} holds {held}")
         if isinstance(key, ast.Constant) and type(key.value) is int and key.value >= 0:
             call = self.parents.get(item)
             if isinstance(call, ast.Call) and call.func is item:
                 return ("unknown", f"its item [{key.value}] is called")  # a tuple of functions or modules
             return (_INDEXED, key.value + 1)
         return ("unknown", "subscripted with a key that is not a constant")
+
+    def _not_array(self, item: ast.Subscript) -> str | None:
+        """What the value at a constant key holds where its use says it is no array (numpyro's
+        ``msg["type"] in self.hide_types`` is a string, ``msg["kwargs"]["rng_key"]`` a dict); None
+        where nothing says so."""
+        parent = self.parents.get(item)
+        if isinstance(parent, ast.Subscript) and parent.value is item and isinstance(parent.slice, ast.Constant) \
+                and type(parent.slice.value) is str:
+            return "a dict"
+        if isinstance(parent, ast.Call) and parent.func is item:
+            return "a function"
+        if isinstance(parent, ast.Attribute) and parent.attr not in _ARRAY_ATTRIBUTES:
+            return "an object"
+        if isinstance(parent, ast.Compare) and (
+                any(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops) and parent.left is item
+                or any(_is_text(side) for side in (parent.left, *parent.comparators))):
+            return "a string, by its comparison"
+        return None
 
     def _guarded(self, node: ast.AST, key: str) -> bool:
         """Inside ``try: ... except KeyError`` or under ``if "key" in ...``: a key the body does
@@ -175,6 +196,13 @@ class Reader:
                 return True
             child = parent
         return False
+
+
+def _is_text(node: ast.AST) -> bool:
+    """A string constant, or a list, tuple or set of them."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return bool(node.elts) and all(_is_text(item) for item in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is str
 
 
 def _catches_key_error(handler: ast.ExceptHandler) -> bool:

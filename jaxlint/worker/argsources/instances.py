@@ -20,7 +20,9 @@ fact, not_implemented.py: its first concrete subclass that can be built, subclas
 one too) gives an instance of it, built by the
 same rules, two levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
-shown in the signature. A field none of these gives means no instance, and the method is
+shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
+makes is made so in the trace (made_state.py); else a field or parameter annotated with a bare
+container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
