@@ -148,6 +148,18 @@ MODULE = textwrap.dedent('''\
             return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    @dataclasses.dataclass
+    class Named:
+        scale: jax.Array
+
+        def init(self, y: jax.Array, label: str):
+            return (y, y)
+
+        def step(self, y: jax.Array, state: NamedTuple):
+            z = y * state.value  # the init needs a label no guess gives: the state is not made
+            return jnp.where(z > 0, jnp.log(z), 0.0)
+
+
     def annotated(x: Float[Array, "n"], stats: dict[str, Float[Array, "n"]]):
         y = x * stats["mean"]
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -203,6 +215,8 @@ def test_uses_that_decide_nothing_keep_their_reasons(checked) -> None:
     assert "iterated" not in signatures and "iterates over its .items()" in skipped["iterated"]
     assert "padded" not in signatures and skipped["padded"].endswith("parameter factors: tuple")  # ints
     assert "Posterior.predict" not in signatures and "reads .kernel" in skipped["Posterior.predict"]
+    assert "Named.step" not in signatures and skipped["Named.step"].endswith(
+        "parameter state: NamedTuple (its code reads .value)")
     assert "Solver.read" not in signatures and "reads .value" in skipped["Solver.read"]
     assert not {line for code, line in findings if line in (_line("return", "def by_name"),
                                                                  _line("return", "def read"))}
