@@ -226,7 +226,7 @@ def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(check
     skipped = {s.target: s.reason for _, s in checked.skipped}
     assert skipped["Shape.scaled"] == ("arguments not inferred: no Shape instance: an abstract class, and none of "
                                        "its concrete subclasses that inherit the method can be built "
-                                       "(Polygon: self.sides: tuple)")
+                                       "(Polygon: self.sides: tuple (no use shows its length))")
     assert skipped["total"] == ("arguments not inferred: parameter shape: Shape (no instance: an abstract class, "
                                 "and no concrete subclass in its package can be built for a parameter (a "
                                 "dataclass, NamedTuple or pytree class))")
