@@ -63,3 +63,30 @@ def test_each_registered_def_is_traced_with_its_class_and_a_rebound_one_is_not_f
     assert signatures == ["operator=Scaled(value=f32[])", "operator=Shifted(value=f32[])"]
     [rebound] = [u for u in coverage(result).untraced if u.target == "helper"]
     assert (rebound.kind, rebound.line) == ("not-found", 33)
+
+
+REBOUND_BY_JIT = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def step(x):
+        return jnp.log(1 + x)  # expect JX703
+
+
+    step = jax.jit(step)
+
+
+    def plain(x):
+        return jnp.exp(x) - 1  # expect JX703
+
+
+    jitted = jax.jit(plain)
+    ''')
+
+
+def test_a_name_an_assignment_binds_to_a_jitted_def_is_no_rebound_def(tmp_path: Path) -> None:
+    path = write(tmp_path, "rebound", REBOUND_BY_JIT)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(REBOUND_BY_JIT)
+    assert result.skipped == []

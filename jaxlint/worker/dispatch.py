@@ -18,8 +18,11 @@ def shadowed(function: Any, target: Target, path: str) -> bool:
     """Whether ``function``, found under the target's name, is another def of the same name in
     the same file (the name was rebound after the target's def)."""
     code = _code(function)
-    return code is not None and code.co_name == target.name and code.co_firstlineno != target.first_line \
-        and _same_file(code.co_filename, path)
+    # A target named by an assignment (``step = jax.jit(step)``, ``jitted = jax.jit(plain)``) is
+    # found at another line than its code's, and is no rebound def.
+    return target.kind != "jit-bound" and code is not None \
+        and code.co_name == target.name == target.qualname.rpartition(".")[2] \
+        and code.co_firstlineno != target.first_line and _same_file(code.co_filename, path)
 
 
 class Registrations:
