@@ -23,6 +23,7 @@ from jaxlint.worker.argsources import (
     ArgumentSet,
     inferred,
     linen_instances,
+    nnx_instances,
     optional_fields,
     subclasses,
 )
@@ -43,6 +44,8 @@ def signatures(request: ArgumentRequest, owner: type) -> list[ArgumentSet]:
     """The constructor's rungs: the class's field values, made into an instance in the trace."""
     if linen_instances.is_linen(owner):
         raise Uninferable("a linen module's constructor is flax's")
+    if nnx_instances.is_nnx(owner):
+        return nnx_instances.constructor_signatures(request, owner)
     if is_abstract(owner):
         owner = _concrete(request, owner)
     kind = buildable_kind(owner)

@@ -1,0 +1,156 @@
+"""Methods and constructors of flax nnx modules: an nnx module is a plain class whose ``__init__``
+makes its parameters (``nnx.Param`` arrays) from sizes and an ``rngs: nnx.Rngs``, so ``self`` is
+made by calling its ``__init__`` with guessed values, outside the trace: each parameter without a
+default gets its annotation's static value (instances.py's rules: 2 for an ``int``, False, 0.1, a
+stand-in for a function), ``rngs`` gets ``nnx.Rngs(0)``, the defaults are kept. Its variables
+(``nnx.split``: parameters, batch statistics, RNG keys) then become the trace's inputs, abstract,
+and the module is merged back from them inside the trace, so that the method's operations are on
+tracers. The signature shows the ``__init__`` values guessed and the variables:
+``self=Linear(in_features=2, out_features=2, rngs=Rngs(0), variables={'bias': f32[2], 'kernel': f32[2,2]})``.
+The method's arrays are guessed on the ladder's ranks with the symbolic ``n`` and then with ``n`` the
+guessed size (2), which a layer's input must have (``x @ kernel``). A guessed size is a real value:
+a bad point among the variables alone is left out (analysis/instance_points.py).
+
+A constructor (``__init__``) is traced by making the module inside the trace with ``rngs`` made from
+a traced key, so that its initializers run on tracers. An ``__init__`` that refuses the guesses, or a
+parameter with no guess (another module, ``cell: RNNCellBase``), means no instance: counted as not
+linted with why. flax is never imported here (it is slow): a class is an nnx module only where
+``flax.nnx`` is imported already.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import typing
+from typing import Any
+
+from jaxlint.worker import built_instances
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources.annotations import evaluated_annotations
+from jaxlint.worker.argsources.field_roles import field_role
+from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
+from jaxlint.worker.built_instances import InstanceFields, built_then_called
+from jaxlint.worker.plain_classes import guarded_init
+
+SIZE = 2  # every guessed int: a layer's sizes, and the method's arrays' size on the concrete rungs
+_RNGS = "rngs"
+
+
+def is_nnx(owner: type) -> bool:
+    """``owner`` is a subclass of ``nnx.Module`` (not ``nnx.Module`` itself)."""
+    module = getattr(sys.modules.get("flax.nnx"), "Module", None)
+    return isinstance(module, type) and issubclass(owner, module) and owner is not module
+
+
+class _Shown:
+    """A guessed ``__init__`` value that is no input (``nnx.Rngs(0)``), shown by its text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def init_values(owner: type) -> dict[str, Any]:
+    """The guessed ``__init__`` arguments (``rngs`` a ``_Shown``); Uninferable where one has no guess."""
+    try:
+        init = owner.__init__
+        params = list(inspect.signature(init).parameters.values())[1:]
+        hints = evaluated_annotations(init, inspect.signature(init))
+    except (TypeError, ValueError):
+        raise Uninferable("its __init__ has no signature") from None
+    values: dict[str, Any] = {}
+    for param in params:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        hint = hints.get(param.name, param.empty)
+        if param.name == _RNGS or _names_rngs(hint):  # given even where optional: the module draws from it
+            values[param.name] = _Shown("Rngs(0)")
+            continue
+        if param.default is not param.empty:
+            continue
+        _, value = field_role(param.name, hint, param.empty, True, 0)
+        values[param.name] = built_instances.made(value)
+    return values
+
+
+def _names_rngs(hint: Any) -> bool:
+    rngs = getattr(sys.modules.get("flax.nnx"), "Rngs", None)
+    members = typing.get_args(hint) if typing.get_args(hint) else (hint,)
+    return rngs is not None and any(member is rngs for member in members)
+
+
+def _concrete(values: dict[str, Any], key: Any = 0) -> dict[str, Any]:
+    """``values`` with each ``_Shown`` rngs made: ``nnx.Rngs(key)``."""
+    from flax import nnx
+
+    return {name: nnx.Rngs(key) if isinstance(value, _Shown) else value for name, value in values.items()}
+
+
+def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str, Any], dict[str, Any]]]
+               ) -> list[ArgumentSet]:
+    """One signature per value of ``rungs`` (the method's guessed arguments, symbolic then sized):
+    ``self`` the module made once from the guessed ``__init__`` values, merged in the trace from its
+    abstract variables."""
+    import jax
+    from flax import nnx
+
+    values = init_values(owner)
+    try:
+        module = nnx.eval_shape(lambda: guarded_init(owner, _concrete(values)))  # nothing computed
+        graphdef, state = nnx.split(module)
+        variables = jax.tree_util.tree_map(lambda leaf: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype),
+                                           state.to_pure_dict())
+    except Exception as error:
+        raise Uninferable(f"the nnx module cannot be made: {type(error).__name__}: {error}"[:300]) from None
+    self_name = request.target.params[0]
+    instance = InstanceFields(owner, {**values, "variables": variables},
+                              functools.partial(_merged, graphdef, state))
+    call = built_then_called(request.function, self_name)
+    return [ArgumentSet(SOURCE, (), {self_name: instance, **arguments}, call=call, built=(self_name,))
+            for rung in rungs for arguments in rung]
+
+
+def _merged(graphdef: Any, state: Any, values: dict[str, Any]) -> Any:
+    """The module merged from ``values``' variables (a copy of ``state``'s variables holds them:
+    the module made outside the trace keeps its own)."""
+    import jax
+    from flax import nnx
+
+    copy = jax.tree_util.tree_map(lambda leaf: leaf, state)
+    nnx.replace_by_pure_dict(copy, values["variables"])
+    return nnx.merge(graphdef, copy)
+
+
+def constructor_signatures(request: ArgumentRequest, owner: type) -> list[ArgumentSet]:
+    """The module's ``__init__`` traced: the module made inside the trace, ``rngs`` from a traced key."""
+    import jax
+
+    values = init_values(owner)
+    if not any(isinstance(value, _Shown) for value in values.values()):
+        raise Uninferable("its __init__ takes no rngs: its fields take no array")
+    key = jax.ShapeDtypeStruct((), jax.random.key(0).dtype)
+    keys = {name: key if isinstance(value, _Shown) else value for name, value in values.items()}
+    return [ArgumentSet(SOURCE, (), keys, call=_maker(owner))]
+
+
+def _maker(owner: type) -> Any:
+    """The traced call: the module made with ``nnx.Rngs`` of each traced key, its arrays returned."""
+    def make(**values: Any) -> list[Any]:
+        import jax
+        from flax import nnx
+
+        made = {name: nnx.Rngs(value) if _is_key(value) else value for name, value in values.items()}
+        instance = guarded_init(owner, made)
+        return [leaf for leaf in jax.tree_util.tree_leaves(nnx.state(instance)) if isinstance(leaf, jax.Array)]
+
+    make.__name__ = make.__qualname__ = owner.__name__  # JAX's messages name the class
+    return make
+
+
+def _is_key(value: Any) -> bool:
+    import jax
+
+    return isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key)
