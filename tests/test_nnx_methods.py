@@ -1,0 +1,119 @@
+"""Methods and constructors of flax nnx modules: ``self`` made by the module's ``__init__`` from
+guessed sizes and ``nnx.Rngs(0)``, its variables the trace's inputs, abstract
+(worker/argsources/nnx_instances.py). One check per module, in the test process."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from helpers import check_in_process, write
+
+from jaxlint.config import load_config
+from jaxlint.report.coverage import coverage
+from jaxlint.rules import all_rules
+
+MODULE = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+
+    def blackbox(x, y):
+        x = x + 1
+        return x, x * y
+
+
+    class Dense(nnx.Module):
+        def __init__(self, in_features: int, out_features: int, *, rngs: nnx.Rngs):
+            self.kernel = nnx.Param(jax.random.normal(rngs.params(), (in_features, out_features)))
+            self.bias = nnx.Param(jnp.zeros((out_features,)))
+
+        def __call__(self, x):
+            a, _ = jax.vmap(blackbox, in_axes=(None, 0))(jnp.sum(self.kernel[...]), x)
+            return x @ self.kernel[...] + self.bias[...] + a[0]
+
+
+    class Positive(nnx.Module):
+        def __init__(self, features: int, *, rngs: nnx.Rngs):
+            self.scale = nnx.Param(jax.random.uniform(rngs.params(), (features,)))
+
+        def __call__(self, x):
+            return jnp.tanh(x * self.scale[...])
+
+        def pull(self, x):
+            return jax.grad(lambda y: jnp.linalg.norm(y - self.scale[...]))(x)
+
+
+    class Stacked(nnx.Module):
+        def __init__(self, inner: nnx.Module):
+            self.inner = inner
+
+        def __call__(self, x):
+            return jnp.tanh(self.inner(x))
+
+
+    class Table:
+        def __init__(self, scale):
+            self.scale = scale
+
+
+    class Holder:
+        def __init__(self, table: Table):
+            self.table = table
+
+        def __call__(self, x):
+            return jnp.tanh(x * self.table.scale)
+''')
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    pytest.importorskip("flax.nnx")
+    folder = tmp_path_factory.mktemp("nnx")
+    path = write(folder, "layers", MODULE)
+    (folder / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+
+
+def _signatures(result) -> dict[str, str]:
+    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
+
+
+def test_an_nnx_method_runs_on_the_module_its_init_makes_from_guessed_sizes(result) -> None:
+    signatures = _signatures(result)
+    assert signatures["Dense.__call__"] == ("self=Dense(in_features=2, out_features=2, rngs=Rngs(0), "
+                                            "variables={'bias': f32[2], 'kernel': f32[2,2]}), x=f32[2]")
+    assert signatures["Positive.__call__"].startswith("self=Positive(features=2, rngs=Rngs(0), "
+                                                      "variables={'scale': f32[2]}), x=")
+    linted = {f.function: f.linted for f in coverage(result).functions}
+    assert linted["Dense.__call__"] and linted["Positive.__call__"]
+
+
+def test_a_finding_in_an_nnx_method_is_reported_at_its_line(result) -> None:
+    vmap_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "jax.vmap" in line)
+    found = [(f.code, f.target, f.span.start_line) for f in result.findings]
+    assert ("JX101", "Dense.__call__", vmap_line) in found
+    [finding] = [f for f in result.findings if f.target == "Dense.__call__"]
+    assert "self=Dense(in_features=2, out_features=2, rngs=Rngs(0), variables=" in finding.message
+
+
+def test_an_nnx_constructor_is_traced_with_a_traced_rngs_key(result) -> None:
+    signatures = _signatures(result)
+    assert signatures["Dense.__init__"] == "in_features=2, out_features=2, rngs=key<fry>[]"
+    assert signatures["Positive.__init__"] == "features=2, rngs=key<fry>[]"
+
+
+def test_a_finding_on_the_method_argument_and_the_variables_is_kept(result) -> None:
+    pull_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "def pull" in line) + 1
+    assert ("JX704", "Positive.pull", pull_line) in [(f.code, f.target, f.span.start_line) for f in result.findings]
+
+
+def test_an_nnx_module_whose_init_takes_another_module_is_counted_with_why(result) -> None:
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert skipped["Stacked.__call__"].startswith("arguments not inferred: no Stacked instance: ")
+
+
+def test_a_plain_class_whose_init_needs_an_object_stays_as_it_was(result) -> None:
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert "Holder.__call__" not in _signatures(result)
+    assert "variables=" not in skipped["Holder.__call__"] and "Rngs" not in skipped["Holder.__call__"]
