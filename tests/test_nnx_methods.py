@@ -52,6 +52,23 @@ MODULE = textwrap.dedent('''\
             return jnp.tanh(self.inner(x))
 
 
+    class Running(nnx.Pytree):
+        def __init__(self, decay: float = 0.9):
+            self.decay = decay
+            self.total = nnx.Variable(jnp.log1p(jnp.full((), decay)))
+
+        def smoothed(self):
+            return jnp.exp(self.decay * self.total[...])
+
+
+    class Settings(nnx.Pytree):
+        def __init__(self, name: str = "a"):
+            self.name = name
+
+        def describe(self):
+            return jnp.zeros(3)
+
+
     class Table:
         def __init__(self, scale):
             self.scale = scale
@@ -117,3 +134,19 @@ def test_a_plain_class_whose_init_needs_an_object_stays_as_it_was(result) -> Non
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert "Holder.__call__" not in _signatures(result)
     assert "variables=" not in skipped["Holder.__call__"] and "Rngs" not in skipped["Holder.__call__"]
+
+
+def test_an_nnx_pytree_method_with_no_array_parameter_runs_on_its_variables(result) -> None:
+    assert _signatures(result)["Running.smoothed"] == "self=Running(variables={'total': f32[]})"
+
+
+def test_an_nnx_constructor_without_rngs_runs_on_constants(result) -> None:
+    assert _signatures(result)["Running.__init__"] == ""
+    linted = {f.function: f.linted for f in coverage(result).functions}
+    assert linted["Running.__init__"]
+
+
+def test_an_nnx_pytree_with_no_variable_and_no_array_parameter_is_counted_with_why(result) -> None:
+    skipped = {s.target: s.reason for _, s in result.skipped}
+    assert skipped["Settings.describe"] == ("arguments not inferred: no Settings instance: neither its variables nor "
+                                            "the method's parameters take an array")

@@ -206,14 +206,15 @@ def _nnx_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[
     roles = method_parameters(callee, _passed_on(request, callee))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
-    rungs = _module_rungs(request, roles, nnx_instances.SIZE)
+    rungs = _module_rungs(request, roles, nnx_instances.SIZE, need_array=False)  # its variables may be the inputs
     return [dataclasses.replace(arguments, one_leaf=one_leaf)
             for arguments in nnx_instances.signatures(request, owner, rungs)]
 
 
-def _module_rungs(request: ArgumentRequest, roles: dict[str, Any], size: int
+def _module_rungs(request: ArgumentRequest, roles: dict[str, Any], size: int, need_array: bool = True
                   ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """The method's parameters on each rank: (with the symbolic ``n``, with ``n`` = ``size``)."""
+    """The method's parameters on each rank: (with the symbolic ``n``, with ``n`` = ``size``);
+    Uninferable where ``need_array`` and none is an array."""
     ranks, rungs, seen = inferred.ranks_used(request), [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
@@ -222,7 +223,7 @@ def _module_rungs(request: ArgumentRequest, roles: dict[str, Any], size: int
         seen.add(tuple(sorted(shapes.items())))
         rungs.append(tuple({name: role_value(role, (n,) * shapes.get(name, 0), n, rank) for name, role in roles.items()}
                            for n in (inferred.symbolic_size(), size)))
-    if not any(has_abstract(symbolic) for symbolic, _ in rungs):
+    if need_array and not any(has_abstract(symbolic) for symbolic, _ in rungs):
         raise Uninferable("the method's parameters take no array")
     return rungs
 

@@ -28,7 +28,7 @@ from typing import Any
 from jaxlint.worker import built_instances
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
 from jaxlint.worker.argsources.annotations import evaluated_annotations
-from jaxlint.worker.argsources.field_roles import field_role
+from jaxlint.worker.argsources.field_roles import field_role, has_abstract
 from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields, built_then_called
 from jaxlint.worker.plain_classes import guarded_init
@@ -38,9 +38,12 @@ _RNGS = "rngs"
 
 
 def is_nnx(owner: type) -> bool:
-    """``owner`` is a subclass of ``nnx.Module`` (not ``nnx.Module`` itself)."""
-    module = getattr(sys.modules.get("flax.nnx"), "Module", None)
-    return isinstance(module, type) and issubclass(owner, module) and owner is not module
+    """``owner`` is a subclass of nnx's ``Pytree`` (``Object`` before flax 0.11): a module, a
+    metric, an optimizer; not ``nnx.Module`` or ``Pytree`` itself."""
+    nnx = sys.modules.get("flax.nnx")
+    bases = [getattr(nnx, name, None) for name in ("Pytree", "Object", "Module")]
+    bases = [base for base in bases if isinstance(base, type)]
+    return any(issubclass(owner, base) for base in bases) and owner not in bases
 
 
 class _Shown:
@@ -105,12 +108,14 @@ def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str
                                            state.to_pure_dict())
     except Exception as error:
         raise Uninferable(f"the nnx module cannot be made: {type(error).__name__}: {error}"[:300]) from None
+    if not jax.tree_util.tree_leaves(variables) and not any(has_abstract(symbolic) for symbolic, _ in rungs):
+        raise Uninferable("neither its variables nor the method's parameters take an array")
     self_name = request.target.params[0]
     instance = InstanceFields(owner, {**values, "variables": variables},
                               functools.partial(_merged, graphdef, state))
     call = built_then_called(request.function, self_name)
     return [ArgumentSet(SOURCE, (), {self_name: instance, **arguments}, call=call, built=(self_name,))
-            for rung in rungs for arguments in rung]
+            for symbolic, sized in rungs for arguments in ((symbolic, sized) if has_abstract(symbolic) else (symbolic,))]
 
 
 def _merged(graphdef: Any, state: Any, values: dict[str, Any]) -> Any:
@@ -129,8 +134,8 @@ def constructor_signatures(request: ArgumentRequest, owner: type) -> list[Argume
     import jax
 
     values = init_values(owner)
-    if not any(isinstance(value, _Shown) for value in values.values()):
-        raise Uninferable("its __init__ takes no rngs: its fields take no array")
+    if not any(isinstance(value, _Shown) for value in values.values()):  # every value jaxlint's
+        return [ArgumentSet(SOURCE, (), values, call=_maker(owner), constant=True)]
     key = jax.ShapeDtypeStruct((), jax.random.key(0).dtype)
     keys = {name: key if isinstance(value, _Shown) else value for name, value in values.items()}
     return [ArgumentSet(SOURCE, (), keys, call=_maker(owner))]
