@@ -52,6 +52,14 @@ MODULE = textwrap.dedent('''\
             return jnp.tanh(self.inner(x))
 
 
+    class Residual(nnx.Module):
+        def __init__(self, inner: Dense):
+            self.inner = inner
+
+        def __call__(self, x):
+            return x + jnp.tanh(self.inner(x))
+
+
     class Running(nnx.Pytree):
         def __init__(self, decay: float = 0.9):
             self.decay = decay
@@ -150,3 +158,9 @@ def test_an_nnx_pytree_with_no_variable_and_no_array_parameter_is_counted_with_w
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert skipped["Settings.describe"] == ("arguments not inferred: no Settings instance: neither its variables nor "
                                             "the method's parameters take an array")
+
+
+def test_an_nnx_module_that_takes_a_module_of_a_named_class_gets_one(result) -> None:
+    assert _signatures(result)["Residual.__call__"] == (
+        "self=Residual(inner=Dense(in_features=2, out_features=2, rngs=Rngs(0)), "
+        "variables={'inner': {'bias': f32[2], 'kernel': f32[2,2]}}), x=f32[2]")

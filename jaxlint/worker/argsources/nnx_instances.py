@@ -26,13 +26,15 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, not_implemented, subclasses
 from jaxlint.worker.argsources.annotations import evaluated_annotations
+from jaxlint.worker.argsources.class_kinds import is_abstract
 from jaxlint.worker.argsources.field_roles import field_role, has_abstract
 from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
 from jaxlint.worker.built_instances import InstanceFields, built_then_called
 from jaxlint.worker.plain_classes import guarded_init
 
+_MAX_DEPTH = 2  # modules inside modules: Bidirectional's RNN, and its cell
 SIZE = 2  # every guessed int: a layer's sizes, and the method's arrays' size on the concrete rungs
 _RNGS = "rngs"
 
@@ -56,8 +58,19 @@ class _Shown:
         return self.text
 
 
-def init_values(owner: type) -> dict[str, Any]:
-    """The guessed ``__init__`` arguments (``rngs`` a ``_Shown``); Uninferable where one has no guess."""
+class _Nested:
+    """Another nnx module an ``__init__`` takes (``RNN(cell)``), made from its own guessed values."""
+
+    def __init__(self, owner: type, values: dict[str, Any]) -> None:
+        self.owner, self.values = owner, values
+
+    def __repr__(self) -> str:
+        return f"{self.owner.__name__}({', '.join(f'{name}={value!r}' for name, value in self.values.items())})"
+
+
+def init_values(owner: type, depth: int = 0) -> dict[str, Any]:
+    """The guessed ``__init__`` arguments (``rngs`` a ``_Shown``, another module a ``_Nested``, ``_MAX_DEPTH``
+    deep); Uninferable where one has no guess."""
     try:
         init = owner.__init__
         params = list(inspect.signature(init).parameters.values())[1:]
@@ -74,9 +87,31 @@ def init_values(owner: type) -> dict[str, Any]:
             continue
         if param.default is not param.empty:
             continue
+        nested = _nested(hint, depth)
+        if nested is not None:
+            values[param.name] = nested
+            continue
         _, value = field_role(param.name, hint, param.empty, True, 0)
         values[param.name] = built_instances.made(value)
     return values
+
+
+def _nested(hint: Any, depth: int) -> _Nested | None:
+    """A module for a parameter annotated with an nnx class of a library's (not ``nnx.Module``
+    itself): the class, or, for an abstract one (``RNNCellBase``), its first concrete subclass
+    (subclasses.py) whose own values can be guessed; None for another annotation."""
+    if not isinstance(hint, type) or not is_nnx(hint):
+        return None
+    if depth >= _MAX_DEPTH:
+        raise Uninferable(f"a {hint.__name__} nested past {_MAX_DEPTH} modules")
+    abstract = is_abstract(hint) or not_implemented.abstract_in_fact(hint)
+    whys = []
+    for candidate in subclasses.concrete_subclasses(hint) if abstract else [hint]:
+        try:
+            return _Nested(candidate, init_values(candidate, depth + 1))
+        except Uninferable as why:
+            whys.append(f"{candidate.__name__}: {why}")
+    raise Uninferable(f"no {hint.__name__} module can be made ({'; '.join(whys[:2]) or 'no concrete subclass'})")
 
 
 def _names_rngs(hint: Any) -> bool:
@@ -86,10 +121,17 @@ def _names_rngs(hint: Any) -> bool:
 
 
 def _concrete(values: dict[str, Any], key: Any = 0) -> dict[str, Any]:
-    """``values`` with each ``_Shown`` rngs made: ``nnx.Rngs(key)``."""
+    """``values`` with each ``_Shown`` rngs made, ``nnx.Rngs(key)``, and each ``_Nested`` module."""
     from flax import nnx
 
-    return {name: nnx.Rngs(key) if isinstance(value, _Shown) else value for name, value in values.items()}
+    def made(value: Any) -> Any:
+        if isinstance(value, _Shown):
+            return nnx.Rngs(key)
+        if isinstance(value, _Nested):
+            return guarded_init(value.owner, _concrete(value.values, key))
+        return value
+
+    return {name: made(value) for name, value in values.items()}
 
 
 def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str, Any], dict[str, Any]]]
@@ -147,8 +189,9 @@ def _maker(owner: type) -> Any:
         import jax
         from flax import nnx
 
-        made = {name: nnx.Rngs(value) if _is_key(value) else value for name, value in values.items()}
-        instance = guarded_init(owner, made)
+        key = next((value for value in values.values() if _is_key(value)), 0)
+        instance = guarded_init(owner, _concrete({name: _Shown("") if _is_key(value) else value
+                                                  for name, value in values.items()}, key))
         return [leaf for leaf in jax.tree_util.tree_leaves(nnx.state(instance)) if isinstance(leaf, jax.Array)]
 
     make.__name__ = make.__qualname__ = owner.__name__  # JAX's messages name the class
