@@ -11,10 +11,14 @@ The method's arrays are guessed on the ladder's ranks with the symbolic ``n`` an
 guessed size (2), which a layer's input must have (``x @ kernel``). A guessed size is a real value:
 a bad point among the variables alone is left out (analysis/instance_points.py).
 
+A parameter annotated with another nnx class gets a module of it made the same way (an abstract
+one's first concrete subclass: ``RNN(cell=GRUCell(...))``), ``_MAX_DEPTH`` deep. Any subclass of nnx's
+``Pytree`` is built so (a metric too); a method that takes no array runs on the variables alone.
+
 A constructor (``__init__``) is traced by making the module inside the trace with ``rngs`` made from
-a traced key, so that its initializers run on tracers. An ``__init__`` that refuses the guesses, or a
-parameter with no guess (another module, ``cell: RNNCellBase``), means no instance: counted as not
-linted with why. flax is never imported here (it is slow): a class is an nnx module only where
+a traced key, so that its initializers run on tracers; without ``rngs``, on jaxlint's constants (a
+trace marked constant). An ``__init__`` that refuses the guesses, or a parameter with no guess (a
+string, ``nnx.Module`` itself), means no instance: counted as not linted with why. flax is never imported here (it is slow): a class is an nnx module only where
 ``flax.nnx`` is imported already.
 """
 from __future__ import annotations
