@@ -52,6 +52,18 @@ MODULE = textwrap.dedent('''\
             return jnp.tanh(self.inner(x))
 
 
+    class Window(nnx.Module):
+        def __init__(self, features: int, *, rngs: nnx.Rngs):
+            self.low = nnx.Param(jnp.zeros((features,)))
+            self.high = nnx.Param(jnp.ones((features,)))
+
+        def __call__(self, x):  # high == low: a point of the variables alone, left out
+            return jnp.clip((x - self.low[...]) / (self.high[...] - self.low[...]), 0.0, 1.0)
+
+        def scaled(self, x, width):  # the point is the argument's: reported
+            return jnp.clip((x - self.low[...]) / width, 0.0, 1.0)
+
+
     class Residual(nnx.Module):
         def __init__(self, inner: Dense):
             self.inner = inner
@@ -131,6 +143,15 @@ def test_an_nnx_constructor_is_traced_with_a_traced_rngs_key(result) -> None:
 def test_a_finding_on_the_method_argument_and_the_variables_is_kept(result) -> None:
     pull_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "def pull" in line) + 1
     assert ("JX704", "Positive.pull", pull_line) in [(f.code, f.target, f.span.start_line) for f in result.findings]
+
+
+def test_a_bad_point_among_the_variables_alone_is_left_out(result) -> None:
+    window_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "self.high[...] - self.low" in line)
+    scaled_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if ") / width" in line)
+    [left] = [f for fa in result.files for f in fa.result.left_out]
+    assert (left.code, left.target, left.span.start_line) == ("JX501", "Window.__call__", window_line)
+    found = [(f.code, f.target, f.span.start_line) for f in result.findings]
+    assert ("JX501", "Window.scaled", scaled_line) in found
 
 
 def test_an_nnx_module_whose_init_takes_another_module_is_counted_with_why(result) -> None:
