@@ -64,6 +64,14 @@ MODULE = textwrap.dedent('''\
             return jnp.clip((x - self.low[...]) / width, 0.0, 1.0)
 
 
+    class Lookup(nnx.Module):
+        def __init__(self, size: int, *, rngs: nnx.Rngs):
+            self.table = nnx.Param(jnp.zeros((size,)))
+
+        def __call__(self, x):  # index 5 is past the end at the guessed size 2, not at the user's
+            return jnp.tanh(x * self.table[...][5])
+
+
     class Residual(nnx.Module):
         def __init__(self, inner: Dense):
             self.inner = inner
@@ -148,10 +156,16 @@ def test_a_finding_on_the_method_argument_and_the_variables_is_kept(result) -> N
 def test_a_bad_point_among_the_variables_alone_is_left_out(result) -> None:
     window_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "self.high[...] - self.low" in line)
     scaled_line = next(n for n, line in enumerate(MODULE.splitlines(), 1) if ") / width" in line)
-    [left] = [f for fa in result.files for f in fa.result.left_out]
+    [left] = [f for fa in result.files for f in fa.result.left_out if f.target == "Window.__call__"]
     assert (left.code, left.target, left.span.start_line) == ("JX501", "Window.__call__", window_line)
     found = [(f.code, f.target, f.span.start_line) for f in result.findings]
     assert ("JX501", "Window.scaled", scaled_line) in found
+
+
+def test_a_finding_that_judges_the_guessed_sizes_is_left_out(result) -> None:
+    assert "Lookup.__call__" in _signatures(result)
+    assert [f.code for f in result.findings if f.target == "Lookup.__call__"] == []
+    assert "JX503" in [f.code for fa in result.files for f in fa.result.left_out if f.target == "Lookup.__call__"]
 
 
 def test_an_nnx_module_whose_init_takes_another_module_is_counted_with_why(result) -> None:

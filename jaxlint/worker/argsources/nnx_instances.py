@@ -18,8 +18,11 @@ one's first concrete subclass: ``RNN(cell=GRUCell(...))``), ``_MAX_DEPTH`` deep.
 A constructor (``__init__``) is traced by making the module inside the trace with ``rngs`` made from
 a traced key, so that its initializers run on tracers; without ``rngs``, on jaxlint's constants (a
 trace marked constant). An ``__init__`` that refuses the guesses, or a parameter with no guess (a
-string, ``nnx.Module`` itself), means no instance: counted as not linted with why. flax is never imported here (it is slow): a class is an nnx module only where
-``flax.nnx`` is imported already.
+string, ``nnx.Module`` itself), means no instance: counted as not linted with why. Every size is
+jaxlint's: the findings that judge lengths or bytes are left out (``chosen_sizes``, sizes.py).
+
+flax is never imported here (it is slow): a class is an nnx module only where ``flax.nnx`` is
+imported already.
 """
 from __future__ import annotations
 
@@ -160,7 +163,8 @@ def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str
     instance = InstanceFields(owner, {**values, "variables": variables},
                               functools.partial(_merged, graphdef, state))
     call = built_then_called(request.function, self_name)
-    return [ArgumentSet(SOURCE, (), {self_name: instance, **arguments}, call=call, built=(self_name,))
+    return [ArgumentSet(SOURCE, (), {self_name: instance, **arguments}, call=call, built=(self_name,),
+                        chosen_sizes=True)
             for symbolic, sized in rungs for arguments in ((symbolic, sized) if has_abstract(symbolic) else (symbolic,))]
 
 
@@ -184,7 +188,7 @@ def constructor_signatures(request: ArgumentRequest, owner: type) -> list[Argume
         return [ArgumentSet(SOURCE, (), values, call=_maker(owner), constant=True)]
     key = jax.ShapeDtypeStruct((), jax.random.key(0).dtype)
     keys = {name: key if isinstance(value, _Shown) else value for name, value in values.items()}
-    return [ArgumentSet(SOURCE, (), keys, call=_maker(owner))]
+    return [ArgumentSet(SOURCE, (), keys, call=_maker(owner), chosen_sizes=True)]
 
 
 def _maker(owner: type) -> Any:
