@@ -72,6 +72,17 @@ MODULE = textwrap.dedent('''\
             return jnp.tanh(x * self.table[...][5])
 
 
+    class Checked(nnx.Module):
+        def __init__(self, features: int, *, rngs: nnx.Rngs):
+            scale = jnp.ones((features,))
+            if not bool(jnp.all(scale > 0)):  # reads a value: made in fact, not abstractly
+                raise ValueError("scale must be positive")
+            self.scale = nnx.Param(scale)
+
+        def __call__(self, x):
+            return jnp.tanh(x * self.scale[...])
+
+
     class Residual(nnx.Module):
         def __init__(self, inner: Dense):
             self.inner = inner
@@ -199,3 +210,8 @@ def test_an_nnx_module_that_takes_a_module_of_a_named_class_gets_one(result) -> 
     assert _signatures(result)["Residual.__call__"] == (
         "self=Residual(inner=Dense(in_features=2, out_features=2, rngs=Rngs(0)), "
         "variables={'inner': {'bias': f32[2], 'kernel': f32[2,2]}}), x=f32[2]")
+
+
+def test_an_nnx_module_whose_init_reads_a_value_is_made_in_fact(result) -> None:
+    assert _signatures(result)["Checked.__call__"] == (
+        "self=Checked(features=2, rngs=Rngs(0), variables={'scale': f32[2]}), x=f32[]")

@@ -151,8 +151,7 @@ def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str
 
     values = init_values(owner)
     try:
-        module = nnx.eval_shape(lambda: guarded_init(owner, _concrete(values)))  # nothing computed
-        graphdef, state = nnx.split(module)
+        graphdef, state = nnx.split(_made(owner, values))
         variables = jax.tree_util.tree_map(lambda leaf: jax.ShapeDtypeStruct(leaf.shape, leaf.dtype),
                                            state.to_pure_dict())
     except Exception as error:
@@ -166,6 +165,17 @@ def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str
     return [ArgumentSet(SOURCE, (), {self_name: instance, **arguments}, call=call, built=(self_name,),
                         chosen_sizes=True)
             for symbolic, sized in rungs for arguments in ((symbolic, sized) if has_abstract(symbolic) else (symbolic,))]
+
+
+def _made(owner: type, values: dict[str, Any]) -> Any:
+    """The module, made abstractly (``nnx.eval_shape``: nothing computed), else, for an ``__init__``
+    that reads its arrays' values (``if jnp.any(...)``), made in fact."""
+    from flax import nnx
+
+    try:
+        return nnx.eval_shape(lambda: guarded_init(owner, _concrete(values)))
+    except Exception:
+        return guarded_init(owner, _concrete(values))
 
 
 def _merged(graphdef: Any, state: Any, values: dict[str, Any]) -> Any:
