@@ -162,9 +162,10 @@ def signatures(request: ArgumentRequest, owner: type, rungs: list[tuple[dict[str
     instance = InstanceFields(owner, {**values, "variables": variables},
                               functools.partial(_merged, graphdef, state))
     call = built_then_called(request.function, self_name)
+    # Both sizes where the method takes arrays; once where its arguments hold none (sized is the same).
+    tried = [one for symbolic, sized in rungs for one in ((symbolic, sized) if has_abstract(symbolic) else (symbolic,))]
     return [ArgumentSet(SOURCE, (), {self_name: instance, **arguments}, call=call, built=(self_name,),
-                        chosen_sizes=True)
-            for symbolic, sized in rungs for arguments in ((symbolic, sized) if has_abstract(symbolic) else (symbolic,))]
+                        chosen_sizes=True) for arguments in tried]
 
 
 def _made(owner: type, values: dict[str, Any]) -> Any:
