@@ -25,6 +25,8 @@ function, an optax transformation or a dtype gets the factories' stand-in (worke
 shown in the signature. A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+An nnx module's methods and constructor (any nnx ``Pytree``'s) are built by nnx_instances.py: made by
+its own ``__init__`` from guessed sizes, its variables the inputs.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
 instance inside the trace from such field values (constructors.py). A method's parameter
 annotated with such a class (``kl(self, other: Normal)``) gets an instance
