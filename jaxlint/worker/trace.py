@@ -17,6 +17,7 @@ from jaxlint.scan import hints
 from jaxlint.worker import built_instances, guards
 from jaxlint.worker.argsources import ArgumentSet
 from jaxlint.worker.built_instances import instance_fields, is_built
+from jaxlint.worker.init_states import MadeState
 
 
 def resolve(module: Any, qualname: str) -> Any:
@@ -223,6 +224,16 @@ def _is_custom_node(value: Any) -> bool:
     return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
 
 
+class _Text:
+    """A value shown by a text of its own."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 class _Sharded:
     """An abstract array placed over a mesh, shown as jaxprs show Explicit types: ``f32[8@data,16]``."""
 
@@ -243,6 +254,8 @@ def _readable(leaf: Any) -> Any:
         return _Sharded(leaf) if sharded and any(a is not None for a in leaf.sharding.spec) else leaf
     if isinstance(leaf, enum.Enum) and isinstance(leaf.name, str):
         return _Member(leaf)
+    if isinstance(leaf, MadeState):  # a state its class's init makes in the trace
+        return _Text(leaf.text(_field_text))
     if _is_custom_node(leaf):
         children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
         return _Node(leaf, [_shown(child) for child in children])
@@ -254,7 +267,8 @@ def _readable(leaf: Any) -> Any:
 
 
 def _shown(tree: Any) -> Any:
-    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or tracers.iterable_leaf(v))
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: isinstance(v, MadeState) or _is_custom_node(v)
+                                  or tracers.iterable_leaf(v))
 
 
 def _show(tree: Any) -> str:

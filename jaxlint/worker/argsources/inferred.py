@@ -12,7 +12,9 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
+(usage.py: an index, a size, a function, a tuple, a flag); one annotated with a bare container
+(``dict``, ``tuple``, ``NamedTuple``, ...) the value its uses show (containers.py: ``{}``, a dict
+of keys, a tuple of arrays), else none. Every other parameter is an f32 array,
 of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
 rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its dimensions one shared symbolic
 size ``n``. A method's ``self`` is the instances source's
@@ -31,7 +33,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, passed_on, pytrees, sizes, usage
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, containers, passed_on, pytrees, sizes, usage
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -87,13 +89,17 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
     ranks = ranks_used(request)
     ranks.update(_scalar_union_ranks(signature, ranks))
     roles: dict[str, Any] = {}
+    reader = containers.Reader(definition(request))
     for param in signature.parameters.values():
         if param.name in given:
             roles[param.name] = ("given", given[param.name])
         elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
         else:
-            roles[param.name] = _role_or_passed_on(request, param)
+            try:
+                roles[param.name] = _role_or_passed_on(request, param)
+            except Uninferable as why:  # a bare container: by how the body uses it (containers.py)
+                roles[param.name] = reader.role(param.name, param.annotation, why)
     roles.update(by_use(request, roles, signature))
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
@@ -125,7 +131,7 @@ def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> An
     try:
         return role(param, by_members=True)
     except Uninferable:
-        found = passed_on.value_role(_definition(request), request.function, param.name) \
+        found = passed_on.value_role(definition(request), request.function, param.name) \
             if param.annotation is param.empty else None
         if found is None:
             raise
@@ -135,20 +141,20 @@ def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> An
 def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
     """The roles that how the body uses a parameter gives (usage.py), for the parameters of
     ``roles`` whose name and annotation decide nothing."""
-    return usage.roles_by_use(_definition(request), dict(signature.parameters), roles)
+    return usage.roles_by_use(definition(request), dict(signature.parameters), roles)
 
 
 def ranked(kind: Any) -> bool:
     """A role whose arrays take the rung's rank: an array, a one-leaf pytree, an index array, a
-    tuple of arrays (usage.py)."""
-    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind)
+    tuple of arrays (usage.py), a dict of arrays (containers.py)."""
+    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind) or containers.ranked(kind)
 
 
 def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tuple[str, ...]:
     """The parameters of ``roles`` given a one-leaf pytree (pytrees.py); Uninferable where the
     body needs one's structure (``state.position``), which the leaf has not."""
     names = tuple(name for name, kind in roles.items() if kind == "pytree")
-    why = pytrees.structure_needed(_definition(request), list(names))
+    why = pytrees.structure_needed(definition(request), list(names))
     if why is not None:
         raise Uninferable(why)
     return names
@@ -185,6 +191,8 @@ def abstract(kind: Any, shape: tuple) -> Any:
     typed f32 scalar, or the static value."""
     import jax
 
+    if containers.is_mapping(kind):  # (containers.MAPPING, keys)
+        return containers.mapping_value(kind, shape)
     if usage.is_tuple(kind):  # (usage.TUPLE, length)
         return tuple(jax.ShapeDtypeStruct(shape, "float32") for _ in range(kind[1]))
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
@@ -251,7 +259,7 @@ def opaque(name: str) -> bool:
 def ranks_used(request: ArgumentRequest) -> dict[str, int]:
     """Least rank per parameter, from how the function's body uses it; a method's use of its
     instance's fields counts too, by ``self.<field>``."""
-    node = _definition(request)
+    node = definition(request)
     if node is None:
         return {}
     params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
@@ -262,7 +270,7 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
             ranks[name] = max(ranks.get(name, 0), rank)  # type: ignore[index]
 
     for child in ast.walk(node):
-        if isinstance(child, ast.Subscript) and _named(child.value):
+        if isinstance(child, ast.Subscript) and _named(child.value) and not _string_key(child.slice):
             index = child.slice
             parts = index.elts if isinstance(index, ast.Tuple) else [index]
             # ``...`` and ``None`` (a new axis) index no dimension of the array: ``x[:, None]`` is rank 1.
@@ -290,16 +298,17 @@ def _named(node: ast.AST) -> str | None:
     return None
 
 
+def _string_key(node: ast.AST) -> bool:
+    """A dict's key (``options["lower"]``): no dimension of an array."""
+    return isinstance(node, ast.Constant) and type(node.value) is str
+
+
 def _is_shape(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
 
 
 def definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The target's def in the module's source index, or None."""
-    return _definition(request)
-
-
-def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The target's ``def`` in the module's source index; None where it has none."""
     index = request.index
     if index is None:
         return None

@@ -20,11 +20,14 @@ becomes abstract); else the ladder guesses by name and annotation; else an annot
 class of a kind above (a union: its first such member; an abstract class, or one abstract in
 fact, not_implemented.py: its first concrete subclass that can be built, subclasses.py, a plain
 one too) gives an instance of it, built by the
-same rules, two levels deep at most; else a field (or a method's parameter) that holds a
+same rules, three levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
-shown in the signature. A field none of these gives means no instance, and the method is
+shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
+makes is made so in the trace (made_state.py); else a field or parameter annotated with a bare
+container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
-module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
+gets one, linen_instances.static_module), a test class, an exception and an enum.
 An nnx module's methods and constructor (any nnx ``Pytree``'s) are built by nnx_instances.py: made by
 its own ``__init__`` from guessed sizes, its variables the inputs.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
@@ -50,13 +53,15 @@ import dataclasses
 import inspect
 from typing import Any
 
-from jaxlint.worker import built_instances, plain_classes
+from jaxlint.worker import built_instances, init_states, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     constructors,
+    containers,
     inferred,
     linen_instances,
+    made_state,
     nnx_instances,
     optional_fields,
     passed_on,
@@ -79,7 +84,8 @@ from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
+_SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
+# AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -133,8 +139,9 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
-    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee, _passed_on(request, callee)))
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
+    roles.update(method_parameters(callee, _passed_on(request, callee), reader=made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -205,7 +212,8 @@ def _nnx_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[
     the guessed size."""
     if callee is not request.function:
         raise Uninferable("an nnx module's property")
-    roles = method_parameters(callee, _passed_on(request, callee))
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = method_parameters(callee, _passed_on(request, callee), reader=reader)
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs = _module_rungs(request, roles, nnx_instances.SIZE, need_array=False)  # its variables may be the inputs
@@ -254,6 +262,7 @@ class _Plan:
                 continue
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
+                      else made_state.value(role, n, rank) if made_state.is_made(role)
                       else role_value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
             if not has_abstract(values):
                 return []
@@ -267,9 +276,12 @@ class _Plan:
                      **{name: value for name, value in values.items() if not name.startswith("self.")}}
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
+        if any(isinstance(v, init_states.MadeState) for v in arguments.values()):
+            call = init_states.then_called(self.callee, self_name)  # its class's init makes the state first
         if call is None and self.callee is not self.request.function:
             call = self.callee  # a property: its getter
-        built = (self_name, *(name for name, role in self.roles.items() if is_instance(role) and "." not in name))
+        built = (self_name, *(name for name, role in self.roles.items()
+                              if (is_instance(role) or made_state.is_made(role)) and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
     def instance(self, arguments: ArgumentSet) -> Any:
@@ -300,8 +312,8 @@ def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
 
 
 def _ranked(role: Any) -> bool:
-    """A role of _RANKED, or a tuple of arrays (usage.py)."""
-    return role in _RANKED or usage.is_tuple(role)
+    """A role of _RANKED, a tuple of arrays (usage.py) or a dict of arrays (containers.py)."""
+    return role in _RANKED or usage.is_tuple(role) or containers.ranked(role)
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
