@@ -449,7 +449,7 @@ class _Analysis:
         # A nested function built from its code counts only where its own lines made operations.
         self._count_linted(closed, target, itself=not arguments.constant and target.kind != "nested")
         found += self._rule_runs(function, target, arguments, closed, signature, left_out)
-        if arguments.constant:  # a size-only function: its lengths are jaxlint's sizes
+        if arguments.constant or arguments.chosen_sizes:  # its lengths are jaxlint's sizes
             left_out += [finding for finding in found if sizes.judges_chosen_sizes(finding.code)]
             found = [finding for finding in found if not sizes.judges_chosen_sizes(finding.code)]
         self._left_out([_inferred(finding, signature) for finding in left_out])

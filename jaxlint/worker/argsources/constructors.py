@@ -24,6 +24,7 @@ from jaxlint.worker.argsources import (
     ArgumentSet,
     inferred,
     linen_instances,
+    nnx_instances,
     optional_fields,
     subclasses,
 )
@@ -46,6 +47,8 @@ def signatures(request: ArgumentRequest, owner: type) -> list[ArgumentSet]:
         raise Uninferable("a linen module's constructor is flax's")
     if request.target.qualname.endswith(".__post_init__") and not dataclasses.is_dataclass(owner):
         raise Uninferable("not a dataclass: making an instance does not run its __post_init__")
+    if nnx_instances.is_nnx(owner):
+        return nnx_instances.constructor_signatures(request, owner)
     if is_abstract(owner):
         owner = _concrete(request, owner)
     kind = buildable_kind(owner)

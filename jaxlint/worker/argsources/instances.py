@@ -28,6 +28,8 @@ container or ``Any`` takes the value the method's uses show (containers.py). A f
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
 gets one, linen_instances.static_module), a test class, an exception and an enum.
+An nnx module's methods and constructor (any nnx ``Pytree``'s) are built by nnx_instances.py: made by
+its own ``__init__`` from guessed sizes, its variables the inputs.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
 instance inside the trace from such field values (constructors.py). A method's parameter
 annotated with such a class (``kl(self, other: Normal)``) gets an instance
@@ -60,6 +62,7 @@ from jaxlint.worker.argsources import (
     inferred,
     linen_instances,
     made_state,
+    nnx_instances,
     optional_fields,
     passed_on,
     subclasses,
@@ -127,6 +130,8 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
     ``__init__`` refuses), the rungs with the None-default fields optional_fields.py chose left None."""
     if linen_instances.is_linen(owner):
         return _linen_signatures(request, owner, callee)
+    if nnx_instances.is_nnx(owner):
+        return _nnx_signatures(request, owner, callee)
     if is_abstract(owner):
         return _subclass_signatures(request, owner, callee)
     return _class_signatures(request, owner, buildable_kind(owner), callee)
@@ -193,21 +198,44 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
         configuration[field.name] = built_instances.made(value)  # a StaticValue unwrapped
         if default is EMPTY:
             shown[field.name] = value
-    roles, ranks = method_parameters(callee, _passed_on(request, callee)), inferred.ranks_used(request)
+    roles = method_parameters(callee, _passed_on(request, callee))
     one_leaf = inferred.one_leaf_parameters(request, roles)
-    rungs, seen = [], set()
+    rungs = _module_rungs(request, roles, _CONCRETE_SIZE)
+    method = request.target.qualname.rpartition(".")[2]
+    return [dataclasses.replace(arguments, one_leaf=one_leaf)
+            for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
+
+
+def _nnx_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """An nnx module's method: ``self`` made by its ``__init__`` from guessed sizes
+    (nnx_instances.py), the method's parameters guessed on the ladder's rungs, symbolic, then of
+    the guessed size."""
+    if callee is not request.function:
+        raise Uninferable("an nnx module's property")
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = method_parameters(callee, _passed_on(request, callee), reader=reader)
+    roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
+    one_leaf = inferred.one_leaf_parameters(request, roles)
+    rungs = _module_rungs(request, roles, nnx_instances.SIZE, need_array=False)  # its variables may be the inputs
+    return [dataclasses.replace(arguments, one_leaf=one_leaf)
+            for arguments in nnx_instances.signatures(request, owner, rungs)]
+
+
+def _module_rungs(request: ArgumentRequest, roles: dict[str, Any], size: int, need_array: bool = True
+                  ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The method's parameters on each rank: (with the symbolic ``n``, with ``n`` = ``size``);
+    Uninferable where ``need_array`` and none is an array."""
+    ranks, rungs, seen = inferred.ranks_used(request), [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
         if tuple(sorted(shapes.items())) in seen or any(r > MAX_BODY_RANK for r in shapes.values()):
             continue
         seen.add(tuple(sorted(shapes.items())))
         rungs.append(tuple({name: role_value(role, (n,) * shapes.get(name, 0), n, rank) for name, role in roles.items()}
-                           for n in (inferred.symbolic_size(), _CONCRETE_SIZE)))
-    if not any(has_abstract(symbolic) for symbolic, _ in rungs):
+                           for n in (inferred.symbolic_size(), size)))
+    if need_array and not any(has_abstract(symbolic) for symbolic, _ in rungs):
         raise Uninferable("the method's parameters take no array")
-    method = request.target.qualname.rpartition(".")[2]
-    return [dataclasses.replace(arguments, one_leaf=one_leaf)
-            for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
+    return rungs
 
 
 @dataclasses.dataclass
