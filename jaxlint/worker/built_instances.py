@@ -75,7 +75,21 @@ def _unwrapped_make(make: Callable[[type, dict[str, Any]], Any], owner: type, fi
 
 def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
     """An instance with its fields set and no ``__init__`` run (as equinox and flax.struct
-    unflatten theirs)."""
+    unflatten theirs); then its ``__post_init__``, as the dataclass's ``__init__`` would run it
+    (jaxopt's solvers derive ``self._fun`` from ``self.fun`` there), where one runs with these
+    values: one that raises (a check of a value, a frozen field it sets) leaves it out."""
+    instance = _fields_set(owner, fields)
+    post_init = getattr(owner, "__post_init__", None)
+    if post_init is None or not dataclasses.is_dataclass(owner):
+        return instance
+    try:
+        post_init(instance)
+    except Exception:  # the instance may be half changed: a fresh one, as before
+        return _fields_set(owner, fields)
+    return instance
+
+
+def _fields_set(owner: type, fields: dict[str, Any]) -> Any:
     instance = object.__new__(owner)
     for name, value in fields.items():
         object.__setattr__(instance, name, value)
