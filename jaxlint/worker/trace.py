@@ -15,7 +15,7 @@ from jaxlint.ir import fit, sharded, target_devices
 from jaxlint.jaxapi import compiling, jaxprs, tracers
 from jaxlint.scan import hints
 from jaxlint.worker import built_instances, guards
-from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.argsources import ArgumentSet, made_up
 from jaxlint.worker.built_instances import instance_fields, is_built
 
 
@@ -189,6 +189,16 @@ class _Member:
         return self.text
 
 
+class _Text:
+    """A value shown by a text of its own (a made-up object, argsources/made_up.py)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 class _Node:
     """A registered pytree class shown by its children (``Params(f32[3], f32[])``), not its repr."""
 
@@ -226,6 +236,8 @@ def _readable(leaf: Any) -> Any:
         return _Sharded(leaf) if sharded and any(a is not None for a in leaf.sharding.spec) else leaf
     if isinstance(leaf, enum.Enum) and isinstance(leaf.name, str):
         return _Member(leaf)
+    if made_up.is_made_up_value(leaf):
+        return _Text(made_up.text(leaf, _show))
     if _is_custom_node(leaf):
         children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
         return _Node(leaf, [_shown(child) for child in children])

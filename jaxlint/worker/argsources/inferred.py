@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, sizes, usage
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, made_up, pytrees, sizes, usage
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -120,14 +120,19 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
 
 def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
     """The roles that how the body uses a parameter gives (usage.py), for the parameters of
-    ``roles`` whose name and annotation decide nothing."""
-    return usage.roles_by_use(_definition(request), dict(signature.parameters), roles)
+    ``roles`` whose name and annotation decide nothing; a made-up object for one the body reads by
+    attribute (made_up.py)."""
+    definition, params = _definition(request), dict(signature.parameters)
+    found = usage.roles_by_use(definition, params, roles)
+    found.update(made_up.roles_by_attributes(definition, params, {**roles, **found}, ranks_used(request)))
+    return found
 
 
 def ranked(kind: Any) -> bool:
     """A role whose arrays take the rung's rank: an array, a one-leaf pytree, an index array, a
-    tuple of arrays (usage.py)."""
-    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind)
+    tuple of arrays (usage.py), a made-up object (made_up.py)."""
+    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind) or \
+        made_up.is_made_up(kind) and made_up.holds_array(kind)
 
 
 def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tuple[str, ...]:
@@ -171,6 +176,8 @@ def abstract(kind: Any, shape: tuple) -> Any:
     typed f32 scalar, or the static value."""
     import jax
 
+    if made_up.is_made_up(kind):
+        return made_up.value(kind, shape, shape[0] if shape else symbolic_size())
     if usage.is_tuple(kind):  # (usage.TUPLE, length)
         return tuple(jax.ShapeDtypeStruct(shape, "float32") for _ in range(kind[1]))
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
@@ -244,7 +251,7 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
     ranks: dict[str, int] = {}
 
     def at_least(name: str | None, rank: int) -> None:
-        if name in params or (name or "").startswith("self."):
+        if (name or "").partition(".")[0] in params or (name or "").startswith("self."):
             ranks[name] = max(ranks.get(name, 0), rank)  # type: ignore[index]
 
     for child in ast.walk(node):
@@ -268,11 +275,13 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
 
 
 def _named(node: ast.AST) -> str | None:
-    """``x`` for a name, ``self.x`` for an attribute of ``self``; None for anything else."""
+    """``x`` for a name, ``x.a.b`` for attributes of one (``self.x``; a made-up object's,
+    made_up.py); None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return f"self.{node.attr}"
+    if isinstance(node, ast.Attribute):
+        owner = _named(node.value)
+        return None if owner is None else f"{owner}.{node.attr}"
     return None
 
 

@@ -55,7 +55,6 @@ from jaxlint.worker.argsources import (
     linen_instances,
     optional_fields,
     subclasses,
-    usage,
 )
 from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
 from jaxlint.worker.argsources.field_roles import (
@@ -248,8 +247,8 @@ class _Plan:
 
 
 def _ranked(role: Any) -> bool:
-    """A role of _RANKED, or a tuple of arrays (usage.py)."""
-    return role in _RANKED or usage.is_tuple(role)
+    """A role of _RANKED, a tuple of arrays (usage.py) or a made-up object (made_up.py)."""
+    return role in _RANKED or inferred.ranked(role)
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:

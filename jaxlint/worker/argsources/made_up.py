@@ -1,0 +1,306 @@
+"""Made-up objects for parameters read by attribute (issue 48): a parameter that neither its name
+nor its annotation decides (no annotation, or ``Any``/``PyTree``, or a name that says pytree:
+``state``, ``params``), whose body reads attributes of it (``state.position``,
+``params.dynamics.weights``, ``state.kinetic_energy(p)``), gets a value with exactly those
+attributes, made up for it: a frozen dataclass made for it and registered as a pytree, shown in the
+signature as ``state=<made up: position=f32[n], logdensity=f32[]>``.
+
+Each attribute read is, by its uses in the body (usage.py's table, as for a parameter): an f32
+array of the rung's rank (never less than the body shows: ``state.x.shape[1]`` is rank 2), an i32
+array where it indexes, the static size 2 where it is one, the flag False where it is only
+truth-tested, a tuple of arrays where it is unpacked; an object of its own where its attributes are
+read (``p.a.b``, three levels at most); a function stand-in (worker/standins.py) where it is called
+with arguments (``p.kinetic_energy(x)``). ``p.replace(a=...)`` and ``p._replace(a=...)`` (flax's
+and NamedTuple's ways, which blackjax, dynamax and jax_md states use) return a copy with those
+fields changed; their names are fields too.
+
+Not made up (the parameter stays as the ladder had it): a parameter the body uses as an array too
+(``p * 2``, ``p[0]``, ``p.shape``), unpacks, iterates, calls or truth-tests; one whose attributes
+are written (``p.a = x``) or read by a name that is not a constant (``getattr(p, name)``), or by
+``hasattr``; one with a dunder, ``_fields`` or ``_asdict`` read; one whose method is called without
+arguments (``p.items()``, ``p.keys()``: a dict's, not a state's); and attributes read through a
+local alias (``s = p; s.a``), which the body's AST does not follow.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import inspect
+from typing import Any
+
+from jaxlint.worker import standins
+from jaxlint.worker.argsources import sizes, usage
+
+ROLE = "made-up"  # a parameter's role: (ROLE, spec)
+MAX_DEPTH = 3  # ``p.a.b.c`` at most
+_COPIES = ("replace", "_replace")  # methods the made-up class has: a copy with fields changed
+_REFUSED = ("_fields", "_asdict")  # a NamedTuple's own API: the parameter is one, not a made-up object
+_WHOLE_CALLS = ("getattr", "hasattr", "setattr", "delattr", "vars")  # builtins that read a name of it
+
+
+class _Refused(Exception):
+    """The parameter's uses say it is no object read by attribute."""
+
+
+@dataclasses.dataclass
+class _Node:
+    """One attribute path's reads: its own uses (usage.py's kinds; None: a use as a whole object)
+    and its attributes."""
+
+    uses: list[Any] = dataclasses.field(default_factory=list)
+    children: dict[str, _Node] = dataclasses.field(default_factory=dict)
+    method: bool = False  # called with arguments: a stand-in
+
+    def child(self, name: str) -> _Node:
+        return self.children.setdefault(name, _Node())
+
+
+def is_made_up(role: Any) -> bool:
+    """A role of this module: ``(ROLE, spec, ranks)``: each attribute's role, and the least rank
+    the body reads each array attribute at, by its path (``(("a.b", 2),)``)."""
+    return isinstance(role, tuple) and len(role) == 3 and role[0] == ROLE
+
+
+def roles_by_attributes(definition: ast.AST | None, params: dict[str, inspect.Parameter],
+                        roles: dict[str, Any], ranks: dict[str, int]) -> dict[str, Any]:
+    """The made-up role of each parameter of ``roles`` that the ladder left an f32 array without an
+    annotation or a one-leaf pytree, and whose body reads it by attribute only. ``ranks``: the
+    least ranks the body reads values at, by dotted name (inferred.ranks_used)."""
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    open_to = [name for name, role in roles.items() if name in params and _open(params[name], role)]
+    if not open_to:
+        return {}
+    parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
+    found = {}
+    for name in open_to:
+        try:
+            root = _reads(definition, name, parents)
+            spec = _spec(root, name, 0) if root.children else None
+        except _Refused:
+            continue
+        if spec is not None:
+            floors = tuple((path.partition(".")[2], ranks[path]) for path in ranks if path.startswith(f"{name}."))
+            found[name] = (ROLE, spec, floors)
+    return found
+
+
+def _open(param: inspect.Parameter, role: Any) -> bool:
+    return role == "pytree" or role == "array" and param.annotation is param.empty
+
+
+def _reads(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> _Node:
+    """The tree of attribute paths the body reads from ``name``; _Refused where a use says it is no
+    such object."""
+    root = _Node()
+    for occurrence in _loads(definition, name):
+        node, current, depth = occurrence, root, 0
+        while True:
+            parent = parents.get(node)
+            attribute = _attribute_read(node, parent)
+            if attribute is None:
+                break
+            if attribute in _array_attributes():
+                if current is root:
+                    raise _Refused  # ``p.shape``: an array
+                break  # ``p.a.shape``: ``p.a`` is an array
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _Refused
+            node, current = parent, current.child(attribute)  # type: ignore[assignment]
+        _record(node, current, root, parents)
+    return root
+
+
+def _attribute_read(node: ast.AST, parent: ast.AST | None) -> str | None:
+    """The name of the attribute ``parent`` reads from ``node``; _Refused for a write, a dunder or
+    a NamedTuple's own API; None where ``parent`` reads none."""
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        name = parent.attr
+    elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _WHOLE_CALLS \
+            and parent.args[:1] == [node]:
+        argument = parent.args[1] if len(parent.args) > 1 else None
+        if parent.func.id != "getattr" or not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
+            raise _Refused  # ``getattr(p, name)``, ``hasattr(p, "a")``, ``vars(p)``
+        name = argument.value
+    else:
+        return None
+    if isinstance(parent, ast.Attribute) and not isinstance(parent.ctx, ast.Load) or name.startswith("__") \
+            or name in _REFUSED:
+        raise _Refused
+    return name
+
+
+def _record(node: ast.AST, current: _Node, root: _Node, parents: dict[ast.AST, ast.AST]) -> None:
+    """Record the use of ``node`` (the parameter, or the last attribute read of it) on ``current``."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        if current is root:
+            raise _Refused  # ``p(x)``: a function
+        *_, name = _path_to(node)
+        if name in _COPIES:  # ``p.replace(a=...)``: the copy's fields are the object's too
+            owner = _owner(root, node)
+            del owner.children[name]
+            for keyword in parent.keywords:
+                if keyword.arg is None:
+                    raise _Refused
+                owner.child(keyword.arg)
+            return
+        if not parent.args and not parent.keywords:
+            raise _Refused  # ``p.items()``, ``p.keys()``: a dict's
+        current.method = True
+        return
+    current.uses.append(None if _whole(node, parent) else usage.use_of(node, parents))
+
+
+def _path_to(node: ast.AST) -> list[str]:
+    path = []
+    while isinstance(node, ast.Attribute):
+        path.append(node.attr)
+        node = node.value
+    return path[::-1]
+
+
+def _owner(root: _Node, node: ast.AST) -> _Node:
+    """The node of the object whose method ``node`` (``p.a.replace``) names."""
+    owner = root
+    for name in _path_to(node)[:-1]:
+        owner = owner.children[name]
+    return owner
+
+
+def _whole(node: ast.AST, parent: ast.AST | None) -> bool:
+    """``node`` is used as a whole value: passed to a call, returned, bound to a name, put in a
+    container, compared by identity."""
+    if isinstance(parent, ast.Call):
+        return parent.func is not node
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+    return isinstance(parent, (ast.keyword, ast.Return, ast.Tuple, ast.List, ast.Dict, ast.Starred)) \
+        and not (isinstance(parent, (ast.Tuple, ast.List)) and not isinstance(parent.ctx, ast.Load)) \
+        or isinstance(parent, ast.Assign) and parent.value is node and all(isinstance(t, ast.Name) for t in parent.targets)
+
+
+def _spec(node: _Node, path: str, depth: int) -> tuple:
+    """The made-up object of ``node``: ``((attribute, role), ...)`` in the order first read."""
+    if any(use is not None for use in node.uses) or any(name in _COPIES for name in node.children):
+        raise _Refused  # ``p * 2`` beside ``p.a``; ``p.replace`` read, not called
+    return tuple((name, _child_role(child, f"{path}.{name}", depth + 1)) for name, child in node.children.items())
+
+
+def _child_role(node: _Node, path: str, depth: int) -> Any:
+    if node.method:
+        if node.children or node.uses:
+            raise _Refused
+        scalar = standins.SCALAR_NAME.fullmatch(path.rpartition(".")[2].lower())
+        return ("static", standins.SCALAR if scalar else standins.FIRST_ARGUMENT)
+    if node.children:
+        return (ROLE, _spec(node, path, depth), ())
+    use = usage.agreed_use([use for use in node.uses if use is not None] or None)
+    if use == usage.INDEX:
+        return sizes.INDEX_ROLE
+    if use == usage.SIZE:
+        return ("static", usage.STATIC_SIZE)
+    if use == usage.FLAG:
+        return ("static", False)
+    if isinstance(use, int):
+        return (usage.TUPLE, use)
+    return "array"
+
+
+def holds_array(role: Any) -> bool:
+    """A made-up role with an array among its attributes (one of stand-ins alone is static)."""
+    return any(child in ("array", sizes.INDEX_ROLE) or usage.is_tuple(child) or is_made_up(child) and holds_array(child)
+               for _, child in role[1])
+
+
+def _loads(definition: ast.AST, name: str) -> list[ast.Name]:
+    """``name`` in the body, outside nested functions and lambdas that take a parameter of that
+    name; _Refused where the body binds it again."""
+    found: list[ast.Name] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not definition \
+                and name in _parameter_names(node):
+            return
+        if isinstance(node, ast.Name) and node.id == name:
+            if not isinstance(node.ctx, ast.Load):
+                raise _Refused
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for statement in definition.body:  # type: ignore[attr-defined]
+        visit(statement)
+    return found
+
+
+def _parameter_names(function: ast.AST) -> set[str]:
+    arguments = function.args  # type: ignore[attr-defined]
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    return {arg.arg for arg in every if arg is not None}
+
+
+def value(role: tuple, shape: tuple, n: Any) -> Any:
+    """The made-up object ``role`` stands for: its arrays of ``shape``'s rank, or of the rank the
+    body reads them at, whichever is higher (dimensions ``n``)."""
+    return _value(role[1], dict(role[2]), "", len(shape), n)
+
+
+def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -> Any:
+    import jax
+
+    fields = {}
+    for attribute, child in spec:
+        path = f"{prefix}{attribute}"
+        leaf = (n,) * max(rank, ranks.get(path, 0))
+        if is_made_up(child):
+            fields[attribute] = _value(child[1], ranks, f"{path}.", rank, n)
+        elif child == "array":
+            fields[attribute] = jax.ShapeDtypeStruct(leaf, "float32")
+        elif child == sizes.INDEX_ROLE:
+            fields[attribute] = jax.ShapeDtypeStruct(leaf, "int32")
+        elif usage.is_tuple(child):
+            fields[attribute] = tuple(jax.ShapeDtypeStruct(leaf, "float32") for _ in range(child[1]))
+        else:
+            fields[attribute] = child[1]  # ("static", value): a size, a flag, a stand-in
+    return _made_up_class(tuple((attribute, not _static(child)) for attribute, child in spec))(**fields)
+
+
+def _static(role: Any) -> bool:
+    return isinstance(role, tuple) and role[0] == "static"
+
+
+@functools.cache
+def _made_up_class(fields: tuple[tuple[str, bool], ...]) -> type:
+    """A frozen dataclass with these fields, registered as a pytree (``True``: a data field, its
+    leaves traced; ``False``: a static one), with ``replace`` and ``_replace``."""
+    import jax
+
+    # Its repr shows one without array fields (a pytree with no leaves: no signature reaches into it).
+    namespace = {"replace": dataclasses.replace, "_replace": dataclasses.replace, "__jaxlint_made_up__": True,
+                 "__repr__": lambda self: text(self, repr)}
+    cls = dataclasses.make_dataclass("MadeUp", [name for name, _ in fields], frozen=True, repr=False,
+                                     namespace=namespace)
+    jax.tree_util.register_dataclass(cls, data_fields=[name for name, data in fields if data],
+                                     meta_fields=[name for name, data in fields if not data])
+    return cls
+
+
+def is_made_up_value(value: Any) -> bool:
+    """A value this module made (shown by its fields, ``<made up: a=f32[]>``)."""
+    return getattr(type(value), "__jaxlint_made_up__", False) is True
+
+
+def text(value: Any, show: Any) -> str:
+    """``<made up: position=f32[n], logdensity=f32[]>``; ``show`` formats a field's value."""
+    fields = ", ".join(f"{field.name}={show(getattr(value, field.name))}" for field in dataclasses.fields(value))
+    return f"<made up: {fields}>"
+
+
+@functools.cache
+def _array_attributes() -> frozenset[str]:
+    import jax
+
+    return frozenset(dir(jax.Array))

@@ -1,0 +1,145 @@
+"""Parameters read by attribute (issue 48, argsources/made_up.py): a parameter without an
+annotation (or ``Any``), or named like a pytree, whose body reads attributes of it gets a made-up
+object with exactly those attributes (arrays, nested objects, a stand-in for a called method,
+``replace``), shown in the signature and linted (a finding at its line). A parameter used as an
+array, annotated with a class jaxlint builds, whose attributes are only written, or read by a name
+that is not a constant stays as before. One project, one check, in the test process.
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers import check_in_process, expected_markers, write
+
+from jaxlint.config import load_config
+from jaxlint.rules import all_rules
+
+MODULE = textwrap.dedent('''\
+    from typing import Any, NamedTuple
+
+    import jax
+    import jax.numpy as jnp
+
+
+    def log_weight(state):
+        y = state.position - state.logdensity
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def emission_mean(params, x):
+        y = params.emissions.weights @ x + params.emissions.bias
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def kinetic(metric, momentum):
+        y = metric.kinetic_energy(momentum)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def step(state: Any, grad):
+        new = state.replace(position=state.position - 0.1 * grad)
+        return jnp.where(new.position > 0, jnp.log(new.position), 0.0)  # expect JX501
+
+
+    def gather(graph):  # an attribute that indexes is an i32 array
+        y = graph.nodes[graph.senders]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    class Sampler(NamedTuple):
+        step_size: jax.Array
+
+        def update(self, state):
+            y = state.position + self.step_size
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def as_array(x):  # used as an array: keeps its array
+        y = x.sum() + x
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    class Point(NamedTuple):
+        position: jax.Array
+        velocity: jax.Array
+
+
+    def advance(point: Point):  # a class jaxlint builds: its instance
+        y = point.position + point.velocity
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def written(box, x):  # only written: not made up
+        box.value = x
+        return jnp.log(x)
+
+
+    def by_name(state, attr):  # read by a name that is not a constant: not made up
+        y = getattr(state, attr)
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def dict_like(params):  # a method called without arguments: a dict's, not made up
+        total = sum(jnp.sum(v) for v in params.values())
+        return jnp.where(total > 0, jnp.log(total), 0.0)
+    ''')
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory):
+    root: Path = tmp_path_factory.mktemp("made_up")
+    path = write(root, "objects", MODULE)
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+
+
+def signatures(result) -> dict[str, str]:
+    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
+
+
+def skipped(result) -> dict[str, str]:
+    return {s.target: s.reason for _, s in result.skipped}
+
+
+def test_the_findings_are_the_marked_ones(checked) -> None:
+    assert {(f.code, f.span.start_line) for f in checked.findings} == expected_markers(MODULE)
+
+
+def test_attributes_read_as_values_are_arrays(checked) -> None:
+    assert signatures(checked)["log_weight"] == "state=<made up: position=f32[], logdensity=f32[]>"
+    finding = next(f for f in checked.findings if f.target == "log_weight")
+    assert "seen with arguments jaxlint inferred: state=<made up: position=f32[], logdensity=f32[]>" in finding.message
+
+
+def test_attributes_of_attributes_are_nested_objects_of_the_bodys_rank(checked) -> None:
+    assert signatures(checked)["emission_mean"] == (
+        "params=<made up: emissions=<made up: weights=f32[n], bias=f32[]>>, x=f32[n]")
+
+
+def test_a_called_attribute_is_a_stand_in(checked) -> None:
+    assert signatures(checked)["kinetic"] == (
+        "metric=<made up: kinetic_energy=<stand-in: -0.5*sum(x**2)>>, momentum=f32[]")
+
+
+def test_replace_returns_a_copy_with_the_fields_changed(checked) -> None:
+    assert signatures(checked)["step"] == "state=<made up: position=f32[]>, grad=f32[]"
+
+
+def test_an_attribute_that_indexes_is_an_index_array(checked) -> None:
+    assert signatures(checked)["gather"] == "graph=<made up: nodes=f32[n], senders=i32[]>"
+
+
+def test_a_methods_parameter_is_made_up_too(checked) -> None:
+    assert signatures(checked)["Sampler.update"] == "self=Sampler(step_size=f32[]), state=<made up: position=f32[]>"
+
+
+def test_near_misses_keep_their_values(checked) -> None:
+    found, reasons = signatures(checked), skipped(checked)
+    assert found["as_array"] == "x=f32[]"
+    assert found["advance"] == "point=Point(position=f32[], velocity=f32[])"
+    assert "box=f32[]" in reasons["written"]
+    assert "state=f32[] (a one-leaf pytree)" in reasons["by_name"]
+    assert reasons["dict_like"] == ("arguments not inferred: parameter params (a pytree: its code reads "
+                                    "params.values, which a one-leaf pytree has not)")
