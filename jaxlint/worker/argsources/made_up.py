@@ -7,12 +7,13 @@ signature as ``state=<made up: position=f32[n], logdensity=f32[]>``.
 
 Each attribute read is, by its uses in the body (usage.py's table, as for a parameter): an f32
 array of the rung's rank (never less than the body shows: ``state.x.shape[1]`` is rank 2), an i32
-array where it indexes, the static size 2 where it is one, the flag False where it is only
+array where it indexes (or is named like an index: ``idx``, ``*_indices``), a typed key where it is
+named like one (``rng_key``), the static size 2 where it is one, the flag False where it is only
 truth-tested, a tuple of arrays where it is unpacked; an object of its own where its attributes are
 read (``p.a.b``, three levels at most); a function stand-in (worker/standins.py) where it is called
-with arguments (``p.kinetic_energy(x)``). ``p.replace(a=...)`` and ``p._replace(a=...)`` (flax's
-and NamedTuple's ways, which blackjax, dynamax and jax_md states use) return a copy with those
-fields changed; their names are fields too.
+with positional arguments (``p.kinetic_energy(x)``). ``p.replace(a=...)``, ``p._replace(a=...)``
+and ``p.set(a=...)`` (flax's and chex's, NamedTuple's and jax_md's ways, which blackjax, dynamax
+and jax_md states use) return a copy with those fields changed; their names are fields too.
 
 Not made up (the parameter stays as the ladder had it): a parameter the body uses as an array too
 (``p * 2``, ``p[0]``, ``p.shape``), unpacks, iterates, calls or truth-tests; one whose attributes
@@ -29,12 +30,15 @@ import functools
 import inspect
 from typing import Any
 
+from jaxlint.scan.functions import KEY_PARAMETER
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import sizes, usage
 
 ROLE = "made-up"  # a parameter's role: (ROLE, spec)
 MAX_DEPTH = 3  # ``p.a.b.c`` at most
-_COPIES = ("replace", "_replace")  # methods the made-up class has: a copy with fields changed
+# Methods the made-up class has: a copy with fields changed (flax's and chex's ``replace``,
+# NamedTuple's ``_replace``, jax_md's dataclasses' ``set``).
+_COPIES = ("replace", "_replace", "set")
 _REFUSED = ("_fields", "_asdict")  # a NamedTuple's own API: the parameter is one, not a made-up object
 _WHOLE_CALLS = ("getattr", "hasattr", "setattr", "delattr", "vars")  # builtins that read a name of it
 
@@ -147,8 +151,8 @@ def _record(node: ast.AST, current: _Node, root: _Node, parents: dict[ast.AST, a
                     raise _Refused
                 owner.child(keyword.arg)
             return
-        if not parent.args and not parent.keywords:
-            raise _Refused  # ``p.items()``, ``p.keys()``: a dict's
+        if not parent.args:
+            raise _Refused  # ``p.items()``, ``p.keys()``: a dict's; a stand-in takes its first argument
         current.method = True
         return
     current.uses.append(None if _whole(node, parent) else usage.use_of(node, parents))
@@ -198,7 +202,10 @@ def _child_role(node: _Node, path: str, depth: int) -> Any:
     if node.children:
         return (ROLE, _spec(node, path, depth), ())
     use = usage.agreed_use([use for use in node.uses if use is not None] or None)
-    if use == usage.INDEX:
+    attribute = path.rpartition(".")[2].lower()
+    if use is None and KEY_PARAMETER.fullmatch(attribute):
+        return "key"  # ``state.rng_key``: a typed key, as a parameter of that name
+    if use == usage.INDEX or use is None and sizes.index_role(attribute, ""):
         return sizes.INDEX_ROLE
     if use == usage.SIZE:
         return ("static", usage.STATIC_SIZE)
@@ -211,7 +218,7 @@ def _child_role(node: _Node, path: str, depth: int) -> Any:
 
 def holds_array(role: Any) -> bool:
     """A made-up role with an array among its attributes (one of stand-ins alone is static)."""
-    return any(child in ("array", sizes.INDEX_ROLE) or usage.is_tuple(child) or is_made_up(child) and holds_array(child)
+    return any(child in ("array", "key", sizes.INDEX_ROLE) or usage.is_tuple(child) or is_made_up(child) and holds_array(child)
                for _, child in role[1])
 
 
@@ -261,6 +268,8 @@ def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -
             fields[attribute] = jax.ShapeDtypeStruct(leaf, "float32")
         elif child == sizes.INDEX_ROLE:
             fields[attribute] = jax.ShapeDtypeStruct(leaf, "int32")
+        elif child == "key":
+            fields[attribute] = jax.eval_shape(lambda: jax.random.key(0))
         elif usage.is_tuple(child):
             fields[attribute] = tuple(jax.ShapeDtypeStruct(leaf, "float32") for _ in range(child[1]))
         else:
@@ -279,7 +288,7 @@ def _made_up_class(fields: tuple[tuple[str, bool], ...]) -> type:
     import jax
 
     # Its repr shows one without array fields (a pytree with no leaves: no signature reaches into it).
-    namespace = {"replace": dataclasses.replace, "_replace": dataclasses.replace, "__jaxlint_made_up__": True,
+    namespace = {**{name: dataclasses.replace for name in _COPIES}, "__jaxlint_made_up__": True,
                  "__repr__": lambda self: text(self, repr)}
     cls = dataclasses.make_dataclass("MadeUp", [name for name, _ in fields], frozen=True, repr=False,
                                      namespace=namespace)
