@@ -43,6 +43,13 @@ MODULE = textwrap.dedent('''\
         return jnp.where(new.position > 0, jnp.log(new.position), 0.0)  # expect JX501
 
 
+    def keep_finite(previous_state, next_state):  # one class for both: a cond returns either
+        ok = jnp.isfinite(next_state.logdensity)
+        kept = jax.lax.cond(ok, lambda: next_state, lambda: previous_state)
+        y = kept.logdensity - previous_state.position
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def gather(graph):  # an attribute that indexes is an i32 array
         y = graph.nodes[graph.senders]
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -125,6 +132,11 @@ def test_a_called_attribute_is_a_stand_in(checked) -> None:
 
 def test_replace_returns_a_copy_with_the_fields_changed(checked) -> None:
     assert signatures(checked)["step"] == "state=<made up: position=f32[]>, grad=f32[]"
+
+
+def test_parameters_named_alike_share_one_made_up_class(checked) -> None:
+    assert signatures(checked)["keep_finite"] == ("previous_state=<made up: position=f32[], logdensity=f32[]>, "
+                                                 "next_state=<made up: position=f32[], logdensity=f32[]>")
 
 
 def test_an_attribute_that_indexes_is_an_index_array(checked) -> None:

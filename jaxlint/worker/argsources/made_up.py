@@ -87,7 +87,45 @@ def roles_by_attributes(definition: ast.AST | None, params: dict[str, inspect.Pa
         if spec is not None:
             floors = tuple((path.partition(".")[2], ranks[path]) for path in ranks if path.startswith(f"{name}."))
             found[name] = (ROLE, spec, floors)
+    return _kinds_shared(found)
+
+
+def _kinds_shared(found: dict[str, tuple]) -> dict[str, tuple]:
+    """One made-up class for parameters whose names end in the same word (``previous_state`` and
+    ``next_state``, ``tree`` and ``new_tree``): code that combines them (``jnp.where`` over both,
+    ``lax.cond`` returning either) needs one structure. Attributes read of any are all of theirs;
+    names whose attributes disagree (an array in one, an object in the other) keep their own."""
+    by_word: dict[str, list[str]] = {}
+    for name in found:
+        by_word.setdefault(name.lower().rpartition("_")[2], []).append(name)
+    for names in by_word.values():
+        if len(names) < 2:
+            continue
+        spec: tuple | None = found[names[0]][1]
+        for name in names[1:]:
+            spec = _merged(spec, found[name][1]) if spec is not None else None
+        if spec is not None:
+            floors: dict[str, int] = {}
+            for path, rank in (floor for name in names for floor in found[name][2]):
+                floors[path] = max(rank, floors.get(path, 0))
+            for name in names:
+                found[name] = (ROLE, spec, tuple(floors.items()))
     return found
+
+
+def _merged(first: tuple, second: tuple) -> tuple | None:
+    merged = dict(first)
+    for attribute, role in second:
+        mine = merged.setdefault(attribute, role)
+        if mine == role:
+            continue
+        if not (is_made_up(mine) and is_made_up(role)):
+            return None
+        inner = _merged(mine[1], role[1])
+        if inner is None:
+            return None
+        merged[attribute] = (ROLE, inner, ())
+    return tuple(merged.items())
 
 
 def _open(param: inspect.Parameter, role: Any) -> bool:
@@ -179,6 +217,8 @@ def _whole(node: ast.AST, parent: ast.AST | None) -> bool:
     container, compared by identity."""
     if isinstance(parent, ast.Call):
         return parent.func is not node
+    if isinstance(parent, (ast.Lambda, ast.IfExp)):  # ``lambda: state``, ``a if c else state``
+        return parent.body is node or isinstance(parent, ast.IfExp) and parent.orelse is node
     if isinstance(parent, ast.Compare):
         return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
     return isinstance(parent, (ast.keyword, ast.Return, ast.Tuple, ast.List, ast.Dict, ast.Starred)) \
@@ -223,17 +263,16 @@ def holds_array(role: Any) -> bool:
 
 
 def _loads(definition: ast.AST, name: str) -> list[ast.Name]:
-    """``name`` in the body, outside nested functions and lambdas that take a parameter of that
-    name; _Refused where the body binds it again."""
+    """``name`` read in the body, outside nested functions and lambdas that take a parameter of that
+    name. Where the body binds it again (``state = step(state)``) the reads after it are taken as
+    the same object's: a loop's state keeps its kind."""
     found: list[ast.Name] = []
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not definition \
                 and name in _parameter_names(node):
             return
-        if isinstance(node, ast.Name) and node.id == name:
-            if not isinstance(node.ctx, ast.Load):
-                raise _Refused
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             found.append(node)
         for child in ast.iter_child_nodes(node):
             visit(child)
