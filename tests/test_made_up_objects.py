@@ -50,6 +50,15 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def _kinetic_energy(state):
+        return 0.5 * jnp.sum(state.momentum ** 2 / state.mass)
+
+
+    def total_energy(state):  # a callee reads attributes the body does not: added from its AttributeError
+        y = state.potential + _kinetic_energy(state)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def gather(graph):  # an attribute that indexes is an i32 array
         y = graph.nodes[graph.senders]
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -137,6 +146,10 @@ def test_replace_returns_a_copy_with_the_fields_changed(checked) -> None:
 def test_parameters_named_alike_share_one_made_up_class(checked) -> None:
     assert signatures(checked)["keep_finite"] == ("previous_state=<made up: position=f32[], logdensity=f32[]>, "
                                                  "next_state=<made up: position=f32[], logdensity=f32[]>")
+
+
+def test_an_attribute_a_callee_reads_is_added_on_its_error(checked) -> None:
+    assert signatures(checked)["total_energy"] == "state=<made up: potential=f32[], momentum=f32[], mass=f32[]>"
 
 
 def test_an_attribute_that_indexes_is_an_index_array(checked) -> None:

@@ -36,6 +36,7 @@ from jaxlint.worker.argsources import sizes, usage
 
 ROLE = "made-up"  # a parameter's role: (ROLE, spec)
 MAX_DEPTH = 3  # ``p.a.b.c`` at most
+MAX_GROWN = 4  # attributes a made-up object gains from its traces' AttributeErrors (``grown``)
 # Methods the made-up class has: a copy with fields changed (flax's and chex's ``replace``,
 # NamedTuple's ``_replace``, jax_md's dataclasses' ``set``).
 _COPIES = ("replace", "_replace", "set")
@@ -316,19 +317,58 @@ def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -
     return _made_up_class(tuple((attribute, not _static(child)) for attribute, child in spec))(**fields)
 
 
+def grown(arguments: Any, error: BaseException) -> Any:
+    """``arguments`` with the attribute ``error`` says a made-up object lacks added to it, an f32
+    array of its arrays' rank (a callee reads ``state.mass`` where the body only read
+    ``state.position``); None where ``error`` is no such AttributeError, or the object has grown
+    ``MAX_GROWN`` attributes so already."""
+    import jax
+
+    owner, name = getattr(error, "obj", None), getattr(error, "name", None)
+    if not (isinstance(error, AttributeError) and is_made_up_value(owner) and isinstance(name, str)) \
+            or name.startswith("__") or name in _array_attributes() or type(owner).__jaxlint_grown__ >= MAX_GROWN:
+        return None
+
+    def grow(value: Any) -> Any:
+        if is_made_up_value(value) and type(value) is type(owner):
+            fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+            ranks = [len(leaf.shape) for leaf in jax.tree_util.tree_leaves(value) if hasattr(leaf, "shape")]
+            size = next((leaf.shape[0] for leaf in jax.tree_util.tree_leaves(value) if getattr(leaf, "shape", ())), None)
+            dims = (size,) * max(ranks, default=0) if size is not None else ()
+            kinds = tuple((field, field not in _static_names(value)) for field in fields) + ((name, True),)
+            return _made_up_class(kinds, type(owner).__jaxlint_grown__ + 1)(
+                **fields, **{name: jax.ShapeDtypeStruct(dims, "float32")})
+        return value
+
+    is_leaf = lambda value: is_made_up_value(value) and type(value) is type(owner)  # noqa: E731
+
+    def grown_in(value: Any) -> Any:  # only an argument that holds one is made again
+        holds = any(map(is_leaf, jax.tree_util.tree_leaves(value, is_leaf=is_leaf)))
+        return jax.tree_util.tree_map(grow, value, is_leaf=is_leaf) if holds else value
+
+    return dataclasses.replace(arguments, args=tuple(map(grown_in, arguments.args)),
+                               kwargs={key: grown_in(value) for key, value in arguments.kwargs.items()})
+
+
+def _static_names(value: Any) -> set[str]:
+    return set(type(value).__jaxlint_static__)
+
+
 def _static(role: Any) -> bool:
     return isinstance(role, tuple) and role[0] == "static"
 
 
 @functools.cache
-def _made_up_class(fields: tuple[tuple[str, bool], ...]) -> type:
+def _made_up_class(fields: tuple[tuple[str, bool], ...], grown: int = 0) -> type:
     """A frozen dataclass with these fields, registered as a pytree (``True``: a data field, its
-    leaves traced; ``False``: a static one), with ``replace`` and ``_replace``."""
+    leaves traced; ``False``: a static one), with the methods of ``_COPIES``. ``grown``: how many
+    of its fields a trace's AttributeError added (``grown``)."""
     import jax
 
     # Its repr shows one without array fields (a pytree with no leaves: no signature reaches into it).
     namespace = {**{name: dataclasses.replace for name in _COPIES}, "__jaxlint_made_up__": True,
-                 "__repr__": lambda self: text(self, repr)}
+                 "__repr__": lambda self: text(self, repr), "__jaxlint_grown__": grown,
+                 "__jaxlint_static__": tuple(name for name, data in fields if not data)}
     cls = dataclasses.make_dataclass("MadeUp", [name for name, _ in fields], frozen=True, repr=False,
                                      namespace=namespace)
     jax.tree_util.register_dataclass(cls, data_fields=[name for name, data in fields if data],
