@@ -87,6 +87,21 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    class Metric:  # a plain class: jaxlint builds none for a parameter
+        def __init__(self, kinetic_energy, scale):
+            self.kinetic_energy = kinetic_energy
+            self.scale = scale
+
+
+    def scaled_energy(metric: Metric, momentum):  # its class not built: made up from what the body reads
+        y = metric.kinetic_energy(momentum) * metric.scale
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def unread(metric: Metric, momentum):  # its class not built, no attribute read: not guessed
+        return jnp.log(momentum) + jnp.sum(jnp.asarray(id(metric)))
+
+
     def written(box, x):  # only written: not made up
         box.value = x
         return jnp.log(x)
@@ -158,6 +173,12 @@ def test_an_attribute_that_indexes_is_an_index_array(checked) -> None:
 
 def test_a_methods_parameter_is_made_up_too(checked) -> None:
     assert signatures(checked)["Sampler.update"] == "self=Sampler(step_size=f32[]), state=<made up: position=f32[]>"
+
+
+def test_a_class_jaxlint_does_not_build_is_made_up_from_the_attributes_read(checked) -> None:
+    assert signatures(checked)["scaled_energy"] == (
+        "metric=<made up: kinetic_energy=<stand-in: -0.5*sum(x**2)>, scale=f32[]>, momentum=f32[]")
+    assert skipped(checked)["unread"].startswith("arguments not inferred: parameter metric: Metric (no instance: ")
 
 
 def test_near_misses_keep_their_values(checked) -> None:

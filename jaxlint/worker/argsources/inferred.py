@@ -85,15 +85,7 @@ def symbolic_size() -> Any:
 def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> list[ArgumentSet]:
     ranks = ranks_used(request)
     ranks.update(_scalar_union_ranks(signature, ranks))
-    roles: dict[str, Any] = {}
-    for param in signature.parameters.values():
-        if param.name in given:
-            roles[param.name] = ("given", given[param.name])
-        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
-            continue  # *args empty, **kwargs empty, a default as it is
-        else:
-            roles[param.name] = role(param, by_members=True)
-    roles.update(by_use(request, roles, signature))
+    roles = _parameter_roles(request, signature, given)
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
     past = [name for name in arrays if ranks.get(name, 0) > MAX_BODY_RANK]
@@ -116,6 +108,31 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
         found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
     return found
+
+
+def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> dict[str, Any]:
+    """Each parameter's role (without a default), by its name and annotation, then by its uses;
+    Uninferable for the first that neither guesses, a made-up object aside where its annotation
+    names a class jaxlint does not build and the body reads it by attribute (made_up.py)."""
+    roles: dict[str, Any] = {}
+    refused: dict[str, Uninferable] = {}
+    for param in signature.parameters.values():
+        if param.name in given:
+            roles[param.name] = ("given", given[param.name])
+        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
+            continue  # *args empty, **kwargs empty, a default as it is
+        else:
+            try:
+                roles[param.name] = role(param, by_members=True)
+            except Uninferable as why:
+                if not made_up.names_a_class(param.annotation):
+                    raise
+                refused[param.name], roles[param.name] = why, made_up.UNBUILT
+    roles.update(by_use(request, roles, signature))
+    left = [name for name in refused if roles[name] == made_up.UNBUILT]
+    if left:
+        raise refused[left[0]]
+    return roles
 
 
 def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:

@@ -26,15 +26,23 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import functools
 import inspect
+import re
 from typing import Any
 
 from jaxlint.scan.functions import KEY_PARAMETER
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import sizes, usage
 
-ROLE = "made-up"  # a parameter's role: (ROLE, spec)
+ROLE = "made-up"  # a parameter's role: (ROLE, spec, ranks)
+UNBUILT = "unbuilt-class"  # the role, until made up, of a parameter annotated with a class the ladder cannot guess
+_CLASS_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*")
+_TYPING_NAMES = frozenset({"Any", "Callable", "Sequence", "Mapping", "MutableMapping", "Iterable", "Iterator", "Dict",
+                           "List", "Tuple", "Set", "FrozenSet", "Optional", "Union", "Type", "Hashable", "Generator",
+                           "PyTree", "Array", "ArrayLike", "DTypeLike", "Shape", "Module"})
+_NOT_USERS = ("builtins", "typing", "collections", "abc", "numpy", "jax", "jaxlib", "types", "enum")
 MAX_DEPTH = 3  # ``p.a.b.c`` at most
 MAX_GROWN = 4  # attributes a made-up object gains from its traces' AttributeErrors (``grown``)
 # Methods the made-up class has: a copy with fields changed (flax's and chex's ``replace``,
@@ -130,7 +138,18 @@ def _merged(first: tuple, second: tuple) -> tuple | None:
 
 
 def _open(param: inspect.Parameter, role: Any) -> bool:
-    return role == "pytree" or role == "array" and param.annotation is param.empty
+    return role in ("pytree", UNBUILT) or role == "array" and param.annotation is param.empty
+
+
+def names_a_class(annotation: Any) -> bool:
+    """An annotation that names one class of the user's (``Metric``, ``"base.System"``), no
+    typing or builtin name, no union: the ladder guesses no value for it, and its parameter may
+    be made up where the body reads it by attribute (its role UNBUILT until then)."""
+    if isinstance(annotation, str):
+        name = annotation.rpartition(".")[2]
+        return bool(_CLASS_NAME.fullmatch(annotation)) and name not in _TYPING_NAMES
+    return isinstance(annotation, type) and annotation.__module__.partition(".")[0] not in _NOT_USERS \
+        and not issubclass(annotation, (BaseException, enum.Enum))
 
 
 def _reads(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> _Node:
