@@ -272,15 +272,15 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
             ranks[name] = max(ranks.get(name, 0), rank)  # type: ignore[index]
 
     for child in ast.walk(node):
-        if isinstance(child, ast.Subscript) and _named(child.value):
+        if isinstance(child, ast.Subscript) and _is_shape(child.value):
+            if isinstance(child.slice, ast.Constant) and isinstance(child.slice.value, int) and child.slice.value >= 0:
+                at_least(_named(child.value.value), child.slice.value + 1)  # type: ignore[attr-defined]
+        elif isinstance(child, ast.Subscript) and _named(child.value):
             index = child.slice
             parts = index.elts if isinstance(index, ast.Tuple) else [index]
             # ``...`` and ``None`` (a new axis) index no dimension of the array: ``x[:, None]`` is rank 1.
             at_least(_named(child.value), sum(1 for p in parts if not (isinstance(p, ast.Constant)
                                                                       and (p.value is ... or p.value is None))))
-        elif isinstance(child, ast.Subscript) and _is_shape(child.value) and isinstance(child.slice, ast.Constant) \
-                and isinstance(child.slice.value, int) and child.slice.value >= 0:
-            at_least(_named(child.value.value), child.slice.value + 1)  # type: ignore[attr-defined]
         elif isinstance(child, ast.Attribute) and child.attr in ("T", "mT"):
             at_least(_named(child.value), 2)
         elif isinstance(child, ast.BinOp) and isinstance(child.op, ast.MatMult):
