@@ -72,6 +72,12 @@ MODULE = textwrap.dedent('''\
             return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def volume(grid):  # named like a count and a key: a static size and a typed key, as parameters are
+        noise = jax.random.normal(grid.rng_key, grid.cell_data.shape)
+        y = (grid.cell_data + noise) ** grid.num_dims
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def as_array(x):  # used as an array: keeps its array
         y = x.sum() + x
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -179,6 +185,10 @@ def test_a_class_jaxlint_does_not_build_is_made_up_from_the_attributes_read(chec
     assert signatures(checked)["scaled_energy"] == (
         "metric=<made up: kinetic_energy=<stand-in: -0.5*sum(x**2)>, scale=f32[]>, momentum=f32[]")
     assert skipped(checked)["unread"].startswith("arguments not inferred: parameter metric: Metric (no instance: ")
+
+
+def test_attributes_named_like_counts_and_keys_are_as_the_ladder_names_them(checked) -> None:
+    assert signatures(checked)["volume"] == "grid=<made up: rng_key=key<fry>[], cell_data=f32[], num_dims=2>"
 
 
 def test_near_misses_keep_their_values(checked) -> None:

@@ -7,8 +7,9 @@ signature as ``state=<made up: position=f32[n], logdensity=f32[]>``.
 
 Each attribute read is, by its uses in the body (usage.py's table, as for a parameter): an f32
 array of the rung's rank (never less than the body shows: ``state.x.shape[1]`` is rank 2), an i32
-array where it indexes (or is named like an index: ``idx``, ``*_indices``), a typed key where it is
-named like one (``rng_key``), the static size 2 where it is one, the flag False where it is only
+array where it indexes (or is named like an index: ``idx``, ``*_indices``); where its uses say
+nothing, by the ladder's names: a typed key (``rng_key``), a static count 2 (``num_dims``), a
+static shape ``(8,)`` (``*_shape``); the static size 2 where it is one, the flag False where it is only
 truth-tested, a tuple of arrays where it is unpacked; an object of its own where its attributes are
 read (``p.a.b``, three levels at most); a function stand-in (worker/standins.py) where it is called
 with positional arguments (``p.kinetic_energy(x)``). ``p.replace(a=...)``, ``p._replace(a=...)``
@@ -263,8 +264,12 @@ def _child_role(node: _Node, path: str, depth: int) -> Any:
         return (ROLE, _spec(node, path, depth), ())
     use = usage.agreed_use([use for use in node.uses if use is not None] or None)
     attribute = path.rpartition(".")[2].lower()
-    if use is None and KEY_PARAMETER.fullmatch(attribute):
-        return "key"  # ``state.rng_key``: a typed key, as a parameter of that name
+    if use is None:  # the ladder's names: ``state.rng_key`` a typed key, ``grid.num_dims`` a size, ...
+        if KEY_PARAMETER.fullmatch(attribute):
+            return "key"
+        by_name = sizes.shape_role(attribute, "") or sizes.count_role(attribute, "")
+        if by_name is not None:
+            return by_name
     if use == usage.INDEX or use is None and sizes.index_role(attribute, ""):
         return sizes.INDEX_ROLE
     if use == usage.SIZE:
