@@ -78,6 +78,12 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def tempered(state):  # position takes the rung's rank, logdensity (a scalar's name) rank 0 on every rung
+        y = jax.vmap(jnp.exp)(state.position) * state.logdensity
+        z = jax.lax.cond(state.logdensity > 0, lambda: y, lambda: -y)
+        return jnp.where(z > 0, jnp.log(z), 0.0)  # expect JX501
+
+
     def as_array(x):  # used as an array: keeps its array
         y = x.sum() + x
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -189,6 +195,10 @@ def test_a_class_jaxlint_does_not_build_is_made_up_from_the_attributes_read(chec
 
 def test_attributes_named_like_counts_and_keys_are_as_the_ladder_names_them(checked) -> None:
     assert signatures(checked)["volume"] == "grid=<made up: rng_key=key<fry>[], cell_data=f32[], num_dims=2>"
+
+
+def test_an_attribute_named_like_a_scalar_stays_rank_0(checked) -> None:
+    assert signatures(checked)["tempered"] == "state=<made up: position=f32[n], logdensity=f32[]>"
 
 
 def test_near_misses_keep_their_values(checked) -> None:

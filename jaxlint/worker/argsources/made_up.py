@@ -6,7 +6,8 @@ attributes, made up for it: a frozen dataclass made for it and registered as a p
 signature as ``state=<made up: position=f32[n], logdensity=f32[]>``.
 
 Each attribute read is, by its uses in the body (usage.py's table, as for a parameter): an f32
-array of the rung's rank (never less than the body shows: ``state.x.shape[1]`` is rank 2), an i32
+array of the rung's rank (never less than the body shows: ``state.x.shape[1]`` is rank 2; of rank 0
+where its name says a scalar, as a stand-in's does: ``logdensity``, ``energy``, ``loss``), an i32
 array where it indexes (or is named like an index: ``idx``, ``*_indices``); where its uses say
 nothing, by the ladder's names: a typed key (``rng_key``), a static count 2 (``num_dims``), a
 static shape ``(8,)`` (``*_shape``); the static size 2 where it is one, the flag False where it is only
@@ -325,7 +326,8 @@ def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -
     fields = {}
     for attribute, child in spec:
         path = f"{prefix}{attribute}"
-        leaf = (n,) * max(rank, ranks.get(path, 0))
+        scalar = standins.SCALAR_NAME.fullmatch(attribute.lower())  # ``state.logdensity``: rank 0 on every rung
+        leaf = (n,) * max(0 if scalar else rank, ranks.get(path, 0))
         if is_made_up(child):
             fields[attribute] = _value(child[1], ranks, f"{path}.", rank, n)
         elif child == "array":
