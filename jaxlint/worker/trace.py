@@ -259,7 +259,7 @@ def _show(tree: Any) -> str:
 def format_instance(value: Any) -> str | None:
     """An instance jaxlint built for a method's ``self``, as its class and each field by name
     (``Radial(r=f32[], k=2)``); None for a value of another kind."""
-    built = instance_fields(value)
+    built = None if made_up.is_made_up_value(value) else instance_fields(value)  # a made-up one: by _readable
     if built is None:
         return None
     shown = [f"{field}={_field_text(v)}" for field, v in built[1].items()]
