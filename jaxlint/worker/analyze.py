@@ -30,7 +30,7 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import errors as failures
 from jaxlint.worker import guards, lifeline
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, made_up, sizes
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, made_up_values, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
@@ -407,7 +407,7 @@ class _Analysis:
             return "not-traceable"
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
-            grown = made_up.grown(arguments, error)  # a callee read an attribute the body did not
+            grown = made_up_values.grown(arguments, error)  # a callee read an attribute the body did not
             if grown is not None:
                 return self._signature(function, target, grown, runs)
             symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)

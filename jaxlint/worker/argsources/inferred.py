@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, made_up, pytrees, sizes, usage
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, made_up, made_up_values, pytrees, sizes, usage
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -194,7 +194,7 @@ def abstract(kind: Any, shape: tuple) -> Any:
     import jax
 
     if made_up.is_made_up(kind):
-        return made_up.value(kind, shape, shape[0] if shape else symbolic_size())
+        return made_up_values.value(kind, shape, shape[0] if shape else symbolic_size())
     if usage.is_tuple(kind):  # (usage.TUPLE, length)
         return tuple(jax.ShapeDtypeStruct(shape, "float32") for _ in range(kind[1]))
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)

@@ -23,6 +23,9 @@ are written (``p.a = x``) or read by a name that is not a constant (``getattr(p,
 ``hasattr``; one with a dunder, ``_fields`` or ``_asdict`` read; one whose method is called without
 arguments (``p.items()``, ``p.keys()``: a dict's, not a state's); and attributes read through a
 local alias (``s = p; s.a``), which the body's AST does not follow.
+
+This module reads the body (which parameters, which attributes, each one's role);
+made_up_values.py makes the values and grows them on a trace's AttributeError.
 """
 from __future__ import annotations
 
@@ -46,10 +49,9 @@ _TYPING_NAMES = frozenset({"Any", "Callable", "Sequence", "Mapping", "MutableMap
                            "PyTree", "Array", "ArrayLike", "DTypeLike", "Shape", "Module"})
 _NOT_USERS = ("builtins", "typing", "collections", "abc", "numpy", "jax", "jaxlib", "types", "enum")
 MAX_DEPTH = 3  # ``p.a.b.c`` at most
-MAX_GROWN = 4  # attributes a made-up object gains from its traces' AttributeErrors (``grown``)
 # Methods the made-up class has: a copy with fields changed (flax's and chex's ``replace``,
 # NamedTuple's ``_replace``, jax_md's dataclasses' ``set``).
-_COPIES = ("replace", "_replace", "set")
+COPIES = ("replace", "_replace", "set")
 _REFUSED = ("_fields", "_asdict")  # a NamedTuple's own API: the parameter is one, not a made-up object
 _WHOLE_CALLS = ("getattr", "hasattr", "setattr", "delattr", "vars")  # builtins that read a name of it
 
@@ -165,7 +167,7 @@ def _reads(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> _
             attribute = _attribute_read(node, parent)
             if attribute is None:
                 break
-            if attribute in _array_attributes():
+            if attribute in array_attributes():
                 if current is root:
                     raise _Refused  # ``p.shape``: an array
                 break  # ``p.a.shape``: ``p.a`` is an array
@@ -203,7 +205,7 @@ def _record(node: ast.AST, current: _Node, root: _Node, parents: dict[ast.AST, a
         if current is root:
             raise _Refused  # ``p(x)``: a function
         *_, name = _path_to(node)
-        if name in _COPIES:  # ``p.replace(a=...)``: the copy's fields are the object's too
+        if name in COPIES:  # ``p.replace(a=...)``: the copy's fields are the object's too
             owner = _owner(root, node)
             del owner.children[name]
             for keyword in parent.keywords:
@@ -243,14 +245,16 @@ def _whole(node: ast.AST, parent: ast.AST | None) -> bool:
         return parent.body is node or isinstance(parent, ast.IfExp) and parent.orelse is node
     if isinstance(parent, ast.Compare):
         return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
-    return isinstance(parent, (ast.keyword, ast.Return, ast.Tuple, ast.List, ast.Dict, ast.Starred)) \
-        and not (isinstance(parent, (ast.Tuple, ast.List)) and not isinstance(parent.ctx, ast.Load)) \
-        or isinstance(parent, ast.Assign) and parent.value is node and all(isinstance(t, ast.Name) for t in parent.targets)
+    if isinstance(parent, ast.Assign):  # ``s = p``: an alias (its reads are not followed)
+        return parent.value is node and all(isinstance(target, ast.Name) for target in parent.targets)
+    if isinstance(parent, (ast.Tuple, ast.List)):
+        return isinstance(parent.ctx, ast.Load)
+    return isinstance(parent, (ast.keyword, ast.Return, ast.Dict, ast.Starred))
 
 
 def _spec(node: _Node, path: str, depth: int) -> tuple:
     """The made-up object of ``node``: ``((attribute, role), ...)`` in the order first read."""
-    if any(use is not None for use in node.uses) or any(name in _COPIES for name in node.children):
+    if any(use is not None for use in node.uses) or any(name in COPIES for name in node.children):
         raise _Refused  # ``p * 2`` beside ``p.a``; ``p.replace`` read, not called
     return tuple((name, _child_role(child, f"{path}.{name}", depth + 1)) for name, child in node.children.items())
 
@@ -284,8 +288,8 @@ def _child_role(node: _Node, path: str, depth: int) -> Any:
 
 def holds_array(role: Any) -> bool:
     """A made-up role with an array among its attributes (one of stand-ins alone is static)."""
-    return any(child in ("array", "key", sizes.INDEX_ROLE) or usage.is_tuple(child) or is_made_up(child) and holds_array(child)
-               for _, child in role[1])
+    return any(child in ("array", "key", sizes.INDEX_ROLE) or usage.is_tuple(child)
+               or is_made_up(child) and holds_array(child) for _, child in role[1])
 
 
 def _loads(definition: ast.AST, name: str) -> list[ast.Name]:
@@ -314,107 +318,8 @@ def _parameter_names(function: ast.AST) -> set[str]:
     return {arg.arg for arg in every if arg is not None}
 
 
-def value(role: tuple, shape: tuple, n: Any) -> Any:
-    """The made-up object ``role`` stands for: its arrays of ``shape``'s rank, or of the rank the
-    body reads them at, whichever is higher (dimensions ``n``)."""
-    return _value(role[1], dict(role[2]), "", len(shape), n)
-
-
-def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -> Any:
-    import jax
-
-    fields = {}
-    for attribute, child in spec:
-        path = f"{prefix}{attribute}"
-        scalar = standins.SCALAR_NAME.fullmatch(attribute.lower())  # ``state.logdensity``: rank 0 on every rung
-        leaf = (n,) * max(0 if scalar else rank, ranks.get(path, 0))
-        if is_made_up(child):
-            fields[attribute] = _value(child[1], ranks, f"{path}.", rank, n)
-        elif child == "array":
-            fields[attribute] = jax.ShapeDtypeStruct(leaf, "float32")
-        elif child == sizes.INDEX_ROLE:
-            fields[attribute] = jax.ShapeDtypeStruct(leaf, "int32")
-        elif child == "key":
-            fields[attribute] = jax.eval_shape(lambda: jax.random.key(0))
-        elif usage.is_tuple(child):
-            fields[attribute] = tuple(jax.ShapeDtypeStruct(leaf, "float32") for _ in range(child[1]))
-        else:
-            fields[attribute] = child[1]  # ("static", value): a size, a flag, a stand-in
-    return _made_up_class(tuple((attribute, not _static(child)) for attribute, child in spec))(**fields)
-
-
-def grown(arguments: Any, error: BaseException) -> Any:
-    """``arguments`` with the attribute ``error`` says a made-up object lacks added to it, an f32
-    array of its arrays' rank (a callee reads ``state.mass`` where the body only read
-    ``state.position``); None where ``error`` is no such AttributeError, or the object has grown
-    ``MAX_GROWN`` attributes so already."""
-    import jax
-
-    owner, name = getattr(error, "obj", None), getattr(error, "name", None)
-    if not (isinstance(error, AttributeError) and is_made_up_value(owner) and isinstance(name, str)) \
-            or name.startswith("__") or name in _array_attributes() or type(owner).__jaxlint_grown__ >= MAX_GROWN:
-        return None
-
-    def grow(value: Any) -> Any:
-        if is_made_up_value(value) and type(value) is type(owner):
-            fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
-            ranks = [len(leaf.shape) for leaf in jax.tree_util.tree_leaves(value) if hasattr(leaf, "shape")]
-            size = next((leaf.shape[0] for leaf in jax.tree_util.tree_leaves(value) if getattr(leaf, "shape", ())), None)
-            dims = (size,) * max(ranks, default=0) if size is not None else ()
-            kinds = tuple((field, field not in _static_names(value)) for field in fields) + ((name, True),)
-            return _made_up_class(kinds, type(owner).__jaxlint_grown__ + 1)(
-                **fields, **{name: jax.ShapeDtypeStruct(dims, "float32")})
-        return value
-
-    is_leaf = lambda value: is_made_up_value(value) and type(value) is type(owner)  # noqa: E731
-
-    def grown_in(value: Any) -> Any:  # only an argument that holds one is made again
-        holds = any(map(is_leaf, jax.tree_util.tree_leaves(value, is_leaf=is_leaf)))
-        return jax.tree_util.tree_map(grow, value, is_leaf=is_leaf) if holds else value
-
-    return dataclasses.replace(arguments, args=tuple(map(grown_in, arguments.args)),
-                               kwargs={key: grown_in(value) for key, value in arguments.kwargs.items()})
-
-
-def _static_names(value: Any) -> set[str]:
-    return set(type(value).__jaxlint_static__)
-
-
-def _static(role: Any) -> bool:
-    return isinstance(role, tuple) and role[0] == "static"
-
-
 @functools.cache
-def _made_up_class(fields: tuple[tuple[str, bool], ...], grown: int = 0) -> type:
-    """A frozen dataclass with these fields, registered as a pytree (``True``: a data field, its
-    leaves traced; ``False``: a static one), with the methods of ``_COPIES``. ``grown``: how many
-    of its fields a trace's AttributeError added (``grown``)."""
-    import jax
-
-    # Its repr shows one without array fields (a pytree with no leaves: no signature reaches into it).
-    namespace = {**{name: dataclasses.replace for name in _COPIES}, "__jaxlint_made_up__": True,
-                 "__repr__": lambda self: text(self, repr), "__jaxlint_grown__": grown,
-                 "__jaxlint_static__": tuple(name for name, data in fields if not data)}
-    cls = dataclasses.make_dataclass("MadeUp", [name for name, _ in fields], frozen=True, repr=False,
-                                     namespace=namespace)
-    jax.tree_util.register_dataclass(cls, data_fields=[name for name, data in fields if data],
-                                     meta_fields=[name for name, data in fields if not data])
-    return cls
-
-
-def is_made_up_value(value: Any) -> bool:
-    """A value this module made (shown by its fields, ``<made up: a=f32[]>``)."""
-    return getattr(type(value), "__jaxlint_made_up__", False) is True
-
-
-def text(value: Any, show: Any) -> str:
-    """``<made up: position=f32[n], logdensity=f32[]>``; ``show`` formats a field's value."""
-    fields = ", ".join(f"{field.name}={show(getattr(value, field.name))}" for field in dataclasses.fields(value))
-    return f"<made up: {fields}>"
-
-
-@functools.cache
-def _array_attributes() -> frozenset[str]:
+def array_attributes() -> frozenset[str]:
     import jax
 
     return frozenset(dir(jax.Array))
