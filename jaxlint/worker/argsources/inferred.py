@@ -11,7 +11,9 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 ``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
+(usage.py: an index, a size, a function, a tuple, a flag); one whose attributes the body reads, a
+made-up object with those attributes (made_up.py), as does one annotated with a class nothing
+here guesses. Every other parameter is an f32 array,
 of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
 rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its dimensions one shared symbolic
 size ``n``. A method's ``self`` is the instances source's
