@@ -84,6 +84,12 @@ MODULE = textwrap.dedent('''\
         return jnp.where(z > 0, jnp.log(z), 0.0)  # expect JX501
 
 
+    def merged_turning(tree, new_tree):  # an operand of | is a boolean array
+        turning = tree.turning | new_tree.turning
+        y = jnp.where(turning, tree.weight, new_tree.weight)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def as_array(x):  # used as an array: keeps its array
         y = x.sum() + x
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -199,6 +205,11 @@ def test_attributes_named_like_counts_and_keys_are_as_the_ladder_names_them(chec
 
 def test_an_attribute_named_like_a_scalar_stays_rank_0(checked) -> None:
     assert signatures(checked)["tempered"] == "state=<made up: position=f32[n], logdensity=f32[]>"
+
+
+def test_an_attribute_used_in_a_logical_operation_is_a_boolean_array(checked) -> None:
+    assert signatures(checked)["merged_turning"] == ("tree=<made up: turning=bool[], weight=f32[]>, "
+                                                    "new_tree=<made up: turning=bool[], weight=f32[]>")
 
 
 def test_near_misses_keep_their_values(checked) -> None:

@@ -10,12 +10,14 @@ array of the rung's rank (never less than the body shows: ``state.x.shape[1]`` i
 where its name says a scalar, as a stand-in's does: ``logdensity``, ``energy``, ``loss``), an i32
 array where it indexes (or is named like an index: ``idx``, ``*_indices``); where its uses say
 nothing, by the ladder's names: a typed key (``rng_key``), a static count 2 (``num_dims``), a
-static shape ``(8,)`` (``*_shape``); the static size 2 where it is one, the flag False where it is only
-truth-tested, a tuple of arrays where it is unpacked; an object of its own where its attributes are
-read (``p.a.b``, three levels at most); a function stand-in (worker/standins.py) where it is called
-with positional arguments (``p.kinetic_energy(x)``). ``p.replace(a=...)``, ``p._replace(a=...)``
-and ``p.set(a=...)`` (flax's and chex's, NamedTuple's and jax_md's ways, which blackjax, dynamax
-and jax_md states use) return a copy with those fields changed; their names are fields too.
+static shape ``(8,)`` (``*_shape``); the static size 2 where it is one, the flag False where it is
+only truth-tested, a boolean array where it is an operand of ``|``, ``&``, ``^`` or ``~``
+(numpyro's ``tree.turning | new_tree.turning``), a tuple of arrays where it is unpacked; an object
+of its own where its attributes are read (``p.a.b``, three levels at most); a function stand-in
+(worker/standins.py) where it is called with positional arguments (``p.kinetic_energy(x)``).
+``p.replace(a=...)``, ``p._replace(a=...)`` and ``p.set(a=...)`` (flax's and chex's, NamedTuple's
+and jax_md's ways, which blackjax, dynamax and jax_md states use) return a copy with those fields
+changed; their names are fields too.
 
 Not made up (the parameter stays as the ladder had it): a parameter the body uses as an array too
 (``p * 2``, ``p[0]``, ``p.shape``), unpacks, iterates, calls or truth-tests; one whose attributes
@@ -53,6 +55,8 @@ MAX_DEPTH = 3  # ``p.a.b.c`` at most
 # NamedTuple's ``_replace``, jax_md's dataclasses' ``set``).
 COPIES = ("replace", "_replace", "set")
 _REFUSED = ("_fields", "_asdict")  # a NamedTuple's own API: the parameter is one, not a made-up object
+_LOGICAL = (ast.BitOr, ast.BitAnd, ast.BitXor)
+BOOL = "bool-array"  # an attribute's role: a boolean array of the rung's rank
 _WHOLE_CALLS = ("getattr", "hasattr", "setattr", "delattr", "vars")  # builtins that read a name of it
 
 
@@ -68,6 +72,7 @@ class _Node:
     uses: list[Any] = dataclasses.field(default_factory=list)
     children: dict[str, _Node] = dataclasses.field(default_factory=dict)
     method: bool = False  # called with arguments: a stand-in
+    logical: bool = False  # an operand of ``|``, ``&``, ``^`` or ``~``: a boolean array
 
     def child(self, name: str) -> _Node:
         return self.children.setdefault(name, _Node())
@@ -218,6 +223,8 @@ def _record(node: ast.AST, current: _Node, root: _Node, parents: dict[ast.AST, a
         current.method = True
         return
     current.uses.append(None if _whole(node, parent) else usage.use_of(node, parents))
+    current.logical = current.logical or isinstance(parent, ast.BinOp) and isinstance(parent.op, _LOGICAL) \
+        or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Invert)
 
 
 def _path_to(node: ast.AST) -> list[str]:
@@ -283,12 +290,12 @@ def _child_role(node: _Node, path: str, depth: int) -> Any:
         return ("static", False)
     if isinstance(use, int):
         return (usage.TUPLE, use)
-    return "array"
+    return BOOL if node.logical else "array"
 
 
 def holds_array(role: Any) -> bool:
     """A made-up role with an array among its attributes (one of stand-ins alone is static)."""
-    return any(child in ("array", "key", sizes.INDEX_ROLE) or usage.is_tuple(child)
+    return any(child in ("array", "key", BOOL, sizes.INDEX_ROLE) or usage.is_tuple(child)
                or is_made_up(child) and holds_array(child) for _, child in role[1])
 
 

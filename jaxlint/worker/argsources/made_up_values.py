@@ -12,7 +12,7 @@ from typing import Any
 
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import sizes, usage
-from jaxlint.worker.argsources.made_up import COPIES, array_attributes, is_made_up
+from jaxlint.worker.argsources.made_up import BOOL, COPIES, array_attributes, is_made_up
 
 MAX_GROWN = 4  # attributes a made-up object gains from its traces' AttributeErrors (``grown``)
 
@@ -33,6 +33,8 @@ def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -
         leaf = (n,) * max(0 if scalar else rank, ranks.get(path, 0))
         if is_made_up(child):
             fields[attribute] = _value(child[1], ranks, f"{path}.", rank, n)
+        elif child == BOOL:
+            fields[attribute] = jax.ShapeDtypeStruct(leaf, "bool")
         elif child == "array":
             fields[attribute] = jax.ShapeDtypeStruct(leaf, "float32")
         elif child == sizes.INDEX_ROLE:
