@@ -84,8 +84,9 @@ MODULE = textwrap.dedent('''\
         return jnp.where(z > 0, jnp.log(z), 0.0)  # expect JX501
 
 
-    def merged_turning(tree, new_tree):  # an operand of | is a boolean array
-        turning = tree.turning | new_tree.turning
+    def merged_turning(tree, new_tree):  # an operand of | is a boolean array, in both as they share a class
+        turning = new_tree.turning | (tree.weight > 0)
+        turning = jnp.logical_or(turning, tree.turning)
         y = jnp.where(turning, tree.weight, new_tree.weight)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
@@ -208,8 +209,8 @@ def test_an_attribute_named_like_a_scalar_stays_rank_0(checked) -> None:
 
 
 def test_an_attribute_used_in_a_logical_operation_is_a_boolean_array(checked) -> None:
-    assert signatures(checked)["merged_turning"] == ("tree=<made up: turning=bool[], weight=f32[]>, "
-                                                    "new_tree=<made up: turning=bool[], weight=f32[]>")
+    assert signatures(checked)["merged_turning"] == ("tree=<made up: weight=f32[], turning=bool[]>, "
+                                                    "new_tree=<made up: weight=f32[], turning=bool[]>")
 
 
 def test_near_misses_keep_their_values(checked) -> None:

@@ -111,8 +111,9 @@ def roles_by_attributes(definition: ast.AST | None, params: dict[str, inspect.Pa
 def _kinds_shared(found: dict[str, tuple]) -> dict[str, tuple]:
     """One made-up class for parameters whose names end in the same word (``previous_state`` and
     ``next_state``, ``tree`` and ``new_tree``): code that combines them (``jnp.where`` over both,
-    ``lax.cond`` returning either) needs one structure. Attributes read of any are all of theirs;
-    names whose attributes disagree (an array in one, an object in the other) keep their own."""
+    ``lax.cond`` returning either) needs one structure. Attributes read of any are all of theirs
+    (a plain array where the other's uses say more: a boolean or index array); names whose
+    attributes disagree otherwise (an array in one, an object in the other) keep their own."""
     by_word: dict[str, list[str]] = {}
     for name in found:
         by_word.setdefault(name.lower().rpartition("_")[2], []).append(name)
@@ -136,6 +137,9 @@ def _merged(first: tuple, second: tuple) -> tuple | None:
     for attribute, role in second:
         mine = merged.setdefault(attribute, role)
         if mine == role:
+            continue
+        if "array" in (mine, role) and not (is_made_up(mine) or is_made_up(role)):
+            merged[attribute] = role if mine == "array" else mine  # the one a use says more of: bool[], i32[]
             continue
         if not (is_made_up(mine) and is_made_up(role)):
             return None
