@@ -328,6 +328,9 @@ class Result:
     # Findings left out: their bad point lies among the fields of an instance jaxlint built, alone
     # (analysis/instance_points.py); --show-untraced lists them.
     left_out: list[Finding] = field(default_factory=list)
+    # A guess ran past its time limit (worker/guards.guess_limit): what was linted depends on the
+    # machine's load, so the result cache never keeps it (engine/cache.py).
+    load_dependent: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -451,3 +451,36 @@ def test_a_job_is_keyed_by_the_text_of_its_json(tmp_path: Path) -> None:
     job = prepare(str(root / "main.py"), [r.code for r in RULES], config).job
     assert job is not None and job.targets and job.settings.rule_options
     assert json.dumps(_plain(job), sort_keys=True) == json.dumps(job.to_json(), sort_keys=True)
+
+
+RUNAWAY_GUESS = """\
+import itertools
+
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+
+def safe_log(x):
+    return jnp.where(x > 0, jnp.log(x), 0.0)
+
+
+def quadrature(m: Float[Array, "d"]):  # sizes of 8: 10**8 points, a loop in Python
+    return m * sum(1 for _ in itertools.product(range(10), repeat=len(m)))
+"""
+
+
+def test_a_module_whose_guess_ran_past_its_limit_is_not_kept(tmp_path: Path) -> None:
+    # The job's 14 s leave each guess what is left less 8 s (guards.GUESS_MARGIN): what was linted
+    # depends on the load.
+    pytest.importorskip("jaxtyping")
+    (tmp_path / "runaway.py").write_text(RUNAWAY_GUESS)
+    (tmp_path / "plain.py").write_text(ALONE)
+    from jaxlint.engine.check import check
+
+    (tmp_path / "jaxlint.toml").write_text("")
+    config = load_config([str(tmp_path)])
+    for _ in range(2):
+        result = check([str(tmp_path)], RULES, timeout=14.0, config=config,
+                       cache=ResultCache(str(tmp_path / ".jaxlint_cache"), str(tmp_path)))
+        assert [f.code for f in result.findings if f.path.endswith("runaway.py")] == ["JX501"]
+    assert result.cached == 1  # plain.py only

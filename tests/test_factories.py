@@ -276,9 +276,9 @@ FAILING = textwrap.dedent('''\
         return step
 
 
-    def make_with_model(model):
+    def make_with_model(model):  # an object (model.apply): a called model would get a stand-in
         def step(x):
-            return jnp.where(x > 0, jnp.log(model(x)), 0.0)
+            return jnp.where(x > 0, jnp.log(model.apply(x)), 0.0)
 
         return step
 
@@ -550,3 +550,45 @@ def test_explain_reaches_a_closure_as_check_traces_it(tmp_path: Path, capsys: py
     assert arguments["source"] == "inferred"
     assert [(a["name"], a["abstract"]) for a in arguments["signature"]] == [
         ("updates", "f32[n]"), ("state", "(f32[n],)"), ("params", "f32[n]")]
+
+
+OWN_OPERATIONS = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def make_energy(sigma):
+        scale = jnp.log(1 + sigma)  # expect JX703
+
+        def energy(r):
+            return jnp.sum((scale / r) ** 6)
+
+        return energy
+
+
+    def make_update(rate):
+        def update(x):
+            return x * rate
+
+        return jax.jit(update)
+
+
+    def make_pair(offset):
+        table = jnp.arange(4.0) + offset
+        return table, lambda x: x + offset
+    ''')
+
+
+def test_a_factorys_own_operations_are_linted_and_one_that_only_defines_is_not(tmp_path: Path) -> None:
+    # The factory ran under the trace already; its own operations are a program of their own,
+    # what it returns left out (the arrays it returns kept: make_pair's table).
+    path = write(tmp_path, "own", OWN_OPERATIONS)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(OWN_OPERATIONS)
+    linted = {f.function: f.linted for f in coverage(result).functions}
+    assert linted["make_energy"] and linted["make_pair"]
+    assert not linted["make_update"]
+    [(_, skipped)] = [(p, s) for p, s in result.skipped if s.target == "make_update"]
+    assert skipped.kind == "not-traceable" and "returns PjitFunction, not arrays" in skipped.reason
+    [outputs] = [fa.result.outputs["make_pair"] for fa in result.files]
+    assert [[("float32[4]" in aval) for aval in avals] for avals in outputs] == [[True]]  # the table alone

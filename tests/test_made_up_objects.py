@@ -121,6 +121,11 @@ MODULE = textwrap.dedent('''\
         return jnp.log(momentum) + jnp.sum(jnp.asarray(id(metric)))
 
 
+    def applied(model, x):  # no annotation, a name that says an object: not guessed, as before
+        y = model.scale * x
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
     def written(box, x):  # only written: not made up
         box.value = x
         return jnp.log(x)
@@ -218,6 +223,7 @@ def test_near_misses_keep_their_values(checked) -> None:
     assert found["as_array"] == "x=f32[]"
     assert found["advance"] == "point=Point(position=f32[], velocity=f32[])"
     assert "box=f32[]" in reasons["written"]
+    assert reasons["applied"] == "arguments not inferred: parameter model (a function, pytree or object, by its name)"
     assert "state=f32[] (a one-leaf pytree)" in reasons["by_name"]
     assert reasons["dict_like"] == ("arguments not inferred: parameter params (a pytree: its code reads "
                                     "params.values, which a one-leaf pytree has not)")

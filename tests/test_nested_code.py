@@ -59,6 +59,18 @@ NESTED = textwrap.dedent('''\
         return data
 
 
+    def over_rebound(model, scale):
+        def rescale():
+            nonlocal scale
+            scale = model.scale
+
+        def shifted_again():
+            return jnp.log(1 + scale)
+
+        model.register(rescale, shifted_again)
+        return scale
+
+
     def runs_inner(x):
         def inner(y):
             return jnp.log(1 + y)  # expect JX703
@@ -120,6 +132,13 @@ def test_a_local_of_the_outer_is_not_guessed_and_the_reason_names_it(tmp_path: P
     assert moved.kind == "nested-not-built"
     assert moved.reason.startswith("not built from its code: its free variable offset is a local of over_local")
     assert not report.outside
+
+
+def test_a_parameter_an_inner_function_rebinds_is_a_local_not_a_guess(tmp_path: Path) -> None:
+    # ``nonlocal scale`` in a sibling: the value the closure reads is not the parameter's
+    result = checked(tmp_path)
+    [shifted] = [u for u in coverage(result).untraced if u.target == "over_rebound.<locals>.shifted_again"]
+    assert shifted.reason.startswith("not built from its code: its free variable scale is a local of over_rebound")
 
 
 def test_a_nested_function_its_outer_ran_is_not_traced_again(tmp_path: Path) -> None:
@@ -289,7 +308,7 @@ DECORATED_SIBLING = textwrap.dedent('''\
         def total(x):  # calls the vmapped sibling: its plain code would be another program
             return jnp.where(x.sum() > 0, jnp.log(per_row(x)), 0.0)
 
-        return model(total)
+        return model.wrap(total)  # an object's method: outer is no factory jaxlint calls
     ''')
 
 

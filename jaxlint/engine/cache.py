@@ -156,7 +156,7 @@ class ResultCache:
         """Keep ``result`` of ``job`` (its ``inputs``: the other files the worker saw it read);
         ``source_digest``: the hash of the module's bytes that were scanned."""
         inputs = result.inputs
-        if result.internal_error is not None or any(s.kind in _NOT_KEPT for s in result.skipped):
+        if result.internal_error is not None or result.load_dependent or any(s.kind in _NOT_KEPT for s in result.skipped):
             return
         if _read_digest(job.path) != source_digest or any(self.digest(f) != d for f, d in inputs.items()):
             return  # a file changed while the module was analyzed: the worker may have read either

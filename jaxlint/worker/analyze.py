@@ -28,8 +28,8 @@ from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
+from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker import errors as failures
-from jaxlint.worker import guards, lifeline
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, made_up_values, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
@@ -52,6 +52,7 @@ from jaxlint.worker.retrace import ModuleRetracer
 from jaxlint.worker.rule_runs import in_rules_only, primal_lines, rule_traces
 from jaxlint.worker.trace import (
     NotArrays,
+    arrays_only,
     built_inputs,
     code_of,
     compiled_cost,
@@ -138,6 +139,7 @@ class _Analysis:
         self.result = Result(job.path, timings={"import": 0.0, "trace": 0.0, "rules": 0.0})
         self.index = SourceIndex(job.path, job.source, job.targets)
         self.traced_calls: list[TracedCall] = []
+        self.registrations: dispatch.Registrations | None = None  # read once the first target is found
         # The project's other files the traces go through: their helpers' findings land there.
         self.others = ProjectSources(lambda path: is_project_file(path, job.root),
                                      {job.path: (job.source, self.index)})
@@ -378,6 +380,13 @@ class _Analysis:
         """The target's function on the module; a closure (``make.<locals>.step``) has no name
         there, so an examples file's registration of it; None when neither has it."""
         function = resolve(module, target.qualname)
+        if function is not None and not isinstance(function, type):  # a singledispatch registration's def
+            if self.registrations is None:
+                self.registrations = dispatch.Registrations(module, self.job.path)
+            registered = self.registrations.function(target)
+            # A name a later def rebound: that def is not the target's (not found, unless registered).
+            function = registered if registered is not None or dispatch.shadowed(function, target, self.job.path) \
+                else function
         if function is None:
             function = next((_registered_function(r) for r in registrations if r.function is not None
                              and r.key[1:] == (target.first_line, target.name)), None)
@@ -394,6 +403,7 @@ class _Analysis:
                 closed = trace_function(function, arguments)
         except guards.GuessTimeUp as up:  # a guess that ran away: the next one, and the module's other functions
             timings["trace"] += time.perf_counter() - started
+            self.result.load_dependent = True
             runs.errors.append(f"{signature}: {up}")
             return "failed"
         except guards.TimeUp:  # an outer limit's (a nested function built from its code): its caller's
@@ -401,10 +411,14 @@ class _Analysis:
         except NotArrays as error:
             # A factory (returns a function or an optimizer object): not an error in the user's
             # code; its closures are traced as it returns them (worker/closures.py), the other
-            # functions it makes where a traced caller uses them.
-            timings["trace"] += time.perf_counter() - started
-            self._skip(target, "not-traceable", str(error))
-            return "not-traceable"
+            # functions it makes where a traced caller uses them. Its own operations, if any,
+            # are a program of their own, what it returns left out.
+            factory = self._factory_program(function, target, arguments)
+            if factory is None:
+                timings["trace"] += time.perf_counter() - started
+                self._skip(target, "not-traceable", str(error))
+                return "not-traceable"
+            arguments, closed = factory
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
             grown = made_up_values.grown(arguments, error)  # a callee read an attribute the body did not
@@ -451,6 +465,26 @@ class _Analysis:
             runs.lines |= equation_lines(closed, job.path, runs.wanted - runs.lines)
         timings["rules"] += time.perf_counter() - started
         return "traced"
+
+    def _factory_program(self, function: Any, target: Target, arguments: ArgumentSet) -> tuple[ArgumentSet, Any] | None:
+        """(the arguments whose call keeps the arrays it returns, their program) for a factory
+        whose own lines made an operation; None for one that only defines and returns functions
+        (its closures are what is linted), or where that trace fails."""
+        arrays = arrays_only(arguments, function)
+        try:
+            with guards.guess_limit(arguments.source in MADE_SYMBOLIC):
+                closed = trace_function(function, arrays)
+        except (guards.TimeUp, KeyboardInterrupt):
+            raise
+        except guards.GuessTimeUp:
+            self.result.load_dependent = True
+            return None
+        except BaseException:  # the first trace ran the same code: nothing new to report
+            return None
+        if self.job.path not in self.line_owners:
+            self.line_owners[self.job.path] = LineOwners(self.jax_functions)
+        reached = reached_in_files(closed, {self.job.path: (self.line_owners[self.job.path], set())})
+        return (arrays, closed) if target.first_line in reached[self.job.path] else None
 
     def _rule_runs(self, function: Any, target: Target, arguments: ArgumentSet, closed: Any, signature: str,
                    left_out: list[Finding]) -> list[Finding]:

@@ -18,7 +18,7 @@ def built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
     instance itself when its leaves are the fields' abstract leaves, else ``InstanceFields``."""
     import jax
 
-    make = functools.partial(_MAKERS[kind], owner)
+    make = functools.partial(_unwrapped_make, _MAKERS[kind], owner)
     if any(_holds_fields(v) for v in fields.values()):
         return InstanceFields(owner, fields, make)  # a field made in the trace: so is its holder
     try:
@@ -53,6 +53,24 @@ def maker(value: Any) -> tuple[Callable[[dict[str, Any]], Any], dict[str, Any]] 
     if made is None or made[0]() is not value:
         return None
     return made[1], made[2]
+
+
+class StaticValue:
+    """A static field's value that holds abstract arrays (equinox's ``shape:
+    PyTree[jax.ShapeDtypeStruct]``, a description of the arrays the class makes, not an input):
+    it travels wrapped, so that no source takes it for an input and no trace for a leaf to trace,
+    and the makers unwrap it (``made``)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _unwrapped_make(make: Callable[[type, dict[str, Any]], Any], owner: type, fields: dict[str, Any]) -> Any:
+    return make(owner, {name: value.value if isinstance(value, StaticValue) else value
+                        for name, value in fields.items()})
 
 
 def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
@@ -99,7 +117,7 @@ class InstanceFields:
         self.owner, self.values, self.make = owner, values, make
 
     def build(self) -> Any:
-        return self.make({name: _made(value) for name, value in self.values.items()})
+        return self.make({name: made(value) for name, value in self.values.items()})
 
 
 def _holds_fields(value: Any) -> bool:
@@ -108,12 +126,15 @@ def _holds_fields(value: Any) -> bool:
         type(value) in (tuple, list) and any(isinstance(item, InstanceFields) for item in value))
 
 
-def _made(value: Any) -> Any:
-    """``value`` with each ``InstanceFields`` in it (itself, or an item of a tuple or list) built."""
+def made(value: Any) -> Any:
+    """``value`` with each ``InstanceFields`` in it (itself, or an item of a tuple or list) built,
+    a ``StaticValue`` unwrapped."""
     if isinstance(value, InstanceFields):
         return value.build()
+    if isinstance(value, StaticValue):
+        return value.value
     if type(value) in (tuple, list):
-        return type(value)(_made(item) for item in value)
+        return type(value)(made(item) for item in value)
     return value
 
 
@@ -161,14 +182,44 @@ def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
     if isinstance(value, InstanceFields):
         return value.owner.__name__, value.values
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return type(value).__name__, {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+        return type(value).__name__, {f.name: _static_shown(f, getattr(value, f.name, None))
+                                      for f in dataclasses.fields(value)}
     if isinstance(value, tuple) and hasattr(value, "_asdict"):
         return type(value).__name__, dict(value._asdict())
     attributes = getattr(value, "__dict__", None)
     return (type(value).__name__, dict(attributes)) if isinstance(attributes, dict) else None
 
 
+def _static_shown(field: dataclasses.Field, value: Any) -> Any:
+    """A static field's abstract value shown as what it is, a description (``ShapeDtypeStruct(shape=(),
+    dtype=float32)``), never as an input (``f32[]``)."""
+    import jax
+
+    static = field.metadata.get("static") or field.metadata.get("pytree_node") is False
+    described = static and any(isinstance(leaf, jax.ShapeDtypeStruct) for leaf in jax.tree_util.tree_leaves(value))
+    return StaticValue(value) if described else value
+
+
 def is_built(value: Any) -> bool:
-    """A field value shown by its own fields: built in the trace, or a dataclass or NamedTuple."""
+    """A field value shown by its own fields: built in the trace, a dataclass or NamedTuple, or a
+    plain instance made for a static field (``made_static``)."""
     return isinstance(value, InstanceFields) or (dataclasses.is_dataclass(value) and not isinstance(value, type)) \
-        or (isinstance(value, tuple) and hasattr(value, "_asdict"))
+        or (isinstance(value, tuple) and hasattr(value, "_asdict")) or _is_made_static(value)
+
+
+# The plain instances made for static fields (argsources/field_roles.py), by id while they live:
+# shown by their attributes (``integrator=Quadrature(points=5)``), as jaxlint's other guesses are.
+_MADE_STATIC: dict[int, Any] = {}
+
+
+def made_static(instance: Any) -> None:
+    """Remember ``instance``, a plain class's made by its ``__init__`` for a static field."""
+    try:
+        _MADE_STATIC[id(instance)] = weakref.ref(instance, lambda _, key=id(instance): _MADE_STATIC.pop(key, None))
+    except TypeError:  # no weak references (a slotted class): shown by its repr
+        pass
+
+
+def _is_made_static(value: Any) -> bool:
+    reference = _MADE_STATIC.get(id(value))
+    return reference is not None and reference() is value

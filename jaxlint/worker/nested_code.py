@@ -322,9 +322,12 @@ def _parameter_names(code: types.CodeType) -> tuple[str, ...]:
 
 
 def _stores(code: types.CodeType, name: str) -> int:
-    """How often ``code`` binds the cell ``name`` (a def binds it once; a parameter, none)."""
-    return sum(1 for instruction in dis.get_instructions(code)
-               if instruction.opname in ("STORE_DEREF", "DELETE_DEREF") and instruction.argval == name)
+    """How often ``code`` binds the cell ``name`` (a def binds it once; a parameter, none),
+    counting the functions inside it that rebind it by ``nonlocal``."""
+    own = sum(1 for instruction in dis.get_instructions(code)
+              if instruction.opname in ("STORE_DEREF", "DELETE_DEREF") and instruction.argval == name)
+    return own + sum(_stores(inner, name) for inner in code.co_consts
+                     if isinstance(inner, types.CodeType) and name in inner.co_freevars)
 
 
 def _sibling(owner: types.CodeType, name: str) -> types.CodeType | None:

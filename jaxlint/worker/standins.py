@@ -81,6 +81,25 @@ def _updates_as_they_are(*args: Any) -> Any:
     return _apart(args[0]), args[1]
 
 
+def _second(*args: Any) -> Any:
+    return _apart(args[1])
+
+
+def _carry_and_x(*args: Any) -> Any:
+    return _apart(args[0]), _apart(args[1])
+
+
+def _false(*args: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.zeros((), bool)
+
+
+# For a function passed on where JAX asks for one of a form (argsources/passed_on.py): a
+# ``fori_loop`` body, a ``scan`` body, a ``while_loop`` condition.
+SECOND_ARGUMENT = StandIn(_second, "<stand-in: its second argument>")
+CARRY_AND_X = StandIn(_carry_and_x, "<stand-in: (carry, x)>")
+FALSE = StandIn(_false, "<stand-in: False>")
 EMPTY_STATE = StandIn(_empty_state, "<stand-in: ()>")
 UPDATES_AS_THEY_ARE = StandIn(_updates_as_they_are, "<stand-in: (updates, state)>")
 

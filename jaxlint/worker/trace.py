@@ -144,6 +144,23 @@ class NotArrays(TypeError):
     """The traced function returned something other than arrays (a function, an object)."""
 
 
+def arrays_only(arguments: ArgumentSet, function: Any) -> ArgumentSet:
+    """``arguments`` whose call keeps only the array leaves of what ``function`` returns: a
+    factory's own operations (``jnp.asarray(sigma)``, a table it computes) as a program of its
+    own, the functions and objects it returns left out."""
+    called = arguments.call or function
+
+    def arrays(*args: Any, **kwargs: Any) -> list[Any]:
+        out = called(*args, **kwargs)
+        return [leaf for leaf in jax.tree_util.tree_leaves(out) if isinstance(leaf, (jax.Array, np.ndarray))]
+
+    try:
+        functools.update_wrapper(arrays, called)
+    except (AttributeError, TypeError):  # a callable object without a name
+        pass
+    return dataclasses.replace(arguments, call=arrays)
+
+
 def trace_function(function: Any, arguments: ArgumentSet) -> Any:
     """The ClosedJaxpr of ``function`` applied to the abstract arguments."""
     apply, inputs = bind(function, arguments)

@@ -14,10 +14,11 @@ the first rung that traces is kept, as for every inferred signature.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from typing import Any, Callable
 
-from jaxlint.worker import plain_classes
+from jaxlint.worker import built_instances, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
@@ -29,7 +30,7 @@ from jaxlint.worker.argsources import (
 from jaxlint.worker.argsources.class_kinds import buildable_kind, is_abstract
 from jaxlint.worker.argsources.field_roles import INTEGERS, class_fields, has_abstract, method_parameters, role_value
 from jaxlint.worker.argsources.inferred import MAX_BODY_RANK, MAX_RANK, SOURCE, Uninferable
-from jaxlint.worker.built_instances import InstanceFields
+from jaxlint.worker.built_instances import InstanceFields, StaticValue
 
 CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__check_init__"})
 _RANKED = ("array", "pytree", INTEGERS)
@@ -43,6 +44,8 @@ def signatures(request: ArgumentRequest, owner: type) -> list[ArgumentSet]:
     """The constructor's rungs: the class's field values, made into an instance in the trace."""
     if linen_instances.is_linen(owner):
         raise Uninferable("a linen module's constructor is flax's")
+    if request.target.qualname.endswith(".__post_init__") and not dataclasses.is_dataclass(owner):
+        raise Uninferable("not a dataclass: making an instance does not run its __post_init__")
     if is_abstract(owner):
         owner = _concrete(request, owner)
     kind = buildable_kind(owner)
@@ -97,7 +100,8 @@ def _maker(owner: type) -> Callable[..., Any]:
     def make(**values: Any) -> list[Any]:
         import jax
 
-        made = {name: value.build() if isinstance(value, InstanceFields) else value for name, value in values.items()}
+        made = {name: built_instances.made(value) if isinstance(value, (InstanceFields, StaticValue)) else value
+                for name, value in values.items()}
         instance = plain_classes.guarded_init(owner, made)  # its side effects put back
         held = vars(instance) if hasattr(instance, "__dict__") else instance
         return [leaf for leaf in jax.tree_util.tree_leaves(held) if isinstance(leaf, jax.Array)]

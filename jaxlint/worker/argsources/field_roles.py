@@ -22,10 +22,11 @@ from jaxlint.worker.argsources.class_kinds import (
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.argsources.init_defaults import init_default
 from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
-_MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
+_MAX_DEPTH = 3  # instances inside instances: a field's (depth 1), its fields' (2) and theirs (3: gpjax's model.prior.kernel)
 _SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``list[X]`` field
 _SEQUENCES = (tuple, list, collections.abc.Sequence)
 
@@ -42,18 +43,28 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
     if kind == "namedtuple":
         return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
                 for name, default in defaults.items()}
-    return {f.name: field_role(f.name, hints.get(f.name, f.type), defaults[f.name],
-                               bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False, depth)
-            for f in dataclasses.fields(owner)}
+    roles = {}
+    for f in dataclasses.fields(owner):
+        static = bool(f.metadata.get("static")) or f.metadata.get("pytree_node") is False
+        default = defaults[f.name]
+        if static and default is EMPTY:  # the class's __init__ may give it one (init_defaults.py)
+            default = init_default(owner, f.name)
+        roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+    return roles
 
 
 def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
-        found = ("static", default) if default is not EMPTY else static_role(param)
-        if not isinstance(found, tuple):
-            raise Uninferable(f"self.{name}: a static field with no default")
-        return found
+        if default is not EMPTY:
+            return ("static", default)
+        try:
+            return static_role(param)
+        except Uninferable:
+            instance = static_instance(annotation, depth)
+            if instance is None:
+                raise
+            return ("static", instance)
     spec = array_spec(annotation, name)
     if spec is not None:
         return ("spec", *spec)
@@ -112,26 +123,62 @@ def _subclass_role(base: type, depth: int, plain: bool) -> tuple | None:
     class made in the trace by its ``__init__`` (brax's environments in its wrappers' ``env``
     field). Not for a parameter: the ``__init__`` then runs in every trace of the function, and
     brax's training functions, each given an environment so, spent 34 s tracing instead of 0.4 s
-    and none traced. None when no subclass is built."""
+    and none traced. A subclass that holds a tuple or list of the base's instances (diffrax's
+    ``MultiTerm``, a tuple of terms) only when no other is built. None when no subclass is built."""
+    composite = None
     for candidate in subclasses.concrete_subclasses(base):
         try:
             kind = buildable_kind(candidate) if plain else class_kind(candidate)
-            return ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
+            role = ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
         except Uninferable:
             continue
-    return None
+        if not _holds(role[3].values(), base):
+            return role
+        composite = composite or role
+    return composite
+
+
+def _holds(roles: Any, base: type) -> bool:
+    """Some role among ``roles`` is a tuple or list of instances of ``base``."""
+    return any(isinstance(role, tuple) and role[0] == "sequence"
+               and any(is_instance(item) and issubclass(item[1], base) for item in role[2]) for role in roles)
+
+
+def static_instance(annotation: Any, depth: int) -> Any:
+    """An instance of the class ``annotation`` names (an abstract one's first concrete subclass,
+    as a field's instance is chosen), made now, for a static field (gpjax's ``integrator:
+    AbstractIntegrator``): only when every one of its fields is static (a default, or a static
+    value by its annotation), so that it holds no input; None else, or when its maker refuses."""
+    role = instance_role(annotation, depth, True, plain=True)
+    if role is None or not all(is_static_value(r) for r in role[3].values()):
+        return None
+    _, owner, kind, roles = role
+    fields = {name: r[1] for name, r in roles.items()}
+    try:
+        if kind == plain_classes.KIND:
+            instance = plain_classes.guarded_init(owner, fields)
+            built_instances.made_static(instance)
+        else:
+            instance = built_instances.built(owner, kind, fields)
+    except Exception:  # its __init__ refuses the values
+        return None
+    return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
+
+
+def is_static_value(role: Any) -> bool:
+    return isinstance(role, tuple) and role[0] == "static"
 
 
 def sequence_role(annotation: Any, depth: int) -> tuple | None:
     """("sequence", container, its items' roles) for a tuple or list of instances of classes
     jaxlint builds (equinox's ``layers: tuple[Linear, ...]`` holds two; ``tuple[A, B]`` one of
-    each); None else."""
+    each; diffrax's ``terms: tuple[AbstractTerm, ...]`` two of its first subclass built); None else."""
     origin, members = typing.get_origin(annotation), typing.get_args(annotation)
     if origin not in _SEQUENCES or not members:
         return None
     if len(members) == 2 and members[1] is Ellipsis or origin is not tuple:
         members = (members[0],) * _SEQUENCE_LENGTH
-    roles = [instance_role(member, depth) for member in members]
+    roles = [instance_role(member, depth, True) for member in members]  # an abstract base: its subclass
     if any(role is None for role in roles):
         return None
     return ("sequence", list if origin is list else tuple, roles)
@@ -142,10 +189,11 @@ def is_instance(role: Any) -> bool:
     return isinstance(role, tuple) and role[0] in ("instance", "sequence")
 
 
-def method_parameters(callee: Any) -> dict[str, Any]:
+def method_parameters(callee: Any, passed_on: dict[str, Any] | None = None) -> dict[str, Any]:
     """The method's other parameters' roles, as the ladder guesses them (a jaxtyping array by its
     annotation, an instance of a class jaxlint builds by its class: ``other: Normal``); those with
-    a default keep it, *args and **kwargs are empty."""
+    a default keep it, *args and **kwargs are empty; those of ``passed_on`` the role given there
+    (what the body passes them on as: a function's stand-in, a loop's carry; passed_on.py)."""
     try:
         signature = inspect.signature(callee)
     except (TypeError, ValueError):
@@ -155,6 +203,9 @@ def method_parameters(callee: Any) -> dict[str, Any]:
     roles: dict[str, Any] = {}
     for param in params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not EMPTY:
+            continue
+        if param.name in (passed_on or {}):
+            roles[param.name] = passed_on[param.name]  # type: ignore[index]
             continue
         annotation = hints.get(param.name, EMPTY)
         spec = array_spec(annotation, param.name)

@@ -8,7 +8,8 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 ``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
-``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
+``str``, ...) cannot be inferred, and then nothing is (unless the body only passes one on as a
+function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
 (usage.py: an index, a size, a function, a tuple, a flag); one whose attributes the body reads, a
@@ -32,7 +33,16 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, made_up, made_up_values, pytrees, sizes, usage
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    made_up,
+    made_up_values,
+    passed_on,
+    pytrees,
+    sizes,
+    usage,
+)
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -125,7 +135,7 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
             continue  # *args empty, **kwargs empty, a default as it is
         else:
             try:
-                roles[param.name] = role(param, by_members=True)
+                roles[param.name] = _role_or_passed_on(request, param)
             except Uninferable as why:
                 if not made_up.names_a_class(param.annotation):
                     raise
@@ -135,6 +145,19 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
     if left:
         raise refused[left[0]]
     return roles
+
+
+def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> Any:
+    """role(), or where it cannot guess an unannotated parameter, what the body does with it
+    (passed_on.value_role: a loop's carry, an unpacked tuple)."""
+    try:
+        return role(param, by_members=True)
+    except Uninferable:
+        found = passed_on.value_role(_definition(request), request.function, param.name) \
+            if param.annotation is param.empty else None
+        if found is None:
+            raise
+        return found
 
 
 def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
@@ -306,6 +329,11 @@ def _named(node: ast.AST) -> str | None:
 
 def _is_shape(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
+
+
+def definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The target's def in the module's source index, or None."""
+    return _definition(request)
 
 
 def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

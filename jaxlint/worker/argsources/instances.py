@@ -7,8 +7,10 @@ NamedTuples and pytree classes (``register_pytree_node_class``'s methods, any cl
 flattens); for ``self`` only, any other class too (a plain class: worker/plain_classes.py, made
 inside the trace by its ``__init__``). Their fields: a dataclass's or NamedTuple's declared
 fields, else the ``__init__`` parameters. A field's value: a static field
-(``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one, a union's
-int, bool or float member gives 2, False, 0.1); an enum field without a default its first
+(``eqx.field(static=True)``, ``pytree_node=False``) keeps its default (without one: the class's
+``__init__``'s default where it sets the field unchanged, init_defaults.py; else a value by its
+annotation, static_fields.py: 2, False, 0.1, ``(2, 2)``, an f32 scalar's ``ShapeDtypeStruct``);
+an enum field without a default its first
 member, a ``Literal`` one its first value, static or not; a jaxtyping annotation gives an abstract array
 of its rank and dtype (every named dimension the symbolic ``n``); an array or ``float``
 annotation, or a Python float default, an abstract value as the ladder makes them (rank 0, 1, 2;
@@ -18,7 +20,7 @@ becomes abstract); else the ladder guesses by name and annotation; else an annot
 class of a kind above (a union: its first such member; an abstract class, or one abstract in
 fact, not_implemented.py: its first concrete subclass that can be built, subclasses.py, a plain
 one too) gives an instance of it, built by the
-same rules, two levels deep at most; else a field (or a method's parameter) that holds a
+same rules, three levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature. A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
@@ -54,6 +56,7 @@ from jaxlint.worker.argsources import (
     inferred,
     linen_instances,
     optional_fields,
+    passed_on,
     subclasses,
 )
 from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
@@ -125,7 +128,7 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee))
+    roles.update(method_parameters(callee, _passed_on(request, callee)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -149,7 +152,7 @@ def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> 
     rung is not): ``_SUBCLASSES_TRIED`` subclasses at most."""
     name = request.target.qualname.rpartition(".")[2]
     raw = inspect.getattr_static(owner, name)
-    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw))
+    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw), private=True)
     if not candidates:
         raise Uninferable("an abstract class, and no concrete subclass in its package inherits the method")
     whys, found, built = [], [], 0
@@ -179,10 +182,10 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
     for field in linen_instances.configuration_fields(owner):
         default = field_default(field)
         _, value = field_role(field.name, hints.get(field.name, field.type), default, True, 0)
-        configuration[field.name] = value
+        configuration[field.name] = built_instances.made(value)  # a StaticValue unwrapped
         if default is EMPTY:
             shown[field.name] = value
-    roles, ranks = method_parameters(callee), inferred.ranks_used(request)
+    roles, ranks = method_parameters(callee, _passed_on(request, callee)), inferred.ranks_used(request)
     one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs, seen = [], set()
     for rank in range(MAX_RANK + 1):
@@ -244,6 +247,28 @@ class _Plan:
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
         return arguments.kwargs[self.request.target.params[0]]
+
+
+def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
+    """The roles of the method's parameters that its body passes on (passed_on.py): a function's
+    stand-in, and, for one the ladder cannot guess, a loop's carry or an unpacked tuple."""
+    definition = inferred.definition(request)
+    found = {name: ("static", stand_in) for name, stand_in in passed_on.stand_ins(definition, callee, {}).items()}
+    try:
+        params = list(inspect.signature(callee).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return found
+    for param in params:
+        if param.name in found or param.default is not param.empty or param.annotation is not param.empty \
+                or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        try:
+            inferred.role(param, by_members=True)
+        except Uninferable:
+            role = passed_on.value_role(definition, callee, param.name)
+            if role is not None:
+                found[param.name] = role
+    return found
 
 
 def _ranked(role: Any) -> bool:

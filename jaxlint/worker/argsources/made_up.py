@@ -49,7 +49,7 @@ _CLASS_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*")
 _TYPING_NAMES = frozenset({"Any", "Callable", "Sequence", "Mapping", "MutableMapping", "Iterable", "Iterator", "Dict",
                            "List", "Tuple", "Set", "FrozenSet", "Optional", "Union", "Type", "Hashable", "Generator",
                            "PyTree", "Array", "ArrayLike", "DTypeLike", "Shape", "Module"})
-_NOT_USERS = ("builtins", "typing", "collections", "abc", "numpy", "jax", "jaxlib", "types", "enum")
+_NOT_USERS = ("builtins", "typing", "collections", "abc", "numpy", "jax", "jaxlib", "types", "enum", "inspect")
 MAX_DEPTH = 3  # ``p.a.b.c`` at most
 # Methods the made-up class has: a copy with fields changed (flax's and chex's ``replace``,
 # NamedTuple's ``_replace``, jax_md's dataclasses' ``set``).
@@ -158,6 +158,8 @@ def names_a_class(annotation: Any) -> bool:
     """An annotation that names one class of the user's (``Metric``, ``"base.System"``), no
     typing or builtin name, no union: the ladder guesses no value for it, and its parameter may
     be made up where the body reads it by attribute (its role UNBUILT until then)."""
+    if annotation is inspect.Parameter.empty:
+        return False
     if isinstance(annotation, str):
         name = annotation.rpartition(".")[2]
         return bool(_CLASS_NAME.fullmatch(annotation)) and name not in _TYPING_NAMES

@@ -1,9 +1,13 @@
 """The values of the builder's static fields (instances.py): part of a class's structure, not an
-input, so a value is needed: a union's int, bool or float member, an enum's first member, a
+input, so a value is needed: an ``int``, ``bool`` or ``float`` annotation's (a union's first such
+member's), a tuple, list or ``Sequence`` of those (two items), a ``jax.ShapeDtypeStruct`` (an f32
+scalar's), an empty ``frozenset``, an enum's first member, a
 ``Literal``'s first value, a stand-in for a function, an optax transformation or a dtype; and a
-default kept as it is (an array default abstract)."""
+default kept as it is (an array default abstract), the class's ``__init__``'s included
+(init_defaults.py)."""
 from __future__ import annotations
 
+import collections.abc
 import enum
 import inspect
 import types
@@ -13,8 +17,12 @@ from typing import Any
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import inferred
 from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.built_instances import StaticValue
 
-_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static union's member: its value
+_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static number's value (a union's member's too)
+_SEQUENCE_LENGTH = 2  # the items of a static ``tuple[int, ...]``: equinox's kernel_size matches num_spatial_dims (2)
+_SEQUENCES = {tuple: tuple, list: list, collections.abc.Sequence: tuple}  # the value's container, by annotation
+_NONE = object()  # no static value for an annotation
 
 
 def is_static(role: Any) -> bool:
@@ -22,16 +30,75 @@ def is_static(role: Any) -> bool:
 
 
 def static_role(param: inspect.Parameter) -> Any:
-    """A static field's value without a default: the ladder's for its annotation, else a union's
-    first int, bool or float member's (equinox's ``in_features: int | Literal["scalar"]``)."""
+    """A static field's value without a default: the ladder's for its annotation where it is a
+    static value, else ``number_value``'s (equinox's ``in_features: int | Literal["scalar"]``: 2),
+    else a choice's or a stand-in's."""
     try:
-        return inferred.role(param, "self.", by_members=True)
+        found = inferred.role(param, "self.", by_members=True)
+        if isinstance(found, tuple):
+            return found
     except Uninferable:
         pass
-    for member in typing.get_args(param.annotation) if is_union(param.annotation) else ():
-        if member in _STATIC_VALUES:
-            return ("static", _STATIC_VALUES[member])
+    value = number_value(param.annotation)
+    if value is not _NONE:
+        return ("static", value)
+    described = description(param.annotation)
+    if described is not None:
+        return ("static", StaticValue(described))
+    if _is_set(param.annotation):
+        return ("static", frozenset())
     return choice_role(param) or stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
+
+
+def number_value(annotation: Any) -> Any:
+    """The static value of an ``int``, ``bool`` or ``float`` annotation (2, False, 0.1: a float
+    field is flax's ``Dropout.rate``, equinox's ``LayerNorm.eps``), a union's first such member,
+    or a tuple, list or ``Sequence`` of them (``tuple[int, ...]``: two items; ``tuple[int, int]``
+    its own; nested: ``tuple[tuple[int, int], ...]``); ``_NONE`` for any other annotation."""
+    for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
+        if member in _STATIC_VALUES:
+            return _STATIC_VALUES[member]
+        container, items = _SEQUENCES.get(typing.get_origin(member)), typing.get_args(member)
+        if container is None or not items:
+            continue
+        if typing.get_origin(member) is not tuple or items[-1] is Ellipsis:
+            items = (items[0],) * _SEQUENCE_LENGTH
+        values = [number_value(item) for item in items]
+        if all(value is not _NONE for value in values):
+            return container(values)
+    return _NONE
+
+
+def description(annotation: Any) -> Any:
+    """For a field that describes the arrays the class takes or makes: a ``jax.ShapeDtypeStruct``
+    annotation, or a pytree of them (jaxtyping's ``PyTree[...]``: diffrax's
+    ``VirtualBrownianTree.shape``), a union's member too, one f32 scalar's, as a scalar Brownian
+    motion's (a single leaf, of a concrete shape, so that it holds no symbolic size of the
+    trace's); such a pytree flattened (``tuple[list[ShapeDtypeStruct], PyTreeDef]``: lineax's
+    ``input_structure``), that scalar's flattened. None for any other annotation."""
+    import jax
+
+    scalar = jax.ShapeDtypeStruct((), "float32")
+    for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
+        if _is_struct(member):
+            return scalar
+        items = typing.get_args(member)
+        if typing.get_origin(member) is tuple and len(items) == 2 and items[1] is jax.tree_util.PyTreeDef \
+                and typing.get_origin(items[0]) is list and all(map(_is_struct, typing.get_args(items[0]) or (None,))):
+            return jax.tree_util.tree_flatten(scalar)
+    return None
+
+
+def _is_struct(annotation: Any) -> bool:
+    import jax
+
+    return annotation is jax.ShapeDtypeStruct or getattr(annotation, "leaftype", None) is jax.ShapeDtypeStruct
+
+
+def _is_set(annotation: Any) -> bool:
+    """``frozenset[X]`` (lineax's ``tags: frozenset[object]``): an empty one, as a class made
+    without any (lineax's default ``tags=()``)."""
+    return annotation is frozenset or typing.get_origin(annotation) is frozenset
 
 
 def choice_role(param: inspect.Parameter) -> tuple | None:

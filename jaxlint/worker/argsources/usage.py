@@ -73,6 +73,14 @@ def roles_by_use(definition: ast.AST | None, params: dict[str, inspect.Parameter
     return found
 
 
+def use_of_parameter(definition: ast.AST, name: str) -> Any:
+    """The one use of the table ``name``'s loads in ``definition``'s body agree on, or None
+    (agreed_use), whatever its name and annotation say (argsources/passed_on.py asks it for names
+    the ladder does not read)."""
+    parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
+    return agreed_use(_uses(definition, name, parents))
+
+
 def is_tuple(role: Any) -> bool:
     """The role of a tuple of arrays, ``(TUPLE, length)``."""
     return isinstance(role, tuple) and len(role) == 2 and role[0] == TUPLE
