@@ -77,7 +77,7 @@ def test_a_callable_field_gets_a_stand_in(tmp_path: Path) -> None:
 def test_a_field_no_stand_in_fits_stays_untraced(tmp_path: Path) -> None:
     result = _checked(tmp_path, MODULE)
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert skipped == {"Layers.__call__": "arguments not inferred: no Layers instance: self.layers: tuple"}
+    assert skipped == {"Layers.__call__": "arguments not inferred: no Layers instance: self.layers: tuple (its item [0] is called)"}
 
 
 def test_a_static_callable_field_of_an_equinox_module_gets_one(tmp_path: Path) -> None:

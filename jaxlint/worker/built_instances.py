@@ -181,6 +181,9 @@ def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
     a value of another kind."""
     if isinstance(value, InstanceFields):
         return value.owner.__name__, value.values
+    shown = _made_static_shown(value)
+    if shown is not None:
+        return type(value).__name__, shown
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return type(value).__name__, {f.name: _static_shown(f, getattr(value, f.name, None))
                                       for f in dataclasses.fields(value)}
@@ -209,17 +212,24 @@ def is_built(value: Any) -> bool:
 
 # The plain instances made for static fields (argsources/field_roles.py), by id while they live:
 # shown by their attributes (``integrator=Quadrature(points=5)``), as jaxlint's other guesses are.
-_MADE_STATIC: dict[int, Any] = {}
+# A linen module made for a field shows only its fields without a default (``cell=LSTMCell(features=2)``).
+_MADE_STATIC: dict[int, tuple[Any, dict[str, Any] | None]] = {}
 
 
-def made_static(instance: Any) -> None:
-    """Remember ``instance``, a plain class's made by its ``__init__`` for a static field."""
+def made_static(instance: Any, shown: dict[str, Any] | None = None) -> None:
+    """Remember ``instance``, a plain class's made by its ``__init__`` for a static field (or a
+    linen module's, shown by ``shown``)."""
     try:
-        _MADE_STATIC[id(instance)] = weakref.ref(instance, lambda _, key=id(instance): _MADE_STATIC.pop(key, None))
+        reference = weakref.ref(instance, lambda _, key=id(instance): _MADE_STATIC.pop(key, None))
     except TypeError:  # no weak references (a slotted class): shown by its repr
-        pass
+        return
+    _MADE_STATIC[id(instance)] = (reference, shown)
 
 
 def _is_made_static(value: Any) -> bool:
-    reference = _MADE_STATIC.get(id(value))
+    reference, _ = _MADE_STATIC.get(id(value), (None, None))
     return reference is not None and reference() is value
+
+
+def _made_static_shown(value: Any) -> dict[str, Any] | None:
+    return _MADE_STATIC[id(value)][1] if _is_made_static(value) else None

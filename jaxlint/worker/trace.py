@@ -17,6 +17,7 @@ from jaxlint.scan import hints
 from jaxlint.worker import built_instances, guards
 from jaxlint.worker.argsources import ArgumentSet, made_up_values
 from jaxlint.worker.built_instances import instance_fields, is_built
+from jaxlint.worker.init_states import MadeState
 
 
 def resolve(module: Any, qualname: str) -> Any:
@@ -206,16 +207,6 @@ class _Member:
         return self.text
 
 
-class _Text:
-    """A value shown by a text of its own (a made-up object, argsources/made_up.py)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
 class _Node:
     """A registered pytree class shown by its children (``Params(f32[3], f32[])``), not its repr."""
 
@@ -231,6 +222,16 @@ def _is_custom_node(value: Any) -> bool:
     if value is None or isinstance(value, (tuple, list, dict)) or tracers.iterable_leaf(value):
         return False
     return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
+
+
+class _Text:
+    """A value shown by a text of its own (a made-up object, argsources/made_up.py; a made state)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 class _Sharded:
@@ -255,6 +256,8 @@ def _readable(leaf: Any) -> Any:
         return _Member(leaf)
     if made_up_values.is_made_up_value(leaf):
         return _Text(made_up_values.text(leaf, _show))
+    if isinstance(leaf, MadeState):  # a state its class's init makes in the trace
+        return _Text(leaf.text(_field_text))
     if _is_custom_node(leaf):
         children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
         return _Node(leaf, [_shown(child) for child in children])
@@ -266,7 +269,8 @@ def _readable(leaf: Any) -> Any:
 
 
 def _shown(tree: Any) -> Any:
-    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or tracers.iterable_leaf(v))
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: isinstance(v, MadeState) or _is_custom_node(v)
+                                  or tracers.iterable_leaf(v))
 
 
 def _show(tree: Any) -> str:

@@ -11,19 +11,34 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import inferred, not_implemented, optional_fields, subclasses
+from jaxlint.worker.argsources import (
+    containers,
+    inferred,
+    linen_instances,
+    not_implemented,
+    optional_fields,
+    subclasses,
+)
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
     class_hints,
     class_kind,
+    field_default,
     field_defaults,
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
-from jaxlint.worker.argsources.init_defaults import init_default
-from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
+from jaxlint.worker.argsources.init_defaults import init_default, init_default_role
+from jaxlint.worker.argsources.static_fields import (
+    abstract_default,
+    choice_role,
+    is_union,
+    stand_in_role,
+    static_role,
+    with_defaults_static,
+)
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
 _MAX_DEPTH = 3  # instances inside instances: a field's (depth 1), its fields' (2) and theirs (3: gpjax's model.prior.kernel)
@@ -31,17 +46,18 @@ _SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``l
 _SEQUENCES = (tuple, list, collections.abc.Sequence)
 
 
-def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
+def class_fields(owner: type, kind: str, depth: int, reader: containers.Reader | None = None) -> dict[str, Any]:
     """Each field's role (inferred.role's, ("spec", dtype, dims) for a jaxtyping array, or
-    ("instance", class, kind, its fields' roles) for another instance to build)."""
+    ("instance", class, kind, its fields' roles) for another instance to build). ``reader``: the
+    method's body, where a field annotated with a bare container or ``Any`` is read (containers.py)."""
     defaults = field_defaults(owner, kind)
     if kind in ("pytree", plain_classes.KIND):  # the __init__ parameters
         hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
-        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
+        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth, reader)
                 for name, default in defaults.items()}
     hints = class_hints(owner)
     if kind == "namedtuple":
-        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
+        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth, reader)
                 for name, default in defaults.items()}
     roles = {}
     for f in dataclasses.fields(owner):
@@ -49,11 +65,21 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
         default = defaults[f.name]
         if static and default is EMPTY:  # the class's __init__ may give it one (init_defaults.py)
             default = init_default(owner, f.name)
-        roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+        annotation = hints.get(f.name, f.type)
+        try:
+            roles[f.name] = field_role(f.name, annotation, default, static, depth)
+        except Uninferable as why:
+            try:  # the class's own default for it (args=None) before a value its uses suggest
+                roles[f.name] = init_default_role(owner, f.name, default, why)
+            except Uninferable:
+                if reader is None:
+                    raise
+                roles[f.name] = field_role(f.name, annotation, default, static, depth, reader)
     return roles
 
 
-def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
+def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int,
+               reader: containers.Reader | None = None) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
         if default is not EMPTY:
@@ -82,7 +108,7 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
         nested = instance_role(annotation, depth, True, plain=True) or sequence_role(annotation, depth) \
             or choice_role(param)
         if nested is None:
-            return stand_in_role(param, why)
+            return _unguessed(param, why, reader, f"self.{name}")
         return nested
     if default is not EMPTY and role not in ("array", "float", "key", INTEGERS):
         return ("static", abstract_default(default))  # an array annotation wins over a default
@@ -149,10 +175,17 @@ def static_instance(annotation: Any, depth: int) -> Any:
     as a field's instance is chosen), made now, for a static field (gpjax's ``integrator:
     AbstractIntegrator``): only when every one of its fields is static (a default, or a static
     value by its annotation), so that it holds no input; None else, or when its maker refuses."""
+    module = linen_instances.static_module(annotation, lambda owner: linen_configuration(owner, depth + 1)) \
+        if depth + 1 < _MAX_DEPTH else None
+    if module is not None:
+        return module
     role = instance_role(annotation, depth, True, plain=True)
-    if role is None or not all(is_static_value(r) for r in role[3].values()):
+    if role is None:
         return None
     _, owner, kind, roles = role
+    roles = with_defaults_static(owner, kind, roles)
+    if not all(is_static_value(r) for r in roles.values()):
+        return None
     fields = {name: r[1] for name, r in roles.items()}
     try:
         if kind == plain_classes.KIND:
@@ -163,6 +196,14 @@ def static_instance(annotation: Any, depth: int) -> Any:
     except Exception:  # its __init__ refuses the values
         return None
     return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
+
+
+def linen_configuration(owner: type, depth: int) -> dict[str, Any]:
+    """A linen module's configuration fields' values: each a static value (its default, else the
+    ladder's for its annotation, else a stand-in); Uninferable for a field with none."""
+    hints = class_hints(owner)
+    return {f.name: built_instances.made(field_role(f.name, hints.get(f.name, f.type), field_default(f), True, depth)[1])
+            for f in linen_instances.configuration_fields(owner)}
 
 
 def is_static_value(role: Any) -> bool:
@@ -189,11 +230,13 @@ def is_instance(role: Any) -> bool:
     return isinstance(role, tuple) and role[0] in ("instance", "sequence")
 
 
-def method_parameters(callee: Any, passed_on: dict[str, Any] | None = None) -> dict[str, Any]:
+def method_parameters(callee: Any, passed_on: dict[str, Any] | None = None,
+                      reader: containers.Reader | None = None) -> dict[str, Any]:
     """The method's other parameters' roles, as the ladder guesses them (a jaxtyping array by its
-    annotation, an instance of a class jaxlint builds by its class: ``other: Normal``); those with
-    a default keep it, *args and **kwargs are empty; those of ``passed_on`` the role given there
-    (what the body passes them on as: a function's stand-in, a loop's carry; passed_on.py)."""
+    annotation, an instance of a class jaxlint builds by its class: ``other: Normal``; a bare
+    container by ``reader``'s body, containers.py); those with a default keep it, *args and
+    **kwargs are empty; those of ``passed_on`` the role given there (what the body passes them on
+    as: a function's stand-in, a loop's carry; passed_on.py)."""
     try:
         signature = inspect.signature(callee)
     except (TypeError, ValueError):
@@ -218,8 +261,19 @@ def method_parameters(callee: Any, passed_on: dict[str, Any] | None = None) -> d
         except Uninferable as why:
             nested = instance_role(annotation, 0, True)
             annotated = param.replace(annotation=annotation)
-            roles[param.name] = nested if nested is not None else stand_in_role(annotated, why)
+            roles[param.name] = nested if nested is not None else _unguessed(annotated, why, reader, param.name)
     return roles
+
+
+def _unguessed(param: inspect.Parameter, why: Uninferable, reader: containers.Reader | None, name: str) -> Any:
+    """A stand-in's role (a function, a transformation, a dtype), else a bare container's by how
+    ``reader``'s body uses ``name`` (containers.py); raises ``why`` for none."""
+    try:
+        return stand_in_role(param, why)
+    except Uninferable:
+        if reader is None:
+            raise
+        return reader.role(name, param.annotation, why)
 
 
 def role_value(role: Any, shape: tuple, n: Any, rank: int) -> Any:

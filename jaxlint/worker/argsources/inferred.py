@@ -12,9 +12,11 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag); one whose attributes the body reads, a
-made-up object with those attributes (made_up.py), as does one annotated with a class nothing
-here guesses. Every other parameter is an f32 array,
+(usage.py: an index, a size, a function, a tuple, a flag); one annotated with a bare container
+(``dict``, ``tuple``, ``NamedTuple``, ...) the value its uses show (containers.py: ``{}``, a dict
+of keys, a tuple of arrays), else none; one whose attributes the body reads, a made-up object
+with those attributes (made_up.py), as does one annotated with a class nothing here guesses.
+Every other parameter is an f32 array,
 of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
 rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3), its dimensions one shared symbolic
 size ``n``. A method's ``self`` is the instances source's
@@ -36,6 +38,7 @@ from jaxlint.scan.index import first_line
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
+    containers,
     made_up,
     made_up_values,
     passed_on,
@@ -128,6 +131,7 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
     names a class jaxlint does not build and the body reads it by attribute (made_up.py)."""
     roles: dict[str, Any] = {}
     refused: dict[str, Uninferable] = {}
+    reader = containers.Reader(definition(request))
     for param in signature.parameters.values():
         if param.name in given:
             roles[param.name] = ("given", given[param.name])
@@ -137,9 +141,12 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
             try:
                 roles[param.name] = _role_or_passed_on(request, param)
             except Uninferable as why:
-                if not made_up.names_a_class(param.annotation):
-                    raise
-                refused[param.name], roles[param.name] = why, made_up.UNBUILT
+                try:  # a bare container: by how the body uses it (containers.py)
+                    roles[param.name] = reader.role(param.name, param.annotation, why)
+                except Uninferable:
+                    if not made_up.names_a_class(param.annotation):
+                        raise
+                    refused[param.name], roles[param.name] = why, made_up.UNBUILT
     roles.update(by_use(request, roles, signature))
     left = [name for name in refused if roles[name] == made_up.UNBUILT]
     if left:
@@ -153,7 +160,7 @@ def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> An
     try:
         return role(param, by_members=True)
     except Uninferable:
-        found = passed_on.value_role(_definition(request), request.function, param.name) \
+        found = passed_on.value_role(definition(request), request.function, param.name) \
             if param.annotation is param.empty else None
         if found is None:
             raise
@@ -164,16 +171,16 @@ def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.S
     """The roles that how the body uses a parameter gives (usage.py), for the parameters of
     ``roles`` whose name and annotation decide nothing; a made-up object for one the body reads by
     attribute (made_up.py)."""
-    definition, params = _definition(request), dict(signature.parameters)
-    found = usage.roles_by_use(definition, params, roles)
-    found.update(made_up.roles_by_attributes(definition, params, {**roles, **found}, ranks_used(request)))
+    node, params = definition(request), dict(signature.parameters)
+    found = usage.roles_by_use(node, params, roles)
+    found.update(made_up.roles_by_attributes(node, params, {**roles, **found}, ranks_used(request)))
     return found
 
 
 def ranked(kind: Any) -> bool:
     """A role whose arrays take the rung's rank: an array, a one-leaf pytree, an index array, a
-    tuple of arrays (usage.py), a made-up object (made_up.py)."""
-    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind) or \
+    tuple of arrays (usage.py), a dict of arrays (containers.py), a made-up object (made_up.py)."""
+    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind) or containers.ranked(kind) or \
         made_up.is_made_up(kind) and made_up.holds_array(kind)
 
 
@@ -181,7 +188,7 @@ def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tupl
     """The parameters of ``roles`` given a one-leaf pytree (pytrees.py); Uninferable where the
     body needs one's structure (``state.position``), which the leaf has not."""
     names = tuple(name for name, kind in roles.items() if kind == "pytree")
-    why = pytrees.structure_needed(_definition(request), list(names))
+    why = pytrees.structure_needed(definition(request), list(names))
     if why is not None:
         raise Uninferable(why)
     return names
@@ -220,6 +227,8 @@ def abstract(kind: Any, shape: tuple) -> Any:
 
     if made_up.is_made_up(kind):
         return made_up_values.value(kind, shape, shape[0] if shape else symbolic_size())
+    if containers.is_mapping(kind):  # (containers.MAPPING, keys)
+        return containers.mapping_value(kind, shape)
     if usage.is_tuple(kind):  # (usage.TUPLE, length)
         return tuple(jax.ShapeDtypeStruct(shape, "float32") for _ in range(kind[1]))
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
@@ -286,7 +295,7 @@ def opaque(name: str) -> bool:
 def ranks_used(request: ArgumentRequest) -> dict[str, int]:
     """Least rank per parameter, from how the function's body uses it; a method's use of its
     instance's fields counts too, by ``self.<field>``."""
-    node = _definition(request)
+    node = definition(request)
     if node is None:
         return {}
     params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
@@ -300,7 +309,7 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
         if isinstance(child, ast.Subscript) and _is_shape(child.value):
             if isinstance(child.slice, ast.Constant) and isinstance(child.slice.value, int) and child.slice.value >= 0:
                 at_least(_named(child.value.value), child.slice.value + 1)  # type: ignore[attr-defined]
-        elif isinstance(child, ast.Subscript) and _named(child.value):
+        elif isinstance(child, ast.Subscript) and _named(child.value) and not _string_key(child.slice):
             index = child.slice
             parts = index.elts if isinstance(index, ast.Tuple) else [index]
             # ``...`` and ``None`` (a new axis) index no dimension of the array: ``x[:, None]`` is rank 1.
@@ -327,16 +336,17 @@ def _named(node: ast.AST) -> str | None:
     return None
 
 
+def _string_key(node: ast.AST) -> bool:
+    """A dict's key (``options["lower"]``): no dimension of an array."""
+    return isinstance(node, ast.Constant) and type(node.value) is str
+
+
 def _is_shape(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
 
 
 def definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The target's def in the module's source index, or None."""
-    return _definition(request)
-
-
-def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The target's ``def`` in the module's source index; None where it has none."""
     index = request.index
     if index is None:
         return None

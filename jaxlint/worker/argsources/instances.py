@@ -22,9 +22,12 @@ fact, not_implemented.py: its first concrete subclass that can be built, subclas
 one too) gives an instance of it, built by the
 same rules, three levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
-shown in the signature. A field none of these gives means no instance, and the method is
+shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
+makes is made so in the trace (made_state.py); else a field or parameter annotated with a bare
+container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
-module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
+gets one, linen_instances.static_module), a test class, an exception and an enum.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
 instance inside the trace from such field values (constructors.py). A method's parameter
 annotated with such a class (``kl(self, other: Normal)``) gets an instance
@@ -48,13 +51,15 @@ import dataclasses
 import inspect
 from typing import Any
 
-from jaxlint.worker import built_instances, plain_classes
+from jaxlint.worker import built_instances, init_states, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     constructors,
+    containers,
     inferred,
     linen_instances,
+    made_state,
     optional_fields,
     passed_on,
     subclasses,
@@ -75,7 +80,8 @@ from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
+_SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
+# AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -127,8 +133,9 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
-    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee, _passed_on(request, callee)))
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
+    roles.update(method_parameters(callee, _passed_on(request, callee), reader=made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -226,6 +233,7 @@ class _Plan:
                 continue
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
+                      else made_state.value(role, n, rank) if made_state.is_made(role)
                       else role_value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
             if not has_abstract(values):
                 return []
@@ -239,9 +247,12 @@ class _Plan:
                      **{name: value for name, value in values.items() if not name.startswith("self.")}}
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
+        if any(isinstance(v, init_states.MadeState) for v in arguments.values()):
+            call = init_states.then_called(self.callee, self_name)  # its class's init makes the state first
         if call is None and self.callee is not self.request.function:
             call = self.callee  # a property: its getter
-        built = (self_name, *(name for name, role in self.roles.items() if is_instance(role) and "." not in name))
+        built = (self_name, *(name for name, role in self.roles.items()
+                              if (is_instance(role) or made_state.is_made(role)) and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
     def instance(self, arguments: ArgumentSet) -> Any:
@@ -272,7 +283,8 @@ def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
 
 
 def _ranked(role: Any) -> bool:
-    """A role of _RANKED, a tuple of arrays (usage.py) or a made-up object (made_up.py)."""
+    """A role of _RANKED, a tuple of arrays (usage.py), a dict of arrays (containers.py) or a
+    made-up object (made_up.py): inferred.ranked's."""
     return role in _RANKED or inferred.ranked(role)
 
 

@@ -147,6 +147,8 @@ def _parameter_stand_in(definition: ast.AST, name: str, resolver: _Resolver, dep
     chosen = next((use for use in uses if use is not standins.FIRST_ARGUMENT), standins.FIRST_ARGUMENT)
     if chosen is standins.FIRST_ARGUMENT and standins.SCALAR_NAME.fullmatch(name.lower()):
         return standins.SCALAR
+    if chosen is standins.FIRST_ARGUMENT and standins.INITIALIZER_NAME.fullmatch(name.lower()):
+        return standins.initializer()  # called as kernel_init(key, shape): an array of that shape
     return chosen
 
 
