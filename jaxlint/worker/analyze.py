@@ -30,7 +30,7 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, sizes
+from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, made_up_values, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
@@ -421,6 +421,9 @@ class _Analysis:
             arguments, closed = factory
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
+            grown = made_up_values.grown(arguments, error)  # a callee read an attribute the body did not
+            if grown is not None:
+                return self._signature(function, target, grown, runs)
             symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)
             concrete = concrete_arguments(arguments) if symbolic else None
             if concrete is not None:  # jaxlint's symbols may be what failed (associative_scan): sizes

@@ -66,7 +66,6 @@ from jaxlint.worker.argsources import (
     optional_fields,
     passed_on,
     subclasses,
-    usage,
 )
 from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
 from jaxlint.worker.argsources.field_roles import (
@@ -312,8 +311,9 @@ def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
 
 
 def _ranked(role: Any) -> bool:
-    """A role of _RANKED, a tuple of arrays (usage.py) or a dict of arrays (containers.py)."""
-    return role in _RANKED or usage.is_tuple(role) or containers.ranked(role)
+    """A role of _RANKED, a tuple of arrays (usage.py), a dict of arrays (containers.py) or a
+    made-up object (made_up.py): inferred.ranked's."""
+    return role in _RANKED or inferred.ranked(role)
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
