@@ -4,7 +4,6 @@ the trace, to the variables ``model.init`` makes for the method's guessed argume
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from helpers import check_in_process, write

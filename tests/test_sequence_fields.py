@@ -5,7 +5,6 @@ One check, in the test process."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from helpers import check_in_process, write
