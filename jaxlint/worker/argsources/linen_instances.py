@@ -88,7 +88,9 @@ def signatures(request: ArgumentRequest, owner: type, method: str, configuration
             continue
         instance = InstanceFields(owner, {**shown, "variables": variables}, functools.partial(_bound, module))
         call = built_then_called(request.function, self_name)
-        found.append(ArgumentSet(SOURCE, (), {self_name: instance, **values}, call=call))
+        # Configuration fields without a default (``shown``) hold sizes jaxlint chose (``features=2``):
+        # the findings that judge lengths are left out, as for nnx modules.
+        found.append(ArgumentSet(SOURCE, (), {self_name: instance, **values}, call=call, chosen_sizes=bool(shown)))
     if not found:
         raise Uninferable(f"model.init failed on every guess: {errors[0] if errors else 'no guess'}")
     return found
