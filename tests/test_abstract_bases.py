@@ -6,7 +6,7 @@ signature; for the method, one that inherits it unchanged, so the method's own c
 (a plain class too, made in the trace by its ``__init__``; never for a parameter). A base that is
 no ABC but whose methods raise NotImplementedError (numpyro's ``Distribution``) is abstract in
 fact: the subclass that fills more of them is tried first. A method none of whose rungs traces with
-the first subclass is tried with the next one (two at most). An abstract base with no subclass
+the first subclass is tried with the next one (three at most). An abstract base with no subclass
 jaxlint builds is counted as not linted, with why. One check, in the test process."""
 from __future__ import annotations
 
@@ -96,8 +96,8 @@ MODULE = textwrap.dedent('''\
             return jnp.sum(self.sim.run(x))
 
 
-    def simulate(sim: Sim, x):  # a parameter: never a plain subclass
-        return jnp.sum(sim.run(x))
+    def simulate(sim: Sim, x):  # a parameter: never a plain subclass (no attribute read: no made-up one)
+        return jnp.sum(type(sim).run(sim, x))
 
 
     class Distribution:  # no ABC, but abstract in fact: its methods raise NotImplementedError
@@ -172,8 +172,8 @@ MODULE = textwrap.dedent('''\
             return len(self.sides)
 
 
-    def total(shape: Shape, x):
-        return jnp.sum(shape.scaled(x))
+    def total(shape: Shape, x):  # no attribute read of shape: no made-up one either (made_up.py)
+        return jnp.sum(Shape.scaled(shape, x))
 ''')
 RATIO_LINE = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "low / (high - low)" in line)
 ENERGY_LINE = next(n for n, line in enumerate(MODULE.splitlines(), 1) if "1 / jnp.sqrt(x)" in line)
@@ -226,7 +226,7 @@ def test_an_abstract_base_without_a_buildable_subclass_is_counted_with_why(check
     skipped = {s.target: s.reason for _, s in checked.skipped}
     assert skipped["Shape.scaled"] == ("arguments not inferred: no Shape instance: an abstract class, and none of "
                                        "its concrete subclasses that inherit the method can be built "
-                                       "(Polygon: self.sides: tuple)")
+                                       "(Polygon: self.sides: tuple (no use shows its length))")
     assert skipped["total"] == ("arguments not inferred: parameter shape: Shape (no instance: an abstract class, "
                                 "and no concrete subclass in its package can be built for a parameter (a "
                                 "dataclass, NamedTuple or pytree class))")
@@ -272,7 +272,7 @@ KERNELS = textwrap.dedent('''\
 
 
     @dataclasses.dataclass
-    class Polynomial(Kernel):  # a third subclass is not tried
+    class Polynomial(Kernel):  # a third subclass: tried only where the first two fail
         order: jax.Array
 
         def evaluate(self, X1, X2):
@@ -287,3 +287,98 @@ def test_an_abstract_class_method_tries_the_next_subclass(tmp_path: Path) -> Non
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(KERNELS)
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures["Kernel.__call__"] == "self=Linear(scale=f32[]), X1=f32[n]"  # X1 vmapped: rank 1 at rank 0
+
+
+# diffrax's AbstractPath.derivative: its first two subclasses (Brownian paths) refuse the jvp; the
+# third, a linear interpolation, traces. A fourth is not tried.
+PATHS = textwrap.dedent('''\
+    import abc
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    class Path(abc.ABC):
+        @abc.abstractmethod
+        def evaluate(self, t):
+            ...
+
+        def derivative(self, t):
+            return jax.jvp(self.evaluate, (t,), (jnp.ones_like(t),))[1]
+
+
+    @dataclasses.dataclass
+    class Bridge(Path):
+        key: jax.Array
+
+        def evaluate(self, t):
+            raise RuntimeError("a Brownian path cannot be differentiated")
+
+
+    @dataclasses.dataclass
+    class Brownian(Path):
+        key: jax.Array
+
+        def evaluate(self, t):
+            raise RuntimeError("a Brownian path cannot be differentiated")
+
+
+    @dataclasses.dataclass
+    class Linear(Path):
+        y0: jax.Array
+        y1: jax.Array
+
+        def evaluate(self, t):
+            return self.y0 + t * (self.y1 - self.y0)
+
+
+    class Curve(abc.ABC):
+        @abc.abstractmethod
+        def evaluate(self, t):
+            ...
+
+        def slope(self, t):
+            return jax.jvp(self.evaluate, (t,), (jnp.ones_like(t),))[1]
+
+
+    @dataclasses.dataclass
+    class Arc(Curve):
+        key: jax.Array
+
+        def evaluate(self, t):
+            raise RuntimeError("no slope")
+
+
+    @dataclasses.dataclass
+    class Bend(Curve):
+        key: jax.Array
+
+        def evaluate(self, t):
+            raise RuntimeError("no slope")
+
+
+    @dataclasses.dataclass
+    class Coil(Curve):
+        key: jax.Array
+
+        def evaluate(self, t):
+            raise RuntimeError("no slope")
+
+
+    @dataclasses.dataclass
+    class Line(Curve):  # a fourth subclass: not tried
+        y0: jax.Array
+
+        def evaluate(self, t):
+            return self.y0 * t
+    ''')
+
+
+def test_an_abstract_class_method_tries_a_third_subclass_not_a_fourth(tmp_path: Path) -> None:
+    path = write(tmp_path, "paths", PATHS)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    assert signatures["Path.derivative"] == "self=Linear(y0=f32[], y1=f32[]), t=f32[]"
+    assert "Curve.slope" not in signatures

@@ -86,6 +86,14 @@ NEAR_MISSES = textwrap.dedent('''\
 
         def __post_init__(self):
             self.y = jnp.sqrt(jnp.abs(self.x) + 1.0)
+
+
+    class Plain:
+        def __init__(self, x: jnp.ndarray):
+            self.x = x
+
+        def __post_init__(self):  # not a dataclass: making a Plain never runs it
+            self.y = jnp.log(1 + self.x)
     ''')
 
 
@@ -115,7 +123,9 @@ def test_constructors_without_arrays_or_findings_stay_quiet(tmp_path: Path) -> N
     result = _checked(tmp_path, "near", NEAR_MISSES)
     assert result.findings == []
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert skipped == {"Config.__init__": "arguments not inferred: no Config instance: self.name: str"}
+    assert skipped == {"Config.__init__": "arguments not inferred: no Config instance: self.name: str",
+                       "Plain.__post_init__": "arguments not inferred: no Plain instance: not a dataclass: making an "
+                                              "instance does not run its __post_init__"}
     [config] = [u for u in coverage(result).untraced if u.target == "Config.__init__"]
     assert config.note == ("a hint cannot give `self`: make a Config(...) once while the module is imported, "
                            "or register one in an examples file")

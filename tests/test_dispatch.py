@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from helpers import check_in_process, expected_markers, write
 
 from jaxlint.config import load_config
@@ -63,3 +64,75 @@ def test_each_registered_def_is_traced_with_its_class_and_a_rebound_one_is_not_f
     assert signatures == ["operator=Scaled(value=f32[])", "operator=Shifted(value=f32[])"]
     [rebound] = [u for u in coverage(result).untraced if u.target == "helper"]
     assert (rebound.kind, rebound.line) == ("not-found", 33)
+
+
+REBOUND_BY_JIT = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+
+
+    def step(x):
+        return jnp.log(1 + x)  # expect JX703
+
+
+    step = jax.jit(step)
+
+
+    def plain(x):
+        return jnp.exp(x) - 1  # expect JX703
+
+
+    jitted = jax.jit(plain)
+    ''')
+
+
+def test_a_name_an_assignment_binds_to_a_jitted_def_is_no_rebound_def(tmp_path: Path) -> None:
+    path = write(tmp_path, "rebound", REBOUND_BY_JIT)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(REBOUND_BY_JIT)
+    assert result.skipped == []
+
+
+MULTIPLE = textwrap.dedent('''\
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+    from multipledispatch import dispatch
+
+
+    @dataclasses.dataclass
+    class Normal:
+        loc: jax.Array
+        scale: jax.Array
+
+
+    @dataclasses.dataclass
+    class Laplace:
+        loc: jax.Array
+        scale: jax.Array
+
+
+    def divergence(p, q):
+        raise NotImplementedError
+
+
+    @dispatch(Normal, Normal)
+    def divergence(p, q):
+        return jnp.log(q.scale / p.scale) + (p.scale ** 2 + (p.loc - q.loc) ** 2) / (2 * q.scale ** 2) - 0.5
+
+
+    @dispatch(Laplace, Normal)
+    def divergence(p, q):
+        return jnp.log(1 + jnp.abs(p.loc - q.loc))  # expect JX703
+    ''')
+
+
+def test_multipledispatch_defs_get_each_parameter_its_registered_class(tmp_path: Path) -> None:
+    pytest.importorskip("multipledispatch")
+    path = write(tmp_path, "divergences", MULTIPLE)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(MULTIPLE)
+    signatures = sorted(t.signature for fa in result.files for t in fa.result.traced if t.target == "divergence")
+    assert signatures == ["p=Laplace(loc=f32[], scale=f32[]), q=Normal(loc=f32[], scale=f32[])",
+                          "p=Normal(loc=f32[], scale=f32[]), q=Normal(loc=f32[], scale=f32[])"]

@@ -276,9 +276,9 @@ FAILING = textwrap.dedent('''\
         return step
 
 
-    def make_with_model(model):
+    def make_with_model(model):  # an object (model.apply): a called model would get a stand-in
         def step(x):
-            return jnp.where(x > 0, jnp.log(model(x)), 0.0)
+            return jnp.where(x > 0, jnp.log(model.apply(x)), 0.0)
 
         return step
 
@@ -475,9 +475,9 @@ STAND_INS = textwrap.dedent('''\
         pass
 
 
-    def with_model(model: Model):  # an object: not made up
-        def update(updates):
-            return jnp.where(updates > 0, jnp.log(updates), 0.0) * model.scale
+    def with_model(model: Model):  # an object: the factory is not called with a made-up one
+        def update(updates):  # built from its code: model made up from what it reads (made_up.py)
+            return jnp.where(updates > 0, jnp.log(updates), 0.0) * model.scale  # expect JX501
 
         return update
     ''')

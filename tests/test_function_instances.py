@@ -80,8 +80,8 @@ MODULE = textwrap.dedent('''\
         fn: Callable
 
 
-    def near_plain(o: Plain, x):
-        return jnp.sin(o.fn(x))
+    def near_plain(o: Plain, x):  # read by a name that is not a constant: no made-up object (made_up.py)
+        return jnp.sin(getattr(o, "f" + "n")(x))
 
 
     def near_function(w: WithFunction, x):
@@ -236,3 +236,44 @@ def test_explain_names_the_built_instance_and_its_fields(tmp_path: Path) -> None
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "arguments (inferred): radial: Radial(r=f32[], k=2), x: f32[]\n" in run.stdout
+
+
+THREE_DEEP = textwrap.dedent('''\
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+
+    @dataclasses.dataclass
+    class Kernel:
+        variance: jax.Array
+
+
+    @dataclasses.dataclass
+    class Prior:
+        kernel: Kernel
+
+
+    @dataclasses.dataclass
+    class Model:
+        prior: Prior
+
+
+    @dataclasses.dataclass
+    class Family:
+        model: Model
+
+
+    def scaled_log(family: Family):
+        return jnp.log(1 + family.model.prior.kernel.variance)  # expect JX703
+    ''')
+
+
+def test_instances_three_levels_inside_an_instance_are_built(tmp_path: Path) -> None:
+    # gpjax's variational families hold model.prior.kernel
+    path = write(tmp_path, "deep", THREE_DEEP)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(THREE_DEEP)
+    [signature] = [t.signature for fa in result.files for t in fa.result.traced if t.target == "scaled_log"]
+    assert signature == "family=Family(model=Model(prior=Prior(kernel=Kernel(variance=f32[]))))"

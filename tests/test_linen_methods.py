@@ -84,3 +84,28 @@ def test_a_module_whose_init_fails_on_every_guess_is_counted_with_why(result) ->
     assert list(skipped) == ["Picky.__call__"]
     assert skipped["Picky.__call__"].startswith("arguments not inferred: no Picky instance: model.init failed on "
                                                 "every guess: ValueError: takes a batch of five")
+
+
+GUESSED_SIZES = textwrap.dedent('''\
+    import jax.numpy as jnp
+    from flax import linen as nn
+
+
+    class Heads(nn.Module):
+        heads: int  # no default: jaxlint guesses 2
+
+        @nn.compact
+        def __call__(self, x):
+            table = self.param("table", nn.initializers.zeros, (self.heads,))
+            return jnp.tanh(x * table[3])  # out of bounds only at the guessed 2 heads
+    ''')
+
+
+def test_a_finding_that_judges_guessed_configuration_sizes_is_left_out(tmp_path: Path) -> None:
+    pytest.importorskip("flax.linen")
+    path = write(tmp_path, "heads", GUESSED_SIZES)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert [t.target for fa in result.files if fa.result for t in fa.result.traced] == ["Heads.__call__"]
+    assert [f.code for f in result.findings] == []
+    assert [f.code for fa in result.files if fa.result for f in fa.result.left_out] == ["JX503"]

@@ -341,7 +341,7 @@ def test_a_class_no_instance_can_be_built_of_is_counted_with_why(tmp_path: Path)
     assert {kind for kind, _ in skipped.values()} == {"no-arguments"}
     why = "arguments not inferred: no {} instance: {}"
     assert skipped["Plain.inverse_root"][1] == why.format("Plain", "self.model (a function, pytree or object, by its name)")
-    assert skipped["WithFunction.inverse_root"][1] == why.format("WithFunction", "self.layers: tuple")
+    assert skipped["WithFunction.inverse_root"][1] == why.format("WithFunction", "self.layers: tuple (its item [0] is called)")
     assert skipped["Base.inverse_root"][1] == why.format(
         "Base", "an abstract class, and no concrete subclass in its package inherits the method")
     # An __init__ that raises: each guess fails in the trace, and the reason quotes the error.

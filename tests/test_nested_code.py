@@ -232,13 +232,25 @@ METHODS = textwrap.dedent('''\
             return data
 
 
-    class Plain:  # no instance is built for a plain class's self here
+    class Plain:  # no instance is built for a plain class's self here: made up from what moved reads
         def __init__(self, scale):
             self.scale = scale
 
         def apply(self, model, data):
             def moved(x):
-                return jnp.log(1 + x * self.scale)
+                return jnp.log(1 + x * self.scale)  # expect JX703
+
+            model.register(moved)
+            return data
+
+
+    class Unread:  # no instance, and moved reads self by a computed name: not built
+        def __init__(self, scale):
+            self.scale = scale
+
+        def apply(self, model, data):
+            def moved(x):
+                return jnp.log(1 + x * getattr(self, "sc" + "ale"))
 
             model.register(moved)
             return data
@@ -251,8 +263,10 @@ def test_a_methods_self_is_an_instance_of_its_class(tmp_path: Path) -> None:
     result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
     assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(METHODS)
     assert traced_signatures(result)["Shift.apply.<locals>.moved"] == "x=f32[] with its outer's self=Shift(scale=f32[])"
-    [plain] = [u for u in coverage(result).untraced if u.target == "Plain.apply.<locals>.moved"]
-    assert plain.reason.startswith("built from its code, not traced: arguments not inferred: parameter self: Plain")
+    assert traced_signatures(result)["Plain.apply.<locals>.moved"] == (
+        "x=f32[] with its outer's self=<made up: scale=f32[]>")
+    [plain] = [u for u in coverage(result).untraced if u.target == "Unread.apply.<locals>.moved"]
+    assert plain.reason.startswith("built from its code, not traced: arguments not inferred: parameter self: Unread")
 
 
 STAND_IN = textwrap.dedent('''\
@@ -294,7 +308,7 @@ DECORATED_SIBLING = textwrap.dedent('''\
         def total(x):  # calls the vmapped sibling: its plain code would be another program
             return jnp.where(x.sum() > 0, jnp.log(per_row(x)), 0.0)
 
-        return model(total)
+        return model.wrap(total)  # an object's method: outer is no factory jaxlint calls
     ''')
 
 

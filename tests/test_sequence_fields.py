@@ -5,7 +5,6 @@ One check, in the test process."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 from helpers import check_in_process, write
@@ -89,4 +88,4 @@ def test_a_finding_in_its_method_is_reported_at_its_line(result) -> None:
 
 def test_a_bare_tuple_stays_untraced_with_why(result) -> None:
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert skipped == {"Bare.__call__": "arguments not inferred: no Bare instance: self.layers: tuple"}
+    assert skipped == {"Bare.__call__": "arguments not inferred: no Bare instance: self.layers: tuple (its item [0] is called)"}

@@ -11,10 +11,10 @@ from helpers import check_in_process
 from jaxlint.analysis.program import program_findings
 from jaxlint.config import Config, load_config
 from jaxlint.config.selection import select_rules
+from jaxlint.drivers.results import Linted, settled
 from jaxlint.engine.settle import settle
 from jaxlint.engine.suppressions import Analyzed
 from jaxlint.model import Edit, Finding, Fix, Span, Target, one_per_place
-from jaxlint.drivers.results import Linted, settled
 from jaxlint.rules.base import ProgramContext, Rule
 
 SPAN = Span(1, 4, 1, 5)

@@ -65,7 +65,8 @@ def _checked(tmp_path: Path, text: str):
 def test_a_callable_field_gets_a_stand_in(tmp_path: Path) -> None:
     result = _checked(tmp_path, MODULE)
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
-    field = "self=Term(vector_field=<stand-in: its first argument>, scale=f32[n])"
+    # x and y at rank 1 (x[0], vmap's in_axes) beside rank-0 fields
+    field = "self=Term(vector_field=<stand-in: its first argument>, scale=f32[])"
     assert signatures["Term.apply"] == f"{field}, x=f32[n], y=f32[n]"
     assert signatures["Term.guarded"].startswith("self=Term(vector_field=<stand-in: its first argument>, ")
     assert signatures["Solver.step"] == "self=Solver(rtol=f32[]), fn=<stand-in: its first argument>, y=f32[]"
@@ -77,7 +78,7 @@ def test_a_callable_field_gets_a_stand_in(tmp_path: Path) -> None:
 def test_a_field_no_stand_in_fits_stays_untraced(tmp_path: Path) -> None:
     result = _checked(tmp_path, MODULE)
     skipped = {s.target: s.reason for _, s in result.skipped}
-    assert skipped == {"Layers.__call__": "arguments not inferred: no Layers instance: self.layers: tuple"}
+    assert skipped == {"Layers.__call__": "arguments not inferred: no Layers instance: self.layers: tuple (its item [0] is called)"}
 
 
 def test_a_static_callable_field_of_an_equinox_module_gets_one(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_a_static_callable_field_of_an_equinox_module_gets_one(tmp_path: Path) -
     '''))
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures == {"Activation.__call__": "self=Activation(activation=<stand-in: its first argument>, "
-                                                 "weight=f32[]), x=f32[]"}
+                                                 "weight=f32[n]), x=f32[n]"}  # jnp.dot's operands: rank 1
 
 
 UNIONS = textwrap.dedent('''\

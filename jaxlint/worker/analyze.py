@@ -30,7 +30,15 @@ from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
 from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker import errors as failures
-from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, rank_retry, sizes
+from jaxlint.worker.argsources import (
+    ArgumentError,
+    ArgumentRequest,
+    ArgumentSet,
+    arguments_for,
+    made_up_values,
+    rank_retry,
+    sizes,
+)
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.argsources.inferred import symbolic_size
 from jaxlint.worker.closures import Factories
@@ -444,6 +452,9 @@ class _Analysis:
             arguments, closed = factory
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
+            grown = made_up_values.grown(arguments, error)  # a callee read an attribute the body did not
+            if grown is not None:
+                return self._signature(function, target, grown, runs)
             symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)
             concrete = concrete_arguments(arguments) if symbolic else None
             if concrete is not None:  # jaxlint's symbols may be what failed (associative_scan): sizes
@@ -473,7 +484,7 @@ class _Analysis:
         # A nested function built from its code counts only where its own lines made operations.
         self._count_linted(closed, target, itself=not arguments.constant and target.kind != "nested")
         found += self._rule_runs(function, target, arguments, closed, signature, left_out)
-        if arguments.constant:  # a size-only function: its lengths are jaxlint's sizes
+        if arguments.constant or arguments.chosen_sizes:  # its lengths are jaxlint's sizes
             left_out += [finding for finding in found if sizes.judges_chosen_sizes(finding.code)]
             found = [finding for finding in found if not sizes.judges_chosen_sizes(finding.code)]
         self._left_out([_inferred(finding, signature) for finding in left_out])

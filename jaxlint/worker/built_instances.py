@@ -75,7 +75,21 @@ def _unwrapped_make(make: Callable[[type, dict[str, Any]], Any], owner: type, fi
 
 def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
     """An instance with its fields set and no ``__init__`` run (as equinox and flax.struct
-    unflatten theirs)."""
+    unflatten theirs); then its ``__post_init__``, as the dataclass's ``__init__`` would run it
+    (jaxopt's solvers derive ``self._fun`` from ``self.fun`` there), where one runs with these
+    values: one that raises (a check of a value, a frozen field it sets) leaves it out."""
+    instance = _fields_set(owner, fields)
+    post_init = getattr(owner, "__post_init__", None)
+    if post_init is None or not dataclasses.is_dataclass(owner):
+        return instance
+    try:
+        post_init(instance)
+    except Exception:  # the instance may be half changed: a fresh one, as before
+        return _fields_set(owner, fields)
+    return instance
+
+
+def _fields_set(owner: type, fields: dict[str, Any]) -> Any:
     instance = object.__new__(owner)
     for name, value in fields.items():
         object.__setattr__(instance, name, value)
@@ -181,6 +195,9 @@ def instance_fields(value: Any) -> tuple[str, dict[str, Any]] | None:
     a value of another kind."""
     if isinstance(value, InstanceFields):
         return value.owner.__name__, value.values
+    shown = _made_static_shown(value)
+    if shown is not None:
+        return type(value).__name__, shown
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return type(value).__name__, {f.name: _static_shown(f, getattr(value, f.name, None))
                                       for f in dataclasses.fields(value)}
@@ -209,17 +226,24 @@ def is_built(value: Any) -> bool:
 
 # The plain instances made for static fields (argsources/field_roles.py), by id while they live:
 # shown by their attributes (``integrator=Quadrature(points=5)``), as jaxlint's other guesses are.
-_MADE_STATIC: dict[int, Any] = {}
+# A linen module made for a field shows only its fields without a default (``cell=LSTMCell(features=2)``).
+_MADE_STATIC: dict[int, tuple[Any, dict[str, Any] | None]] = {}
 
 
-def made_static(instance: Any) -> None:
-    """Remember ``instance``, a plain class's made by its ``__init__`` for a static field."""
+def made_static(instance: Any, shown: dict[str, Any] | None = None) -> None:
+    """Remember ``instance``, a plain class's made by its ``__init__`` for a static field (or a
+    linen module's, shown by ``shown``)."""
     try:
-        _MADE_STATIC[id(instance)] = weakref.ref(instance, lambda _, key=id(instance): _MADE_STATIC.pop(key, None))
+        reference = weakref.ref(instance, lambda _, key=id(instance): _MADE_STATIC.pop(key, None))
     except TypeError:  # no weak references (a slotted class): shown by its repr
-        pass
+        return
+    _MADE_STATIC[id(instance)] = (reference, shown)
 
 
 def _is_made_static(value: Any) -> bool:
-    reference = _MADE_STATIC.get(id(value))
+    reference, _ = _MADE_STATIC.get(id(value), (None, None))
     return reference is not None and reference() is value
+
+
+def _made_static_shown(value: Any) -> dict[str, Any] | None:
+    return _MADE_STATIC[id(value)][1] if _is_made_static(value) else None

@@ -34,7 +34,7 @@ from typing import Any
 
 from jaxlint.model import SkipKind, Target
 from jaxlint.worker import standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, built_parameters, inferred
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, built_parameters, inferred, passed_on
 from jaxlint.worker.errors import describe_error
 from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
 from jaxlint.worker.trace import code_of, resolve
@@ -178,12 +178,13 @@ def factory_arguments(factory: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         raise inferred.Uninferable("no signature") from None
     kwargs = {}
+    passed = passed_on.stand_ins(passed_on.definition_of(factory), factory, {})  # functions it passes on
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue
         if param.kind == param.POSITIONAL_ONLY:
             raise inferred.Uninferable(f"parameter {param.name} is positional-only")
-        kwargs[param.name] = _plain_value(param)
+        kwargs[param.name] = passed[param.name] if param.name in passed else _plain_value(param)
     return kwargs
 
 

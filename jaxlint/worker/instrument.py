@@ -210,6 +210,11 @@ def _confirm_unbatched(record: VmapRecord, leaf: int) -> bool:
         _state.confirming = False
 
 
+def real_vmap() -> Any:
+    """JAX's own ``jax.vmap``, which a VmapRecorder replaces while it is installed."""
+    return _real_vmap
+
+
 class VmapRecorder:
     """Wraps ``jax.vmap`` while a module is imported and traced."""
 

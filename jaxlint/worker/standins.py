@@ -11,7 +11,8 @@ else the first argument as it is. A parameter annotated with a NamedTuple of ``i
 ``update`` (optax's ``GradientTransformation``) gets the identity transformation: ``init`` makes
 ``()``, ``update`` returns the updates and the state as they came (``optax.identity()``). What a
 stand-in returns is a value of its own in the jaxpr (0 added), so no finding turns on the stand-in
-being the identity. A ``dtype`` (``*_dtype``) parameter gets float32.
+being the identity. A ``dtype`` (``*_dtype``) parameter gets float32; an initializer (annotated
+with jax's ``Initializer``, or named ``kernel_init``) ``jax.nn.initializers.lecun_normal()``.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from jaxlint.scan.functions import FUNCTION_PARAMETER
 # Names of functions that return a scalar of their argument: log-densities, losses, energies.
 SCALAR_NAME = re.compile(r"\w*(?:logdensity|log_density|logprob|log_prob|logpdf|log_likelihood|loglik|loss|energy"
                          r"|potential|objective|neg_log)\w*")
+# Names of parameters and fields that take an array initializer (flax's and brax's ``kernel_init``).
+INITIALIZER_NAME = re.compile(r"\w*(?:kernel|bias|weight|embedding|scale)_init(?:ializer)?")
 _UNIONS = (typing.Union, types.UnionType)
 _CALLABLE_TEXT = ("Callable", "collections.abc.Callable", "typing.Callable")
 
@@ -81,6 +84,25 @@ def _updates_as_they_are(*args: Any) -> Any:
     return _apart(args[0]), args[1]
 
 
+def _second(*args: Any) -> Any:
+    return _apart(args[1])
+
+
+def _carry_and_x(*args: Any) -> Any:
+    return _apart(args[0]), _apart(args[1])
+
+
+def _false(*args: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.zeros((), bool)
+
+
+# For a function passed on where JAX asks for one of a form (argsources/passed_on.py): a
+# ``fori_loop`` body, a ``scan`` body, a ``while_loop`` condition.
+SECOND_ARGUMENT = StandIn(_second, "<stand-in: its second argument>")
+CARRY_AND_X = StandIn(_carry_and_x, "<stand-in: (carry, x)>")
+FALSE = StandIn(_false, "<stand-in: False>")
 EMPTY_STATE = StandIn(_empty_state, "<stand-in: ()>")
 UPDATES_AS_THEY_ARE = StandIn(_updates_as_they_are, "<stand-in: (updates, state)>")
 
@@ -94,6 +116,8 @@ def for_parameter(param: inspect.Parameter) -> Any:
     transformation = _transformation(annotation)
     if transformation is not None:
         return transformation
+    if _is_initializer(param):
+        return initializer()
     text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
     if annotation is param.empty:
         if not FUNCTION_PARAMETER.fullmatch(param.name.lower()):
@@ -119,6 +143,27 @@ def for_parameters(function: Any) -> dict[str, Any]:
             if stand_in is not None:
                 found[param.name] = stand_in
     return found
+
+
+def _is_initializer(param: inspect.Parameter) -> bool:
+    """Annotated with jax's ``Initializer`` protocol (``jax.nn.initializers.Initializer``), or named
+    as one (``kernel_init``) without an annotation or with a ``Callable`` one."""
+    annotation = param.annotation
+    if isinstance(annotation, type) and annotation.__name__ == "Initializer" \
+            and annotation.__module__.split(".")[0] in ("jax", "jaxlib"):
+        return True
+    text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+    plain = annotation is param.empty or str(text).startswith(_CALLABLE_TEXT)
+    return plain and INITIALIZER_NAME.fullmatch(param.name.lower()) is not None
+
+
+def initializer() -> StandIn:
+    """``jax.nn.initializers.lecun_normal()``, a real initializer a user passes (flax's ``Dense``
+    default): it runs only in ``model.init``, whose variables are the traced program's inputs."""
+    import jax
+
+    initializer = jax.nn.initializers.lecun_normal()
+    return StandIn(lambda *args: initializer(*args), "jax.nn.initializers.lecun_normal()")
 
 
 def _float32() -> Any:

@@ -15,8 +15,9 @@ from jaxlint.ir import fit, sharded, target_devices
 from jaxlint.jaxapi import compiling, jaxprs, tracers
 from jaxlint.scan import hints
 from jaxlint.worker import built_instances, guards
-from jaxlint.worker.argsources import ArgumentSet
+from jaxlint.worker.argsources import ArgumentSet, made_up_values
 from jaxlint.worker.built_instances import instance_fields, is_built
+from jaxlint.worker.init_states import MadeState
 
 
 def resolve(module: Any, qualname: str) -> Any:
@@ -223,6 +224,16 @@ def _is_custom_node(value: Any) -> bool:
     return not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
 
 
+class _Text:
+    """A value shown by a text of its own (a made-up object, argsources/made_up.py; a made state)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 class _Sharded:
     """An abstract array placed over a mesh, shown as jaxprs show Explicit types: ``f32[8@data,16]``."""
 
@@ -243,6 +254,10 @@ def _readable(leaf: Any) -> Any:
         return _Sharded(leaf) if sharded and any(a is not None for a in leaf.sharding.spec) else leaf
     if isinstance(leaf, enum.Enum) and isinstance(leaf.name, str):
         return _Member(leaf)
+    if made_up_values.is_made_up_value(leaf):
+        return _Text(made_up_values.text(leaf, _show))
+    if isinstance(leaf, MadeState):  # a state its class's init makes in the trace
+        return _Text(leaf.text(_field_text))
     if _is_custom_node(leaf):
         children = jax.tree_util.tree_flatten(leaf, is_leaf=lambda child: child is not leaf)[0]
         return _Node(leaf, [_shown(child) for child in children])
@@ -254,7 +269,8 @@ def _readable(leaf: Any) -> Any:
 
 
 def _shown(tree: Any) -> Any:
-    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: _is_custom_node(v) or tracers.iterable_leaf(v))
+    return jax.tree_util.tree_map(_readable, tree, is_leaf=lambda v: isinstance(v, MadeState) or _is_custom_node(v)
+                                  or tracers.iterable_leaf(v))
 
 
 def _show(tree: Any) -> str:
@@ -264,7 +280,7 @@ def _show(tree: Any) -> str:
 def format_instance(value: Any) -> str | None:
     """An instance jaxlint built for a method's ``self``, as its class and each field by name
     (``Radial(r=f32[], k=2)``); None for a value of another kind."""
-    built = instance_fields(value)
+    built = None if made_up_values.is_made_up_value(value) else instance_fields(value)  # a made-up one: by _readable
     if built is None:
         return None
     shown = [f"{field}={_field_text(v)}" for field, v in built[1].items()]

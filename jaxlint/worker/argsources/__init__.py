@@ -30,6 +30,9 @@ class ArgumentSet:
     # No input at all: every value is a constant jaxlint chose (a size-only function, sizes.py).
     # The function counts as linted only where its own lines made an operation.
     constant: bool = False
+    # Some sizes are jaxlint's guesses (an nnx module made from guessed sizes): the findings that
+    # judge lengths, bytes or padding are left out, as in a constant trace (sizes.py).
+    chosen_sizes: bool = False
     # The parameters that are an enclosing function's, for a nested function built from its code
     # (worker/nested_code.py): shown after its own, "with its outer's".
     outer: tuple[str, ...] = ()

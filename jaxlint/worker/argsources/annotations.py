@@ -17,7 +17,7 @@ import typing
 from itertools import count
 from typing import Any, Iterator
 
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, forward_refs
 
 # Generic dtype classes (Float, Int, Num, Inexact, ...) allow several dtypes: take the usual
 # default, the first of these the annotation allows.
@@ -88,7 +88,8 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
 
 
 def evaluated_annotations(function: Any, signature: inspect.Signature) -> dict[str, Any]:
-    """Parameter name -> evaluated annotation (``from __future__ import annotations`` included)."""
+    """Parameter name -> evaluated annotation (``from __future__ import annotations`` included; a
+    forward reference, a type variable bound to a class, a generic class: forward_refs.py's class)."""
     try:
         hints = typing.get_type_hints(function, include_extras=True)
     except Exception:  # one unresolvable name (imported under TYPE_CHECKING) fails them all
@@ -101,9 +102,12 @@ def evaluated_annotations(function: Any, signature: inspect.Signature) -> dict[s
             try:
                 annotation = eval(annotation, namespace)  # noqa: S307 - the user's own annotation
             except Exception:
-                continue
+                annotation = forward_refs.resolved(annotation, namespace)  # a dotted path of an imported module
+                if isinstance(annotation, str):
+                    continue
         if typing.get_origin(annotation) is typing.Annotated:
             annotation = annotation.__origin__
+        annotation = forward_refs.resolved(annotation, namespace)
         if annotation is not _EMPTY:
             found[p.name] = annotation
     return found

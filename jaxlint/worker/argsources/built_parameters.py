@@ -16,7 +16,7 @@ import inspect
 from typing import Any, Callable
 
 from jaxlint.worker import standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, field_roles, inferred
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, field_roles, inferred, passed_on
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -36,6 +36,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
 def signatures(request: ArgumentRequest, given: dict[str, Any]) -> list[ArgumentSet]:
     """The ladder's signatures, with ``given`` and a built instance for each parameter annotated
     with a class jaxlint builds; raises Uninferable as the ladder does."""
+    given = {**given, **passed_on.stand_ins(inferred.definition(request), request.function, given)}
     with unrecorded():  # the classes' flatten may run: jaxlint's doing, not the module's
         roles, unbuilt = instance_roles(request.function, given)
     made = {name: inferred.PerRank(functools.partial(field_roles.instance_of_rank, role))

@@ -10,6 +10,8 @@ import typing
 from typing import Any
 
 from jaxlint.worker import plain_classes
+from jaxlint.worker.argsources import forward_refs
+from jaxlint.worker.argsources.annotations import evaluated_annotations
 from jaxlint.worker.argsources.inferred import Uninferable
 
 EMPTY = inspect.Parameter.empty
@@ -84,10 +86,25 @@ def field_defaults(owner: type, kind: str) -> dict[str, Any]:
 
 
 def class_hints(owner: type) -> dict[str, Any]:
+    """Each field's annotation, forward references resolved (forward_refs.py); a field annotated
+    ``Any`` takes the annotation of its class's ``__init__`` parameter of the same name, if any
+    (gpjax's ``constant: Any``, set from ``constant: ScalarFloat | Float[Array, " O"]``)."""
     try:
-        return typing.get_type_hints(owner)
-    except Exception:  # one unresolvable name fails them all: each field's own annotation then
+        hints = {name: forward_refs.resolved(hint) for name, hint in typing.get_type_hints(owner).items()}
+    except Exception:  # one unresolvable name fails them all: each field's own, one by one, then
+        hints = forward_refs.class_annotations(owner)
+    if any(hint is Any for hint in hints.values()):
+        hints.update(_init_annotations(owner, [name for name, hint in hints.items() if hint is Any]))
+    return hints
+
+
+def _init_annotations(owner: type, names: list[str]) -> dict[str, Any]:
+    try:
+        init = owner.__init__
+        annotations = evaluated_annotations(init, inspect.signature(init))
+    except Exception:  # no signature, or one the annotations module cannot read
         return {}
+    return {name: annotations[name] for name in names if annotations.get(name, Any) is not Any}
 
 
 def field_default(field: dataclasses.Field) -> Any:

@@ -14,6 +14,7 @@ the first rung that traces is kept, as for every inferred signature.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from typing import Any, Callable
 
@@ -23,6 +24,7 @@ from jaxlint.worker.argsources import (
     ArgumentSet,
     inferred,
     linen_instances,
+    nnx_instances,
     optional_fields,
     subclasses,
 )
@@ -43,6 +45,10 @@ def signatures(request: ArgumentRequest, owner: type) -> list[ArgumentSet]:
     """The constructor's rungs: the class's field values, made into an instance in the trace."""
     if linen_instances.is_linen(owner):
         raise Uninferable("a linen module's constructor is flax's")
+    if request.target.qualname.endswith(".__post_init__") and not dataclasses.is_dataclass(owner):
+        raise Uninferable("not a dataclass: making an instance does not run its __post_init__")
+    if nnx_instances.is_nnx(owner):
+        return nnx_instances.constructor_signatures(request, owner)
     if is_abstract(owner):
         owner = _concrete(request, owner)
     kind = buildable_kind(owner)

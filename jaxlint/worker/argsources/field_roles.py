@@ -11,37 +11,53 @@ import typing
 from typing import Any
 
 from jaxlint.worker import built_instances, plain_classes
-from jaxlint.worker.argsources import inferred, not_implemented, optional_fields, subclasses
+from jaxlint.worker.argsources import (
+    containers,
+    inferred,
+    linen_instances,
+    not_implemented,
+    optional_fields,
+    subclasses,
+)
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
     class_hints,
     class_kind,
+    field_default,
     field_defaults,
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
-from jaxlint.worker.argsources.init_defaults import init_default
-from jaxlint.worker.argsources.static_fields import abstract_default, choice_role, is_union, stand_in_role, static_role
+from jaxlint.worker.argsources.init_defaults import init_default, init_default_role
+from jaxlint.worker.argsources.static_fields import (
+    abstract_default,
+    choice_role,
+    is_union,
+    stand_in_role,
+    static_role,
+    with_defaults_static,
+)
 
 INTEGERS = "int-array"  # the role of an array field whose default is a Python int: i32, of the ladder's rank
-_MAX_DEPTH = 2  # instances inside instances: a field's (depth 1), and that one's fields' (depth 2)
+_MAX_DEPTH = 3  # instances inside instances: a field's (depth 1), its fields' (2) and theirs (3: gpjax's model.prior.kernel)
 _SEQUENCE_LENGTH = 2  # the items of a ``tuple[X, ...]``, ``Sequence[X]`` or ``list[X]`` field
 _SEQUENCES = (tuple, list, collections.abc.Sequence)
 
 
-def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
+def class_fields(owner: type, kind: str, depth: int, reader: containers.Reader | None = None) -> dict[str, Any]:
     """Each field's role (inferred.role's, ("spec", dtype, dims) for a jaxtyping array, or
-    ("instance", class, kind, its fields' roles) for another instance to build)."""
+    ("instance", class, kind, its fields' roles) for another instance to build). ``reader``: the
+    method's body, where a field annotated with a bare container or ``Any`` is read (containers.py)."""
     defaults = field_defaults(owner, kind)
     if kind in ("pytree", plain_classes.KIND):  # the __init__ parameters
         hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
-        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
+        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth, reader)
                 for name, default in defaults.items()}
     hints = class_hints(owner)
     if kind == "namedtuple":
-        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth)
+        return {name: field_role(name, hints.get(name, EMPTY), default, False, depth, reader)
                 for name, default in defaults.items()}
     roles = {}
     for f in dataclasses.fields(owner):
@@ -49,11 +65,21 @@ def class_fields(owner: type, kind: str, depth: int) -> dict[str, Any]:
         default = defaults[f.name]
         if static and default is EMPTY:  # the class's __init__ may give it one (init_defaults.py)
             default = init_default(owner, f.name)
-        roles[f.name] = field_role(f.name, hints.get(f.name, f.type), default, static, depth)
+        annotation = hints.get(f.name, f.type)
+        try:
+            roles[f.name] = field_role(f.name, annotation, default, static, depth)
+        except Uninferable as why:
+            try:  # the class's own default for it (args=None) before a value its uses suggest
+                roles[f.name] = init_default_role(owner, f.name, default, why)
+            except Uninferable:
+                if reader is None:
+                    raise
+                roles[f.name] = field_role(f.name, annotation, default, static, depth, reader)
     return roles
 
 
-def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int) -> Any:
+def field_role(name: str, annotation: Any, default: Any, static: bool, depth: int,
+               reader: containers.Reader | None = None) -> Any:
     param = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation)
     if static:  # part of the class's structure, not an input: a value is needed
         if default is not EMPTY:
@@ -82,7 +108,7 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
         nested = instance_role(annotation, depth, True, plain=True) or sequence_role(annotation, depth) \
             or choice_role(param)
         if nested is None:
-            return stand_in_role(param, why)
+            return _unguessed(param, why, reader, f"self.{name}")
         return nested
     if default is not EMPTY and role not in ("array", "float", "key", INTEGERS):
         return ("static", abstract_default(default))  # an array annotation wins over a default
@@ -123,14 +149,25 @@ def _subclass_role(base: type, depth: int, plain: bool) -> tuple | None:
     class made in the trace by its ``__init__`` (brax's environments in its wrappers' ``env``
     field). Not for a parameter: the ``__init__`` then runs in every trace of the function, and
     brax's training functions, each given an environment so, spent 34 s tracing instead of 0.4 s
-    and none traced. None when no subclass is built."""
+    and none traced. A subclass that holds a tuple or list of the base's instances (diffrax's
+    ``MultiTerm``, a tuple of terms) only when no other is built. None when no subclass is built."""
+    composite = None
     for candidate in subclasses.concrete_subclasses(base):
         try:
             kind = buildable_kind(candidate) if plain else class_kind(candidate)
-            return ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
+            role = ("instance", candidate, kind, class_fields(candidate, kind, depth + 1))
         except Uninferable:
             continue
-    return None
+        if not _holds(role[3].values(), base):
+            return role
+        composite = composite or role
+    return composite
+
+
+def _holds(roles: Any, base: type) -> bool:
+    """Some role among ``roles`` is a tuple or list of instances of ``base``."""
+    return any(isinstance(role, tuple) and role[0] == "sequence"
+               and any(is_instance(item) and issubclass(item[1], base) for item in role[2]) for role in roles)
 
 
 def static_instance(annotation: Any, depth: int) -> Any:
@@ -138,10 +175,17 @@ def static_instance(annotation: Any, depth: int) -> Any:
     as a field's instance is chosen), made now, for a static field (gpjax's ``integrator:
     AbstractIntegrator``): only when every one of its fields is static (a default, or a static
     value by its annotation), so that it holds no input; None else, or when its maker refuses."""
+    module = linen_instances.static_module(annotation, lambda owner: linen_configuration(owner, depth + 1)) \
+        if depth + 1 < _MAX_DEPTH else None
+    if module is not None:
+        return module
     role = instance_role(annotation, depth, True, plain=True)
-    if role is None or not all(is_static_value(r) for r in role[3].values()):
+    if role is None:
         return None
     _, owner, kind, roles = role
+    roles = with_defaults_static(owner, kind, roles)
+    if not all(is_static_value(r) for r in roles.values()):
+        return None
     fields = {name: r[1] for name, r in roles.items()}
     try:
         if kind == plain_classes.KIND:
@@ -154,6 +198,14 @@ def static_instance(annotation: Any, depth: int) -> Any:
     return None if isinstance(instance, built_instances.InstanceFields) or has_abstract({"": instance}) else instance
 
 
+def linen_configuration(owner: type, depth: int) -> dict[str, Any]:
+    """A linen module's configuration fields' values: each a static value (its default, else the
+    ladder's for its annotation, else a stand-in); Uninferable for a field with none."""
+    hints = class_hints(owner)
+    return {f.name: built_instances.made(field_role(f.name, hints.get(f.name, f.type), field_default(f), True, depth)[1])
+            for f in linen_instances.configuration_fields(owner)}
+
+
 def is_static_value(role: Any) -> bool:
     return isinstance(role, tuple) and role[0] == "static"
 
@@ -161,13 +213,13 @@ def is_static_value(role: Any) -> bool:
 def sequence_role(annotation: Any, depth: int) -> tuple | None:
     """("sequence", container, its items' roles) for a tuple or list of instances of classes
     jaxlint builds (equinox's ``layers: tuple[Linear, ...]`` holds two; ``tuple[A, B]`` one of
-    each); None else."""
+    each; diffrax's ``terms: tuple[AbstractTerm, ...]`` two of its first subclass built); None else."""
     origin, members = typing.get_origin(annotation), typing.get_args(annotation)
     if origin not in _SEQUENCES or not members:
         return None
     if len(members) == 2 and members[1] is Ellipsis or origin is not tuple:
         members = (members[0],) * _SEQUENCE_LENGTH
-    roles = [instance_role(member, depth) for member in members]
+    roles = [instance_role(member, depth, True) for member in members]  # an abstract base: its subclass
     if any(role is None for role in roles):
         return None
     return ("sequence", list if origin is list else tuple, roles)
@@ -178,10 +230,13 @@ def is_instance(role: Any) -> bool:
     return isinstance(role, tuple) and role[0] in ("instance", "sequence")
 
 
-def method_parameters(callee: Any) -> dict[str, Any]:
+def method_parameters(callee: Any, passed_on: dict[str, Any] | None = None,
+                      reader: containers.Reader | None = None) -> dict[str, Any]:
     """The method's other parameters' roles, as the ladder guesses them (a jaxtyping array by its
-    annotation, an instance of a class jaxlint builds by its class: ``other: Normal``); those with
-    a default keep it, *args and **kwargs are empty."""
+    annotation, an instance of a class jaxlint builds by its class: ``other: Normal``; a bare
+    container by ``reader``'s body, containers.py); those with a default keep it, *args and
+    **kwargs are empty; those of ``passed_on`` the role given there (what the body passes them on
+    as: a function's stand-in, a loop's carry; passed_on.py)."""
     try:
         signature = inspect.signature(callee)
     except (TypeError, ValueError):
@@ -191,6 +246,9 @@ def method_parameters(callee: Any) -> dict[str, Any]:
     roles: dict[str, Any] = {}
     for param in params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not EMPTY:
+            continue
+        if param.name in (passed_on or {}):
+            roles[param.name] = passed_on[param.name]  # type: ignore[index]
             continue
         annotation = hints.get(param.name, EMPTY)
         spec = array_spec(annotation, param.name)
@@ -203,8 +261,19 @@ def method_parameters(callee: Any) -> dict[str, Any]:
         except Uninferable as why:
             nested = instance_role(annotation, 0, True)
             annotated = param.replace(annotation=annotation)
-            roles[param.name] = nested if nested is not None else stand_in_role(annotated, why)
+            roles[param.name] = nested if nested is not None else _unguessed(annotated, why, reader, param.name)
     return roles
+
+
+def _unguessed(param: inspect.Parameter, why: Uninferable, reader: containers.Reader | None, name: str) -> Any:
+    """A stand-in's role (a function, a transformation, a dtype), else a bare container's by how
+    ``reader``'s body uses ``name`` (containers.py); raises ``why`` for none."""
+    try:
+        return stand_in_role(param, why)
+    except Uninferable:
+        if reader is None:
+            raise
+        return reader.role(name, param.annotation, why)
 
 
 def role_value(role: Any, shape: tuple, n: Any, rank: int) -> Any:

@@ -8,10 +8,15 @@ Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Pyt
 ``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
-``str``, ...) cannot be inferred, and then nothing is; names of counts, indices and shapes are
+``str``, ...) cannot be inferred, and then nothing is (unless the body only passes one on as a
+function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag). Every other parameter is an f32 array,
+(usage.py: an index, a size, a function, a tuple, a flag); one annotated with a bare container
+(``dict``, ``tuple``, ``NamedTuple``, ...) the value its uses show (containers.py: ``{}``, a dict
+of keys, a tuple of arrays), else none; one whose attributes the body reads, a made-up object
+with those attributes (made_up.py), as does one annotated with a class nothing here guesses.
+Every other parameter is an f32 array,
 of rank 0, then 1, then 2 (never less than the body shows, up to rank 4: ``x.shape[1]`` means
 rank 2, ``x[..., 0]`` rank 1, ``n, d, k = x.shape`` rank 3, and rank_floors.py's floors: ``jax.vmap(f)(x)``
 rank 1, ``jnp.sum(x, axis=1)`` rank 2), its dimensions one shared symbolic size ``n``; a rung that fails
@@ -32,7 +37,18 @@ from typing import Any, Callable
 
 from jaxlint.scan.functions import FUNCTION_PARAMETER, KEY_PARAMETER
 from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, pytrees, rank_floors, sizes, usage
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    containers,
+    made_up,
+    made_up_values,
+    passed_on,
+    pytrees,
+    rank_floors,
+    sizes,
+    usage,
+)
 from jaxlint.worker.instrument import unrecorded
 
 SOURCE = "inferred"
@@ -87,15 +103,7 @@ def symbolic_size() -> Any:
 def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> list[ArgumentSet]:
     ranks = ranks_used(request)
     ranks.update(_scalar_union_ranks(signature, ranks))
-    roles: dict[str, Any] = {}
-    for param in signature.parameters.values():
-        if param.name in given:
-            roles[param.name] = ("given", given[param.name])
-        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
-            continue  # *args empty, **kwargs empty, a default as it is
-        else:
-            roles[param.name] = role(param, by_members=True)
-    roles.update(by_use(request, roles, signature))
+    roles = _parameter_roles(request, signature, given)
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
     past = [name for name in arrays if ranks.get(name, 0) > MAX_BODY_RANK]
@@ -120,23 +128,70 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
     return found
 
 
+def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> dict[str, Any]:
+    """Each parameter's role (without a default), by its name and annotation, then by its uses;
+    Uninferable for the first that neither guesses, a made-up object aside where its annotation
+    names a class jaxlint does not build and the body reads it by attribute (made_up.py)."""
+    roles: dict[str, Any] = {}
+    refused: dict[str, Uninferable] = {}
+    reader = containers.Reader(definition(request))
+    for param in signature.parameters.values():
+        if param.name in given:
+            roles[param.name] = ("given", given[param.name])
+        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
+            continue  # *args empty, **kwargs empty, a default as it is
+        else:
+            try:
+                roles[param.name] = _role_or_passed_on(request, param)
+            except Uninferable as why:
+                try:  # a bare container: by how the body uses it (containers.py)
+                    roles[param.name] = reader.role(param.name, param.annotation, why)
+                except Uninferable:
+                    if not made_up.names_a_class(param.annotation):
+                        raise
+                    refused[param.name], roles[param.name] = why, made_up.UNBUILT
+    roles.update(by_use(request, roles, signature))
+    left = [name for name in refused if roles[name] == made_up.UNBUILT]
+    if left:
+        raise refused[left[0]]
+    return roles
+
+
+def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> Any:
+    """role(), or where it cannot guess an unannotated parameter, what the body does with it
+    (passed_on.value_role: a loop's carry, an unpacked tuple)."""
+    try:
+        return role(param, by_members=True)
+    except Uninferable:
+        found = passed_on.value_role(definition(request), request.function, param.name) \
+            if param.annotation is param.empty else None
+        if found is None:
+            raise
+        return found
+
+
 def by_use(request: ArgumentRequest, roles: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
     """The roles that how the body uses a parameter gives (usage.py), for the parameters of
-    ``roles`` whose name and annotation decide nothing."""
-    return usage.roles_by_use(_definition(request), dict(signature.parameters), roles)
+    ``roles`` whose name and annotation decide nothing; a made-up object for one the body reads by
+    attribute (made_up.py)."""
+    node, params = definition(request), dict(signature.parameters)
+    found = usage.roles_by_use(node, params, roles)
+    found.update(made_up.roles_by_attributes(node, params, {**roles, **found}, ranks_used(request)))
+    return found
 
 
 def ranked(kind: Any) -> bool:
     """A role whose arrays take the rung's rank: an array, a one-leaf pytree, an index array, a
-    tuple of arrays (usage.py)."""
-    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind)
+    tuple of arrays (usage.py), a dict of arrays (containers.py), a made-up object (made_up.py)."""
+    return kind in ("array", "pytree", sizes.INDEX_ROLE) or usage.is_tuple(kind) or containers.ranked(kind) or \
+        made_up.is_made_up(kind) and made_up.holds_array(kind)
 
 
 def one_leaf_parameters(request: ArgumentRequest, roles: dict[str, Any]) -> tuple[str, ...]:
     """The parameters of ``roles`` given a one-leaf pytree (pytrees.py); Uninferable where the
     body needs one's structure (``state.position``), which the leaf has not."""
     names = tuple(name for name, kind in roles.items() if kind == "pytree")
-    why = pytrees.structure_needed(_definition(request), list(names))
+    why = pytrees.structure_needed(definition(request), list(names))
     if why is not None:
         raise Uninferable(why)
     return names
@@ -173,6 +228,10 @@ def abstract(kind: Any, shape: tuple) -> Any:
     typed f32 scalar, or the static value."""
     import jax
 
+    if made_up.is_made_up(kind):
+        return made_up_values.value(kind, shape, shape[0] if shape else symbolic_size())
+    if containers.is_mapping(kind):  # (containers.MAPPING, keys)
+        return containers.mapping_value(kind, shape)
     if usage.is_tuple(kind):  # (usage.TUPLE, length)
         return tuple(jax.ShapeDtypeStruct(shape, "float32") for _ in range(kind[1]))
     if kind in ("array", "pytree"):  # a one-leaf pytree is an array (pytrees.py)
@@ -239,26 +298,26 @@ def opaque(name: str) -> bool:
 def ranks_used(request: ArgumentRequest) -> dict[str, int]:
     """Least rank per parameter, from how the function's body uses it; a method's use of its
     instance's fields counts too, by ``self.<field>``."""
-    node = _definition(request)
+    node = definition(request)
     if node is None:
         return {}
     params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
     ranks: dict[str, int] = {}
 
     def at_least(name: str | None, rank: int) -> None:
-        if name in params or (name or "").startswith("self."):
+        if (name or "").partition(".")[0] in params or (name or "").startswith("self."):
             ranks[name] = max(ranks.get(name, 0), rank)  # type: ignore[index]
 
     for child in ast.walk(node):
-        if isinstance(child, ast.Subscript) and _named(child.value):
+        if isinstance(child, ast.Subscript) and _is_shape(child.value):
+            if isinstance(child.slice, ast.Constant) and isinstance(child.slice.value, int) and child.slice.value >= 0:
+                at_least(_named(child.value.value), child.slice.value + 1)  # type: ignore[attr-defined]
+        elif isinstance(child, ast.Subscript) and _named(child.value) and not _string_key(child.slice):
             index = child.slice
             parts = index.elts if isinstance(index, ast.Tuple) else [index]
             # ``...`` and ``None`` (a new axis) index no dimension of the array: ``x[:, None]`` is rank 1.
             at_least(_named(child.value), sum(1 for p in parts if not (isinstance(p, ast.Constant)
                                                                       and (p.value is ... or p.value is None))))
-        elif isinstance(child, ast.Subscript) and _is_shape(child.value) and isinstance(child.slice, ast.Constant) \
-                and isinstance(child.slice.value, int) and child.slice.value >= 0:
-            at_least(_named(child.value.value), child.slice.value + 1)  # type: ignore[attr-defined]
         elif isinstance(child, ast.Attribute) and child.attr in ("T", "mT"):
             at_least(_named(child.value), 2)
         elif isinstance(child, ast.BinOp) and isinstance(child.op, ast.MatMult):
@@ -272,19 +331,27 @@ def ranks_used(request: ArgumentRequest) -> dict[str, int]:
 
 
 def _named(node: ast.AST) -> str | None:
-    """``x`` for a name, ``self.x`` for an attribute of ``self``; None for anything else."""
+    """``x`` for a name, ``x.a.b`` for attributes of one (``self.x``; a made-up object's,
+    made_up.py); None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return f"self.{node.attr}"
+    if isinstance(node, ast.Attribute):
+        owner = _named(node.value)
+        return None if owner is None else f"{owner}.{node.attr}"
     return None
+
+
+def _string_key(node: ast.AST) -> bool:
+    """A dict's key (``options["lower"]``): no dimension of an array."""
+    return isinstance(node, ast.Constant) and type(node.value) is str
 
 
 def _is_shape(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "shape" and _named(node.value) is not None
 
 
-def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The target's ``def`` in the module's source index; None where it has none."""
     index = request.index
     if index is None:
         return None

@@ -4,15 +4,21 @@ parameter's default, the value the class holds when made without it (diffrax's
 ``ALIGN.__init__(self, taylor_threshold: float = 0.1)`` sets ``self.taylor_threshold =
 taylor_threshold``; gpjax's ``Gaussian.__init__(..., integrator=AnalyticalGaussianIntegrator())``
 passes it to ``super().__init__(integrator)``, which sets it). A parameter the ``__init__``
-reassigns first (equinox's ``Conv``: ``stride = _ntuple(stride)``) or passes through a call gives
-nothing: its default is not the field's value."""
+reassigns first (equinox's ``Conv``: ``stride = _ntuple(stride)``) gives nothing: its default is not
+the field's value; one set through a function of the library's own package that takes it alone
+(``self.padding_mode = _padding_mode_init(padding_mode)``) takes that function's result for the
+default ("ZEROS")."""
 from __future__ import annotations
 
 import ast
 import functools
 import inspect
+import sys
 import textwrap
 from typing import Any
+
+from jaxlint.worker.argsources.inferred import Uninferable
+from jaxlint.worker.argsources.static_fields import abstract_default
 
 EMPTY = inspect.Parameter.empty
 _MAX_SUPER_CALLS = 3  # ``super().__init__`` calls followed, one class up each
@@ -32,7 +38,40 @@ def init_default(owner: type, name: str) -> Any:
     if parameter is None or parameter.default is EMPTY or parameter.kind in (parameter.VAR_POSITIONAL,
                                                                              parameter.VAR_KEYWORD):
         return EMPTY
-    return parameter.default if _sets_unchanged(classes, name) else EMPTY
+    if _sets_unchanged(classes, name):
+        return parameter.default
+    return _normalized(classes[0], name, parameter.default)
+
+
+def _normalized(cls: type, name: str, default: Any) -> Any:
+    """``self.<name> = f(<name>)`` at the top level of ``cls.__init__``, ``f`` a function of the
+    class's own package that takes it alone (equinox's ``Conv``: ``self.padding_mode =
+    _padding_mode_init(padding_mode)``, which checks and upper-cases it): ``f(default)``, what the
+    class holds when made without it; EMPTY when ``f`` refuses it, or for any other ``__init__``."""
+    body = _init_body(cls.__dict__["__init__"])
+    if body is None or _reassigns(body, name):
+        return EMPTY
+    called = next((found for found in map(lambda statement: _called_on(statement, name), body) if found), None)
+    function = getattr(sys.modules.get(cls.__module__), called, None) if called else None
+    if not inspect.isfunction(function) or function.__module__.split(".")[0] != cls.__module__.split(".")[0]:
+        return EMPTY
+    try:
+        return function(default)
+    except Exception:  # the function refuses its own default: no value
+        return EMPTY
+
+
+def _called_on(statement: ast.stmt, name: str) -> str | None:
+    """``f`` where ``statement`` is ``self.<name> = f(<name>)``; None else."""
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        return None
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    call = statement.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1
+            and not call.keywords and _is_name(call.args[0], name)):
+        return None
+    sets = any(isinstance(t, ast.Attribute) and t.attr == name and _is_name(t.value, "self") for t in targets)
+    return call.func.id if sets else None
 
 
 def _init_classes(owner: type) -> list[type]:
@@ -101,3 +140,13 @@ def _passes_up(statement: ast.stmt, name: str, parent: type) -> bool:
 
 def _is_name(node: Any, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
+
+
+def init_default_role(owner: type, name: str, default: Any, why: Uninferable) -> tuple:
+    """A field no role fits (lineax's ``JacobianLinearOperator.args: PyTree[Any]``): the default of
+    the class's ``__init__`` parameter that sets it unchanged (``args=None``), the value it holds
+    when made without one; ``why`` raised without such a default."""
+    found = init_default(owner, name) if default is EMPTY else EMPTY
+    if found is EMPTY:
+        raise why
+    return ("static", abstract_default(found))

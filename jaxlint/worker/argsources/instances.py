@@ -20,11 +20,16 @@ becomes abstract); else the ladder guesses by name and annotation; else an annot
 class of a kind above (a union: its first such member; an abstract class, or one abstract in
 fact, not_implemented.py: its first concrete subclass that can be built, subclasses.py, a plain
 one too) gives an instance of it, built by the
-same rules, two levels deep at most; else a field (or a method's parameter) that holds a
+same rules, three levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
-shown in the signature. A field none of these gives means no instance, and the method is
+shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
+makes is made so in the trace (made_state.py); else a field or parameter annotated with a bare
+container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
-module (a linen module's own methods: linen_instances.py), a test class, an exception and an enum.
+module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
+gets one, linen_instances.static_module), a test class, an exception and an enum.
+An nnx module's methods and constructor (any nnx ``Pytree``'s) are built by nnx_instances.py: made by
+its own ``__init__`` from guessed sizes, its variables the inputs.
 A constructor (``__init__``, ``__post_init__``, ``__check_init__``) is traced by making the
 instance inside the trace from such field values (constructors.py). A method's parameter
 annotated with such a class (``kl(self, other: Normal)``) gets an instance
@@ -48,16 +53,19 @@ import dataclasses
 import inspect
 from typing import Any
 
-from jaxlint.worker import built_instances, plain_classes
+from jaxlint.worker import built_instances, init_states, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     constructors,
+    containers,
     inferred,
     linen_instances,
+    made_state,
+    nnx_instances,
     optional_fields,
+    passed_on,
     subclasses,
-    usage,
 )
 from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
 from jaxlint.worker.argsources.field_roles import (
@@ -75,7 +83,8 @@ from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
-_SUBCLASSES_TRIED = 2  # an abstract class's method: the subclasses whose rungs are traced, in turn
+_SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
+# AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -120,6 +129,8 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
     ``__init__`` refuses), the rungs with the None-default fields optional_fields.py chose left None."""
     if linen_instances.is_linen(owner):
         return _linen_signatures(request, owner, callee)
+    if nnx_instances.is_nnx(owner):
+        return _nnx_signatures(request, owner, callee)
     if is_abstract(owner):
         return _subclass_signatures(request, owner, callee)
     return _class_signatures(request, owner, buildable_kind(owner), callee)
@@ -127,8 +138,9 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``."""
-    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0).items()}
-    roles.update(method_parameters(callee))
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
+    roles.update(method_parameters(callee, _passed_on(request, callee), reader=made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
@@ -152,7 +164,7 @@ def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> 
     rung is not): ``_SUBCLASSES_TRIED`` subclasses at most."""
     name = request.target.qualname.rpartition(".")[2]
     raw = inspect.getattr_static(owner, name)
-    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw))
+    candidates = subclasses.concrete_subclasses(owner, lambda sub: subclasses.inherits(sub, name, raw), private=True)
     if not candidates:
         raise Uninferable("an abstract class, and no concrete subclass in its package inherits the method")
     whys, found, built = [], [], 0
@@ -185,21 +197,44 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
         configuration[field.name] = built_instances.made(value)  # a StaticValue unwrapped
         if default is EMPTY:
             shown[field.name] = value
-    roles, ranks = method_parameters(callee), inferred.ranks_used(request)
+    roles = method_parameters(callee, _passed_on(request, callee))
     one_leaf = inferred.one_leaf_parameters(request, roles)
-    rungs, seen = [], set()
+    rungs = _module_rungs(request, roles, _CONCRETE_SIZE)
+    method = request.target.qualname.rpartition(".")[2]
+    return [dataclasses.replace(arguments, one_leaf=one_leaf)
+            for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
+
+
+def _nnx_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:
+    """An nnx module's method: ``self`` made by its ``__init__`` from guessed sizes
+    (nnx_instances.py), the method's parameters guessed on the ladder's rungs, symbolic, then of
+    the guessed size."""
+    if callee is not request.function:
+        raise Uninferable("an nnx module's property")
+    reader = containers.Reader(inferred.definition(request), request.target.params[0])
+    roles = method_parameters(callee, _passed_on(request, callee), reader=reader)
+    roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
+    one_leaf = inferred.one_leaf_parameters(request, roles)
+    rungs = _module_rungs(request, roles, nnx_instances.SIZE, need_array=False)  # its variables may be the inputs
+    return [dataclasses.replace(arguments, one_leaf=one_leaf)
+            for arguments in nnx_instances.signatures(request, owner, rungs)]
+
+
+def _module_rungs(request: ArgumentRequest, roles: dict[str, Any], size: int, need_array: bool = True
+                  ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The method's parameters on each rank: (with the symbolic ``n``, with ``n`` = ``size``);
+    Uninferable where ``need_array`` and none is an array."""
+    ranks, rungs, seen = inferred.ranks_used(request), [], set()
     for rank in range(MAX_RANK + 1):
         shapes = {name: max(rank, ranks.get(name, 0)) for name, role in roles.items() if _ranked(role)}
         if tuple(sorted(shapes.items())) in seen or any(r > MAX_BODY_RANK for r in shapes.values()):
             continue
         seen.add(tuple(sorted(shapes.items())))
         rungs.append(tuple({name: role_value(role, (n,) * shapes.get(name, 0), n, rank) for name, role in roles.items()}
-                           for n in (inferred.symbolic_size(), _CONCRETE_SIZE)))
-    if not any(has_abstract(symbolic) for symbolic, _ in rungs):
+                           for n in (inferred.symbolic_size(), size)))
+    if need_array and not any(has_abstract(symbolic) for symbolic, _ in rungs):
         raise Uninferable("the method's parameters take no array")
-    method = request.target.qualname.rpartition(".")[2]
-    return [dataclasses.replace(arguments, one_leaf=one_leaf)
-            for arguments in linen_instances.signatures(request, owner, method, configuration, shown, rungs)]
+    return rungs
 
 
 @dataclasses.dataclass
@@ -226,6 +261,7 @@ class _Plan:
                 continue
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
+                      else made_state.value(role, n, rank) if made_state.is_made(role)
                       else role_value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
             if not has_abstract(values):
                 return []
@@ -239,9 +275,12 @@ class _Plan:
                      **{name: value for name, value in values.items() if not name.startswith("self.")}}
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
+        if any(isinstance(v, init_states.MadeState) for v in arguments.values()):
+            call = init_states.then_called(self.callee, self_name)  # its class's init makes the state first
         if call is None and self.callee is not self.request.function:
             call = self.callee  # a property: its getter
-        built = (self_name, *(name for name, role in self.roles.items() if is_instance(role) and "." not in name))
+        built = (self_name, *(name for name, role in self.roles.items()
+                              if (is_instance(role) or made_state.is_made(role)) and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
 
     def instance(self, arguments: ArgumentSet) -> Any:
@@ -249,9 +288,32 @@ class _Plan:
         return arguments.kwargs[self.request.target.params[0]]
 
 
+def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
+    """The roles of the method's parameters that its body passes on (passed_on.py): a function's
+    stand-in, and, for one the ladder cannot guess, a loop's carry or an unpacked tuple."""
+    definition = inferred.definition(request)
+    found = {name: ("static", stand_in) for name, stand_in in passed_on.stand_ins(definition, callee, {}).items()}
+    try:
+        params = list(inspect.signature(callee).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return found
+    for param in params:
+        if param.name in found or param.default is not param.empty or param.annotation is not param.empty \
+                or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        try:
+            inferred.role(param, by_members=True)
+        except Uninferable:
+            role = passed_on.value_role(definition, callee, param.name)
+            if role is not None:
+                found[param.name] = role
+    return found
+
+
 def _ranked(role: Any) -> bool:
-    """A role of _RANKED, or a tuple of arrays (usage.py)."""
-    return role in _RANKED or usage.is_tuple(role)
+    """A role of _RANKED, a tuple of arrays (usage.py), a dict of arrays (containers.py) or a
+    made-up object (made_up.py): inferred.ranked's."""
+    return role in _RANKED or inferred.ranked(role)
 
 
 def _built(owner: type, kind: str, fields: dict[str, Any]) -> Any:

@@ -12,14 +12,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from typing import Any
+from typing import Any, Callable
 
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, not_implemented, subclasses
+from jaxlint.worker.argsources.class_kinds import EMPTY, field_default
 from jaxlint.worker.argsources.inferred import SOURCE, Uninferable
-from jaxlint.worker.built_instances import InstanceFields, built_then_called
+from jaxlint.worker.built_instances import InstanceFields, built_then_called, made_static
 from jaxlint.worker.plain_classes import guarded_init
 
 _NOT_CONFIGURATION = ("parent", "name")  # linen's own dataclass fields
+_MODULES_TRIED = 3  # a module field's candidate classes, in turn
 
 
 def is_linen(owner: type) -> bool:
@@ -27,6 +29,34 @@ def is_linen(owner: type) -> bool:
     subclass of ``nn.Module``, not ``nn.Module`` itself."""
     linen = getattr(sys.modules.get("flax.linen"), "Module", None)
     return isinstance(linen, type) and issubclass(owner, linen) and dataclasses.is_dataclass(owner)
+
+
+def static_module(annotation: Any, configure: Callable[[type], dict[str, Any]]) -> Any:
+    """A linen module for a field of another that holds one (flax's ``RNN.cell: RNNCellBase``):
+    the class ``annotation`` names, or for a base abstract in fact (its methods raise
+    NotImplementedError) its concrete subclass with the fewest configuration fields without a
+    default (``GRUCell(features=2)``, not ``ConvLSTMCell``, which wants images; subclasses.py's
+    order among equals), made
+    by flax's constructor from ``configure``'s configuration (Uninferable: the next class). None for
+    any other annotation, for ``nn.Module`` itself (any module at all: no guess at which), or when
+    none can be made."""
+    linen = getattr(sys.modules.get("flax.linen"), "Module", None)
+    if not isinstance(annotation, type) or linen is None or annotation is linen or not is_linen(annotation):
+        return None
+    candidates = [annotation]
+    if not_implemented.abstract_in_fact(annotation):  # the plainest first: fewest fields without a default
+        candidates = sorted((sub for sub in subclasses.concrete_subclasses(annotation) if is_linen(sub)),
+                            key=lambda sub: sum(field_default(f) is EMPTY for f in configuration_fields(sub)))
+    for candidate in candidates[:_MODULES_TRIED]:
+        try:
+            configuration = configure(candidate)
+            module = guarded_init(candidate, configuration)
+        except Exception:  # Uninferable: a field with no value; or flax's constructor refuses them
+            continue
+        made_static(module, {f.name: configuration[f.name] for f in configuration_fields(candidate)
+                             if f.name in configuration and field_default(f) is EMPTY})
+        return module
+    return None
 
 
 def configuration_fields(owner: type) -> list[Any]:
@@ -58,7 +88,9 @@ def signatures(request: ArgumentRequest, owner: type, method: str, configuration
             continue
         instance = InstanceFields(owner, {**shown, "variables": variables}, functools.partial(_bound, module))
         call = built_then_called(request.function, self_name)
-        found.append(ArgumentSet(SOURCE, (), {self_name: instance, **values}, call=call))
+        # Configuration fields without a default (``shown``) hold sizes jaxlint chose (``features=2``):
+        # the findings that judge lengths are left out, as for nnx modules.
+        found.append(ArgumentSet(SOURCE, (), {self_name: instance, **values}, call=call, chosen_sizes=bool(shown)))
     if not found:
         raise Uninferable(f"model.init failed on every guess: {errors[0] if errors else 'no guess'}")
     return found

@@ -4,9 +4,11 @@ gives each a one-leaf pytree, an f32 array of the rung's rank, since an array is
 (``jax.tree_util.tree_map(f, x)`` on it is ``f(x)``). The signature says so: ``tree=f32[n] (a
 one-leaf pytree)``.
 
-A body that needs the pytree's structure (reads ``state.position``, indexes ``params["w"]`` or
-``state[0]``, unpacks ``a, b = tree``, loops over it, calls it) would only fail with a leaf: the
-parameter is not guessed, and the reason says what the body does with it. A name that says a function or an object
+A body that reads attributes of it alone (``state.position``) gets a made-up object with those
+attributes instead (made_up.py, which inferred.by_use asks first). A body that needs the pytree's
+structure otherwise (indexes ``params["w"]`` or ``state[0]``, unpacks ``a, b = tree``, loops over
+it, calls it, reads ``params.keys()``) would only fail with a leaf: the parameter is not guessed,
+and the reason says what the body does with it. A name that says a function or an object
 (``fn``, ``model``, ``kernel``, ``step``, ``init``) is no pytree here.
 """
 from __future__ import annotations

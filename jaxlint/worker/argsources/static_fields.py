@@ -16,6 +16,7 @@ from typing import Any
 
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import inferred
+from jaxlint.worker.argsources.class_kinds import EMPTY, field_defaults
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.built_instances import StaticValue
 
@@ -138,3 +139,19 @@ def abstract_default(value: Any) -> Any:
 
 def is_union(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def with_defaults_static(owner: type, kind: str, roles: dict[str, Any]) -> dict[str, Any]:
+    """``roles`` with each field that has a default (an array default kept concrete) static at it:
+    an instance held in a static field is part of the structure, its defaults included (jax_md's
+    ``UMAConfig.cutoff: float = 5.0``, a configuration, not an input)."""
+    try:
+        defaults = field_defaults(owner, kind)
+    except Uninferable:
+        return roles
+    return {name: ("static", defaults[name]) if not _is_static_value(role) and defaults.get(name, EMPTY) is not EMPTY
+            else role for name, role in roles.items()}
+
+
+def _is_static_value(role: Any) -> bool:
+    return isinstance(role, tuple) and role[0] == "static"

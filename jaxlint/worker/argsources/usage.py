@@ -73,6 +73,14 @@ def roles_by_use(definition: ast.AST | None, params: dict[str, inspect.Parameter
     return found
 
 
+def use_of_parameter(definition: ast.AST, name: str) -> Any:
+    """The one use of the table ``name``'s loads in ``definition``'s body agree on, or None
+    (agreed_use), whatever its name and annotation say (argsources/passed_on.py asks it for names
+    the ladder does not read)."""
+    parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
+    return agreed_use(_uses(definition, name, parents))
+
+
 def is_tuple(role: Any) -> bool:
     """The role of a tuple of arrays, ``(TUPLE, length)``."""
     return isinstance(role, tuple) and len(role) == 2 and role[0] == TUPLE
@@ -126,7 +134,7 @@ def _uses(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> li
     name; None when the body binds the name again. An item of it that a local takes (``s = p[0]``,
     ``i, j = p[:, 0], p[:, 1]``) is an index where that local's uses agree on one."""
     found = []
-    for node in _occurrences(definition, name, parents):
+    for node in occurrences(definition, name, parents):
         if not isinstance(node.ctx, ast.Load):
             return None
         local = _item_local(node, parents)
@@ -135,7 +143,7 @@ def _uses(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> li
     return found
 
 
-def _occurrences(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> list[ast.Name]:
+def occurrences(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> list[ast.Name]:
     """``name`` in the body, outside nested functions that take a parameter of that name."""
     return [node for statement in definition.body for node in ast.walk(statement)  # type: ignore[attr-defined]
             if isinstance(node, ast.Name) and node.id == name and not _shadowed(node, name, definition, parents)]
@@ -169,7 +177,7 @@ def _local_use(definition: ast.AST, local: ast.Name, parents: dict[ast.AST, ast.
     if any(arg is not None and arg.arg == local.id for arg in every):
         return None
     uses = []
-    for node in _occurrences(definition, local.id, parents):
+    for node in occurrences(definition, local.id, parents):
         if node is local:
             continue
         if not isinstance(node.ctx, ast.Load):
