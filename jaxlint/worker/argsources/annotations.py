@@ -126,6 +126,30 @@ def array_spec(annotation: Any, name: str) -> tuple[Any, list[int | str]] | None
         return None
 
 
+def union_array_spec(annotation: Any, name: str) -> tuple[Any, list[int | str]] | None:
+    """(dtype, dims) of the first jaxtyping array member of a union whose other members are no
+    arrays (classes, None, Python scalars): ``Union[Float[Array, "n"], ParameterProperties]`` is
+    ``f32[n]``; None for any other annotation (a union with ``jax.Array`` or ``ArrayLike`` says no
+    shape), or when the user's code did not import jaxtyping."""
+    jaxtyping = sys.modules.get("jaxtyping")
+    if jaxtyping is None or not _is_union(annotation):
+        return None
+    members = typing.get_args(annotation)
+    arrays = [m for m in members if _is_array(m, jaxtyping)]
+    if not arrays or any(_unsized_array(m) for m in members if m not in arrays):
+        return None
+    return array_spec(arrays[0], name)
+
+
+def _unsized_array(member: Any) -> bool:
+    """An array class with no jaxtyping shape (jax.Array, np.ndarray), or what is not a class."""
+    if member is type(None) or any(member is t for t in _PYTHON_SCALARS):
+        return False
+    if not isinstance(member, type):
+        return True  # a type variable, a generic alias, a string: say nothing of it
+    return hasattr(member, "shape") or hasattr(member, "__array__") or hasattr(member, "__jax_array__")
+
+
 def _is_array(annotation: Any, jaxtyping: Any) -> bool:
     base = getattr(jaxtyping, "AbstractArray", None)  # what Float[Array, "n"] etc. subclass
     return isinstance(annotation, type) and base is not None and issubclass(annotation, base)
