@@ -1,6 +1,7 @@
 """A field annotated with a union whose first jaxtyping array member gives its shape (dynamax's
 ``mean: Union[Float[Array, " state_dim"], ParameterProperties]``): the instance jaxlint builds gets
-that member's dims (a named dim the symbolic size or the rung's, 8), not the ladder's rank; a union
+that member's dims (a named dim the symbolic size or the rung's, 8), not the ladder's rank, and so does a
+function's required parameter (the annotations source, its dims symbolic and shared by name); a union
 that also allows an array of no stated shape (``jax.Array``) keeps the ladder (issue 48).
 """
 from __future__ import annotations
@@ -51,6 +52,14 @@ MODULE = textwrap.dedent('''\
 
     def maybe_mean(maybe: Maybe):
         return jnp.sin(maybe.mean)
+
+
+    def smooth(initial: Float[Array, " k"], transition: Optional[Union[Float[Array, "k k"], Float[Array, "t k k"]]]):
+        return transition @ initial
+
+
+    def loose_argument(x: Union[Float[Array, "k k"], jax.Array]):
+        return jnp.sin(x)
     ''')
 
 
@@ -60,16 +69,25 @@ def signatures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     path = write(root, "params", MODULE)
     (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
     result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
-    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
+    return {t.target: f"{t.source}: {t.signature}" for fa in result.files for t in fa.result.traced}
 
 
 def test_a_union_field_takes_its_first_jaxtyping_member_shape(signatures) -> None:
-    assert signatures["initial_log_prob"] == "initial=Initial(mean=f32[n], cov=f32[n,n]), x=f32[]"
+    assert signatures["initial_log_prob"] == "inferred: initial=Initial(mean=f32[n], cov=f32[n,n]), x=f32[]"
 
 
 def test_an_optional_jaxtyping_field_takes_its_shape(signatures) -> None:
-    assert signatures["maybe_mean"] == "maybe=Maybe(mean=f32[n])"
+    assert signatures["maybe_mean"] == "inferred: maybe=Maybe(mean=f32[n])"
 
 
 def test_a_union_with_an_unshaped_array_keeps_the_ladder(signatures) -> None:
-    assert signatures["loose_mean"] == "loose=Loose(mean=f32[])"
+    assert signatures["loose_mean"] == "inferred: loose=Loose(mean=f32[])"
+
+
+def test_a_required_union_parameter_takes_its_first_jaxtyping_member(signatures) -> None:
+    """The annotations source: its dims symbolic and shared by name across the signature."""
+    assert signatures["smooth"] == "annotations: initial=f32[k], transition=f32[k,k]"
+
+
+def test_a_union_parameter_with_an_unshaped_array_is_left_to_the_ladder(signatures) -> None:
+    assert signatures["loose_argument"] == "inferred: x=f32[]"
