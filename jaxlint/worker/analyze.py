@@ -32,6 +32,7 @@ from jaxlint.worker import dispatch, guards, lifeline
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import ArgumentError, ArgumentRequest, ArgumentSet, arguments_for, made_up_values, sizes
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
+from jaxlint.worker.argsources.made_up_callee import made_up_for_callee
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
@@ -422,6 +423,7 @@ class _Analysis:
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
             grown = made_up_values.grown(arguments, error)  # a callee read an attribute the body did not
+            grown = grown if grown is not None else made_up_for_callee(function, arguments, error)  # of a passed array
             if grown is not None:
                 return self._signature(function, target, grown, runs)
             symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)
