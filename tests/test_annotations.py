@@ -219,6 +219,7 @@ def test_founding_pattern_from_annotations_alone(checked):
     ("forms", "a=f32[n], b=f32[n], c=f32[n]"),  # jax.Array, np.ndarray, jaxtyping.Array
     ("dims", "a=f32[n], b=f32[3], c=f32[_1], d=f32[2*n]"),  # #n, n=3, _ (fresh symbol), 2*n
     ("keyed", "key=key<fry>[], x=f32[n]"),
+    ("optional_needed", "x=f32[n], mask=f32[n]"),  # a union with no default: its array member
     ("legacy_union_key", "key=key<fry>[], x=f32[]"),  # PRNGKeyArray, Scalar
     ("defaults", "x=f32[n]"),  # defaults (and *rest, **options) are left to the function
     ("jit_static", "x=f32[n]"),
@@ -251,7 +252,6 @@ UNBUILDABLE = [
     ("ellipsis", "x: variadic dims ... cannot be made abstract; add a hint"),
     ("static_needed", "static argument n: int unknown; add a hint"),
     ("unannotated", "argument y has no annotation; add a hint"),
-    ("optional_needed", "argument mask: Float[Array, 'n'] | None cannot be made abstract; add a hint"),
     ("Model.apply", "self of Model is unknown; use an examples file"),
 ]
 
@@ -269,8 +269,8 @@ def test_unbuildable_signatures_fall_back_to_inferred_arguments(checked, target,
     annotations' reason stays, as a note of the trace or the start of the skip reason."""
     _, traced, skipped = checked
     guessed = {"variadic": "x=f32[n]", "ellipsis": "x=f32[n]", "static_needed": "x=f32[n], n=2",
-               # x vmapped: rank 1 at the first rung, the others rank 0 (argsources/rank_floors.py)
-               "unannotated": "x=f32[n], y=f32[]", "optional_needed": "x=f32[n], mask=f32[]",
+               # x vmapped: rank 1 at the first rung, y rank 0 (argsources/rank_floors.py)
+               "unannotated": "x=f32[n], y=f32[]",
                "Model.apply": "self=Model(), x=f32[n]"}  # a plain class: built by its __init__
     assert ("annotated.py", target) not in skipped
     entry = traced[("annotated.py", target)]

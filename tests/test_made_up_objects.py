@@ -59,6 +59,30 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def _drift_of(s):
+        return s.a - s.b
+
+
+    def drift(p, x):  # passed whole to a callee that reads its attributes: made up from the callee's error
+        y = _drift_of(p) * x
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def drift_by_keyword(p, x):
+        y = _drift_of(s=p) + x
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def drift_and_array(p, x):  # used as an array too: keeps its array (the trace fails)
+        y = p * x + _drift_of(p)
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def drift_of_computed(x):  # the tracer the callee reads is no parameter's: the trace fails, as before
+        y = _drift_of(x + 1)
+        return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
     def gather(graph):  # an attribute that indexes is an i32 array
         y = graph.nodes[graph.senders]
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -189,6 +213,18 @@ def test_parameters_named_alike_share_one_made_up_class(checked) -> None:
 
 def test_an_attribute_a_callee_reads_is_added_on_its_error(checked) -> None:
     assert signatures(checked)["total_energy"] == "state=<made up: potential=f32[], momentum=f32[], mass=f32[]>"
+
+
+def test_a_parameter_passed_whole_to_a_callee_that_reads_attributes_is_made_up(checked) -> None:
+    assert signatures(checked)["drift"] == "p=<made up: a=f32[], b=f32[]>, x=f32[]"
+    assert signatures(checked)["drift_by_keyword"] == "p=<made up: a=f32[], b=f32[]>, x=f32[]"
+
+
+def test_a_callees_attribute_error_on_an_array_used_as_one_or_on_no_parameter_stays(checked) -> None:
+    found, reasons = signatures(checked), skipped(checked)
+    assert "drift_and_array" not in found and "drift_of_computed" not in found
+    assert "has no attribute a" in reasons["drift_and_array"]
+    assert "has no attribute a" in reasons["drift_of_computed"]
 
 
 def test_an_attribute_that_indexes_is_an_index_array(checked) -> None:

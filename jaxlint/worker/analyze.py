@@ -41,6 +41,7 @@ from jaxlint.worker.argsources import (
 )
 from jaxlint.worker.argsources.inferred import SOURCE as INFERRED
 from jaxlint.worker.argsources.inferred import symbolic_size
+from jaxlint.worker.argsources.made_up_callee import made_up_for_callee
 from jaxlint.worker.closures import Factories
 from jaxlint.worker.dependencies import missing_dependency
 from jaxlint.worker.errors import describe_error
@@ -453,6 +454,7 @@ class _Analysis:
         except BaseException as error:  # user code: sys.exit() while traced is a trace error too
             timings["trace"] += time.perf_counter() - started
             grown = made_up_values.grown(arguments, error)  # a callee read an attribute the body did not
+            grown = grown if grown is not None else made_up_for_callee(function, arguments, error)  # of a passed array
             if grown is not None:
                 return self._signature(function, target, grown, runs)
             symbolic = arguments.source in MADE_SYMBOLIC and not fails_at_any_size(error)

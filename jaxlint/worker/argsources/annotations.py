@@ -59,7 +59,7 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     for p in params:
         annotation = annotations.get(p.name, _EMPTY)
         try:
-            spec = _array_spec(annotation, p.name, jaxtyping, fresh)
+            spec = _parameter_spec(p, annotation, jaxtyping, fresh)
         except Exception as error:  # _Unknown, or a jaxtyping whose classes look different
             spec = None
             if p.default is _EMPTY:
@@ -85,6 +85,15 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
         elif p.name in values:
             kwargs[p.name] = values[p.name]  # a parameter left out keeps its own default
     return [ArgumentSet("annotations", tuple(args), kwargs)]
+
+
+def _parameter_spec(p: inspect.Parameter, annotation: Any, jaxtyping: Any,
+                    fresh: Iterator[str]) -> tuple[Any, list[int | str]] | None:
+    spec = _array_spec(annotation, p.name, jaxtyping, fresh)
+    member = _first_array_member(annotation, jaxtyping) if spec is None and p.default is _EMPTY else None
+    if member is not None:  # Optional[Float[Array, "n"]] with no default: its array
+        return _array_spec(member, p.name, jaxtyping, fresh)
+    return spec
 
 
 def evaluated_annotations(function: Any, signature: inspect.Signature) -> dict[str, Any]:
@@ -124,6 +133,36 @@ def array_spec(annotation: Any, name: str) -> tuple[Any, list[int | str]] | None
         return _array_spec(annotation, name, jaxtyping, (f"_{i}" for i in count(1)))
     except Exception:  # _Unknown (variadic dims), or a jaxtyping whose classes look different
         return None
+
+
+def union_array_spec(annotation: Any, name: str) -> tuple[Any, list[int | str]] | None:
+    """(dtype, dims) of the first jaxtyping array member of a union whose other members are no
+    arrays (classes, None, Python scalars): ``Union[Float[Array, "n"], ParameterProperties]`` is
+    ``f32[n]``; None for any other annotation (a union with ``jax.Array`` or ``ArrayLike`` says no
+    shape), or when the user's code did not import jaxtyping."""
+    jaxtyping = sys.modules.get("jaxtyping")
+    member = _first_array_member(annotation, jaxtyping) if jaxtyping is not None else None
+    return None if member is None else array_spec(member, name)
+
+
+def _first_array_member(annotation: Any, jaxtyping: Any) -> Any:
+    """The first jaxtyping array member of a union whose other members are no unshaped arrays; None else."""
+    if not _is_union(annotation):
+        return None
+    members = typing.get_args(annotation)
+    arrays = [m for m in members if _is_array(m, jaxtyping)]
+    if not arrays or any(_unsized_array(m) for m in members if m not in arrays):
+        return None
+    return arrays[0]
+
+
+def _unsized_array(member: Any) -> bool:
+    """An array class with no jaxtyping shape (jax.Array, np.ndarray), or what is not a class."""
+    if member is type(None) or any(member is t for t in _PYTHON_SCALARS):
+        return False
+    if not isinstance(member, type):
+        return True  # a type variable, a generic alias, a string: say nothing of it
+    return hasattr(member, "shape") or hasattr(member, "__array__") or hasattr(member, "__jax_array__")
 
 
 def _is_array(annotation: Any, jaxtyping: Any) -> bool:

@@ -19,7 +19,7 @@ from jaxlint.worker.argsources import (
     optional_fields,
     subclasses,
 )
-from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
+from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations, union_array_spec
 from jaxlint.worker.argsources.class_kinds import (
     EMPTY,
     buildable_kind,
@@ -91,7 +91,7 @@ def field_role(name: str, annotation: Any, default: Any, static: bool, depth: in
             if instance is None:
                 raise
             return ("static", instance)
-    spec = array_spec(annotation, name)
+    spec = array_spec(annotation, name) or union_array_spec(annotation, name)
     if spec is not None:
         return ("spec", *spec)
     if default is not EMPTY and annotation is EMPTY:  # an __init__ parameter

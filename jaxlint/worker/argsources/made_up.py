@@ -94,7 +94,7 @@ def roles_by_attributes(definition: ast.AST | None, params: dict[str, inspect.Pa
     open_to = [name for name, role in roles.items() if name in params and _open(params[name], role)]
     if not open_to:
         return {}
-    parents = {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
+    parents = _parents(definition)
     found = {}
     for name in open_to:
         try:
@@ -106,6 +106,29 @@ def roles_by_attributes(definition: ast.AST | None, params: dict[str, inspect.Pa
             floors = tuple((path.partition(".")[2], ranks[path]) for path in ranks if path.startswith(f"{name}."))
             found[name] = (ROLE, spec, floors)
     return _kinds_shared(found)
+
+
+def used_whole_only(definition: ast.AST, name: str) -> bool:
+    """The body reads ``name`` only as a whole value (passed on, returned, bound): no use as an
+    array, no attribute read (made_up_callee.py)."""
+    try:
+        root = _reads(definition, name, _parents(definition))
+    except _Refused:
+        return False
+    return not root.children and all(use is None for use in root.uses)
+
+
+def attributes_read(definition: ast.AST, name: str) -> tuple | None:
+    """The made-up spec of the attributes ``definition`` reads of ``name`` (``((attribute, role),
+    ...)``); None where its uses say it is no such object (made_up_callee.py)."""
+    try:
+        return _spec(_reads(definition, name, _parents(definition)), name, 0)
+    except _Refused:
+        return None
+
+
+def _parents(definition: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(definition) for child in ast.iter_child_nodes(node)}
 
 
 def _kinds_shared(found: dict[str, tuple]) -> dict[str, tuple]:

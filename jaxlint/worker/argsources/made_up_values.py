@@ -17,13 +17,14 @@ from jaxlint.worker.argsources.made_up import BOOL, COPIES, array_attributes, is
 MAX_GROWN = 4  # attributes a made-up object gains from its traces' AttributeErrors (``grown``)
 
 
-def value(role: tuple, shape: tuple, n: Any) -> Any:
+def value(role: tuple, shape: tuple, n: Any, grown: int = 0) -> Any:
     """The made-up object ``role`` stands for: its arrays of ``shape``'s rank, or of the rank the
-    body reads them at, whichever is higher (dimensions ``n``)."""
-    return _value(role[1], dict(role[2]), "", len(shape), n)
+    body reads them at, whichever is higher (dimensions ``n``). ``grown``: attributes already
+    counted against ``MAX_GROWN`` (one a callee's error named, made_up_callee.py)."""
+    return _value(role[1], dict(role[2]), "", len(shape), n, grown)
 
 
-def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -> Any:
+def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any, grown: int = 0) -> Any:
     import jax
 
     fields = {}
@@ -45,7 +46,7 @@ def _value(spec: tuple, ranks: dict[str, int], prefix: str, rank: int, n: Any) -
             fields[attribute] = tuple(jax.ShapeDtypeStruct(leaf, "float32") for _ in range(child[1]))
         else:
             fields[attribute] = child[1]  # ("static", value): a size, a flag, a stand-in
-    return _made_up_class(tuple((attribute, not _static(child)) for attribute, child in spec))(**fields)
+    return _made_up_class(tuple((attribute, not _static(child)) for attribute, child in spec), grown)(**fields)
 
 
 def grown(arguments: Any, error: BaseException) -> Any:
