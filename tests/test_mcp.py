@@ -117,7 +117,7 @@ def test_a_check_imports_nothing_of_jaxlints_own_from_the_project_folder(project
 
 def test_check_names_what_it_did_not_lint(project: Path) -> None:
     (project / "untraced.py").write_text("import jax\n\n\n@jax.jit\ndef step(state, batch):\n"
-                                         "    return state.params + batch.mean()\n")  # state's fields: no guess
+                                         "    return state.params * state + batch.mean()\n")  # an object and an array
     result = talk(project, lambda session: session.call_tool(
         "check", {"paths": ["untraced.py"], "select": ["JX1"]}))
     assert not result.is_error, text_of(result)
