@@ -65,7 +65,15 @@ def mapping_value(role: tuple, shape: tuple) -> dict:
 
 def container_kind(annotation: Any) -> str | None:
     """"mapping", "sequence" or "any" for a bare container annotation (its items arrays, ``Any`` or
-    unannotated) or ``Any``; None for any other annotation."""
+    unannotated) or ``Any``; None for any other annotation (one whose objects raise when read:
+    ``Annotated`` metadata of the user's)."""
+    try:
+        return _container_kind(annotation)
+    except Exception:
+        return None
+
+
+def _container_kind(annotation: Any) -> str | None:
     if annotation is typing.Any:
         return "any"
     if isinstance(annotation, str):

@@ -25,13 +25,24 @@ import types
 from typing import Any
 
 from jaxlint.worker.argsources import made_up, made_up_values
+from jaxlint.worker.argsources.inferred import SOURCE
 from jaxlint.worker.argsources.passed_on import definition_of
 
 
 def made_up_for_callee(function: Any, arguments: Any, error: BaseException) -> Any:
     """``arguments`` with the parameter whose array a callee read an attribute of (``error``) made
-    up as an object with that attribute; None where ``error`` is no such AttributeError or the
-    parameter cannot be told."""
+    up as an object with that attribute; None where ``error`` is no such AttributeError, the
+    parameter cannot be told, or the arguments are not the ladder's (an annotation's, a hint's or
+    an example's array is the user's word: its trace error stands)."""
+    if arguments.source != SOURCE:
+        return None
+    try:
+        return _made_up_for_callee(function, arguments, error)
+    except Exception:  # the user's objects on the failing frames (a __getattr__ that raises)
+        return None
+
+
+def _made_up_for_callee(function: Any, arguments: Any, error: BaseException) -> Any:
     import jax
 
     owner, name = getattr(error, "obj", None), getattr(error, "name", None)

@@ -74,7 +74,15 @@ CARRIED = "carried"  # the use of a parameter passed on as a loop's initial carr
 def stand_ins(definition: ast.AST | None, function: Any, given: dict[str, Any]) -> dict[str, Any]:
     """A stand-in for each parameter of ``definition`` (the target ``function``'s def) without a
     default that the body only passes on as a function; those ``given`` a value that is not a
-    stand-in (a factory's state) are left as they are."""
+    stand-in (a factory's state) are left as they are. The user's objects it reads (a global
+    whose ``__getattr__`` raises, a ``__wrapped__`` cycle) give none, never an error."""
+    try:
+        return _stand_ins(definition, function, given)
+    except Exception:
+        return {}
+
+
+def _stand_ins(definition: ast.AST | None, function: Any, given: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {}
     resolver = _Resolver(function)
@@ -91,6 +99,14 @@ def stand_ins(definition: ast.AST | None, function: Any, given: dict[str, Any]) 
 
 
 def value_role(definition: ast.AST | None, function: Any, name: str) -> Any:
+    """``_value_role``, None where the user's objects it reads raise."""
+    try:
+        return _value_role(definition, function, name)
+    except Exception:
+        return None
+
+
+def _value_role(definition: ast.AST | None, function: Any, name: str) -> Any:
     """The ladder's role for a parameter whose name says nothing the ladder reads (``init``,
     ``carry``, ``args``: a function, a pytree or an object), from what the body does with it:
     "pytree" where it is only passed on as a loop's initial carry; a tuple of arrays where the body
@@ -272,9 +288,9 @@ def _parameter_stand_in_of(function: Any, name: str, depth: int) -> Any:
 
 def definition_of(function: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The def of ``function`` parsed from its source, or None (no source, a lambda, a class)."""
-    if not inspect.isfunction(inspect.unwrap(function)):
-        return None
     try:
+        if not inspect.isfunction(inspect.unwrap(function)):
+            return None
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except Exception:  # no source, or source that does not parse on its own
         return None
