@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
+import types
 import weakref
 from typing import Any, Callable
+
+from jaxlint.worker import guards
+
+POST_INIT_SECONDS = 3.0  # a built dataclass's __post_init__, as a factory's call (closures.FACTORY_SECONDS)
 
 
 def built(owner: type, kind: str, fields: dict[str, Any]) -> Any:
@@ -80,13 +86,23 @@ def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
     values: one that raises (a check of a value, a frozen field it sets) leaves it out."""
     instance = _fields_set(owner, fields)
     post_init = getattr(owner, "__post_init__", None)
-    if post_init is None or not dataclasses.is_dataclass(owner):
+    if post_init is None or not dataclasses.is_dataclass(owner) or owner in _SLOW_POST_INITS:
         return instance
-    try:
-        post_init(instance)
+    module = sys.modules.get(owner.__module__) or types.ModuleType(owner.__module__)
+    try:  # under the safeguards of a factory's call: what it prints, sets and takes long is not kept
+        with guards.without_side_effects(module), guards.time_limit(POST_INIT_SECONDS) as limit:
+            post_init(instance)
+    except guards.TimeUp:
+        if not limit.fired:  # an outer limit's (a guess's): its caller's
+            raise
+        _SLOW_POST_INITS.add(owner)  # not tried again for the other rungs
+        return _fields_set(owner, fields)
     except Exception:  # the instance may be half changed: a fresh one, as before
         return _fields_set(owner, fields)
     return instance
+
+
+_SLOW_POST_INITS: weakref.WeakSet[type] = weakref.WeakSet()  # classes whose __post_init__ ran past its limit
 
 
 def _fields_set(owner: type, fields: dict[str, Any]) -> Any:
