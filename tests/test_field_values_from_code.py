@@ -10,6 +10,7 @@ from its configuration. Near misses stay not linted, with why. One check per
 module, in the test process; equinox and flax are absent from the JAX 0.4.35 venv: skipped there."""
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -20,6 +21,7 @@ from jaxlint.rules import all_rules
 
 MODULE = textwrap.dedent('''\
     import dataclasses
+    import os
     from typing import Any
 
     import equinox as eqx
@@ -28,6 +30,7 @@ MODULE = textwrap.dedent('''\
 
 
     def _mode_init(mode: str) -> str:
+        os.environ["JAXLINT_TEST_MODE_INIT"] = mode  # a side effect the safeguards put back
         mode = mode.upper()
         if mode not in ("ZEROS", "REFLECT"):
             raise ValueError(mode)
@@ -236,6 +239,7 @@ def _skipped(result) -> dict[str, str]:
 
 def test_a_field_set_through_a_function_of_the_package_takes_its_result(result) -> None:
     assert _signatures(result)["Padded.__call__"] == "self=Padded(weight=f32[], mode='ZEROS'), x=f32[]"
+    assert "JAXLINT_TEST_MODE_INIT" not in os.environ  # the call ran under the factories' safeguards
 
 
 def test_a_function_that_refuses_the_default_or_a_builtin_gives_no_value(result) -> None:

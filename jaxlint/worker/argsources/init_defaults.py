@@ -15,12 +15,15 @@ import functools
 import inspect
 import sys
 import textwrap
+import types
 from typing import Any
 
+from jaxlint.worker import guards
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.argsources.static_fields import abstract_default
 
 EMPTY = inspect.Parameter.empty
+_CALL_SECONDS = 3.0  # the package's function that normalizes a default (as a factory's call)
 _MAX_SUPER_CALLS = 3  # ``super().__init__`` calls followed, one class up each
 _SUPER_INITS = ("super().__init__", "super(type(self), self).__init__")
 
@@ -55,8 +58,14 @@ def _normalized(cls: type, name: str, default: Any) -> Any:
     function = getattr(sys.modules.get(cls.__module__), called, None) if called else None
     if not inspect.isfunction(function) or function.__module__.split(".")[0] != cls.__module__.split(".")[0]:
         return EMPTY
-    try:
-        return function(default)
+    module = sys.modules.get(cls.__module__) or types.ModuleType(cls.__module__)
+    try:  # the library's code: under the factories' safeguards
+        with guards.without_side_effects(module), guards.time_limit(_CALL_SECONDS) as limit:
+            return function(default)
+    except guards.TimeUp:
+        if not limit.fired:  # an outer limit's: its caller's
+            raise
+        return EMPTY
     except Exception:  # the function refuses its own default: no value
         return EMPTY
 
