@@ -33,7 +33,11 @@ class Registrations:
     def __init__(self, module: Any, path: str) -> None:
         self.table: dict[tuple[int, str], tuple[Any, tuple[type, ...]]] = {}
         for registry in _registries(module):
-            for key, function in list(registry.items()):
+            try:
+                items = list(registry.items())
+            except Exception:  # a mapping of the user's that refuses to be read
+                continue
+            for key, function in items:
                 owners = key if isinstance(key, tuple) else (key,)  # multipledispatch: one class a parameter
                 code = _code(function)
                 if code is not None and owners and all(isinstance(owner, type) for owner in owners) \
@@ -69,10 +73,11 @@ def _annotated(function: Any, owners: tuple[type, ...]) -> Any:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return function
+    # ``object`` (a singledispatch's base def) takes anything: its parameter is guessed as a plain one's.
     chosen = {p.name: owner for p, owner in zip(parameters, owners) if p.annotation is inspect.Parameter.empty
-              and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
+              and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and owner is not object}
     if not chosen:
-        return function
+        return function  # the def itself, not the dispatcher: it takes its arguments by name too
 
     @functools.wraps(function)
     def dispatched(*args: Any, **kwargs: Any) -> Any:

@@ -55,7 +55,10 @@ def state_role(owner: type, callee: Any, name: str) -> tuple | None:
         init = inspect.getattr_static(owner, init_name, None)
         if not inspect.isfunction(init) or init is getattr(callee, "__func__", callee):
             continue
-        needed = [p.name for p in list(inspect.signature(init).parameters.values())[1:] if _required(p)]
+        try:
+            needed = [p.name for p in list(inspect.signature(init).parameters.values())[1:] if _required(p)]
+        except (TypeError, ValueError):
+            continue
         shared = {p: p for p in needed if p in taken}
         if needed and needed[0] not in shared and taken and taken[0] not in shared.values() \
                 and needed[0].endswith(taken[0]):
@@ -63,7 +66,7 @@ def state_role(owner: type, callee: Any, name: str) -> tuple | None:
         try:
             own = {p: role for p, role in method_parameters(init, reader=_Shared(shared)).items() if p not in shared}
         except Uninferable:
-            return None
+            continue  # init_state's parameters cannot be guessed: init's may
         return (MADE, owner.__name__, init_name, shared, own)
     return None
 
