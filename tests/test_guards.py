@@ -3,6 +3,7 @@ one that ends sooner fires as its own, and a guessed trace's limit (GuessTimeUp)
 an outer limit's TimeUp. Each block spins until a timer stops it: no test asserts a duration."""
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
@@ -66,3 +67,15 @@ def test_a_guess_gets_none_of_the_modules_last_seconds(monkeypatch) -> None:
     with pytest.raises(guards.GuessTimeUp, match="the module's time was nearly spent"):
         with guards.guess_limit(True):
             pytest.fail("a guess ran with no time left")  # pragma: no cover
+
+
+def test_a_module_imported_for_jaxlint_keeps_none_of_its_side_effects(tmp_path, monkeypatch, capsys) -> None:
+    # argsources import a package's modules for its classes (subclass_modules, forward_refs)
+    (tmp_path / "noisy_module_for_guards.py").write_text(
+        "import os\nos.environ['JAXLINT_TEST_IMPORTED'] = '1'\nprint('imported')\nVALUE = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("JAXLINT_TEST_IMPORTED", raising=False)
+    module = guards.guarded_import("noisy_module_for_guards")
+    assert module.VALUE == 3
+    assert "JAXLINT_TEST_IMPORTED" not in os.environ and "imported" not in capsys.readouterr().out
+    assert guards.guarded_import("no_such_module_for_guards") is None

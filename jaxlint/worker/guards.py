@@ -118,3 +118,25 @@ def guess_limit(guessed: bool) -> Iterator[None]:
                 raise
     if limit.fired:
         raise GuessTimeUp(f"ran past {seconds:g} s")
+
+
+IMPORT_SECONDS = 5.0  # a module of the checked package imported for its classes (argsources)
+
+
+def guarded_import(name: str) -> Any:
+    """``importlib.import_module(name)`` for jaxlint's own purposes (a subclass's module, a forward
+    reference's), under the safeguards of a factory's call: what the import prints, sets in the
+    environment or in JAX's configuration (x64) is put back, and it runs under IMPORT_SECONDS.
+    None where it fails or runs past the limit."""
+    import importlib
+    import types
+
+    try:
+        with without_side_effects(types.ModuleType("jaxlint_import")), time_limit(IMPORT_SECONDS) as limit:
+            return importlib.import_module(name)
+    except TimeUp:
+        if not limit.fired:  # an outer limit's: its caller's
+            raise
+        return None
+    except (Exception, SystemExit):  # no such module (a class path's prefix), or one that fails
+        return None

@@ -7,11 +7,11 @@ already imported, or one of the annotation's own package that is imported for it
 resolve stays as it was."""
 from __future__ import annotations
 
-import importlib
 import sys
 import typing
 from typing import Any
 
+from jaxlint.worker import guards
 from jaxlint.worker.instrument import unrecorded
 
 # A class there, or in Python's own modules (a union's ``types.UnionType``), is no class of the user's
@@ -101,11 +101,8 @@ def _dotted(path: str, package: str) -> Any:
 
 
 def _imported(name: str) -> Any:
-    try:
-        with unrecorded():  # the package's own code, not the checked module's doing
-            return importlib.import_module(name)
-    except (Exception, SystemExit):  # no such module (a class path's prefix), or one that fails
-        return None
+    with unrecorded():  # the package's own code, not the checked module's doing
+        return guards.guarded_import(name)  # no such module (a class path's prefix), or one that fails: None
 
 
 def _users(owner: type) -> bool:

@@ -7,11 +7,11 @@ find them). A test module, or one whose import fails, is left out."""
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 import sys
 from pathlib import Path
 
+from jaxlint.worker import guards
 from jaxlint.worker.instrument import unrecorded
 
 _CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
@@ -28,11 +28,8 @@ def import_defining_modules(base: type) -> None:
     for module in _defining_modules(package, base.__name__):
         if module in sys.modules:
             continue
-        try:
-            with unrecorded():  # the package's own code, not the checked module's doing
-                importlib.import_module(module)
-        except (Exception, SystemExit):  # an optional dependency missing, a module that fails
-            continue
+        with unrecorded():  # the package's own code, not the checked module's doing
+            guards.guarded_import(module)  # an optional dependency missing, a module that fails: None
 
 
 @functools.lru_cache(maxsize=256)
