@@ -484,3 +484,29 @@ def test_a_module_whose_guess_ran_past_its_limit_is_not_kept(tmp_path: Path) -> 
                        cache=ResultCache(str(tmp_path / ".jaxlint_cache"), str(tmp_path)))
         assert [f.code for f in result.findings if f.path.endswith("runaway.py")] == ["JX501"]
     assert result.cached == 1  # plain.py only
+
+
+SLOW_INIT = """\
+import jax.numpy as jnp
+
+
+class Spinning:
+    def __init__(self, scale):
+        self.scale = scale
+        while True:  # runs past the instance's limit
+            pass
+
+    def apply(self, x):
+        return jnp.sin(self.scale * x)
+"""
+
+
+def test_a_module_whose_instance_ran_past_its_limit_is_load_dependent(tmp_path: Path, monkeypatch) -> None:
+    from jaxlint.worker import plain_classes
+
+    monkeypatch.setattr(plain_classes, "INIT_SECONDS", 0.2)
+    (tmp_path / "spinning.py").write_text(SLOW_INIT)
+    result = check_in_process([str(tmp_path / "spinning.py")], RULES, config=load_config([str(tmp_path)]))
+    [analysis] = result.files
+    assert analysis.result.load_dependent  # so the result cache does not keep it
+    assert "ran past 0.2 s" in {s.target: s.reason for _, s in result.skipped}["Spinning.apply"]

@@ -184,10 +184,14 @@ class _Analysis:
                 return self.result
         timings["import"] = time.perf_counter() - started
         retracer = ModuleRetracer(module, job.path, job.settings)
+        guards.LOAD_DEPENDENT.fired = False
         try:
             self._analyze_imported(module, retracer, calls, bool(early))
         finally:
             self.ran.stop()
+        # A limit of jaxlint's own fired in the user's code (an instance's __init__, an import):
+        # what was linted depends on the machine's load, and the result cache does not keep it.
+        self.result.load_dependent = self.result.load_dependent or guards.LOAD_DEPENDENT.fired
         self.result.ran = _ran_by_file([*calls.ran.values(), *self.ran.ran.values()],
                                        everything=self.traced_anything or retracer.used)
         return self.result
@@ -533,7 +537,10 @@ class _Analysis:
             ran = primal_lines(closed) if traces else set()
         except guards.TimeUp:  # an outer limit's: its caller's
             raise
-        except BaseException:  # a rule that refuses or runs away, or a jaxpr of a shape not foreseen
+        except guards.GuessTimeUp:  # a rule that runs away: what it gives depends on the load
+            self.result.load_dependent = True
+            traces, ran = [], set()
+        except BaseException:  # a rule that refuses, or a jaxpr of a shape not foreseen
             traces, ran = [], set()
         for differentiated in traces:
             out: list[Finding] = []

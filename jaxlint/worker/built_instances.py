@@ -96,6 +96,7 @@ def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
         if not limit.fired:  # an outer limit's (a guess's): its caller's
             raise
         _SLOW_POST_INITS.add(owner)  # not tried again for the other rungs
+        guards.LOAD_DEPENDENT.fired = True
         return _fields_set(owner, fields)
     except Exception:  # the instance may be half changed: a fresh one, as before
         return _fields_set(owner, fields)

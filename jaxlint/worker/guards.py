@@ -87,6 +87,17 @@ def time_limit(seconds: float) -> Iterator[Limit]:
             signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 0.001))
 
 
+class _LoadDependence:
+    """Whether a limit of jaxlint's own fired in the user's code during the job (a built instance's
+    ``__init__`` or ``__post_init__``, a module imported for its classes), which the worker then
+    counts as not linted: the job's result depends on the machine's load (analyze.py reads it)."""
+
+    fired = False
+
+
+LOAD_DEPENDENT = _LoadDependence()
+
+
 class GuessTimeUp(BaseException):
     """A trace with guessed arguments ran past GUESS_SECONDS (guess_limit): its own, never an
     outer limit's TimeUp, which goes on to whoever set that one."""
@@ -137,6 +148,7 @@ def guarded_import(name: str) -> Any:
     except TimeUp:
         if not limit.fired:  # an outer limit's: its caller's
             raise
+        LOAD_DEPENDENT.fired = True
         return None
     except (Exception, SystemExit):  # no such module (a class path's prefix), or one that fails
         return None

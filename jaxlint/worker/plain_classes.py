@@ -57,6 +57,7 @@ def guarded_init(owner: type, fields: dict[str, Any]) -> Any:
     except guards.TimeUp:
         if not limit.fired:  # an outer limit's (a guess's, a nested function's): its caller's
             raise
+        guards.LOAD_DEPENDENT.fired = True  # what was linted depends on the load: not cached
         raise InitTimedOut(f"{owner.__name__}(...) ran past {INIT_SECONDS:g} s") from None
 
 

@@ -65,6 +65,7 @@ def _normalized(cls: type, name: str, default: Any) -> Any:
     except guards.TimeUp:
         if not limit.fired:  # an outer limit's: its caller's
             raise
+        guards.LOAD_DEPENDENT.fired = True
         return EMPTY
     except Exception:  # the function refuses its own default: no value
         return EMPTY
