@@ -71,7 +71,7 @@ MODULE = textwrap.dedent('''\
 
 
     def product(x, y, t):
-        z = jnp.dot(x, x) + jnp.trace(y)
+        z = jnp.sum(jnp.matmul(x, x)) + jnp.trace(y)
         z = jax.lax.cond(t > 0, lambda: z, lambda: -z)
         return jnp.where(z > 0, jnp.log(z), 0.0)  # expect JX501
 
@@ -191,7 +191,6 @@ def floors_of(source: str) -> dict[str, int]:
     ("def f(p):\n    return p.max(2)", {"p": 3}),
     ("def f(p):\n    return jax.nn.softmax(p, axis=-1)", {"p": 1}),
     ("def f(p, q):\n    return jnp.matmul(p, q)", {"p": 1, "q": 1}),
-    ("def f(p, q):\n    return p.dot(q)", {"p": 1, "q": 1}),
     ("def f(p):\n    return jnp.linalg.cholesky(p)", {"p": 2}),
     ("def f(p):\n    return len(p)", {"p": 1}),
     ("def f(self):\n    return jax.vmap(g)(self.x)", {"self.x": 1}),
@@ -209,6 +208,7 @@ def test_each_use_gives_its_floor(source: str, floors: dict[str, int]) -> None:
     "def f(p):\n    return obj.helper.sum(p, 1)",  # an object's method: p is not its array
     "def f(self, x):\n    return jnp.tanh(self.inner(x))",  # a method named like jnp.inner
     "def f(self, x):\n    return self.trace(x)",
+    "def f(p, q):\n    return jnp.dot(p, q) + p.dot(q) + jnp.inner(p, q)",  # these take scalars: the rank-0 rung traces
     "def f(p):\n    h = jax.vmap(g)\n    h = other\n    return h(p)",  # a local bound twice
 ])
 def test_a_use_that_says_no_rank_gives_no_floor(source: str) -> None:

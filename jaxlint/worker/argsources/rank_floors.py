@@ -11,7 +11,8 @@ closures and constructors all take them):
   an axis counted from the end: ``p.shape[-2]``                      2
   reduced or moved along an axis: ``jnp.sum(p, axis=1)``,            the axis + 1 (``-k``:
   ``p.mean(-1)``, ``jnp.concatenate([p, q], axis=1)``                k)
-  a matrix product's operand: ``jnp.dot(p, q)``, ``jnp.matmul``      1
+  a matrix product's operand: ``jnp.matmul(p, q)`` (not ``dot``,     1
+  ``vdot``, ``inner``: they take scalars, whose rung then traces)
   a matrix: ``jnp.linalg.inv(p)``, ``cholesky``, ``jnp.trace(p)``    2
   sized: ``len(p)``                                                  1
   =================================================================  ====================
@@ -35,7 +36,7 @@ _AXIS_CALLS = frozenset({
 })
 _POSITIONAL_AXIS = frozenset({"sum", "mean", "max", "min", "prod", "std", "var", "argmax", "argmin", "any", "all",
                               "cumsum", "cumprod", "logsumexp", "median", "nansum", "nanmean", "amax", "amin"})
-_PRODUCTS = frozenset({"dot", "matmul", "vdot", "inner"})
+_PRODUCTS = frozenset({"matmul"})  # dot, vdot and inner take a scalar: a floor would drop a rung that traces
 _MATRICES = frozenset({"inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "qr", "svd", "pinv", "trace",
                        "diagonal", "matrix_power", "solve_triangular"})
 
@@ -75,11 +76,8 @@ def _call_floors(call: ast.Call, mapped: dict[str, Any], at_least: Any) -> None:
     callee = _callee(call)
     if callee == "len" and isinstance(call.func, ast.Name) and len(call.args) == 1:
         at_least(call.args[0], 1)
-    elif callee in _PRODUCTS and _by_module(call):  # ``jnp.inner(p, q)``, not ``self.inner(x)``
+    elif callee in _PRODUCTS and _by_module(call):  # ``jnp.matmul(p, q)``, not ``self.matmul(x)``
         for arg in call.args[:2]:
-            at_least(arg, 1)
-    elif callee == "dot" and isinstance(call.func, ast.Attribute) and call.args:  # ``p.dot(q)``
-        for arg in (call.func.value, call.args[0]):
             at_least(arg, 1)
     elif callee in _MATRICES and call.args and _by_module(call):
         at_least(call.args[0], 2)
