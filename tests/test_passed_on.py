@@ -186,3 +186,20 @@ def test_jax_vmap_is_known_in_each_module_while_jaxlint_records_its_calls(tmp_pa
     assert signatures(result) == {f"mapped_{n}": "kernel=<stand-in: its first argument>, x=f32[n]" for n in (1, 2)}
     assert sorted((Path(f.path).name, f.code) for f in result.findings) == [
         ("vmapped_1.py", "JX501"), ("vmapped_2.py", "JX501")]
+
+
+NO_ARGUMENTS = textwrap.dedent('''\
+    import jax.numpy as jnp
+
+
+    def applied(fn, x, *args):  # *args left empty: the stand-in is called with no argument
+        return jnp.log(1 + x * fn(*args))
+    ''')
+
+
+def test_a_stand_in_called_with_no_argument_gives_a_scalar(tmp_path: Path) -> None:
+    # equinox's filter_closure_convert(fn, *args), filter_eval_shape(fun, *args)
+    path = write(tmp_path, "applied", NO_ARGUMENTS)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert [(f.code, f.span.start_line) for f in result.findings] == [("JX703", 5)]
+    assert signatures(result) == {"applied": "fn=<stand-in: its first argument>, x=f32[]"}

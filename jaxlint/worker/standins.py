@@ -48,6 +48,12 @@ class StandIn:
 
 
 def _first(*args: Any) -> Any:
+    """Its first argument; called with none (``fn(*args)`` where jaxlint left ``*args`` empty:
+    equinox's ``filter_closure_convert(fn, *args)``), a float32 0, a value of its own."""
+    if not args:
+        import jax.numpy as jnp
+
+        return jnp.zeros((), "float32")
     return _apart(args[0])
 
 
