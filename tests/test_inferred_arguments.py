@@ -194,3 +194,22 @@ def test_a_guess_that_runs_away_is_abandoned_and_the_module_goes_on(tmp_path: Pa
     skipped = {s.target: s.reason for _, s in result.skipped}
     assert set(skipped) == {"quadrature"}
     assert "m=f32[8]: ran past 2 s" in skipped["quadrature"], skipped["quadrature"]
+
+
+VECTORIZED = textwrap.dedent('''\
+    from functools import partial
+
+    import jax.numpy as jnp
+
+
+    @partial(jnp.vectorize, signature="()->(2)")
+    def rotation(theta):
+        return jnp.array([jnp.cos(theta), jnp.log(1 + theta)])  # expect JX703
+    ''')
+
+
+def test_a_wrapper_that_takes_its_arguments_by_position_is_called_so(tmp_path: Path) -> None:
+    # jnp.vectorize counts positional arguments alone: the keyword call fails, the positional one traces
+    path = write(tmp_path, "vectorized", VECTORIZED)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert {(f.code, f.span.start_line) for f in result.findings} == expected_markers(VECTORIZED)

@@ -52,7 +52,13 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
         for index, value in zip(dynamic, values):
             filled[index] = value
         args, kwargs = jax.tree_util.tree_unflatten(treedef, filled)
-        out = called(*args, **kwargs)
+        try:
+            out = called(*args, **kwargs)
+        except TypeError as error:  # a wrapper that takes its arguments by position only
+            positional = _by_position(called, args, kwargs) if "positional argument" in str(error) else None
+            if positional is None:
+                raise
+            out = called(*positional)
         kinds = {type(leaf).__name__ for leaf in jax.tree_util.tree_leaves(out)
                  if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, int, float, complex, bool))}
         if kinds:
@@ -67,6 +73,21 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
     except (AttributeError, TypeError):  # a callable object without a name
         pass
     return apply, [leaves[i] for i in dynamic]
+
+
+def _by_position(called: Any, args: tuple, kwargs: dict) -> tuple | None:
+    """``kwargs`` as positional arguments, in the order of ``called``'s signature (the function a
+    ``jnp.vectorize`` wrapper wraps: it counts positional arguments alone); None where some
+    keyword has no place before a keyword-only one."""
+    try:
+        parameters = list(inspect.signature(called).parameters.values())[len(args):]
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ordered = [p.name for p in parameters if p.kind in kinds]
+    if not kwargs or set(kwargs) - set(ordered) or set(ordered[:len(kwargs)]) != set(kwargs):
+        return None
+    return (*args, *(kwargs[name] for name in ordered[:len(kwargs)]))
 
 
 def built_inputs(arguments: ArgumentSet) -> frozenset[int]:
