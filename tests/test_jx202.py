@@ -34,3 +34,20 @@ def test_repetitions() -> None:
     assert repetitions(list("abcdefg")) == (1, 7)
     assert repetitions([]) == (1, 0)
     assert PythonLoopUnrolled.min_equations == 200
+
+
+def test_a_plain_function_no_jit_wraps_is_not_reported(tmp_path) -> None:
+    # Traced with inferred arguments only, it may run eagerly: no compile cost is known to exist.
+    from pathlib import Path
+
+    from helpers import check_in_process, write
+
+    from jaxlint.config import load_config
+    from jaxlint.rules import all_rules
+
+    source = ("import jax\nimport jax.numpy as jnp\n\n\n"
+              "def plain(x):\n    for _ in range(300):\n        x = jnp.sin(x) * 2 + 1\n    return x\n\n\n"
+              "@jax.jit\ndef jitted(x):\n    for _ in range(300):\n        x = jnp.sin(x) * 2 + 1\n    return x\n")
+    path = write(Path(tmp_path), "loops", source)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert [(f.code, f.target) for f in result.findings if f.code == "JX202"] == [("JX202", "jitted")]

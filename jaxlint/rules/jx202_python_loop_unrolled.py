@@ -29,6 +29,11 @@ class PythonLoopUnrolled(Rule):
 
     @classmethod
     def check_program(cls, ctx: ProgramContext) -> Iterable[Finding]:
+        if ctx.target.kind == "inferred":
+            # A plain function no jit wraps, traced with jaxlint's guesses: it may well run eagerly
+            # (numpyro's DCC._find_slps loops over 1,000 prior samples, op by op), and then XLA
+            # compiles no copy: the cost this rule names is not known to exist.
+            return
         # Equations inside a library jit carry the location of the user's call (ir.build falls back
         # to it), so a count per line alone cannot tell a loop from one big library call: the
         # repetition of the line's op sequence can.
