@@ -100,7 +100,7 @@ def test_a_static_callable_field_of_an_equinox_module_gets_one(tmp_path: Path) -
     '''))
     signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
     assert signatures == {"Activation.__call__": "self=Activation(activation=<stand-in: its first argument>, "
-                                                 "weight=f32[n]), x=f32[n]"}  # jnp.dot's operands: rank 1
+                                                 "weight=f32[]), x=f32[]"}  # jnp.dot takes scalars
 
 
 UNIONS = textwrap.dedent('''\

@@ -147,7 +147,7 @@ def _signatures(result) -> dict[str, str]:
 
 def test_a_float_a_tuple_of_ints_and_a_class_get_static_values(result) -> None:
     assert _signatures(result)["Smoother.__call__"] == (
-        "self=Smoother(weight=f32[n], eps=0.1, window=(2, 2), integrator=Quadrature(points=5)), x=f32[n], y=f32[n]")
+        "self=Smoother(weight=f32[], eps=0.1, window=(2, 2), integrator=Quadrature(points=5)), x=f32[n], y=f32[n]")
 
 
 def test_a_finding_in_its_method_is_reported_at_its_line(result) -> None:
