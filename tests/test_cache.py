@@ -464,8 +464,8 @@ def safe_log(x):
     return jnp.where(x > 0, jnp.log(x), 0.0)
 
 
-def quadrature(m: Float[Array, "d"]):  # sizes of 8: 10**8 points, a loop in Python
-    return m * sum(1 for _ in itertools.product(range(10), repeat=len(m)))
+def quadrature(m: Float[Array, "d"]):  # sizes of 8: 100**8 points, a loop in Python no limit outlasts
+    return m * sum(1 for _ in itertools.product(range(100), repeat=len(m)))
 """
 
 
