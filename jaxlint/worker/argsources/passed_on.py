@@ -44,7 +44,6 @@ from jaxlint.worker.argsources import usage
 
 DEPTH = 3  # how many callees deep a parameter is followed
 _CALLEES_KEPT = 20000
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NEUTRAL_CALLS = ("callable", "isinstance")
 # A JAX function's slots that take a function: (module, name) -> {position or keyword: stand-in name}
 _JAX_SLOTS = {
@@ -179,20 +178,9 @@ def _loads(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> l
     for statement in definition.body:  # type: ignore[attr-defined]
         for node in ast.walk(statement):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
-                    and not _shadowed(node, name, definition, parents):
+                    and not usage.shadowed(node, name, definition, parents):
                 found.append(node)
     return found
-
-
-def _shadowed(node: ast.AST, name: str, definition: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    while node is not definition and node in parents:
-        node = parents[node]
-        if isinstance(node, _FUNCTIONS) and node is not definition:
-            arguments = node.args
-            every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-            if any(arg is not None and arg.arg == name for arg in every):
-                return True
-    return False
 
 
 def _use(node: ast.Name, parent: ast.AST | None, resolver: _Resolver, depth: int) -> Any:

@@ -24,8 +24,7 @@ import inspect
 import re
 from typing import Any
 
-from jaxlint.scan.index import first_line
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
 
 MAX_RANK = 4  # inferred.MAX_BODY_RANK: never raised past it
 _RANK_ERRORS = re.compile(
@@ -87,14 +86,14 @@ class Retries:
         return None if _key(kwargs) in self._failed else dataclasses.replace(arguments, kwargs=kwargs)
 
     def _failing_node(self, error: BaseException) -> ast.AST | None:
-        definition, code = _definition(self.request), _code(self.request.function)
+        definition, code = inferred.definition(self.request), _code(self.request.function)
         span = _failing_span(error, code) if definition is not None and code is not None else None
         return None if span is None else _node_at(definition, span)  # type: ignore[arg-type]
 
     def origins(self) -> dict[str, set[str]]:
         """Each name of the body -> the parameters its values come from (a parameter: itself)."""
         if self._origins is None:
-            definition = _definition(self.request)
+            definition = inferred.definition(self.request)
             self._origins = _origins(definition) if definition is not None else {}
         return self._origins
 
@@ -120,16 +119,6 @@ def _raisable(value: Any) -> bool:
 
     return isinstance(value, jax.ShapeDtypeStruct) and isinstance(value.dtype, np.dtype) \
         and value.dtype.kind in "fiu" and not getattr(value, "weak_type", False)
-
-
-def _definition(request: ArgumentRequest) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    index = request.index
-    if index is None:
-        return None
-    for node in index.functions:
-        if first_line(node) == request.target.first_line and node.name == request.target.name:
-            return node
-    return None
 
 
 def _code(function: Any) -> Any:

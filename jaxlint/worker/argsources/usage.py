@@ -146,7 +146,7 @@ def _uses(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> li
 def occurrences(definition: ast.AST, name: str, parents: dict[ast.AST, ast.AST]) -> list[ast.Name]:
     """``name`` in the body, outside nested functions that take a parameter of that name."""
     return [node for statement in definition.body for node in ast.walk(statement)  # type: ignore[attr-defined]
-            if isinstance(node, ast.Name) and node.id == name and not _shadowed(node, name, definition, parents)]
+            if isinstance(node, ast.Name) and node.id == name and not shadowed(node, name, definition, parents)]
 
 
 def _item_local(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.Name | None:
@@ -186,7 +186,9 @@ def _local_use(definition: ast.AST, local: ast.Name, parents: dict[ast.AST, ast.
     return agreed_use(uses)
 
 
-def _shadowed(node: ast.AST, name: str, definition: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+def shadowed(node: ast.AST, name: str, definition: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` (a ``name`` inside ``definition``) lies in a nested function that takes a
+    parameter of that name: another value than the outer one's."""
     while node is not definition and node in parents:
         node = parents[node]
         if isinstance(node, _FUNCTIONS) and node is not definition:
