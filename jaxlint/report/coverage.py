@@ -15,7 +15,7 @@ from jaxlint.engine.store import RUN_ORIGIN
 from jaxlint.engine.targets import GUESSED_KINDS
 from jaxlint.model import Span, Target
 from jaxlint.report.suggestion import suggestion
-from jaxlint.scan.functions import JaxFunction
+from jaxlint.scan.functions import JaxFunction, is_test_file
 from jaxlint.scan.index import parse
 
 if TYPE_CHECKING:
@@ -199,6 +199,8 @@ def _skipped_targets(analysis: Any, remaining: list[Target], function_of: Callab
         function = function_of(target)
         if function is None and target is not None and target.kind in GUESSED_KINDS:
             continue  # an outer function tried for its nested JAX functions (engine/targets.py): no JAX function
+        if function is None and target is not None and target.kind != "jit-bound" and is_test_file(analysis.source.path):
+            continue  # a test that calls a transformation (scan/functions.py): pytest runs it, no JAX function
         if function is not None and (function.first_line in linted or function.first_line in described
                                      or function.line in main_block):
             continue  # linted through another target, said once already, or said below

@@ -1,7 +1,9 @@
 """The denominator of coverage: a file's *JAX functions*, the named functions (``def``, any
 nesting) whose own body calls into ``jax`` (``jax.numpy``, ``jax.lax``, ``jax.random``, ...,
 resolved through imports and aliases), plus every target, less the tests of test files (pytest
-runs those; ``pytest --jaxlint`` lints what they call). Found from the source alone.
+runs those; ``pytest --jaxlint`` lints what they call; a test that calls a transformation is a
+target for the source rules, and still no JAX function, unless it is jitted or hinted: then it is
+traced as any target is). Found from the source alone.
 
 A function's *own lines* are its body's lines without those of the defs nested in it (each its
 own function); a lambda's lines are its enclosing function's. A JAX function counts as linted when
@@ -60,12 +62,13 @@ def jax_functions(index: SourceIndex) -> list[JaxFunction]:
                 name == "jax" or name.startswith("jax.") for name in index.call_names(call)):
             calling.add(id(around.node))
     targets = {target.first_line for target in index.targets}
+    traced_tests = {target.first_line for target in index.targets if target.kind in TRACED_TEST_KINDS}
     tests = is_test_file(index.path)
     found = []
     for record in sorted(defs, key=lambda d: d.node.lineno):
         node = record.node
         first = first_line(node)
-        if tests and first not in targets and _is_test(index, node):
+        if tests and first not in traced_tests and _is_test(index, node):
             continue  # pytest runs it; `pytest --jaxlint` lints what it calls, not the test itself
         if id(node) in calling or first in targets:
             found.append(_function(index, record, tests))
@@ -91,6 +94,10 @@ def _function(index: SourceIndex, record: _Def, tests: bool) -> JaxFunction:
                        tests and _in_test_class(index, node))
 
 
+# A test that is a target of these kinds is traced as its target (a jitted test, a hinted one);
+# one that only calls a transformation is not: its arguments are pytest's fixtures.
+TRACED_TEST_KINDS = frozenset({"jit-decorated", "hinted"})
+
 # A constructor is traced by making an instance (worker/argsources/constructors.py); these only
 # run where Python or JAX makes a class or an instance of its own accord.
 _NOT_INFERRED_METHODS = frozenset({"__new__", "__init_subclass__", "tree_flatten", "tree_unflatten",
@@ -115,10 +122,18 @@ def _is_test(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -
 
 
 def _in_test_class(index: SourceIndex, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A method of a ``Test*`` class or a unittest ``TestCase`` (by its bases' names)."""
+    """A method of a ``Test*`` class or a unittest ``TestCase``, by names: its bases' (``TestCase``,
+    or absltest's ``*Test`` bases a project derives from its own, as distrax's ``EquivalenceTest``),
+    or its own ``*Test``/``*Tests`` where it has a base (unittest's naming; a plain class has none)."""
     parent = index.parent(node)
-    return isinstance(parent, ast.ClassDef) and (parent.name.startswith("Test") or any(
-        ast.unparse(base).endswith("TestCase") for base in parent.bases))
+    if not isinstance(parent, ast.ClassDef):
+        return False
+    bases = [ast.unparse(base) for base in parent.bases]
+    return parent.name.startswith("Test") or any(base.endswith(_TEST_CLASS_ENDINGS) for base in bases) or (
+        bool(bases) and parent.name.endswith(("Test", "Tests")))
+
+
+_TEST_CLASS_ENDINGS = ("TestCase", "Test", "Tests")
 
 
 @dataclass
