@@ -7,7 +7,7 @@
 # more installed into /tmp/lib10venv with
 #   pip install "jax[cpu]==0.10.2" flax optimistix lineax dynamax tinygp jaxopt distrax chex gpjax brax
 # whose packages are copied out of site-packages into /tmp/libs10/src/NAME/NAME (check skips
-# site-packages). Compare two OUT folders by their *.log summary lines and *.json findings; NAME.coverage.json
+# site-packages). Compare two OUT folders with bench/library_reach_report.py (totals, diff, reasons); NAME.coverage.json
 # lists each function not linted and why.
 set -u
 WT=${1:?WORKTREE}; OUT=${2:?OUT}; shift 2
