@@ -47,6 +47,7 @@ from jaxlint.worker.argsources import (
     pytrees,
     rank_floors,
     sizes,
+    unused,
     usage,
 )
 from jaxlint.worker.instrument import unrecorded
@@ -147,6 +148,9 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
                 try:  # a bare container: by how the body uses it (containers.py)
                     roles[param.name] = reader.role(param.name, param.annotation, why)
                 except Uninferable:
+                    if unused.unused(definition(request), param.name):  # its value cannot matter
+                        roles[param.name] = ("static", unused.UNUSED)
+                        continue
                     if not made_up.names_a_class(param.annotation):
                         raise
                     refused[param.name], roles[param.name] = why, made_up.UNBUILT
