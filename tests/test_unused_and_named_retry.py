@@ -16,7 +16,7 @@ from jaxlint.rules import all_rules
 
 MODULE = textwrap.dedent('''\
     import abc
-    from typing import NamedTuple, TypeVar
+    from typing import NamedTuple, TypeVar, Union
 
     import jax
     import jax.numpy as jnp
@@ -47,6 +47,9 @@ MODULE = textwrap.dedent('''\
         @classmethod
         def tree_unflatten(cls, aux, children):
             return cls(*children)
+
+
+    BaseT = TypeVar("BaseT", bound=Union[Base, list])
 
 
     def wrapped(base: Base):
@@ -97,6 +100,15 @@ MODULE = textwrap.dedent('''\
 
         def walk(self):
             y = self.start + jnp.sum(self.moves)
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    class Holder:
+        def __init__(self, inner: BaseT):  # a type variable: by its bound, a union of an abstract base
+            self.inner = inner
+
+        def shifted(self):
+            y = self.inner.loc - 1.0
             return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
@@ -159,6 +171,10 @@ def test_a_check_naming_one_field_raises_its_rank(checked) -> None:
 
 def test_a_check_naming_one_instance_field_raises_its_arrays(checked) -> None:
     assert signatures(checked)["Walker.walk"] == "self=Walker(origin=f32[], steps=Steps(sizes=f32[n]))"
+
+
+def test_a_field_annotated_with_a_type_variable_is_built_by_its_bound(checked) -> None:
+    assert signatures(checked)["Holder.shifted"] == "self=Holder(inner=Affine(f32[], f32[]))"
 
 
 def test_a_check_naming_two_fields_is_not_retried(checked) -> None:

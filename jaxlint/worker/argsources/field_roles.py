@@ -126,6 +126,9 @@ def instance_role(annotation: Any, depth: int, abstract_bases: bool = False, pla
     (``_subclass_role``; with ``plain``, a field's, a plain class too)."""
     if depth >= _MAX_DEPTH:
         return None
+    if isinstance(annotation, typing.TypeVar):  # by its bound (distrax's ``DistributionT``) or constraints
+        annotation = annotation.__bound__ or (typing.Union[annotation.__constraints__]
+                                              if annotation.__constraints__ else None)
     members = typing.get_args(annotation) if is_union(annotation) else (annotation,)
     for member in members:
         if not isinstance(member, type) or member is type(None) or member.__module__ == "builtins":
