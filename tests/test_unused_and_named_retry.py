@@ -16,7 +16,7 @@ from jaxlint.rules import all_rules
 
 MODULE = textwrap.dedent('''\
     import abc
-    from typing import NamedTuple, TypeVar, Union
+    from typing import Callable, NamedTuple, TypeVar, Union
 
     import jax
     import jax.numpy as jnp
@@ -50,6 +50,7 @@ MODULE = textwrap.dedent('''\
 
 
     BaseT = TypeVar("BaseT", bound=Union[Base, list])
+    BaseLike = Union[Base, Callable[[jax.Array], jax.Array]]  # a function of arrays is no array
 
 
     def wrapped(base: Base):
@@ -109,6 +110,15 @@ MODULE = textwrap.dedent('''\
 
         def shifted(self):
             y = self.inner.loc - 1.0
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    class Scaled:
+        def __init__(self, base: BaseLike, factor: jax.Array):
+            self.base, self.factor = base, factor
+
+        def shifted(self):
+            y = self.base.loc * self.factor - 1.0
             return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
@@ -175,6 +185,10 @@ def test_a_check_naming_one_instance_field_raises_its_arrays(checked) -> None:
 
 def test_a_field_annotated_with_a_type_variable_is_built_by_its_bound(checked) -> None:
     assert signatures(checked)["Holder.shifted"] == "self=Holder(inner=Affine(f32[], f32[]))"
+
+
+def test_a_union_of_a_class_and_a_function_of_arrays_is_an_instance(checked) -> None:
+    assert signatures(checked)["Scaled.shifted"] == "self=Scaled(base=Affine(f32[], f32[]), factor=f32[])"
 
 
 def test_a_check_naming_two_fields_is_not_retried(checked) -> None:

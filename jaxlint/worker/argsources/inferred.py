@@ -29,6 +29,7 @@ the source that runs this ladder for functions).
 from __future__ import annotations
 
 import ast
+import collections.abc
 import functools
 import inspect
 import types
@@ -269,7 +270,7 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         admitted = annotation.__bound__ or annotation.__constraints__ or None
         annotation = param.empty if admitted is None else str(admitted)
     union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    text = str(annotation) if union else annotation if isinstance(annotation, str) \
+    text = _union_text(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
@@ -291,6 +292,15 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
     if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
     return sizes.index_role(name, text) or "array"
+
+
+def _union_text(annotation: Any) -> str:
+    """A union's text, without its members that are functions: ``Callable[[Array], Array]`` takes
+    and returns arrays, and is no array (distrax's ``BijectorLike``, a union of classes and one)."""
+    members = [member for member in typing.get_args(annotation)
+               if typing.get_origin(member) is not collections.abc.Callable]
+    return str(annotation) if len(members) == len(typing.get_args(annotation)) else \
+        f"Union[{', '.join(str(member) for member in members)}]"
 
 
 def opaque(name: str) -> bool:
