@@ -295,12 +295,15 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
 
 
 def _union_text(annotation: Any) -> str:
-    """A union's text, without its members that are functions: ``Callable[[Array], Array]`` takes
-    and returns arrays, and is no array (distrax's ``BijectorLike``, a union of classes and one)."""
+    """A union's text; for a union of classes of the user's and functions, without the functions:
+    ``Callable[[Array], Array]`` takes and returns arrays, and is no array (distrax's
+    ``BijectorLike``, a union of classes and one, is built as its class). A union of a number and a
+    function (optax's ``every_k_schedule: int | Callable``) keeps its text, as before."""
     members = [member for member in typing.get_args(annotation)
                if typing.get_origin(member) is not collections.abc.Callable]
-    return str(annotation) if len(members) == len(typing.get_args(annotation)) else \
-        f"Union[{', '.join(str(member) for member in members)}]"
+    users = members and all(isinstance(member, type) and member.__module__ != "builtins" for member in members)
+    return f"Union[{', '.join(str(member) for member in members)}]" \
+        if users and len(members) < len(typing.get_args(annotation)) else str(annotation)
 
 
 def opaque(name: str) -> bool:
