@@ -78,6 +78,11 @@ MODULE = textwrap.dedent('''\
         return jnp.where(x > 0, jnp.log(x), 0.0)  # expect JX501
 
 
+    def noisy(seed, x):  # named seed: a typed key, as a key's name
+        y = x + jax.random.normal(seed, x.shape)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     class Steps(NamedTuple):
         sizes: jax.Array
 
@@ -166,6 +171,10 @@ def test_a_nested_defs_type_variable_annotation_is_read_by_its_bound(checked) ->
 
 def test_an_unread_parameter_of_a_function_is_unused(checked) -> None:
     assert signatures(checked)["loss"] == "model=<unused>, x=f32[]"
+
+
+def test_a_seed_is_a_typed_key(checked) -> None:
+    assert signatures(checked)["noisy"] == "seed=key<fry>[], x=f32[]"
 
 
 def test_a_read_self_is_still_not_guessed(checked) -> None:
