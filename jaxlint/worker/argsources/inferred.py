@@ -5,14 +5,15 @@ finding, and a finding seen with an inferred signature says so.
 
 Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Python values
 (static); ``float`` is a weakly typed f32 scalar, as jit sees a Python float; names like ``key``,
-``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
+``rng``, ``seed``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
 ``str``, ...) cannot be inferred, and then nothing is (unless the body only passes one on as a
 function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag); one annotated with a bare container
+(usage.py: an index, a size, a function, a tuple, a flag); one the body never reads and nothing
+else guesses, a placeholder (unused.py); one annotated with a bare container
 (``dict``, ``tuple``, ``NamedTuple``, ...) the value its uses show (containers.py: ``{}``, a dict
 of keys, a tuple of arrays), else none; one whose attributes the body reads, a made-up object
 with those attributes (made_up.py), as does one annotated with a class nothing here guesses.
