@@ -4,10 +4,11 @@ Without vmap a while's ``cond_jaxpr`` returns a scalar bool. JAX's batching rule
 keeps the loop when the predicate is batched, but its ``cond_jaxpr`` then returns ``bool[B]``:
 the loop runs while ANY element's predicate holds, and at lowering every iteration recomputes the
 predicate and selects the old carry for the finished elements. An unbatched predicate (bounds
-from unmapped arguments) keeps a scalar and is never reported.
+from unmapped arguments) keeps a scalar and is never reported, nor is a batch of one element.
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable, cast
 
 from jaxlint.ir import Location, Op, Value, costs
@@ -43,7 +44,9 @@ def _batched_predicate(op: Op) -> Value | None:
     if region is None or not region.outputs:
         return None
     predicate = region.outputs[0]
-    return predicate if predicate.shape else None
+    # A batch of one element (vmap over a batch axis of size 1): no element waits for another.
+    one = all(isinstance(d, int) for d in predicate.shape) and math.prod(predicate.shape) == 1
+    return predicate if predicate.shape and not one else None
 
 
 def _finding(rule: type[Rule], ctx: ProgramContext, op: Op, kind: str) -> Finding:

@@ -20,7 +20,7 @@ from jaxlint.model import Span, Target
 from jaxlint.scan.index import DEFS, SourceIndex, first_line
 
 # Parameter names that say what a parameter holds, for guessed arguments and suggested hints.
-KEY_PARAMETER = re.compile(r"(?:key|rng|prng\w*|rng_\w+|\w+_key|\w+_rng)")
+KEY_PARAMETER = re.compile(r"(?:key|rng|seed|prng\w*|rng_\w+|\w+_key|\w+_rng)")
 FUNCTION_PARAMETER = re.compile(r"(?:f|fn|fun|func|function|callback|\w+_fn|\w+_fun|\w+_func)")
 
 

@@ -61,6 +61,14 @@ def maker(value: Any) -> tuple[Callable[[dict[str, Any]], Any], dict[str, Any]] 
     return made[1], made[2]
 
 
+def remade(make: Callable[[dict[str, Any]], Any], fields: dict[str, Any]) -> Any:
+    """An instance made again by ``make`` (``maker``'s) from other ``fields``, remembered as
+    ``built``'s are (argsources/named_retry.py raises a field's rank so)."""
+    instance = make(fields)
+    _remember(instance, make, fields)
+    return instance
+
+
 class StaticValue:
     """A static field's value that holds abstract arrays (equinox's ``shape:
     PyTree[jax.ShapeDtypeStruct]``, a description of the arrays the class makes, not an input):

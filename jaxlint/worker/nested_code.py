@@ -78,6 +78,7 @@ def build(module: Any, function: JaxFunction, index: SourceIndex) -> Built:
     own = _own_parameters(node) if node is not None else None
     if own is None:
         return Built(target, why="its def was not found in the source")
+    own = [_resolved(param, plan.globals) for param in own]
     clash = sorted(set(plan.parameters) & {p.name for p in own})
     if clash:
         return Built(target, why=f"its enclosing functions' parameter {clash[0]} has the name of one of its own")
@@ -300,6 +301,25 @@ def _parameter(arg: ast.arg, kind: Any, default: Any) -> inspect.Parameter:
     annotation = ast.unparse(arg.annotation) if arg.annotation is not None else inspect.Parameter.empty
     return inspect.Parameter(arg.arg, kind, default=inspect.Parameter.empty if default is _MISSING else default,
                              annotation=annotation)
+
+
+def _resolved(param: inspect.Parameter, globals_: dict) -> inspect.Parameter:
+    """``param`` with its annotation's text, where it is a name or a dotted name of the module's
+    globals (``EventT``, ``chex.Array``), replaced by what the module holds (a type variable is
+    then read by its bound, as a module-level function's is); any other text (a subscript, a
+    name the module lacks) stays text: nothing is evaluated."""
+    text = param.annotation
+    if not isinstance(text, str) or not all(part.isidentifier() for part in text.split(".")):
+        return param
+    first, *rest = text.split(".")
+    if first not in globals_:
+        return param
+    value = globals_[first]
+    for part in rest:
+        value = inspect.getattr_static(value, part, _MISSING)
+        if value is _MISSING:
+            return param
+    return param.replace(annotation=value)
 
 
 def _plain(node: ast.expr) -> Any:

@@ -73,16 +73,32 @@ def _is_pytree_class(owner: type) -> bool:
 def field_defaults(owner: type, kind: str) -> dict[str, Any]:
     """Each field's default (``EMPTY``: none): a pytree class's ``__init__`` parameters'."""
     if kind in ("pytree", plain_classes.KIND):
-        try:
-            signature = inspect.signature(owner)
-        except (TypeError, ValueError):
-            raise Uninferable("its __init__ has no signature") from None
+        signature = init_signature(owner)
         return {p.name: p.default for p in signature.parameters.values()
                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     if kind == "namedtuple":
         defaults = owner._field_defaults  # type: ignore[attr-defined]
         return {name: defaults.get(name, EMPTY) for name in owner._fields}  # type: ignore[attr-defined]
     return {f.name: field_default(f) for f in dataclasses.fields(owner)}
+
+
+def init_signature(owner: type) -> inspect.Signature:
+    """The parameters a call of the class takes: ``inspect.signature(owner)``, or where that says
+    only ``(*args, **kwargs)`` (a metaclass's ``__call__`` or a ``__new__`` that passes everything
+    on: TensorFlow Probability's distributions), its ``__init__``'s, ``self`` left out.
+    Uninferable where neither can be read."""
+    try:
+        signature = inspect.signature(owner)
+    except (TypeError, ValueError):
+        raise Uninferable("its __init__ has no signature") from None
+    if not all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()) \
+            or owner.__init__ is object.__init__:
+        return signature
+    try:
+        init = inspect.signature(owner.__init__)
+    except (TypeError, ValueError):
+        return signature
+    return init.replace(parameters=list(init.parameters.values())[1:])
 
 
 def class_hints(owner: type) -> dict[str, Any]:

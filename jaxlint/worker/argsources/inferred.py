@@ -5,14 +5,15 @@ finding, and a finding seen with an inferred signature says so.
 
 Per parameter: one with a default keeps it; ``int``/``bool`` annotations are Python values
 (static); ``float`` is a weakly typed f32 scalar, as jit sees a Python float; names like ``key``,
-``rng``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
+``rng``, ``seed``, ``*_key``, ``prng*`` are typed keys; a parameter named or annotated as a pytree
 (``tree``, ``params``, ``state``, ``Any``, ``PyTree``) is a one-leaf pytree, an array
 (pytrees.py); names and annotations of functions and objects (``fn``, ``model``, ``Callable``,
 ``str``, ...) cannot be inferred, and then nothing is (unless the body only passes one on as a
 function, a loop's carry or a tuple it unpacks: passed_on.py); names of counts, indices and shapes are
 read by sizes.py, which also gives a function of sizes alone its one signature. A parameter that
 neither its name nor its annotation decides takes the value its uses in the body require
-(usage.py: an index, a size, a function, a tuple, a flag); one annotated with a bare container
+(usage.py: an index, a size, a function, a tuple, a flag); one the body never reads and nothing
+else guesses, a placeholder (unused.py); one annotated with a bare container
 (``dict``, ``tuple``, ``NamedTuple``, ...) the value its uses show (containers.py: ``{}``, a dict
 of keys, a tuple of arrays), else none; one whose attributes the body reads, a made-up object
 with those attributes (made_up.py), as does one annotated with a class nothing here guesses.
@@ -29,6 +30,7 @@ the source that runs this ladder for functions).
 from __future__ import annotations
 
 import ast
+import collections.abc
 import functools
 import inspect
 import types
@@ -47,6 +49,7 @@ from jaxlint.worker.argsources import (
     pytrees,
     rank_floors,
     sizes,
+    unused,
     usage,
 )
 from jaxlint.worker.instrument import unrecorded
@@ -147,6 +150,9 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
                 try:  # a bare container: by how the body uses it (containers.py)
                     roles[param.name] = reader.role(param.name, param.annotation, why)
                 except Uninferable:
+                    if unused.unused(definition(request), param.name):  # its value cannot matter
+                        roles[param.name] = ("static", unused.UNUSED)
+                        continue
                     if not made_up.names_a_class(param.annotation):
                         raise
                     refused[param.name], roles[param.name] = why, made_up.UNBUILT
@@ -265,7 +271,7 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         admitted = annotation.__bound__ or annotation.__constraints__ or None
         annotation = param.empty if admitted is None else str(admitted)
     union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    text = str(annotation) if union else annotation if isinstance(annotation, str) \
+    text = _union_text(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
@@ -287,6 +293,18 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
     if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
     return sizes.index_role(name, text) or "array"
+
+
+def _union_text(annotation: Any) -> str:
+    """A union's text; for a union of classes of the user's and functions, without the functions:
+    ``Callable[[Array], Array]`` takes and returns arrays, and is no array (distrax's
+    ``BijectorLike``, a union of classes and one, is built as its class). A union of a number and a
+    function (optax's ``every_k_schedule: int | Callable``) keeps its text, as before."""
+    members = [member for member in typing.get_args(annotation)
+               if typing.get_origin(member) is not collections.abc.Callable]
+    users = members and all(isinstance(member, type) and member.__module__ != "builtins" for member in members)
+    return f"Union[{', '.join(str(member) for member in members)}]" \
+        if users and len(members) < len(typing.get_args(annotation)) else str(annotation)
 
 
 def opaque(name: str) -> bool:

@@ -24,7 +24,7 @@ import inspect
 import re
 from typing import Any
 
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred
+from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, named_retry
 
 MAX_RANK = 4  # inferred.MAX_BODY_RANK: never raised past it
 _RANK_ERRORS = re.compile(
@@ -66,7 +66,9 @@ class Retries:
         None where the error is not one of those or does not name exactly one parameter."""
         index_error = _INDEX_ERROR.search(str(error)) is not None
         if not index_error and _RANK_ERRORS.search(str(error)) is None:
-            return None
+            by_name = named_retry.raised(arguments, error, _raisable,
+                                         lambda value, rank: _changed(value, rank, value.dtype, self.size))
+            return None if by_name is None or _key(by_name.kwargs) in self._failed else by_name
         node = self._failing_node(error)
         if node is None:
             return None
