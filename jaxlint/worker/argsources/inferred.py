@@ -269,6 +269,9 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
+    axis = sizes.axis_role(name, text)
+    if axis is not None:
+        return axis
     if text in ("int",):
         return ("static", 2)
     if text in ("bool",):
