@@ -48,6 +48,20 @@ def class_kind(owner: type) -> str:
     raise Uninferable(NO_KIND)
 
 
+def init_signature(owner: type) -> inspect.Signature:
+    """The parameters a call of the class takes: ``inspect.signature(owner)``, except where a
+    metaclass's ``__call__(cls, *args, **kwargs)`` hides them (flax's ``Variable``): then its own
+    ``__init__``'s, without ``self``. Raises TypeError or ValueError where there is none."""
+    signature = inspect.signature(owner)
+    passes_all = all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values())
+    init = owner.__dict__.get("__init__") or getattr(owner, "__init__", object.__init__)
+    if not passes_all or not signature.parameters or init is object.__init__ \
+            or type(owner).__call__ is type.__call__:
+        return signature
+    own = inspect.signature(init)
+    return own.replace(parameters=list(own.parameters.values())[1:])
+
+
 def is_abstract(owner: type) -> bool:
     return inspect.isabstract(owner) or bool(getattr(owner, "__abstractvars__", None))
 
@@ -74,7 +88,7 @@ def field_defaults(owner: type, kind: str) -> dict[str, Any]:
     """Each field's default (``EMPTY``: none): a pytree class's ``__init__`` parameters'."""
     if kind in ("pytree", plain_classes.KIND):
         try:
-            signature = inspect.signature(owner)
+            signature = init_signature(owner)
         except (TypeError, ValueError):
             raise Uninferable("its __init__ has no signature") from None
         return {p.name: p.default for p in signature.parameters.values()

@@ -27,6 +27,7 @@ from jaxlint.worker.argsources.class_kinds import (
     class_kind,
     field_default,
     field_defaults,
+    init_signature,
     is_abstract,
 )
 from jaxlint.worker.argsources.inferred import Uninferable
@@ -52,7 +53,7 @@ def class_fields(owner: type, kind: str, depth: int, reader: containers.Reader |
     method's body, where a field annotated with a bare container or ``Any`` is read (containers.py)."""
     defaults = field_defaults(owner, kind)
     if kind in ("pytree", plain_classes.KIND):  # the __init__ parameters
-        hints = evaluated_annotations(owner.__init__, inspect.signature(owner))
+        hints = evaluated_annotations(owner.__init__, init_signature(owner))
         return {name: field_role(name, hints.get(name, EMPTY), default, False, depth, reader)
                 for name, default in defaults.items()}
     hints = class_hints(owner)

@@ -265,6 +265,10 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         admitted = annotation.__bound__ or annotation.__constraints__ or None
         annotation = param.empty if admitted is None else str(admitted)
     union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    if union and any(_unbound(member) for member in typing.get_args(annotation)):
+        # ``A | VariableMetadata[A]`` (flax's ``Variable.value``): any value, an array among them;
+        # the name decides, as for a bare type variable.
+        annotation, union = param.empty, False
     text = str(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
@@ -290,6 +294,11 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
     if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
     return sizes.index_role(name, text) or "array"
+
+
+def _unbound(annotation: Any) -> bool:
+    """A type variable without a bound or constraints: it admits any value."""
+    return isinstance(annotation, typing.TypeVar) and annotation.__bound__ is None and not annotation.__constraints__
 
 
 def opaque(name: str) -> bool:
