@@ -41,6 +41,7 @@ from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     containers,
+    lax_options,
     made_up,
     made_up_values,
     passed_on,
@@ -273,9 +274,9 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
-    axis = sizes.axis_role(name, text)
-    if axis is not None:
-        return axis
+    static = sizes.axis_role(name, text) or lax_options.option_role(name, text)
+    if static is not None:
+        return static
     if text in ("int",):
         return ("static", 2)
     if text in ("bool",):

@@ -10,7 +10,7 @@ name and annotation:
 - a parameter without an annotation named like a count (``num_*``, ``n_*``, ``*_steps``,
   ``*_dim``) is a static int, as an ``int`` annotation's;
 - an array parameter or field named like an index (``idx``, ``*_idx``, ``indices``,
-  ``*_indices``) is an i32 array: jax_md's ``NeighborList.idx`` indexes other arrays, which a
+  ``*_indices``) or like lengths (``lengths``, ``*_lengths``) is an i32 array: jax_md's ``NeighborList.idx`` indexes other arrays, which a
   float array cannot;
 - a parameter named like an axis (``axis``, ``axes``, ``*_axis``, ``*_axes``) annotated with a
   union of an int and a sequence of ints (flax's ``Axes = Union[int, Sequence[int]]``) is the
@@ -30,7 +30,8 @@ from typing import Any
 SIZE = 8  # the ladder's concrete size (trace.CONCRETE_SIZE): every int of a size-only function
 SHAPE = (SIZE,)
 INDEX_ROLE = "int-array"  # an i32 array of the rung's rank (instances.py's role of the same name)
-_INDEX_NAME = re.compile(r"idx|indices|\w+_idx|\w+_indices")
+# Lengths (``seq_lengths``) count items: integers, which index (``x[seq_lengths - 1]``) as indices do.
+_INDEX_NAME = re.compile(r"idx|indices|\w+_idx|\w+_indices|lengths|\w+_lengths")
 _SHAPE_NAME = re.compile(r"shape|\w+_shape")
 _SHAPE_ANNOTATIONS = re.compile(r"(?:tuple|Tuple|Sequence)(?:\[int(?:, \.\.\.)?\])?")
 _FLOAT_WORDS = ("Float", "float", "Complex", "Inexact")
