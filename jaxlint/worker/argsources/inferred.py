@@ -141,6 +141,8 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
             roles[param.name] = ("given", given[param.name])
         elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
+        elif attention_key(param, signature):
+            roles[param.name] = "array"
         else:
             try:
                 roles[param.name] = _role_or_passed_on(request, param)
@@ -156,6 +158,19 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
     if left:
         raise refused[left[0]]
     return roles
+
+
+def attention_key(param: inspect.Parameter, signature: inspect.Signature) -> bool:
+    """An attention's keys, not a PRNG key: a parameter named ``key`` (``*_key``) beside one named
+    ``query`` (``*_query``), without an annotation or annotated as an array (``query: Array, key:
+    Array``)."""
+    name = param.name
+    if "key" not in name or name.replace("key", "query") not in signature.parameters:
+        return False
+    if not KEY_PARAMETER.fullmatch(name.lower()):
+        return False
+    text = "" if param.annotation is param.empty else str(param.annotation)
+    return not text or any(word in text for word in _ARRAY_ANNOTATIONS)
 
 
 def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> Any:
