@@ -107,11 +107,15 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
     roles = _parameter_roles(request, signature, given)
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
+    star = _array_star_args(signature, given)
+    if star is not None:
+        arrays.append(star)
     past = [name for name in arrays if ranks.get(name, 0) > MAX_BODY_RANK]
     if past:
         raise Uninferable(f"parameter {past[0]}: its body reads it at rank {ranks[past[0]]}, past the "
                           f"{MAX_BODY_RANK} jaxlint guesses")
-    if not any(ranked(kind) or kind in ("key", "float") or kind[0] == "given" for kind in roles.values()):
+    if star is None and not any(ranked(kind) or kind in ("key", "float") or kind[0] == "given"
+                                for kind in roles.values()):
         return _size_only(roles)
     n = symbolic_size()
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
@@ -125,8 +129,39 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
-        found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
+        if star is None:
+            found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
+        else:
+            args = _by_position(signature, kwargs) + (abstract("array", shapes[star]),) * STAR_ARRAYS
+            found.append(ArgumentSet(SOURCE, args, kwargs, one_leaf=one_leaf))
     return found
+
+
+STAR_ARRAYS = 2  # the arrays an array-annotated ``*args`` gets: more than one, so that code combining them runs
+
+
+def _array_star_args(signature: inspect.Signature, given: dict[str, Any]) -> str | None:
+    """The name of a ``*args`` annotated as an array (``*masks: Optional[Array]``), which then gets
+    STAR_ARRAYS arrays of the rung's rank; None where there is none (an unannotated ``*args`` passes
+    nothing, as before)."""
+    for param in signature.parameters.values():
+        if param.kind == param.VAR_POSITIONAL and param.annotation is not param.empty and param.name not in given:
+            try:
+                return param.name if role(param, by_members=True) == "array" else None
+            except Uninferable:
+                return None
+    return None
+
+
+def _by_position(signature: inspect.Signature, kwargs: dict[str, Any]) -> tuple:
+    """The parameters before ``*args``, moved out of ``kwargs`` (in place) into positional
+    arguments, a default where the ladder gives none."""
+    leading = []
+    for param in signature.parameters.values():
+        if param.kind == param.VAR_POSITIONAL:
+            break
+        leading.append(kwargs.pop(param.name) if param.name in kwargs else param.default)
+    return tuple(leading)
 
 
 def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> dict[str, Any]:
