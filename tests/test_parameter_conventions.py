@@ -3,7 +3,7 @@ annotated ``Union[int, Sequence[int]]`` is the last axis; ``dimension_numbers``,
 ``preferred_element_type`` get lax's values; arrays named like lengths are i32; a ``key`` beside a
 ``query`` is an attention's keys; an array-annotated ``*args`` gets two arrays; positional-only
 parameters are passed by position; a class whose metaclass ``__call__`` hides its ``__init__`` is
-built by its ``__init__``; a union with an unbound type variable is read by the parameter's name.
+built by its ``__init__``; ``x.shape[k]`` past x's rank raises x's rank (rank_retry.py); a union with an unbound type variable is read by the parameter's name.
 Near misses stay not linted, or keep their old values. One project, one check, in the test process.
 """
 from __future__ import annotations
@@ -87,6 +87,17 @@ MODULE = textwrap.dedent('''\
 
     def unannotated(*arrays):  # nothing says what *args takes: passes nothing, no array
         return jnp.log(jnp.stack(arrays))
+
+
+    def time_steps(inputs, batch_dims: int):  # x.shape[k] past its rank: its rank raised, retried
+        y = jnp.sum(inputs) * inputs.shape[batch_dims]
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def summed_steps(a, b, batch_dims: int):  # the shape of a value of two parameters: no retry
+        c = a + b
+        y = jnp.sum(c) * c.shape[batch_dims]
+        return jnp.where(y > 0, jnp.log(y), 0.0)
 
 
     def by_position(tree, /, scale=2.0):  # positional-only: passed by position
@@ -175,6 +186,11 @@ def test_array_star_args_get_two_arrays(checked) -> None:
     assert signatures(checked)["combined"] == "f32[], f32[]"
     assert signatures(checked)["scaled_all"] == "f32[], f32[], f32[]"
     assert "no parameter takes an array" in skipped(checked)["unannotated"]
+
+
+def test_a_shape_read_past_the_rank_raises_it(checked) -> None:
+    assert signatures(checked)["time_steps"] == "inputs=f32[n,n,n], batch_dims=2"
+    assert "IndexError: tuple index out of range" in skipped(checked)["summed_steps"]
 
 
 def test_positional_only_parameters_are_passed_by_position(checked) -> None:
