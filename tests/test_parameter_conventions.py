@@ -62,6 +62,19 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def lookup(table, ids):  # its dtype read, and an index: an index (a dtype or shape read is neutral)
+        if not jnp.issubdtype(ids.dtype, jnp.integer):
+            raise ValueError("ids must be integers")
+        y = jnp.take(table, ids, axis=0)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def lookup_shifted(table, ids):  # an index and an array: keeps its f32 array (the trace fails)
+        if not jnp.issubdtype(ids.dtype, jnp.integer):
+            raise ValueError("ids must be integers")
+        return jnp.take(table, ids, axis=0) + ids
+
+
     def attention(query, key):  # a key beside a query: the attention's keys, an array
         y = jnp.sum(query * key)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -175,6 +188,37 @@ def test_dot_options_get_lax_values(checked) -> None:
 
 def test_lengths_are_integers(checked) -> None:
     assert signatures(checked)["last_items"] == "sequence=f32[n], seq_lengths=i32[n]"
+
+
+def test_a_dtype_read_leaves_an_index_an_index(checked) -> None:
+    assert signatures(checked)["lookup"] == "table=f32[n], ids=i32[n]"
+    assert "ValueError: ids must be integers" in skipped(checked)["lookup_shifted"]
+
+
+LINEN = textwrap.dedent('''\
+    import jax.numpy as jnp
+    from flax import linen as nn
+
+
+    class Lookup(nn.Module):
+        size: int
+
+        @nn.compact
+        def __call__(self, ids):
+            if not jnp.issubdtype(ids.dtype, jnp.integer):
+                raise ValueError("ids must be integers")
+            table = self.param("table", nn.initializers.normal(), (self.size, 3))
+            return jnp.take(table, ids, axis=0)
+    ''')
+
+
+def test_a_linen_methods_index_parameter_is_read_by_its_uses(tmp_path: Path) -> None:
+    pytest.importorskip("flax.linen")
+    path = write(tmp_path, "lookup", LINEN)
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert signatures(result)["Lookup.__call__"] == (
+        "self=Lookup(size=2, variables={'params': {'table': f32[2,3]}}), ids=i32[]")
 
 
 def test_a_key_beside_a_query_is_an_array(checked) -> None:

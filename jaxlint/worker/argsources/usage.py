@@ -47,6 +47,7 @@ _INDEX_CALLS = {"take": ("indices",), "take_along_axis": ("indices",), "segment_
 _SHAPE_CALLS = {"zeros": ("shape",), "ones": ("shape",), "empty": ("shape",), "full": ("shape",),
                 "eye": ("N", "M"), "identity": ("n",), "tri": ("N", "M")}
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+_DESCRIBED = ("shape", "ndim", "dtype")  # attributes every array has, an index array too
 _NEUTRAL_CALLS = ("len", "isinstance", "type", "id", "callable")
 _MODULES = ("jnp", "np", "numpy", "onp")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -253,6 +254,8 @@ def _plain_use(node: ast.AST, parent: ast.AST | None, parents: dict[ast.AST, ast
         return ITERATED
     if isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
         return NEUTRAL
+    if isinstance(parent, ast.Attribute) and parent.attr in _DESCRIBED:
+        return NEUTRAL  # its shape, rank or dtype: an index's as well as an array's
     if isinstance(parent, ast.BoolOp):  # a flag where the whole test is one
         return FLAG if _tested(parent, parents) else ARRAY
     return FLAG if _tested(node, parents) else ARRAY
