@@ -24,8 +24,8 @@ parameter's items where they index (``a[p[:, 0]]``: p holds indices), and so doe
 once from an item or slice of it (``sender = p[0]; a[sender]``, ``i, j = p[:, 0], p[:, 1]; a[i]``)
 where that local's own uses agree on an index. A local bound again (``sender = jnp.clip(sender, ...)``)
 or used two ways carries nothing: the item is then as if used in place. Uses that say
-nothing either way are neutral: ``p is None``, ``len(p)``, ``isinstance(p, ...)``, ``p[0]``. Any
-other use (``p * 2``, ``p.shape``, ``f(p)``) is an array's. A parameter with two kinds of use (an
+nothing either way are neutral: ``p is None``, ``len(p)``, ``isinstance(p, ...)``, ``p[0]``,
+``p.shape``, ``p.ndim``, ``p.dtype``. Any other use (``p * 2``, ``f(p)``) is an array's. A parameter with two kinds of use (an
 index and an array, unpacked to 2 and to 3), one the body rebinds (``p = jnp.asarray(p)``), or
 one used only neutrally keeps the ladder's value as before.
 """
