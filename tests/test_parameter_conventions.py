@@ -3,7 +3,7 @@ annotated ``Union[int, Sequence[int]]`` is the last axis; ``dimension_numbers``,
 ``preferred_element_type`` get lax's values; arrays named like lengths are i32; a ``key`` beside a
 ``query`` is an attention's keys; an array-annotated ``*args`` gets two arrays; positional-only
 parameters are passed by position; a class whose metaclass ``__call__`` hides its ``__init__`` is
-built by its ``__init__``; ``x.shape[k]`` past x's rank raises x's rank (rank_retry.py); a union with an unbound type variable is read by the parameter's name.
+built by its ``__init__``; ``x.shape[k]`` past x's rank raises x's rank (rank_retry.py); a union with an unbound type variable is read by the parameter's name; ``tp.Any`` is ``Any``.
 Near misses stay not linted, or keep their old values. One project, one check, in the test process.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from jaxlint.config import load_config
 from jaxlint.rules import all_rules
 
 MODULE = textwrap.dedent('''\
+    import typing as tp
     from typing import Generic, Optional, Sequence, TypeVar, Union
 
     import jax
@@ -111,6 +112,11 @@ MODULE = textwrap.dedent('''\
         c = a + b
         y = jnp.sum(c) * c.shape[batch_dims]
         return jnp.where(y > 0, jnp.log(y), 0.0)
+
+
+    def leaf_total(node: "tp.Any"):  # ``Any`` through a module alias: a one-leaf pytree
+        y = jnp.sum(node)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
     def by_position(tree, /, scale=2.0):  # positional-only: passed by position
@@ -235,6 +241,10 @@ def test_array_star_args_get_two_arrays(checked) -> None:
 def test_a_shape_read_past_the_rank_raises_it(checked) -> None:
     assert signatures(checked)["time_steps"] == "inputs=f32[n,n,n], batch_dims=2"
     assert "IndexError: tuple index out of range" in skipped(checked)["summed_steps"]
+
+
+def test_any_through_a_module_alias_is_a_pytree(checked) -> None:
+    assert signatures(checked)["leaf_total"] == "node=f32[] (a one-leaf pytree)"
 
 
 def test_positional_only_parameters_are_passed_by_position(checked) -> None:
