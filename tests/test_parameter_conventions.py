@@ -76,6 +76,14 @@ MODULE = textwrap.dedent('''\
         return jnp.take(table, ids, axis=0) + ids
 
 
+    def looped(xs, scale):  # iterated and its shape read: an array's (a tuple has no shape)
+        total = 0.0
+        for x in xs:
+            total = total + x
+        y = total * xs.shape[0] * scale
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def attention(query, key):  # a key beside a query: the attention's keys, an array
         y = jnp.sum(query * key)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
@@ -199,6 +207,7 @@ def test_lengths_are_integers(checked) -> None:
 def test_a_dtype_read_leaves_an_index_an_index(checked) -> None:
     assert signatures(checked)["lookup"] == "table=f32[n], ids=i32[n]"
     assert "ValueError: ids must be integers" in skipped(checked)["lookup_shifted"]
+    assert signatures(checked)["looped"] == "xs=f32[8], scale=f32[]"
 
 
 LINEN = textwrap.dedent('''\
