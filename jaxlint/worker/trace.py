@@ -55,10 +55,14 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
         try:
             out = called(*args, **kwargs)
         except TypeError as error:  # a wrapper that takes its arguments by position only
-            positional = _by_position(called, args, kwargs) if "positional argument" in str(error) else None
-            if positional is None:
-                raise
-            out = called(*positional)
+            if _POSITIONAL_ONLY in str(error):  # ``def to_tree(tree, /, *, prefix=...)``
+                args, kwargs = _positional_only_first(called, args, kwargs)
+                out = called(*args, **kwargs)
+            else:
+                positional = _by_position(called, args, kwargs) if "positional argument" in str(error) else None
+                if positional is None:
+                    raise
+                out = called(*positional)
         kinds = {type(leaf).__name__ for leaf in jax.tree_util.tree_leaves(out)
                  if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, int, float, complex, bool))}
         if kinds:
@@ -73,6 +77,24 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
     except (AttributeError, TypeError):  # a callable object without a name
         pass
     return apply, [leaves[i] for i in dynamic]
+
+
+_POSITIONAL_ONLY = "positional-only arguments passed as keyword arguments"  # Python's TypeError
+
+
+def _positional_only_first(called: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``called``'s positional-only parameters that ``kwargs`` names, moved to the positional
+    arguments in their order (the ladder gives every parameter by name); the others stay keywords."""
+    try:
+        parameters = list(inspect.signature(called).parameters.values())[len(args):]
+    except (TypeError, ValueError):
+        return args, kwargs
+    leading = []
+    for p in parameters:
+        if p.kind != inspect.Parameter.POSITIONAL_ONLY or p.name not in kwargs:
+            break
+        leading.append(p.name)
+    return (*args, *(kwargs[name] for name in leading)), {k: v for k, v in kwargs.items() if k not in leading}
 
 
 def _by_position(called: Any, args: tuple, kwargs: dict) -> tuple | None:

@@ -155,7 +155,7 @@ class Reader:
             return (_UNPACKED, use)
         if use == usage.ITERATED:
             return (_ITERATED, usage.ITERATED_LENGTH)
-        return ("array", None) if use in (usage.ARRAY, usage.NEUTRAL) else ("unknown", f"used as a {use}")
+        return ("array", None) if use in (usage.ARRAY, usage.NEUTRAL, usage.DESCRIBED) else ("unknown", f"used as a {use}")
 
     def _item(self, item: ast.Subscript) -> tuple:
         key = item.slice

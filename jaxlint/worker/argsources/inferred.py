@@ -43,6 +43,7 @@ from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     containers,
+    lax_options,
     made_up,
     made_up_values,
     passed_on,
@@ -109,11 +110,15 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
     roles = _parameter_roles(request, signature, given)
     one_leaf = one_leaf_parameters(request, roles)
     arrays = [name for name, kind in roles.items() if ranked(kind)]
+    star = _array_star_args(signature, given)
+    if star is not None:
+        arrays.append(star)
     past = [name for name in arrays if ranks.get(name, 0) > MAX_BODY_RANK]
     if past:
         raise Uninferable(f"parameter {past[0]}: its body reads it at rank {ranks[past[0]]}, past the "
                           f"{MAX_BODY_RANK} jaxlint guesses")
-    if not any(ranked(kind) or kind in ("key", "float") or kind[0] == "given" for kind in roles.values()):
+    if star is None and not any(ranked(kind) or kind in ("key", "float") or kind[0] == "given"
+                                for kind in roles.values()):
         return _size_only(roles)
     n = symbolic_size()
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
@@ -127,8 +132,39 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
-        found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
+        if star is None:
+            found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
+        else:
+            args = _by_position(signature, kwargs) + (abstract("array", shapes[star]),) * STAR_ARRAYS
+            found.append(ArgumentSet(SOURCE, args, kwargs, one_leaf=one_leaf))
     return found
+
+
+STAR_ARRAYS = 2  # the arrays an array-annotated ``*args`` gets: more than one, so that code combining them runs
+
+
+def _array_star_args(signature: inspect.Signature, given: dict[str, Any]) -> str | None:
+    """The name of a ``*args`` annotated as an array (``*masks: Optional[Array]``), which then gets
+    STAR_ARRAYS arrays of the rung's rank; None where there is none (an unannotated ``*args`` passes
+    nothing, as before)."""
+    for param in signature.parameters.values():
+        if param.kind == param.VAR_POSITIONAL and param.annotation is not param.empty and param.name not in given:
+            try:
+                return param.name if role(param, by_members=True) == "array" else None
+            except Uninferable:
+                return None
+    return None
+
+
+def _by_position(signature: inspect.Signature, kwargs: dict[str, Any]) -> tuple:
+    """The parameters before ``*args``, moved out of ``kwargs`` (in place) into positional
+    arguments, a default where the ladder gives none."""
+    leading = []
+    for param in signature.parameters.values():
+        if param.kind == param.VAR_POSITIONAL:
+            break
+        leading.append(kwargs.pop(param.name) if param.name in kwargs else param.default)
+    return tuple(leading)
 
 
 def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, given: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +179,8 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
             roles[param.name] = ("given", given[param.name])
         elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is not param.empty:
             continue  # *args empty, **kwargs empty, a default as it is
+        elif attention_key(param, signature):
+            roles[param.name] = "array"
         else:
             try:
                 roles[param.name] = _role_or_passed_on(request, param)
@@ -161,6 +199,19 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
     if left:
         raise refused[left[0]]
     return roles
+
+
+def attention_key(param: inspect.Parameter, signature: inspect.Signature) -> bool:
+    """An attention's keys, not a PRNG key: a parameter named ``key`` (``*_key``) beside one named
+    ``query`` (``*_query``), without an annotation or annotated as an array (``query: Array, key:
+    Array``)."""
+    name = param.name
+    if "key" not in name or name.replace("key", "query") not in signature.parameters:
+        return False
+    if not KEY_PARAMETER.fullmatch(name.lower()):
+        return False
+    text = "" if param.annotation is param.empty else str(param.annotation)
+    return not text or any(word in text for word in _ARRAY_ANNOTATIONS)
 
 
 def _role_or_passed_on(request: ArgumentRequest, param: inspect.Parameter) -> Any:
@@ -271,10 +322,17 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         admitted = annotation.__bound__ or annotation.__constraints__ or None
         annotation = param.empty if admitted is None else str(admitted)
     union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    if union and any(_unbound(member) for member in typing.get_args(annotation)):
+        # ``A | VariableMetadata[A]`` (flax's ``Variable.value``): any value, an array among them;
+        # the name decides, as for a bare type variable.
+        annotation, union = param.empty, False
     text = _union_text(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
+    static = sizes.axis_role(name, text) or lax_options.option_role(name, text)
+    if static is not None:
+        return static
     if text in ("int",):
         return ("static", 2)
     if text in ("bool",):
@@ -305,6 +363,11 @@ def _union_text(annotation: Any) -> str:
     users = members and all(isinstance(member, type) and member.__module__ != "builtins" for member in members)
     return f"Union[{', '.join(str(member) for member in members)}]" \
         if users and len(members) < len(typing.get_args(annotation)) else str(annotation)
+
+
+def _unbound(annotation: Any) -> bool:
+    """A type variable without a bound or constraints: it admits any value."""
+    return isinstance(annotation, typing.TypeVar) and annotation.__bound__ is None and not annotation.__constraints__
 
 
 def opaque(name: str) -> bool:

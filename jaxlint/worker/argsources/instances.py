@@ -198,6 +198,7 @@ def _linen_signatures(request: ArgumentRequest, owner: type, callee: Any) -> lis
         if default is EMPTY:
             shown[field.name] = value
     roles = method_parameters(callee, _passed_on(request, callee))
+    roles.update(inferred.by_use(request, roles, inspect.signature(callee)))  # an index its body takes with
     one_leaf = inferred.one_leaf_parameters(request, roles)
     rungs = _module_rungs(request, roles, _CONCRETE_SIZE)
     method = request.target.qualname.rpartition(".")[2]

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 # Names of parameters that take a pytree of arrays (parameters, updates, gradients, a tree).
 PYTREE_NAMES = frozenset({"tree", "pytree", "params", "init_params", "updates", "grads", "state", "opt_state"})
 PYTREE_SUFFIXES = ("_tree", "_params", "_state")
 PYTREE_ANNOTATIONS = frozenset({"Any", "PyTree", "PyTree[Any]"})
+_TYPING_ANY = re.compile(r"(?:\w+\.)?Any")
 
 
 def takes_pytree(name: str, annotation_text: str, opaque_name: bool) -> bool:
@@ -29,7 +31,7 @@ def takes_pytree(name: str, annotation_text: str, opaque_name: bool) -> bool:
     by_name = named_pytree(name)
     if not annotation_text:
         return by_name
-    if annotation_text == "Any":
+    if _TYPING_ANY.fullmatch(annotation_text):  # ``Any``, ``typing.Any``, ``tp.Any`` (``import typing as tp``)
         return by_name or not opaque_name
     return annotation_text in PYTREE_ANNOTATIONS
 

@@ -32,6 +32,7 @@ _RANK_ERRORS = re.compile(
     r"|must be at least one-dimensional|dim -?\d+ out of range|Too many indices"
     r"|must have ndim at least|not enough values to unpack|iteration over a 0-d array")
 _INDEX_ERROR = re.compile(r"Indexer must have integer or boolean type")
+_SHAPE_ERROR = re.compile(r"tuple index out of range")  # an IndexError of ``x.shape[k]``
 _BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)
 
 
@@ -65,7 +66,8 @@ class Retries:
         """``arguments`` with the one parameter ``error`` names raised by a rank (or made i32), or
         None where the error is not one of those or does not name exactly one parameter."""
         index_error = _INDEX_ERROR.search(str(error)) is not None
-        if not index_error and _RANK_ERRORS.search(str(error)) is None:
+        shape_error = isinstance(error, IndexError) and _SHAPE_ERROR.search(str(error)) is not None
+        if not index_error and not shape_error and _RANK_ERRORS.search(str(error)) is None:
             by_name = named_retry.raised(arguments, error, _raisable,
                                          lambda value, rank: _changed(value, rank, value.dtype, self.size))
             return None if by_name is None or _key(by_name.kwargs) in self._failed else by_name
@@ -73,7 +75,10 @@ class Retries:
         if node is None:
             return None
         arrays = {name for name, value in arguments.kwargs.items() if _raisable(value)}
-        parts = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)] if index_error else [node]
+        if shape_error:  # ``x.shape[axis]`` past x's rank: x's own shape, read where it failed
+            parts = [n.value.value for n in ast.walk(node) if isinstance(n, ast.Subscript) and _is_shape(n.value)]
+        else:
+            parts = [n.slice for n in ast.walk(node) if isinstance(n, ast.Subscript)] if index_error else [node]
         named = {origin for part in parts for name in _names(part) for origin in self.origins().get(name, ())} & arrays
         if len(named) != 1:
             return None
@@ -182,6 +187,11 @@ def _origins(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, se
             if origins != found.get(local, set()):
                 found[local], changed = origins, True
     return found
+
+
+def _is_shape(node: ast.AST) -> bool:
+    """``x.shape`` of a name."""
+    return isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name)
 
 
 def _names(node: ast.AST) -> list[str]:

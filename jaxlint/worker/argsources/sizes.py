@@ -10,8 +10,12 @@ name and annotation:
 - a parameter without an annotation named like a count (``num_*``, ``n_*``, ``*_steps``,
   ``*_dim``) is a static int, as an ``int`` annotation's;
 - an array parameter or field named like an index (``idx``, ``*_idx``, ``indices``,
-  ``*_indices``) is an i32 array: jax_md's ``NeighborList.idx`` indexes other arrays, which a
+  ``*_indices``) or like lengths (``lengths``, ``*_lengths``) is an i32 array: jax_md's ``NeighborList.idx`` indexes other arrays, which a
   float array cannot;
+- a parameter named like an axis (``axis``, ``axes``, ``*_axis``, ``*_axes``) annotated with a
+  union of an int and a sequence of ints (flax's ``Axes = Union[int, Sequence[int]]``) is the
+  static axis ``-1``: the last axis, which every array of rank 1 or more has (an ``int`` alone stays
+  2, as every ``int``);
 - a parameter or field named like a shape (``shape``, ``*_shape``), without an annotation or
   annotated as a tuple of ints, is the concrete shape ``(8,)``: flax's
   ``initialize_carry(rng, input_shape: tuple[int, ...])``.
@@ -26,10 +30,15 @@ from typing import Any
 SIZE = 8  # the ladder's concrete size (trace.CONCRETE_SIZE): every int of a size-only function
 SHAPE = (SIZE,)
 INDEX_ROLE = "int-array"  # an i32 array of the rung's rank (instances.py's role of the same name)
-_INDEX_NAME = re.compile(r"idx|indices|\w+_idx|\w+_indices")
+# Lengths (``seq_lengths``) count items: integers, which index (``x[seq_lengths - 1]``) as indices do.
+_INDEX_NAME = re.compile(r"idx|indices|\w+_idx|\w+_indices|lengths|\w+_lengths")
 _SHAPE_NAME = re.compile(r"shape|\w+_shape")
 _SHAPE_ANNOTATIONS = re.compile(r"(?:tuple|Tuple|Sequence)(?:\[int(?:, \.\.\.)?\])?")
 _FLOAT_WORDS = ("Float", "float", "Complex", "Inexact")
+_AXIS_NAME = re.compile(r"axis|axes|\w+_axis|\w+_axes")
+_INTS = r"(?:Sequence|Tuple|tuple|List|list|Iterable|Collection)\[int(?:, \.\.\.)?\]"
+_AXIS_UNION = re.compile(rf"Union\[int, {_INTS}\]|Union\[{_INTS}, int\]|int \| {_INTS}|{_INTS} \| int")
+LAST_AXIS = -1
 _COUNT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:steps|dim|dims)|steps|dim")
 
 
@@ -50,6 +59,16 @@ def shape_role(name: str, annotation_text: str) -> tuple | None:
     return ("static", SHAPE)
 
 
+def axis_role(name: str, annotation_text: str) -> tuple | None:
+    """("static", LAST_AXIS) for a parameter named like an axis and annotated as an int or a
+    sequence of ints (``axes: Union[int, Sequence[int]]``, ``int | tuple[int, ...]``): one axis, the
+    last, is valid for any rank the ladder gives from 1 on. None else."""
+    text = annotation_text.replace("typing.", "").replace("collections.abc.", "")
+    if _AXIS_NAME.fullmatch(name.lower()) and _AXIS_UNION.fullmatch(text):
+        return ("static", LAST_AXIS)
+    return None
+
+
 def size_only(roles: dict[str, Any]) -> dict[str, Any] | None:
     """The values of a size-only function's parameters (every int SIZE), or None when some
     parameter is not a size (a string's, an object's static value) or none is an int or a shape:
@@ -61,7 +80,8 @@ def size_only(roles: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if all(type(value) is bool for value in values.values()):
         return None
-    return {name: SIZE if type(value) is int else value for name, value in values.items()}
+    # An axis keeps its value: it indexes the arrays' dimensions, it sizes none.
+    return {name: SIZE if type(value) is int and value != LAST_AXIS else value for name, value in values.items()}
 
 
 def count_role(name: str, annotation_text: str) -> tuple | None:

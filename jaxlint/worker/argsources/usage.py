@@ -24,8 +24,10 @@ parameter's items where they index (``a[p[:, 0]]``: p holds indices), and so doe
 once from an item or slice of it (``sender = p[0]; a[sender]``, ``i, j = p[:, 0], p[:, 1]; a[i]``)
 where that local's own uses agree on an index. A local bound again (``sender = jnp.clip(sender, ...)``)
 or used two ways carries nothing: the item is then as if used in place. Uses that say
-nothing either way are neutral: ``p is None``, ``len(p)``, ``isinstance(p, ...)``, ``p[0]``. Any
-other use (``p * 2``, ``p.shape``, ``f(p)``) is an array's. A parameter with two kinds of use (an
+nothing either way are neutral: ``p is None``, ``len(p)``, ``isinstance(p, ...)``, ``p[0]``; and
+``p.shape``, ``p.ndim``, ``p.dtype`` beside an index use (an index array has them: flax's
+``Embed.__call__`` checks ``inputs.dtype`` before ``jnp.take(embedding, inputs)``), an array's use
+beside any other. Any other use (``p * 2``, ``f(p)``) is an array's. A parameter with two kinds of use (an
 index and an array, unpacked to 2 and to 3), one the body rebinds (``p = jnp.asarray(p)``), or
 one used only neutrally keeps the ladder's value as before.
 """
@@ -47,6 +49,8 @@ _INDEX_CALLS = {"take": ("indices",), "take_along_axis": ("indices",), "segment_
 _SHAPE_CALLS = {"zeros": ("shape",), "ones": ("shape",), "empty": ("shape",), "full": ("shape",),
                 "eye": ("N", "M"), "identity": ("n",), "tri": ("N", "M")}
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+# Attributes every array has, an index array too: beside an index use, no other use.
+DESCRIBED, _DESCRIBED_BY = "described", ("shape", "ndim", "dtype")
 _NEUTRAL_CALLS = ("len", "isinstance", "type", "id", "callable")
 _MODULES = ("jnp", "np", "numpy", "onp")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -92,6 +96,8 @@ def agreed_use(uses: list[Any] | None) -> Any:
     if uses is None:
         return None
     kinds = {use for use in uses if use != NEUTRAL}
+    if DESCRIBED in kinds:  # its shape or dtype read: an index's too, else an array's
+        kinds = {INDEX} if kinds == {DESCRIBED, INDEX} else kinds - {DESCRIBED} | {ARRAY}
     if kinds and all(kind == ITERATED or isinstance(kind, int) for kind in kinds):
         lengths = {kind for kind in kinds if isinstance(kind, int)}
         return None if len(lengths) > 1 else lengths.pop() if lengths else ITERATED_LENGTH
@@ -253,6 +259,8 @@ def _plain_use(node: ast.AST, parent: ast.AST | None, parents: dict[ast.AST, ast
         return ITERATED
     if isinstance(parent, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
         return NEUTRAL
+    if isinstance(parent, ast.Attribute) and parent.attr in _DESCRIBED_BY:
+        return DESCRIBED  # its shape, rank or dtype: an index's as well as an array's
     if isinstance(parent, ast.BoolOp):  # a flag where the whole test is one
         return FLAG if _tested(parent, parents) else ARRAY
     return FLAG if _tested(node, parents) else ARRAY
