@@ -41,6 +41,7 @@ from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     containers,
+    descriptions,
     made_up,
     made_up_values,
     passed_on,
@@ -280,6 +281,9 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
     by_name = sizes.shape_role(name, text) or sizes.count_role(name, text)
     if by_name is not None:
         return by_name
+    described = descriptions.described_role(param.annotation) if what == "parameter " else None
+    if described is not None:  # a ShapeDtypeStruct's description, a set of tags: static, not an input
+        return described
     if what == "parameter " and pytrees.takes_pytree(name, text, opaque(name)):
         return "pytree"  # a one-leaf pytree; an instance's fields are not guessed so
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
