@@ -29,6 +29,7 @@ the source that runs this ladder for functions).
 from __future__ import annotations
 
 import ast
+import collections.abc
 import functools
 import inspect
 import types
@@ -266,7 +267,7 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
         admitted = annotation.__bound__ or annotation.__constraints__ or None
         annotation = param.empty if admitted is None else str(admitted)
     union = by_members and typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    text = str(annotation) if union else annotation if isinstance(annotation, str) \
+    text = _union_text(annotation) if union else annotation if isinstance(annotation, str) \
         else getattr(annotation, "__name__", repr(annotation))
     text = "" if annotation is param.empty else str(text)
     name = param.name
@@ -291,6 +292,21 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
     if not text and opaque(name):
         raise Uninferable(f"{what}{name} (a function, pytree or object, by its name)")
     return sizes.index_role(name, text) or "array"
+
+
+def _union_text(annotation: Any) -> str:
+    """A union's text without its ``Callable`` members: what a function returns is no value of
+    the parameter's (jaxopt's ``jac_fun: Optional[Callable[..., jnp.ndarray]] = None`` takes no
+    array); ``Optional[Callable]`` for a union of callables and None alone."""
+    members = [member for member in typing.get_args(annotation) if not _is_callable(member)]
+    if len(members) == len(typing.get_args(annotation)):
+        return str(annotation)
+    return " | ".join(str(member) for member in members if member is not type(None)) or "Optional[Callable]"
+
+
+def _is_callable(annotation: Any) -> bool:
+    return annotation in (collections.abc.Callable, typing.Callable) or \
+        typing.get_origin(annotation) is collections.abc.Callable
 
 
 def opaque(name: str) -> bool:

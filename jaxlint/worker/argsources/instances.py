@@ -64,6 +64,7 @@ from jaxlint.worker.argsources import (
     made_state,
     nnx_instances,
     optional_fields,
+    parameter_subclasses,
     passed_on,
     subclasses,
 )
@@ -152,6 +153,8 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
                                                                   for arguments in plan.rungs(absent)])
     found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    for name, role in parameter_subclasses.alternatives(callee, roles):  # tried when the first's all fail
+        found += _Plan(request, owner, kind, callee, {**roles, name: role}).rungs(absent)
     return [dataclasses.replace(arguments, one_leaf=one_leaf) for arguments in found]
 
 
