@@ -66,6 +66,7 @@ from jaxlint.worker.argsources import (
     optional_fields,
     parameter_subclasses,
     passed_on,
+    post_init_defaults,
     subclasses,
 )
 from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
@@ -148,6 +149,13 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     found = plan.rungs(frozenset())
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
+    concrete = post_init_defaults.with_float_defaults(owner, kind, roles) \
+        if built_instances.post_init_refused(owner) else None
+    if concrete is not None:  # its __post_init__ refused abstract floats: their defaults, made again
+        retry = _Plan(request, owner, kind, callee, concrete)
+        again = retry.rungs(frozenset())
+        if again and not built_instances.post_init_refused(owner):
+            plan, roles, found = retry, concrete, again
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
                                                    if name.startswith("self.")})
     absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
