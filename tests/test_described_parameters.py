@@ -127,6 +127,10 @@ MODULE = textwrap.dedent('''\
 
         def diagonal(self, kernel: Kernel, x):
             return jax.vmap(lambda a: kernel(a, a))(x) + self.jitter
+
+
+    def diagonal_of(kernel: Kernel, x):
+        return jax.vmap(lambda a: kernel(a, a))(x)
     ''')
 
 
@@ -176,3 +180,4 @@ def test_a_refusing_post_init_gets_the_float_defaults(checked) -> None:
 
 def test_an_abstract_parameter_tries_the_next_subclass(checked) -> None:
     assert "kernel=RBF(lengthscale=f32[])" in signatures(checked)["Computation.diagonal"]
+    assert signatures(checked)["diagonal_of"].startswith("kernel=RBF(lengthscale=f32[])")
