@@ -134,12 +134,35 @@ MODULE = textwrap.dedent('''\
     ''')
 
 
+# The same parameters under string annotations: read by their text, or evaluated in the module.
+POSTPONED = textwrap.dedent('''\
+    from __future__ import annotations
+
+    from collections.abc import Callable
+    from typing import Any
+
+    import jax
+    import jax.numpy as jnp
+
+
+    def fill_later(y, f_struct: jax.ShapeDtypeStruct, tags: frozenset[object]):
+        f = jnp.zeros(f_struct.shape, f_struct.dtype)
+        return jnp.where(y > 0, jnp.tanh(y), f)
+
+
+    def with_aux_later(fn: Callable[[jax.Array, Any], tuple[float, Any]], y, extra: Any):
+        f, aux = fn(y, extra)
+        return jnp.tanh(f) + jnp.sum(aux)
+    ''')
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory):
     root: Path = tmp_path_factory.mktemp("described")
     path = write(root, "described", MODULE)
+    later = write(root, "postponed", POSTPONED)
     (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    return check_in_process([str(path), str(later)], all_rules(), config=load_config([str(path)]))
 
 
 def signatures(result) -> dict[str, str]:
@@ -158,6 +181,12 @@ def test_a_described_parameter_is_a_static_description(checked) -> None:
     assert signatures(checked)["fill"] == "y=f32[], f_struct=ShapeDtypeStruct(shape=(), dtype=float32), tags=frozenset()"
     assert "Solver.init" in signatures(checked)
     assert "f_struct=ShapeDtypeStruct(shape=(), dtype=float32), tags=frozenset()" in signatures(checked)["Solver.init"]
+
+
+def test_string_annotations_are_read_too(checked) -> None:
+    assert signatures(checked)["fill_later"] == (
+        "y=f32[], f_struct=ShapeDtypeStruct(shape=(), dtype=float32), tags=frozenset()")
+    assert signatures(checked)["with_aux_later"].startswith("fn=<stand-in: (-0.5*sum(x**2), its first argument)>")
 
 
 def test_a_description_alone_is_not_enough(checked) -> None:

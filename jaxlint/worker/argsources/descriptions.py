@@ -5,6 +5,7 @@ one f32 scalar's description, an empty set. The description travels wrapped
 (``built_instances.StaticValue``), so that no trace takes it for an array to trace."""
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Any
@@ -37,13 +38,27 @@ def description(annotation: Any) -> Any:
 
 def described_role(annotation: Any) -> tuple | None:
     """("static", the wrapped description) for an annotation ``description`` reads, ("static", an
-    empty frozenset) for a set of tags; None for any other."""
-    found = description(annotation)
+    empty frozenset) for a set of tags; None for any other. A string annotation (``from
+    __future__ import annotations``) is read by its text: ``jax.ShapeDtypeStruct``,
+    ``PyTree[jax.ShapeDtypeStruct]``, ``frozenset[...]``."""
+    import jax
+
+    if isinstance(annotation, str):
+        text = annotation.replace(" ", "")
+        found = jax.ShapeDtypeStruct((), "float32") if _STRUCT_TEXT.fullmatch(text) else None
+        if found is None and _SET_TEXT.fullmatch(text):
+            return ("static", frozenset())
+    else:
+        found = description(annotation)
     if found is not None:
         return ("static", StaticValue(found))
     if is_set(annotation):
         return ("static", frozenset())
     return None
+
+
+_STRUCT_TEXT = re.compile(r"(?:jax\.)?ShapeDtypeStruct|(?:\w+\.)?PyTree\[(?:jax\.)?ShapeDtypeStruct\]")
+_SET_TEXT = re.compile(r"frozenset(?:\[.*\])?")
 
 
 def is_set(annotation: Any) -> bool:

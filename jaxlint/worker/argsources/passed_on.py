@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from jaxlint.worker import instrument, standins
 from jaxlint.worker.argsources import usage
+from jaxlint.worker.argsources.annotations import evaluated_annotations
 
 DEPTH = 3  # how many callees deep a parameter is followed
 _CALLEES_KEPT = 20000
@@ -103,10 +104,14 @@ def _annotated_stand_in(function: Any, name: str) -> standins.StandIn | None:
     """The stand-in the parameter's ``Callable`` annotation asks for, where it is more than the
     first argument (``Callable[..., tuple[float, Aux]]``: a value and an auxiliary output); None else."""
     try:
-        param = inspect.signature(function).parameters.get(name)
+        signature = inspect.signature(function)
     except (TypeError, ValueError):
         return None
-    stand_in = None if param is None or param.annotation is param.empty else standins.for_parameter(param)
+    param = signature.parameters.get(name)
+    if param is None or param.annotation is param.empty:
+        return None
+    annotation = evaluated_annotations(inspect.unwrap(function), signature).get(name, param.annotation)
+    stand_in = standins.for_parameter(param.replace(annotation=annotation))  # a string one evaluated
     return stand_in if isinstance(stand_in, standins.StandIn) and stand_in is not standins.FIRST_ARGUMENT else None
 
 
