@@ -33,6 +33,11 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), f)  # expect JX501
 
 
+    def scatter_past(y, f_struct: jax.ShapeDtypeStruct):  # its shape is jaxlint's: a size finding is left out
+        z = jnp.zeros(f_struct.shape + (3,), f_struct.dtype)
+        return z.at[5].set(1.0) + y
+
+
     def only_struct(f_struct: jax.ShapeDtypeStruct):  # no array at all: not traced
         return jnp.zeros(f_struct.shape, f_struct.dtype)
 
@@ -181,6 +186,12 @@ def test_a_described_parameter_is_a_static_description(checked) -> None:
     assert signatures(checked)["fill"] == "y=f32[], f_struct=ShapeDtypeStruct(shape=(), dtype=float32), tags=frozenset()"
     assert "Solver.init" in signatures(checked)
     assert "f_struct=ShapeDtypeStruct(shape=(), dtype=float32), tags=frozenset()" in signatures(checked)["Solver.init"]
+
+
+def test_a_size_finding_on_a_described_shape_is_left_out(checked) -> None:
+    assert "scatter_past" in signatures(checked)
+    left = {(f.code, f.target) for fa in checked.files for f in fa.result.left_out}
+    assert ("JX503", "scatter_past") in left
 
 
 def test_string_annotations_are_read_too(checked) -> None:

@@ -61,6 +61,12 @@ _STRUCT_TEXT = re.compile(r"(?:jax\.)?ShapeDtypeStruct|(?:\w+\.)?PyTree\[(?:jax\
 _SET_TEXT = re.compile(r"frozenset(?:\[.*\])?")
 
 
+def holds_description(values: dict[str, Any]) -> bool:
+    """Some parameter's value is a description: its shape is jaxlint's choice, so the findings that
+    judge lengths or bytes are left out (``ArgumentSet.chosen_sizes``)."""
+    return any(isinstance(value, StaticValue) for value in values.values())
+
+
 def is_set(annotation: Any) -> bool:
     """``frozenset[X]`` (lineax's ``tags: frozenset[object]``): an empty one, as a class made
     without any (lineax's default ``tags=()``)."""

@@ -126,7 +126,8 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
-        found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
+        found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf,
+                                 chosen_sizes=descriptions.holds_description(kwargs)))
     return found
 
 

@@ -59,6 +59,7 @@ from jaxlint.worker.argsources import (
     ArgumentSet,
     constructors,
     containers,
+    descriptions,
     inferred,
     linen_instances,
     made_state,
@@ -292,7 +293,8 @@ class _Plan:
             call = self.callee  # a property: its getter
         built = (self_name, *(name for name, role in self.roles.items()
                               if (is_instance(role) or made_state.is_made(role)) and "." not in name))
-        return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
+        return ArgumentSet(SOURCE, (), arguments, call=call, built=built,
+                           chosen_sizes=descriptions.holds_description(arguments))
 
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
