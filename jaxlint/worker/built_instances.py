@@ -107,10 +107,18 @@ def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
         guards.LOAD_DEPENDENT.fired = True
         return _fields_set(owner, fields)
     except Exception:  # the instance may be half changed: a fresh one, as before
+        _REFUSED_POST_INITS.add(owner)
         return _fields_set(owner, fields)
+    _REFUSED_POST_INITS.discard(owner)
     return instance
 
 
+def post_init_refused(owner: type) -> bool:
+    """The last instance of ``owner`` made here was left without its ``__post_init__``, which raised."""
+    return owner in _REFUSED_POST_INITS
+
+
+_REFUSED_POST_INITS: weakref.WeakSet[type] = weakref.WeakSet()  # classes whose last __post_init__ raised
 _SLOW_POST_INITS: weakref.WeakSet[type] = weakref.WeakSet()  # classes whose __post_init__ ran past its limit
 
 

@@ -132,7 +132,7 @@ def for_parameter(param: inspect.Parameter) -> Any:
         return None
     if SCALAR_NAME.fullmatch(param.name.lower()) or _returns_float(annotation):
         return SCALAR
-    return FIRST_ARGUMENT
+    return _tuple_stand_in(annotation) or FIRST_ARGUMENT
 
 
 def for_parameters(function: Any) -> dict[str, Any]:
@@ -205,6 +205,23 @@ def _callable_union(annotation: Any) -> bool:
         return False
     return not any(member in (int, float, complex, bool) or (not text.startswith(_CALLABLE_TEXT) and any(
         word in text for word in ("Array", "ndarray", "Numeric", "Scalar"))) for member, text in zip(members, texts))
+
+
+def _tuple_stand_in(annotation: Any) -> StandIn | None:
+    """For ``Callable[..., tuple[R1, R2]]`` (a function with an auxiliary output, optimistix's
+    ``fn: Callable[[Y, Any], tuple[Scalar, Aux]]``): a stand-in returning a tuple of as many
+    items, each a scalar of the first argument where its type says a scalar (``float``, a
+    jaxtyping array of shape ``''``), else the first argument; None for any other annotation
+    (``tuple[X, ...]``, a bare ``tuple``, more than four items)."""
+    returned = typing.get_args(annotation)[-1] if typing.get_origin(annotation) is not None \
+        and typing.get_args(annotation) and not isinstance(annotation, str) else None
+    items = typing.get_args(returned) if typing.get_origin(returned) is tuple else ()
+    if not 2 <= len(items) <= 4 or Ellipsis in items:
+        return None
+    scalars = [item is float or getattr(item, "dim_str", None) == "" for item in items]
+    parts = [SCALAR if scalar else FIRST_ARGUMENT for scalar in scalars]
+    return StandIn(lambda *args: tuple(part.compute(*args) for part in parts),
+                   f"<stand-in: ({', '.join(part.text[len('<stand-in: '):-1] for part in parts)})>")
 
 
 def _returns_float(annotation: Any) -> bool:

@@ -48,7 +48,8 @@ def bind(function: Any, arguments: ArgumentSet) -> tuple[Any, list[Any]]:
     called = arguments.call or function
 
     def apply(*values: Any) -> Any:
-        filled = list(leaves)
+        # A parameter's description (``f_struct: jax.ShapeDtypeStruct``) is passed unwrapped.
+        filled = [leaf.value if isinstance(leaf, built_instances.StaticValue) else leaf for leaf in leaves]
         for index, value in zip(dynamic, values):
             filled[index] = value
         args, kwargs = jax.tree_util.tree_unflatten(treedef, filled)

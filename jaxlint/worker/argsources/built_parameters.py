@@ -16,7 +16,14 @@ import inspect
 from typing import Any, Callable
 
 from jaxlint.worker import standins
-from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, field_roles, inferred, passed_on
+from jaxlint.worker.argsources import (
+    ArgumentRequest,
+    ArgumentSet,
+    field_roles,
+    inferred,
+    parameter_subclasses,
+    passed_on,
+)
 from jaxlint.worker.argsources.annotations import array_spec, evaluated_annotations
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.built_instances import InstanceFields
@@ -39,14 +46,21 @@ def signatures(request: ArgumentRequest, given: dict[str, Any]) -> list[Argument
     given = {**given, **passed_on.stand_ins(inferred.definition(request), request.function, given)}
     with unrecorded():  # the classes' flatten may run: jaxlint's doing, not the module's
         roles, unbuilt = instance_roles(request.function, given)
-    made = {name: inferred.PerRank(functools.partial(field_roles.instance_of_rank, role))
-            for name, role in roles.items()}
     try:
-        found = inferred.ladder(request, {**given, **made})
+        found = inferred.ladder(request, {**given, **_per_rank(roles)})
     except Uninferable as why:
         name = str(why).removeprefix("parameter ").partition(":")[0]
         raise Uninferable(f"{why} (no instance: {unbuilt[name]})" if name in unbuilt else str(why)) from None
+    for name, role in parameter_subclasses.alternatives(request.function, roles):  # tried when the first's all fail
+        try:
+            found += inferred.ladder(request, {**given, **_per_rank({**roles, name: role})})
+        except Uninferable:
+            continue
     return [with_instances(request.function, arguments, tuple(roles)) for arguments in found] if roles else found
+
+
+def _per_rank(roles: dict[str, tuple]) -> dict[str, inferred.PerRank]:
+    return {name: inferred.PerRank(functools.partial(field_roles.instance_of_rank, role)) for name, role in roles.items()}
 
 
 def instance_roles(function: Any, given: dict[str, Any]) -> tuple[dict[str, tuple], dict[str, str]]:

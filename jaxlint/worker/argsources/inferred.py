@@ -43,6 +43,7 @@ from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
     containers,
+    descriptions,
     lax_options,
     made_up,
     made_up_values,
@@ -132,11 +133,12 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
+        chosen = descriptions.holds_description(kwargs)
         if star is None:
-            found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf))
+            found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf, chosen_sizes=chosen))
         else:
             args = _by_position(signature, kwargs) + (abstract("array", shapes[star]),) * STAR_ARRAYS
-            found.append(ArgumentSet(SOURCE, args, kwargs, one_leaf=one_leaf))
+            found.append(ArgumentSet(SOURCE, args, kwargs, one_leaf=one_leaf, chosen_sizes=chosen))
     return found
 
 
@@ -344,6 +346,9 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
     by_name = sizes.shape_role(name, text) or sizes.count_role(name, text)
     if by_name is not None:
         return by_name
+    described = descriptions.described_role(param.annotation) if what == "parameter " else None
+    if described is not None:  # a ShapeDtypeStruct's description, a set of tags: static, not an input
+        return described
     if what == "parameter " and pytrees.takes_pytree(name, text, opaque(name)):
         return "pytree"  # a one-leaf pytree; an instance's fields are not guessed so
     if text and not any(word in text for word in _ARRAY_ANNOTATIONS):
@@ -354,15 +359,25 @@ def role(param: inspect.Parameter, what: str = "parameter ", by_members: bool = 
 
 
 def _union_text(annotation: Any) -> str:
-    """A union's text; for a union of classes of the user's and functions, without the functions:
-    ``Callable[[Array], Array]`` takes and returns arrays, and is no array (distrax's
-    ``BijectorLike``, a union of classes and one, is built as its class). A union of a number and a
-    function (optax's ``every_k_schedule: int | Callable``) keeps its text, as before."""
-    members = [member for member in typing.get_args(annotation)
-               if typing.get_origin(member) is not collections.abc.Callable]
-    users = members and all(isinstance(member, type) and member.__module__ != "builtins" for member in members)
-    return f"Union[{', '.join(str(member) for member in members)}]" \
-        if users and len(members) < len(typing.get_args(annotation)) else str(annotation)
+    """A union's text without its ``Callable`` members where what is left is None alone or classes
+    of the user's: what a function returns is no value of the parameter's (jaxopt's ``jac_fun:
+    Optional[Callable[..., jnp.ndarray]] = None`` takes no array, ``Optional[Callable]``; distrax's
+    ``BijectorLike``, a union of classes and ``Callable[[Array], Array]``, is built as its class). A
+    union of a number and a function (optax's ``every_k_schedule: int | Callable``) keeps its text."""
+    members = [member for member in typing.get_args(annotation) if not _is_callable(member)]
+    if len(members) == len(typing.get_args(annotation)):
+        return str(annotation)
+    others = [member for member in members if member is not type(None)]
+    if not others:
+        return "Optional[Callable]"
+    if all(isinstance(member, type) and member.__module__ != "builtins" for member in others):
+        return f"Union[{', '.join(str(member) for member in members)}]"
+    return str(annotation)
+
+
+def _is_callable(annotation: Any) -> bool:
+    return annotation in (collections.abc.Callable, typing.Callable) or \
+        typing.get_origin(annotation) is collections.abc.Callable
 
 
 def _unbound(annotation: Any) -> bool:

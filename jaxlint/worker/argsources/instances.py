@@ -59,12 +59,15 @@ from jaxlint.worker.argsources import (
     ArgumentSet,
     constructors,
     containers,
+    descriptions,
     inferred,
     linen_instances,
     made_state,
     nnx_instances,
     optional_fields,
+    parameter_subclasses,
     passed_on,
+    post_init_defaults,
     subclasses,
 )
 from jaxlint.worker.argsources.class_kinds import EMPTY, buildable_kind, class_hints, field_default, is_abstract
@@ -147,11 +150,20 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     found = plan.rungs(frozenset())
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
+    concrete = post_init_defaults.with_float_defaults(owner, kind, roles) \
+        if built_instances.post_init_refused(owner) else None
+    if concrete is not None:  # its __post_init__ refused abstract floats: their defaults, made again
+        retry = _Plan(request, owner, kind, callee, concrete)
+        again = retry.rungs(frozenset())
+        if again and not built_instances.post_init_refused(owner):
+            plan, roles, found = retry, concrete, again
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
                                                    if name.startswith("self.")})
     absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
                                                                   for arguments in plan.rungs(absent)])
     found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    for name, role in parameter_subclasses.alternatives(callee, roles):  # tried when the first's all fail
+        found += _Plan(request, owner, kind, callee, {**roles, name: role}).rungs(absent)
     return [dataclasses.replace(arguments, one_leaf=one_leaf) for arguments in found]
 
 
@@ -282,7 +294,8 @@ class _Plan:
             call = self.callee  # a property: its getter
         built = (self_name, *(name for name, role in self.roles.items()
                               if (is_instance(role) or made_state.is_made(role)) and "." not in name))
-        return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
+        return ArgumentSet(SOURCE, (), arguments, call=call, built=built,
+                           chosen_sizes=descriptions.holds_description(arguments))
 
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""

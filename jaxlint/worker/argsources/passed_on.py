@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from jaxlint.worker import instrument, standins
 from jaxlint.worker.argsources import usage
+from jaxlint.worker.argsources.annotations import evaluated_annotations
 
 DEPTH = 3  # how many callees deep a parameter is followed
 _CALLEES_KEPT = 20000
@@ -92,9 +93,26 @@ def _stand_ins(definition: ast.AST | None, function: Any, given: dict[str, Any])
         if name in given and not isinstance(given[name], standins.StandIn):
             continue
         stand_in = _parameter_stand_in(definition, name, resolver, DEPTH)
+        if stand_in is standins.FIRST_ARGUMENT:  # a plain call: the annotation may say more
+            stand_in = _annotated_stand_in(function, name) or stand_in
         if isinstance(stand_in, standins.StandIn):
             found[name] = stand_in
     return found
+
+
+def _annotated_stand_in(function: Any, name: str) -> standins.StandIn | None:
+    """The stand-in the parameter's ``Callable`` annotation asks for, where it is more than the
+    first argument (``Callable[..., tuple[float, Aux]]``: a value and an auxiliary output); None else."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    param = signature.parameters.get(name)
+    if param is None or param.annotation is param.empty:
+        return None
+    annotation = evaluated_annotations(inspect.unwrap(function), signature).get(name, param.annotation)
+    stand_in = standins.for_parameter(param.replace(annotation=annotation))  # a string one evaluated
+    return stand_in if isinstance(stand_in, standins.StandIn) and stand_in is not standins.FIRST_ARGUMENT else None
 
 
 def value_role(definition: ast.AST | None, function: Any, name: str) -> Any:

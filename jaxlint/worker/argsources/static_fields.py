@@ -17,6 +17,7 @@ from typing import Any
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import inferred
 from jaxlint.worker.argsources.class_kinds import EMPTY, field_defaults
+from jaxlint.worker.argsources.descriptions import description, is_set
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.built_instances import StaticValue
 
@@ -46,7 +47,7 @@ def static_role(param: inspect.Parameter) -> Any:
     described = description(param.annotation)
     if described is not None:
         return ("static", StaticValue(described))
-    if _is_set(param.annotation):
+    if is_set(param.annotation):
         return ("static", frozenset())
     return choice_role(param) or stand_in_role(param, Uninferable(f"self.{param.name}: a static field with no default"))
 
@@ -68,38 +69,6 @@ def number_value(annotation: Any) -> Any:
         if all(value is not _NONE for value in values):
             return container(values)
     return _NONE
-
-
-def description(annotation: Any) -> Any:
-    """For a field that describes the arrays the class takes or makes: a ``jax.ShapeDtypeStruct``
-    annotation, or a pytree of them (jaxtyping's ``PyTree[...]``: diffrax's
-    ``VirtualBrownianTree.shape``), a union's member too, one f32 scalar's, as a scalar Brownian
-    motion's (a single leaf, of a concrete shape, so that it holds no symbolic size of the
-    trace's); such a pytree flattened (``tuple[list[ShapeDtypeStruct], PyTreeDef]``: lineax's
-    ``input_structure``), that scalar's flattened. None for any other annotation."""
-    import jax
-
-    scalar = jax.ShapeDtypeStruct((), "float32")
-    for member in typing.get_args(annotation) if is_union(annotation) else (annotation,):
-        if _is_struct(member):
-            return scalar
-        items = typing.get_args(member)
-        if typing.get_origin(member) is tuple and len(items) == 2 and items[1] is jax.tree_util.PyTreeDef \
-                and typing.get_origin(items[0]) is list and all(map(_is_struct, typing.get_args(items[0]) or (None,))):
-            return jax.tree_util.tree_flatten(scalar)
-    return None
-
-
-def _is_struct(annotation: Any) -> bool:
-    import jax
-
-    return annotation is jax.ShapeDtypeStruct or getattr(annotation, "leaftype", None) is jax.ShapeDtypeStruct
-
-
-def _is_set(annotation: Any) -> bool:
-    """``frozenset[X]`` (lineax's ``tags: frozenset[object]``): an empty one, as a class made
-    without any (lineax's default ``tags=()``)."""
-    return annotation is frozenset or typing.get_origin(annotation) is frozenset
 
 
 def choice_role(param: inspect.Parameter) -> tuple | None:
