@@ -596,7 +596,37 @@ def clip_spline_bin(knots):
     return jnp.clip((knots[2] - knots[0]) / width, 0.0, 1.0)
 
 
+@jax.jit
+def clip_quadratic_root(newton_in, cauchy_in):
+    # optimistix's dogleg: a is the squared norm of the difference of two computed steps, 0 only
+    # where the steps coincide (the solver then never takes this branch): not reported.
+    newton, cauchy = jnp.tanh(newton_in), jnp.sin(cauchy_in)
+    step = newton - cauchy
+    a = jnp.vdot(step, step)
+    b = 2 * (jnp.vdot(cauchy, step) - a)
+    c = jnp.sum(cauchy ** 2) - 1.0
+    return jnp.clip(0.5 * (-b + jnp.sqrt(b ** 2 - 4 * a * c)) / a, 1, 2)
+
+
+@jax.jit
+def clip_sum_of_squared_differences(p, q):
+    # The same as a sum of squares of two leaves' differences (a pytree's squared norm).
+    u, v = jnp.exp(p), jnp.exp(q)
+    a = jnp.sum((u - v) ** 2) + jnp.sum((u[::-1] - v) ** 2)
+    return jnp.clip(1.0 / a, 0.0, 1.0)
+
+
+@jax.jit
+def clip_sum_of_differences(p, q):
+    # A plain sum of differences is 0 without any two values coinciding: reported.
+    u, v = jnp.exp(p), jnp.exp(q)
+    return jnp.clip(1.0 / jnp.sum(u - v), -1e6, 1e6)  # expect: JX501
+
+
 clip_spline_bin(x)
+clip_quadratic_root(x, x)
+clip_sum_of_squared_differences(x, x)
+clip_sum_of_differences(x, x)
 
 
 @jax.jit

@@ -13,9 +13,10 @@ multiplied, divided) and compared with the bound, so ``clip(log(p), max=0)`` (-i
 positive constant less the square of a value clipped below its root (jax_md's
 ``1 - clip(x, -1 + eps, 1 - eps) ** 2``, in float32), a
 where that keeps the value only where it is above a constant >= 0: ``where(d > eps, d, 1)``). Nor
-is a singular input that is a difference of two computed values (``x_pos[1] - x_pos[0]``): it is 0
-only where the two coincide, which code like a spline's knots excludes by construction and
-guessed arguments cannot tell; a real coincidence is missed.
+is a singular input that is a difference of two computed values (``x_pos[1] - x_pos[0]``), or a
+sum of squares of such (``vdot(n - c, n - c)``): it is 0 only where the two coincide, which code
+like a spline's knots or a solver's distinct steps excludes by construction and guessed arguments
+cannot tell; a real coincidence is missed.
 """
 from __future__ import annotations
 
@@ -242,6 +243,29 @@ def _a_difference(value: Value) -> bool:
         return constants[1] is not None and constants[1] != 0 and _a_difference(op.inputs[0])
     if op.primitive == "select_n" and len(op.inputs) >= 3:
         return all(_a_difference(case) for case in op.inputs[1:])
+    return _a_squared_norm_of_difference(op)
+
+
+def _a_squared_norm_of_difference(op: Op) -> bool:
+    """A sum of squares of differences (``vdot(n - c, n - c)``, ``sum((u - v) ** 2)``, a pytree's
+    squared norm adding one per leaf): 0 only where each difference is, as a difference is
+    (optimistix's dogleg divides by the squared distance of its Newton and Cauchy steps)."""
+    if op.primitive == "add" and len(op.inputs) == 2:
+        return all(strip(v).producer is not None and _a_squared_norm_of_difference(strip(v).producer)
+                   for v in op.inputs)
+    if op.primitive == "dot_general" and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1]):
+        return _a_difference(op.inputs[0])
+    if op.primitive == "reduce_sum" and op.inputs:
+        squared = strip(op.inputs[0]).producer
+        return squared is not None and _a_square_of_difference(squared)
+    return _a_square_of_difference(op)
+
+
+def _a_square_of_difference(op: Op) -> bool:
+    if op.primitive == "integer_pow" and op.params.get("y") == 2 or op.primitive == "square":
+        return _a_difference(op.inputs[0])
+    if op.primitive == "mul" and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1]):
+        return _a_difference(op.inputs[0])
     return False
 
 
