@@ -137,10 +137,31 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
 
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
-    """_signatures' for a class the builder builds as ``kind``."""
+    """_signatures' for a class the builder builds as ``kind``: with the states its ``reset``
+    makes first (made_state.reset_roles), then, should none of those trace, the ladder's."""
+    reset = made_state.reset_roles(owner, callee)
+    if not reset:
+        return _class_rungs(request, owner, kind, callee, {})
+    try:
+        first = _class_rungs(request, owner, kind, callee, reset)
+    except Uninferable:
+        first = []
+    try:
+        return first + _class_rungs(request, owner, kind, callee, {})
+    except Uninferable:
+        if first:
+            return first
+        raise
+
+
+def _class_rungs(request: ArgumentRequest, owner: type, kind: str, callee: Any, given: dict[str, Any]
+                 ) -> list[ArgumentSet]:
+    """The rungs of a class the builder builds as ``kind``, the method's parameters in ``given``
+    taking those roles."""
     reader = containers.Reader(inferred.definition(request), request.target.params[0])
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
-    roles.update(method_parameters(callee, _passed_on(request, callee), reader=made_state.Maker(owner, callee, reader)))
+    given = {**_passed_on(request, callee), **given}
+    roles.update(method_parameters(callee, given, reader=made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
