@@ -87,6 +87,10 @@ _SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs 
 # AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
 
 
+class _NoArray(Uninferable):
+    """Neither the instance's fields nor the method's parameters take an array."""
+
+
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     if not request.settings.infer_arguments or not inferred.needs_instance(request):
         return []
@@ -133,7 +137,16 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         return _nnx_signatures(request, owner, callee)
     if is_abstract(owner):
         return _subclass_signatures(request, owner, callee)
-    return _class_signatures(request, owner, buildable_kind(owner), callee)
+    try:
+        return _class_signatures(request, owner, buildable_kind(owner), callee)
+    except _NoArray as why:
+        # A base that holds no array (brax's field-less ``Base`` of its ``Transform`` and
+        # ``Motion``): its method traced with a subclass that inherits it, as an abstract one's.
+        try:
+            return _subclass_signatures(request, owner, callee)
+        except Uninferable:
+            raise why from None
+
 
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
@@ -167,7 +180,7 @@ def _class_rungs(request: ArgumentRequest, owner: type, kind: str, callee: Any, 
     plan = _Plan(request, owner, kind, callee, roles)
     found = plan.rungs(frozenset())
     if not found:
-        raise Uninferable("neither its fields nor the method's parameters take an array")
+        raise _NoArray("neither its fields nor the method's parameters take an array")
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
                                                    if name.startswith("self.")})
     absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
