@@ -57,6 +57,7 @@ from jaxlint.worker import built_instances, init_states, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
+    co_mapped,
     constructors,
     containers,
     inferred,
@@ -73,6 +74,7 @@ from jaxlint.worker.argsources.field_roles import (
     class_fields,
     field_role,
     has_abstract,
+    instance_role,
     is_instance,
     method_parameters,
     role_value,
@@ -82,6 +84,7 @@ from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
+_RESET_RUNGS = 2  # the rungs of a method whose state its class's reset makes (made_state.reset_roles)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
 _SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
 # AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
@@ -155,8 +158,8 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     reset = made_state.reset_roles(owner, callee)
     if not reset:
         return _class_rungs(request, owner, kind, callee, {})
-    try:
-        first = _class_rungs(request, owner, kind, callee, reset)
+    try:  # ranks 0 and 1 only: an environment's action is a vector (or a scalar it broadcasts)
+        first = _class_rungs(request, owner, kind, callee, reset)[:_RESET_RUNGS]
     except Uninferable:
         first = []
     try:
@@ -173,7 +176,7 @@ def _class_rungs(request: ArgumentRequest, owner: type, kind: str, callee: Any, 
     taking those roles."""
     reader = containers.Reader(inferred.definition(request), request.target.params[0])
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
-    given = {**_passed_on(request, callee), **given}
+    given = {**_passed_on(request, callee), **_co_mapped(request, owner, kind, callee), **given}
     roles.update(method_parameters(callee, given, reader=made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
@@ -320,6 +323,16 @@ class _Plan:
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
         return arguments.kwargs[self.request.target.params[0]]
+
+
+def _co_mapped(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> dict[str, Any]:
+    """Another instance of ``owner`` for each parameter the body maps over beside ``self``
+    (co_mapped.py); none for a plain class, which is no pytree."""
+    if kind == plain_classes.KIND:
+        return {}
+    names = co_mapped.co_mapped(inferred.definition(request), callee)
+    role = instance_role(owner, 0) if names else None
+    return {name: role for name in names} if role is not None else {}
 
 
 def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:
