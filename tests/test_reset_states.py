@@ -71,6 +71,18 @@ MODULE = textwrap.dedent('''\
             return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    class Counter:  # its reset clears the object and returns nothing: no state made
+        def __init__(self):
+            self.scale = np.float32(2.0)
+
+        def reset(self) -> None:
+            self.count = 0
+
+        def step(self, state, action):
+            y = state.pos * self.scale + action
+            return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     class Observed:  # its reset returns another class than step takes: no state made
         def __init__(self):
             self.coupling = np.eye(3, dtype=np.float32)
@@ -125,6 +137,12 @@ def test_the_ladders_guess_follows_a_reset_state_that_fails(checked) -> None:
     signatures, _, findings = checked
     assert signatures["Track.step"].startswith("self=Track(coupling=f32[n]), state=<made up: pos=f32[n]>")
     assert ("JX501", _line("# expect JX501", "class Track")) in findings
+
+
+def test_a_reset_that_returns_nothing_makes_no_state(checked) -> None:
+    signatures, _, findings = checked
+    assert signatures["Counter.step"].startswith("self=Counter(), state=<made up: pos=f32[]>")
+    assert ("JX501", _line("# expect JX501", "class Counter")) in findings
 
 
 @pytest.mark.parametrize("owner", ["Observed", "Configured"])

@@ -71,6 +71,8 @@ def _returns(owner: type, init_name: str, param: inspect.Parameter) -> bool:
     or either is missing (compared as written: a string annotation with a string)."""
     init = inspect.getattr_static(owner, init_name, None)
     returned = inspect.signature(init).return_annotation
+    if returned is None or returned == "None":
+        return False  # a reset of the object itself (flax's metrics), which returns no state
     return returned is inspect.Signature.empty or param.annotation is param.empty or returned == param.annotation
 
 
