@@ -21,8 +21,8 @@ def co_mapped(definition: ast.AST | None, callee: Any) -> list[str]:
         params = list(inspect.signature(callee).parameters.values())
     except (TypeError, ValueError):
         return []
-    open_params = {p.name for p in params[1:] if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-                   and (p.annotation is p.empty or p.annotation in (Any, "Any", "typing.Any"))}
+    open_params = {p.name for p in params[1:] if p.default is p.empty and _open(p.annotation)
+                   and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     self_name = definition.args.args[0].arg
     found: list[str] = []
     for node in ast.walk(definition):
@@ -32,6 +32,12 @@ def co_mapped(definition: ast.AST | None, callee: Any) -> list[str]:
         if self_name in trees:
             found += [name for name in trees if name in open_params and name not in found]
     return found
+
+
+def _open(annotation: Any) -> bool:
+    """No annotation, or ``Any`` (a string annotation too)."""
+    return annotation is inspect.Parameter.empty or annotation is Any or \
+        isinstance(annotation, str) and annotation in ("Any", "typing.Any")
 
 
 def _is_tree_map(func: ast.AST) -> bool:

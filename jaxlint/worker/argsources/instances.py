@@ -152,7 +152,6 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
             raise why from None
 
 
-
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
     """_signatures' for a class the builder builds as ``kind``: with the states its ``reset``
     makes first (made_state.reset_roles), then, should none of those trace, the ladder's."""

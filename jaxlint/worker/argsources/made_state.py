@@ -12,7 +12,7 @@ guess, or none at all, leaves the parameter to containers.py's guess from its us
 An environment's ``step(state, action)`` takes the state its class's ``reset(rng)`` returns
 (``reset_roles``): that state comes before the ladder's guess of an annotated ``state: State``,
 whose fields of guessed shapes no simulation's code can take, where the class has a ``reset``
-whose return annotation is the parameter's (either may be missing).
+whose return annotation is the parameter's (either may be missing; not ``-> None``).
 """
 from __future__ import annotations
 
