@@ -123,6 +123,11 @@ MODULE = textwrap.dedent('''\
         return jnp.log(x[i]) * i
 
 
+    def noisy(x, seed):  # passed as jax.random's key: a key
+        y = x + jax.random.normal(seed, jnp.shape(x))
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
     def unpacked_twice(pair):  # two lengths: no tuple, rank 1's f32[8] unpacks to neither
         a, b = pair
         c, d, e = pair
@@ -163,6 +168,7 @@ def expected_lines() -> dict[int, str]:
     ("total", "parts=(f32[], f32[])"),
     ("maybe_clipped", "x=f32[], clip=False"),
     ("Table.lookup", "self=Table(values=f32[n]), i=i32[]"),
+    ("noisy", "x=f32[], seed=key<fry>[]"),
 ])
 def test_a_use_gives_the_value_it_needs_shown_in_the_signature(checked, target: str, signature: str) -> None:
     assert signatures(checked)[target] == signature
@@ -221,6 +227,10 @@ def uses_of(source: str, name: str) -> object:
     ("def f(x, p):\n    s = p[0]\n    return s * 2.0", None),  # an item, neutral only
     ("def f(x, p):\n    s = p + 1\n    return x[s]", None),  # arithmetic, no item: p is an array
     ("def f(x, p):\n    i, j = p[:, 0]\n    return x[i]", None),  # one item unpacked: not a name per item
+    ("def f(x, p):\n    return x + jax.random.normal(p, x.shape)", "key"),
+    ("def f(x, p):\n    a, b = random.split(p)\n    return jr.uniform(key=b) + x", "key"),
+    ("def f(x, p):\n    return x + np.random.normal(p)", None),  # NumPy's: its loc, an array
+    ("def f(x, p):\n    return x * p + jax.random.normal(p)", None),  # a key and an array
 ])
 def test_the_table_of_uses(source: str, use: object) -> None:
     assert uses_of(source, "p") == use

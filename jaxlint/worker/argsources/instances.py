@@ -23,7 +23,8 @@ one too) gives an instance of it, built by the
 same rules, three levels deep at most; else a field (or a method's parameter) that holds a
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
-makes is made so in the trace (made_state.py); else a field or parameter annotated with a bare
+makes is made so in the trace (made_state.py; one its ``reset`` makes, before all of these, with
+the ladder's rungs after); else a field or parameter annotated with a bare
 container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
@@ -57,6 +58,7 @@ from jaxlint.worker import built_instances, init_states, plain_classes
 from jaxlint.worker.argsources import (
     ArgumentRequest,
     ArgumentSet,
+    co_mapped,
     constructors,
     containers,
     descriptions,
@@ -76,6 +78,7 @@ from jaxlint.worker.argsources.field_roles import (
     class_fields,
     field_role,
     has_abstract,
+    instance_role,
     is_instance,
     method_parameters,
     role_value,
@@ -85,9 +88,14 @@ from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
 _RANKED = ("array", "pytree", INTEGERS)  # roles whose shape follows the rung: arrays, one-leaf pytrees (pytrees.py)
+_RESET_RUNGS = 2  # the rungs of a method whose state its class's reset makes (made_state.reset_roles)
 _CONCRETE_SIZE = 8  # a linen module's n where its init cannot work with the symbol
 _SUBCLASSES_TRIED = 3  # an abstract class's method: the subclasses whose rungs are traced, in turn (diffrax's
 # AbstractPath.derivative: its first two, Brownian paths, refuse the jvp; a third, an interpolation, traces)
+
+
+class _NoArray(Uninferable):
+    """Neither the instance's fields nor the method's parameters take an array."""
 
 
 def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
@@ -136,20 +144,49 @@ def _signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[Argu
         return _nnx_signatures(request, owner, callee)
     if is_abstract(owner):
         return _subclass_signatures(request, owner, callee)
-    return _class_signatures(request, owner, buildable_kind(owner), callee)
+    try:
+        return _class_signatures(request, owner, buildable_kind(owner), callee)
+    except _NoArray as why:
+        # A base that holds no array (brax's field-less ``Base`` of its ``Transform`` and
+        # ``Motion``): its method traced with a subclass that inherits it, as an abstract one's.
+        try:
+            return _subclass_signatures(request, owner, callee)
+        except Uninferable:
+            raise why from None
 
 
 def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> list[ArgumentSet]:
-    """_signatures' for a class the builder builds as ``kind``."""
+    """_signatures' for a class the builder builds as ``kind``: with the states its ``reset``
+    makes first (made_state.reset_roles), then, should none of those trace, the ladder's."""
+    reset = made_state.reset_roles(owner, callee)
+    if not reset:
+        return _class_rungs(request, owner, kind, callee, {})
+    try:  # ranks 0 and 1 only: an environment's action is a vector (or a scalar it broadcasts)
+        first = _class_rungs(request, owner, kind, callee, reset)[:_RESET_RUNGS]
+    except Uninferable:
+        first = []
+    try:
+        return first + _class_rungs(request, owner, kind, callee, {})
+    except Uninferable:
+        if first:
+            return first
+        raise
+
+
+def _class_rungs(request: ArgumentRequest, owner: type, kind: str, callee: Any, given: dict[str, Any]
+                 ) -> list[ArgumentSet]:
+    """The rungs of a class the builder builds as ``kind``, the method's parameters in ``given``
+    taking those roles."""
     reader = containers.Reader(inferred.definition(request), request.target.params[0])
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
-    roles.update(method_parameters(callee, _passed_on(request, callee), reader=made_state.Maker(owner, callee, reader)))
+    given = {**_passed_on(request, callee), **_co_mapped(request, owner, kind, callee), **given}
+    roles.update(method_parameters(callee, given, reader=made_state.Maker(owner, callee, reader)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
     found = plan.rungs(frozenset())
     if not found:
-        raise Uninferable("neither its fields nor the method's parameters take an array")
+        raise _NoArray("neither its fields nor the method's parameters take an array")
     concrete = post_init_defaults.with_float_defaults(owner, kind, roles) \
         if built_instances.post_init_refused(owner) else None
     if concrete is not None:  # its __post_init__ refused abstract floats: their defaults, made again
@@ -300,6 +337,16 @@ class _Plan:
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
         return arguments.kwargs[self.request.target.params[0]]
+
+
+def _co_mapped(request: ArgumentRequest, owner: type, kind: str, callee: Any) -> dict[str, Any]:
+    """Another instance of ``owner`` for each parameter the body maps over beside ``self``
+    (co_mapped.py); none for a plain class, which is no pytree."""
+    if kind == plain_classes.KIND:
+        return {}
+    names = co_mapped.co_mapped(inferred.definition(request), callee)
+    role = instance_role(owner, 0) if names else None
+    return {name: role for name in names} if role is not None else {}
 
 
 def _passed_on(request: ArgumentRequest, callee: Any) -> dict[str, Any]:

@@ -8,6 +8,11 @@ parameters that the method has too (by name, or its first for the method's first
 ``init_params`` for ``params``) take the method's values; the others get the ladder's values
 (field_roles.method_parameters), of the rung's rank. An init that needs what the ladder cannot
 guess, or none at all, leaves the parameter to containers.py's guess from its uses.
+
+An environment's ``step(state, action)`` takes the state its class's ``reset(rng)`` returns
+(``reset_roles``): that state comes before the ladder's guess of an annotated ``state: State``,
+whose fields of guessed shapes no simulation's code can take, where the class has a ``reset``
+whose return annotation is the parameter's (either may be missing; not ``-> None``).
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from jaxlint.worker.init_states import MadeState
 
 MADE = "made by init"  # a role: (MADE, class name, init's name, shared {init's: method's}, own roles)
 _INITS = ("init_state", "init")
+_RESETS = ("reset",)
 _RANKED = ("array", "pytree", "int-array")
 
 
@@ -43,15 +49,43 @@ class Maker:
         return self.reader.role(name, annotation, why)
 
 
-def state_role(owner: type, callee: Any, name: str) -> tuple | None:
-    """The role of ``callee``'s parameter ``name`` made by ``owner``'s init; None where it has no
-    init, or the ladder cannot guess one of its own parameters."""
+def reset_roles(owner: type, callee: Any) -> dict[str, tuple]:
+    """The roles of ``callee``'s ``state`` parameters (by name, as ``Maker``'s) that ``owner``'s
+    ``reset`` makes: none where it has no reset, its return annotation is not the parameter's, or
+    the ladder cannot guess the reset's own parameters."""
+    try:
+        params = list(inspect.signature(callee).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return {}
+    found = {}
+    for param in params:
+        if (param.name == "state" or param.name.endswith("_state")) and _required(param):
+            role = state_role(owner, callee, param.name, _RESETS)
+            if role is not None and _returns(owner, role[2], param):
+                found[param.name] = role
+    return found
+
+
+def _returns(owner: type, init_name: str, param: inspect.Parameter) -> bool:
+    """Whether ``owner``'s ``init_name`` may return what ``param`` takes: their annotations are one,
+    or either is missing (compared as written: a string annotation with a string)."""
+    init = inspect.getattr_static(owner, init_name, None)
+    returned = inspect.signature(init).return_annotation
+    if returned is None or returned == "None":
+        return False  # a reset of the object itself (flax's metrics), which returns no state
+    return returned is inspect.Signature.empty or param.annotation is param.empty or returned == param.annotation
+
+
+def state_role(owner: type, callee: Any, name: str, inits: tuple[str, ...] = _INITS) -> tuple | None:
+    """The role of ``callee``'s parameter ``name`` made by ``owner``'s init (the first of
+    ``inits`` it has); None where it has no init, or the ladder cannot guess one of its own
+    parameters."""
     try:
         method = inspect.signature(callee)
     except (TypeError, ValueError):
         return None
     taken = [p.name for p in list(method.parameters.values())[1:] if p.name != name and _required(p)]
-    for init_name in _INITS:
+    for init_name in inits:
         init = inspect.getattr_static(owner, init_name, None)
         if not inspect.isfunction(init) or init is getattr(callee, "__func__", callee):
             continue

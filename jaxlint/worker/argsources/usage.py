@@ -17,6 +17,7 @@ called: ``p(x)``                                                   a function st
 unpacked: ``a, b = p``; iterated: ``for x in p``, ``f(*p)``        a tuple of arrays, as many as
                                                                    unpacked (2 when only iterated)
 truth-tested only: ``if p:``, ``while p:``, ``not p``, ``x if p``  the static flag False
+a key: ``jax.random.normal(p, ...)``, ``random.split(p)``          a typed PRNG key
 =================================================================  ===============================
 
 Arithmetic carries a use (``range(p + 1)`` is a size, ``a[p - 1]`` an index), and so do the
@@ -41,6 +42,7 @@ from jaxlint.worker import standins
 from jaxlint.worker.argsources import pytrees, sizes
 
 INDEX, SIZE, CALLED, FLAG, ITERATED, ARRAY, NEUTRAL = "index", "size", "called", "flag", "iterated", "array", "neutral"
+KEY = "key"
 TUPLE = "tuple-of-arrays"  # a role: (TUPLE, length), f32 arrays of the rung's rank
 STATIC_SIZE = 2  # a size's value, as a count's (sizes.count_role)
 ITERATED_LENGTH = 2  # a tuple's length where the body only iterates over it
@@ -52,6 +54,13 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 # Attributes every array has, an index array too: beside an index use, no other use.
 DESCRIBED, _DESCRIBED_BY = "described", ("shape", "ndim", "dtype")
 _NEUTRAL_CALLS = ("len", "isinstance", "type", "id", "callable")
+# jax.random's functions whose first argument is the key (``jax.random.X``, ``random.X``, ``jr.X``):
+# by name, as NumPy's and Python's ``random`` modules take other first arguments.
+_KEY_CALLS = frozenset({"split", "fold_in", "normal", "uniform", "bernoulli", "categorical", "choice",
+                        "permutation", "randint", "truncated_normal", "gumbel", "exponential", "gamma",
+                        "beta", "dirichlet", "multivariate_normal", "laplace", "logistic", "poisson",
+                        "rademacher", "bits", "cauchy", "t", "ball", "orthogonal", "key_data"})
+_RANDOM_MODULES = ("random", "jr", "jrandom")
 _MODULES = ("jnp", "np", "numpy", "onp")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FLOAT_WORDS = ("Float", "Inexact", "Complex", "Real", "float32", "float64")  # annotations that say a float array
@@ -132,6 +141,8 @@ def _role(name: str, use: Any) -> Any:
         return ("static", standins.SCALAR if standins.SCALAR_NAME.fullmatch(name.lower()) else standins.FIRST_ARGUMENT)
     if use == FLAG:
         return ("static", False)
+    if use == KEY:
+        return "key"
     return (TUPLE, use)  # unpacked to ``use`` names
 
 
@@ -289,7 +300,21 @@ def _call_use(node: ast.AST, call: ast.Call) -> Any:
         return SIZE
     if callee in _NEUTRAL_CALLS and isinstance(call.func, ast.Name) and position == 0:
         return NEUTRAL
+    if callee in _KEY_CALLS and _by_random(call) and (position == 0 or keyword == "key"):
+        return KEY
     return ARRAY
+
+
+def _by_random(call: ast.Call) -> bool:
+    """``jax.random.f(...)``, ``random.f(...)`` or ``jr.f(...)``; not ``np.random.f(...)``."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = func.value
+    if isinstance(owner, ast.Name):
+        return owner.id in _RANDOM_MODULES
+    return isinstance(owner, ast.Attribute) and owner.attr == "random" and isinstance(owner.value, ast.Name) \
+        and owner.value.id == "jax"
 
 
 def _sized_call(sequence: ast.AST, call: ast.AST | None) -> bool:
