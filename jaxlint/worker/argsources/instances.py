@@ -61,6 +61,7 @@ from jaxlint.worker.argsources import (
     containers,
     inferred,
     linen_instances,
+    made_params,
     made_state,
     nnx_instances,
     optional_fields,
@@ -140,11 +141,16 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     """_signatures' for a class the builder builds as ``kind``."""
     reader = containers.Reader(inferred.definition(request), request.target.params[0])
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
-    roles.update(method_parameters(callee, _passed_on(request, callee), reader=made_state.Maker(owner, callee, reader)))
+    made = made_params.made_roles(owner, callee)
+    roles.update(method_parameters(callee, _passed_on(request, callee),
+                                   reader=made_state.Maker(owner, callee, reader, made)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
     found = plan.rungs(frozenset())
+    if any(roles.get(name) != role for name, role in made.items()):
+        # The ladder built one (a ParamsLGSSM of guessed sizes): the class's own maker's first.
+        found = _Plan(request, owner, kind, callee, {**roles, **made}).rungs(frozenset()) + found
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
