@@ -79,6 +79,7 @@ from jaxlint.worker.argsources.field_roles import (
     role_value,
 )
 from jaxlint.worker.argsources.inferred import MAX_BODY_RANK, MAX_RANK, SOURCE, Uninferable
+from jaxlint.worker.argsources.static_fields import INT_VALUE
 from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
@@ -148,9 +149,8 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
     one_leaf = inferred.one_leaf_parameters(request, roles)
     plan = _Plan(request, owner, kind, callee, roles)
     found = plan.rungs(frozenset())
-    if any(roles.get(name) != role for name, role in made.items()):
-        # The ladder built one (a ParamsLGSSM of guessed sizes): the class's own maker's first.
-        found = _Plan(request, owner, kind, callee, {**roles, **made}).rungs(frozenset()) + found
+    if made:  # the class's own maker's values first, its other arrays of the instance's sizes
+        found = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE).rungs(frozenset()) + found
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
@@ -252,11 +252,15 @@ class _Plan:
     kind: str
     callee: Any
     roles: dict[str, Any]  # "self.<field>" and the method's parameters
+    # The arrays' size where a value its class made holds the instance's sizes (made_params.py:
+    # a static int field's); else the symbolic ``n``.
+    size: int | None = None
 
     def rungs(self, absent: frozenset[str]) -> list[ArgumentSet]:
         """Rank 0, 1, 2 (never lower than the body shows), the fields in ``absent`` None; none
         when no value is an abstract array."""
-        roles, ranks, n = self.roles, inferred.ranks_used(self.request), inferred.symbolic_size()
+        roles, ranks = self.roles, inferred.ranks_used(self.request)
+        n = inferred.symbolic_size() if self.size is None else self.size
         nested = any(is_instance(role) for role in roles.values())
         found, seen = [], set()
         for rank in range(MAX_RANK + 1):
@@ -287,7 +291,7 @@ class _Plan:
             call = self.callee  # a property: its getter
         built = (self_name, *(name for name, role in self.roles.items()
                               if (is_instance(role) or made_state.is_made(role)) and "." not in name))
-        return ArgumentSet(SOURCE, (), arguments, call=call, built=built)
+        return ArgumentSet(SOURCE, (), arguments, call=call, built=built, chosen_sizes=self.size is not None)
 
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""
