@@ -272,17 +272,23 @@ class _Plan:
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
                       else made_state.value(role, n, rank) if made_state.is_made(role)
+                      else made_params.value(role, n, rank) if made_params.is_made(role)
                       else role_value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
-            if not has_abstract(values):
+            if not has_abstract(values) and not any(made_params.is_made(role) for role in roles.values()):
                 return []
-            found.append(self._signature(values))
+            try:
+                found.append(self._signature(values))
+            except made_params.NotMade as why:  # the class's maker refused this rung's instance
+                note = f"not made by its class: {why}"
+                self.request.notes += [] if note in self.request.notes else [note]
         return found
 
     def _signature(self, values: dict[str, Any]) -> ArgumentSet:
         self_name = self.request.target.params[0]
         fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
-        arguments = {self_name: _built(self.owner, self.kind, fields),
-                     **{name: value for name, value in values.items() if not name.startswith("self.")}}
+        arguments = made_params.evaluated({self_name: _built(self.owner, self.kind, fields),
+                                           **{name: value for name, value in values.items()
+                                              if not name.startswith("self.")}}, self_name)
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
         if any(isinstance(v, init_states.MadeState) for v in arguments.values()):
@@ -290,7 +296,8 @@ class _Plan:
         if call is None and self.callee is not self.request.function:
             call = self.callee  # a property: its getter
         built = (self_name, *(name for name, role in self.roles.items()
-                              if (is_instance(role) or made_state.is_made(role)) and "." not in name))
+                              if (is_instance(role) or made_state.is_made(role) or made_params.is_made(role))
+                              and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built, chosen_sizes=self.size is not None)
 
     def instance(self, arguments: ArgumentSet) -> Any:

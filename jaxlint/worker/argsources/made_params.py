@@ -3,35 +3,50 @@
 model's (a ``ParamsLGSSM`` the builder guesses has arrays of the symbolic size, which the built
 model's ``state_dim=2`` disagrees with). A method of the class named ``init``, ``initialize``,
 ``init_*`` or ``initialize_*`` whose return annotation is the parameter's class, or a tuple
-holding it (``-> Tuple[ParamsLGSSM, ParamsLGSSM]``), makes it: the trace calls that maker first on
-the built instance and passes its result, or the tuple's item (worker/init_states.py, as
-made_state.py's states; the role is made_state's, with the item). Parameters annotated alike
-take the tuple's items in turn (``fit_em(params: ParameterSet, props: PropertySet)`` from
-``-> Tuple[ParamsLGSSM, ParamsLGSSM]``: items 0 and 1). An item of the parameter's class, of a
+holding it (``-> Tuple[ParamsLGSSM, ParamsLGSSM]``), makes it. Parameters annotated alike take
+the tuple's items in turn (``fit_em(params: ParameterSet, props: PropertySet)`` from ``->
+Tuple[ParamsLGSSM, ParamsLGSSM]``: items 0 and 1). An item of the parameter's class, of a
 subclass of it, or of any class where the annotation is a ``Protocol`` the class has every member
 of (an empty one: any class) makes it. The maker's own required parameters get the ladder's
 values, and a key parameter whose default is None a key (``initialize(key=None)`` raises without
 one); a maker whose own parameters the ladder cannot guess is not used.
+
+The maker runs abstractly (``jax.eval_shape``) on the built instance, once per signature, under
+the safeguards of a built instance's ``__init__``: its arrays become the parameter's abstract
+values, inputs of the trace like any guess, what else it returns (dynamax's bijectors in
+``props``) kept. Its own code is no part of the method's program (it is linted on its own): a
+``jr.dirichlet`` it draws is no softmax the method takes the log of, a key it splits twice for
+two items no reuse.
 """
 from __future__ import annotations
 
 import inspect
+import sys
+import types
 import typing
 from typing import Any
 
-from jaxlint.worker.argsources.annotations import evaluated_annotations
-from jaxlint.worker.argsources.field_roles import method_parameters
 from jaxlint.scan.functions import KEY_PARAMETER
+from jaxlint.worker import guards
+from jaxlint.worker.argsources.annotations import evaluated_annotations
+from jaxlint.worker.argsources.field_roles import has_abstract, method_parameters, role_value
 from jaxlint.worker.argsources.inferred import Uninferable
-from jaxlint.worker.argsources.made_state import MADE
+from jaxlint.worker.built_instances import InstanceFields, made
+
+MADE = "made by its class"  # a role: (MADE, class name, maker's name, its own parameters' roles, item or None)
+MAKER_SECONDS = 5.0  # one maker's abstract run, as a built instance's __init__ (plain_classes.INIT_SECONDS)
 
 _NAMES = ("init", "initialize")
 _PREFIXES = ("init_", "initialize_")
 _NOTHING = (typing.Any, type(None), object)  # annotations that name no class (``Any`` is a class on 3.11)
 
 
+def is_made(role: Any) -> bool:
+    return isinstance(role, tuple) and len(role) == 5 and role[0] == MADE
+
+
 def made_roles(owner: type, callee: Any) -> dict[str, tuple]:
-    """The roles (made_state's) of ``callee``'s parameters a maker of ``owner`` makes, by name."""
+    """The roles of ``callee``'s parameters a maker of ``owner`` makes, by name."""
     try:
         signature = inspect.signature(callee)
     except (TypeError, ValueError):
@@ -50,7 +65,7 @@ def made_roles(owner: type, callee: Any) -> dict[str, tuple]:
             if index is None:
                 continue
             taken.add((name, index))
-            found[param.name] = (MADE, owner.__name__, name, {}, own, index if is_tuple else None)
+            found[param.name] = (MADE, owner.__name__, name, own, index if is_tuple else None)
             break
     return found
 
@@ -106,3 +121,76 @@ def _makes(item: type, annotation: type) -> bool:
         return issubclass(item, annotation)
     except TypeError:
         return False
+
+
+class Pending:
+    """A parameter its class's maker makes, before the maker runs on the signature's instance."""
+
+    def __init__(self, maker: str, own: dict[str, Any], item: int | None) -> None:
+        self.maker, self.own, self.item = maker, own, item
+
+
+def value(role: tuple, n: Any, rank: int) -> Pending:
+    """The maker's call for ``role``: its own arguments of rank ``rank``."""
+    _, _, maker, own, item = role
+    return Pending(maker, {name: role_value(r, (n,) * rank if r == "array" else (), n, rank) for name, r in own.items()},
+                   item)
+
+
+class NotMade(Exception):
+    """The maker raised, ran past its limit, or returned what is not a value of arrays."""
+
+
+def evaluated(arguments: dict[str, Any], self_name: str) -> dict[str, Any]:
+    """``arguments`` with each ``Pending`` the abstract value its maker returns on the instance
+    ``arguments[self_name]`` (one run per maker, its items shared); NotMade with why."""
+    results: dict[str, Any] = {}
+    found = dict(arguments)
+    for name, pending in arguments.items():
+        if not isinstance(pending, Pending):
+            continue
+        if pending.maker not in results:
+            results[pending.maker] = _run(arguments[self_name], pending)
+        result = results[pending.maker]
+        found[name] = result if pending.item is None else result[pending.item]
+    if found != arguments and not has_abstract(found):
+        raise NotMade("it returned no arrays, and no other value is an input")
+    return found
+
+
+def _run(instance: Any, pending: Pending) -> Any:
+    import jax
+
+    leaves, tree = jax.tree_util.tree_flatten((instance, pending.own))
+    spots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, jax.ShapeDtypeStruct)]
+    returned: dict[str, Any] = {}
+
+    def run(*inputs: Any) -> list[Any]:
+        filled = list(leaves)
+        for i, value in zip(spots, inputs):
+            filled[i] = value
+        self, own = jax.tree_util.tree_unflatten(tree, filled)
+        out, returned["tree"] = jax.tree_util.tree_flatten(getattr(made(self), pending.maker)(**own))
+        returned["leaves"] = out
+        return [leaf for leaf in out if isinstance(leaf, jax.Array)]
+
+    owner = instance.owner if isinstance(instance, InstanceFields) else type(instance)
+    module = sys.modules.get(owner.__module__) or types.ModuleType(owner.__module__)
+    try:
+        with guards.without_side_effects(module), guards.time_limit(MAKER_SECONDS) as limit:
+            shapes = iter(jax.eval_shape(run, *[leaves[i] for i in spots]))
+    except guards.TimeUp:
+        if not limit.fired:  # an outer limit's: its caller's
+            raise
+        guards.LOAD_DEPENDENT.fired = True
+        raise NotMade(f"{pending.maker} ran past {MAKER_SECONDS:g} s") from None
+    except Exception as error:  # the user's maker: its error is the reason
+        raise NotMade(f"{pending.maker}: {type(error).__name__}: {error}") from None
+    out = [_abstract(next(shapes)) if isinstance(leaf, jax.Array) else leaf for leaf in returned["leaves"]]
+    return jax.tree_util.tree_unflatten(returned["tree"], out)
+
+
+def _abstract(shape: Any) -> Any:
+    import jax
+
+    return jax.ShapeDtypeStruct(shape.shape, shape.dtype, weak_type=bool(getattr(shape, "weak_type", False)))

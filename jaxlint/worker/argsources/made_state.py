@@ -19,18 +19,18 @@ from jaxlint.worker.argsources.field_roles import method_parameters, role_value
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.init_states import MadeState
 
-MADE = "made by init"  # a role: (MADE, class name, init's name, shared {init's: method's}, own roles, item)
+MADE = "made by init"  # a role: (MADE, class name, init's name, shared {init's: method's}, own roles)
 _INITS = ("init_state", "init")
 _RANKED = ("array", "pytree", "int-array")
 
 
 def is_made(role: Any) -> bool:
-    return isinstance(role, tuple) and len(role) == 6 and role[0] == MADE
+    return isinstance(role, tuple) and len(role) == 5 and role[0] == MADE
 
 
 class Maker:
     """containers.Reader's ``role`` for a method's parameters, with a ``state`` its class's init
-    makes first, and those of ``made`` (made_params.py's: ``params`` its ``initialize`` makes)."""
+    makes first; those of ``made`` (made_params.py's: ``params`` its ``initialize`` makes) so."""
 
     def __init__(self, owner: type, callee: Any, reader: containers.Reader, made: dict[str, tuple]) -> None:
         self.owner, self.callee, self.reader, self.made = owner, callee, reader, made
@@ -53,7 +53,7 @@ def state_role(owner: type, callee: Any, name: str) -> tuple | None:
     except (TypeError, ValueError):
         return None
     taken = [p.name for p in list(method.parameters.values())[1:] if p.name != name and _required(p)]
-    for init_name in (f"init_{name}", f"initialize_{name}", *_INITS) if name != "state" else _INITS:
+    for init_name in _INITS:
         init = inspect.getattr_static(owner, init_name, None)
         if not inspect.isfunction(init) or init is getattr(callee, "__func__", callee):
             continue
@@ -69,7 +69,7 @@ def state_role(owner: type, callee: Any, name: str) -> tuple | None:
             own = {p: role for p, role in method_parameters(init, reader=_Shared(shared)).items() if p not in shared}
         except Uninferable:
             continue  # init_state's parameters cannot be guessed: init's may
-        return (MADE, owner.__name__, init_name, shared, own, None)
+        return (MADE, owner.__name__, init_name, shared, own)
     return None
 
 
@@ -91,6 +91,6 @@ def _required(param: inspect.Parameter) -> bool:
 
 def value(role: tuple, n: Any, rank: int) -> MadeState:
     """The state ``role`` stands for: its own arguments of rank ``rank``, made in the trace."""
-    _, owner, init, shared, own, item = role
+    _, owner, init, shared, own = role
     shapes = {name: (n,) * rank if r in _RANKED or containers.ranked(r) else () for name, r in own.items()}
-    return MadeState(owner, init, shared, {name: role_value(r, shapes[name], n, rank) for name, r in own.items()}, item)
+    return MadeState(owner, init, shared, {name: role_value(r, shapes[name], n, rank) for name, r in own.items()})
