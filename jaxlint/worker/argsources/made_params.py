@@ -39,6 +39,8 @@ MAKER_SECONDS = 5.0  # one maker's abstract run, as a built instance's __init__ 
 _NAMES = ("init", "initialize")
 _PREFIXES = ("init_", "initialize_")
 _NOTHING = (typing.Any, type(None), object)  # annotations that name no class (``Any`` is a class on 3.11)
+# Classes whose values the ladder makes itself (a number, a string, an array): no maker needed.
+_LADDERS_OWN = ("builtins", "jax", "jaxlib", "numpy")
 
 
 def is_made(role: Any) -> bool:
@@ -57,7 +59,7 @@ def made_roles(owner: type, callee: Any) -> dict[str, tuple]:
     found = {}
     for param in list(signature.parameters.values())[1:]:
         annotation = hints.get(param.name)
-        if param.default is not param.empty or not isinstance(annotation, type) or annotation in _NOTHING:
+        if param.default is not param.empty or not _made_class(annotation):
             continue
         for name, items, is_tuple, own in makers:
             index = next((i for i, item in enumerate(items) if (name, i) not in taken and _makes(item, annotation)),
@@ -82,7 +84,7 @@ def _makers(owner: type, callee: Any) -> list[tuple[str, list[Any], bool, dict[s
             continue
         returned = _returned(function)
         is_tuple = typing.get_origin(returned) is tuple
-        items = [item if isinstance(item, type) and item not in _NOTHING else None
+        items = [item if _made_class(item) else None
                  for item in (typing.get_args(returned) if is_tuple else [returned])]
         if not any(items) or Ellipsis in typing.get_args(returned):
             continue
@@ -92,6 +94,12 @@ def _makers(owner: type, callee: Any) -> list[tuple[str, list[Any], bool, dict[s
             continue
         found.append((name, items, is_tuple, own))
     return found
+
+
+def _made_class(annotation: Any) -> bool:
+    """A class of the user's (or a library's) whose values only its makers know."""
+    return isinstance(annotation, type) and annotation not in _NOTHING \
+        and getattr(annotation, "__module__", "").partition(".")[0] not in _LADDERS_OWN
 
 
 def _returned(function: Any) -> Any:
