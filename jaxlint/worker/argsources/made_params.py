@@ -160,8 +160,11 @@ def evaluated(arguments: dict[str, Any], self_name: str) -> dict[str, Any]:
         if pending.maker not in results:
             results[pending.maker] = _run(arguments[self_name], pending)
         result = results[pending.maker]
-        found[name] = result if pending.item is None else result[pending.item]
-    if found != arguments and not has_abstract(found):
+        try:
+            found[name] = result if pending.item is None else result[pending.item]
+        except Exception:  # not the tuple its annotation says
+            raise NotMade(f"{pending.maker} returned no item {pending.item}: {type(result).__name__}") from None
+    if results and not has_abstract(found):
         raise NotMade("it returned no arrays, and no other value is an input")
     return found
 
