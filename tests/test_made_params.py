@@ -111,6 +111,24 @@ MODULE = textwrap.dedent('''\
             return jnp.log(params.weights) + x
 
 
+    class SolverState(NamedTuple):
+        velocity: jax.Array
+        count: jax.Array
+
+
+    class Solver:
+        """Its state is made from the method's own params (made_state.py's, where needed)."""
+
+        def __init__(self, rate: float):
+            self.rate = rate
+
+        def init_state(self, init_params: jax.Array) -> SolverState:
+            return SolverState(jnp.zeros_like(init_params), jnp.asarray(0))
+
+        def update(self, params: jax.Array, state: SolverState):
+            return params - self.rate * jnp.sign(state.velocity), state.count + 1
+
+
     class Broken:
         """Its maker raises in the trace: the method is not linted, and nothing crashes."""
 
@@ -168,6 +186,14 @@ def test_the_makers_own_code_is_no_part_of_the_program(checked) -> None:
     assert signatures["Mixture.log_weights"] == \
         "self=Mixture(num_components=2), params=ParamsMixture(weights=f32[2]), x=f32[]"
     assert not [code for code, line, _ in findings if line == _line("return jnp.log(params.weights) + x")]
+
+
+def test_a_state_made_from_the_methods_own_values_is_not_made_apart(checked) -> None:
+    signatures, _, _ = checked
+    # init_state(init_params) takes the method's params: made_state.py's (in the trace, where the
+    # ladder cannot guess it), never a maker's run with a params of its own (count=i32[]).
+    assert signatures["Solver.update"] == \
+        "self=Solver(rate=f32[]), params=f32[], state=SolverState(velocity=f32[], count=f32[])"
 
 
 def test_makers_that_cannot_make_it_leave_the_method_unlinted(checked) -> None:

@@ -9,7 +9,8 @@ Tuple[ParamsLGSSM, ParamsLGSSM]``: items 0 and 1). An item of the parameter's cl
 subclass of it, or of any class where the annotation is a ``Protocol`` the class has every member
 of (an empty one: any class) makes it. The maker's own required parameters get the ladder's
 values, and a key parameter whose default is None a key (``initialize(key=None)`` raises without
-one); a maker whose own parameters the ladder cannot guess is not used.
+one); a maker whose own parameters the ladder cannot guess is not used. A ``state`` its class's
+init makes from the method's own values is made_state.py's (in the trace, sharing them).
 
 The maker runs abstractly (``jax.eval_shape``) on the built instance, once per signature, under
 the safeguards of a built instance's ``__init__``: its arrays become the parameter's abstract
@@ -28,6 +29,7 @@ from typing import Any
 
 from jaxlint.scan.functions import KEY_PARAMETER
 from jaxlint.worker import guards
+from jaxlint.worker.argsources import made_state
 from jaxlint.worker.argsources.annotations import evaluated_annotations
 from jaxlint.worker.argsources.field_roles import has_abstract, method_parameters, role_value
 from jaxlint.worker.argsources.inferred import Uninferable
@@ -59,7 +61,7 @@ def made_roles(owner: type, callee: Any) -> dict[str, tuple]:
     found = {}
     for param in list(signature.parameters.values())[1:]:
         annotation = hints.get(param.name)
-        if param.default is not param.empty or not _made_class(annotation):
+        if param.default is not param.empty or not _made_class(annotation) or _state_made(owner, callee, param.name):
             continue
         for name, items, is_tuple, own in makers:
             index = next((i for i, item in enumerate(items) if (name, i) not in taken and _makes(item, annotation)),
@@ -70,6 +72,12 @@ def made_roles(owner: type, callee: Any) -> dict[str, tuple]:
             found[param.name] = (MADE, owner.__name__, name, own, index if is_tuple else None)
             break
     return found
+
+
+def _state_made(owner: type, callee: Any, name: str) -> bool:
+    """A ``state`` made_state.py makes in the trace from the method's own values (jaxopt's
+    ``init_state(init_params)`` for ``update(params, state)``): not made apart from them."""
+    return (name == "state" or name.endswith("_state")) and made_state.state_role(owner, callee, name) is not None
 
 
 def _makers(owner: type, callee: Any) -> list[tuple[str, list[Any], bool, dict[str, Any]]]:
