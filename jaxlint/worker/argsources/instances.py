@@ -148,10 +148,15 @@ def _class_signatures(request: ArgumentRequest, owner: type, kind: str, callee: 
                                    reader=made_state.Maker(owner, callee, reader, made)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
-    plan = _Plan(request, owner, kind, callee, roles)
-    found = plan.rungs(frozenset())
-    if made:  # the class's own maker's values first, its other arrays of the instance's sizes
-        found = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE).rungs(frozenset()) + found
+    if any(made_params.is_made(role) for role in roles.values()):
+        # Only its class makes one (``params: ParameterSet``): on the instance's sizes alone.
+        plan = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE)
+        found = plan.rungs(frozenset())
+    else:
+        plan = _Plan(request, owner, kind, callee, roles)
+        found = plan.rungs(frozenset())
+        if made:  # the ladder built them (a ParamsLGSSM of its own sizes): the class's maker's first
+            found = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE).rungs(frozenset()) + found
     if not found:
         raise Uninferable("neither its fields nor the method's parameters take an array")
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
