@@ -24,7 +24,8 @@ same rules, three levels deep at most; else a field (or a method's parameter) th
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
 makes is made so in the trace (made_state.py); a parameter annotated with a class the class's
-``initialize``/``init`` returns is made by it, abstractly (made_params.py); else a field or parameter annotated with a bare
+``initialize``/``init`` returns is made by it, abstractly (made_params.py); else a field or
+parameter annotated with a bare
 container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py; a linen module's field typed with one

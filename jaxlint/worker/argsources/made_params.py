@@ -149,8 +149,8 @@ class Pending:
 def value(role: tuple, n: Any, rank: int) -> Pending:
     """The maker's call for ``role``: its own arguments of rank ``rank``."""
     _, _, maker, own, item = role
-    return Pending(maker, {name: role_value(r, (n,) * rank if r == "array" else (), n, rank) for name, r in own.items()},
-                   item)
+    own_values = {name: role_value(r, (n,) * rank if r == "array" else (), n, rank) for name, r in own.items()}
+    return Pending(maker, own_values, item)
 
 
 class NotMade(Exception):
