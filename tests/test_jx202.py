@@ -51,3 +51,24 @@ def test_a_plain_function_no_jit_wraps_is_not_reported(tmp_path) -> None:
     path = write(Path(tmp_path), "loops", source)
     result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
     assert [(f.code, f.target) for f in result.findings if f.code == "JX202"] == [("JX202", "jitted")]
+
+
+def test_a_loop_that_calls_a_jitted_function_outside_any_jit_is_not_reported(tmp_path) -> None:
+    # Each call dispatches the one compiled program again (dynamax's fit_em per progress-bar
+    # update); the same loop inside a jitted function unrolls into one program. (The vmap makes
+    # ``driver`` a target of its own: a plain function traced with guesses is never reported.)
+    from pathlib import Path
+
+    from helpers import check_in_process, write
+
+    from jaxlint.config import load_config
+    from jaxlint.rules import all_rules
+
+    step = "    step = jax.jit(lambda y: jnp.sin(y) * 2 + 1)\n    x = jax.vmap(jnp.cos)(x)\n"
+    loop = "    for _ in range(300):\n        x = step(x)\n    return x\n"
+    source = ("import jax\nimport jax.numpy as jnp\n\n\n"
+              f"def driver(x: jax.Array):\n{step}{loop}\n\n"
+              f"@jax.jit\ndef jitted_driver(x: jax.Array):\n{step}{loop}")
+    path = write(Path(tmp_path), "drivers", source)
+    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    assert [(f.code, f.target) for f in result.findings if f.code == "JX202"] == [("JX202", "jitted_driver")]

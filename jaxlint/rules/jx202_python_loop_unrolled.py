@@ -53,6 +53,9 @@ class PythonLoopUnrolled(Rule):
             yield ctx.finding(cls, _message(len(group), repeats, period), _line_span(ctx.source, group), cost=cost)
 
 
+_JITTED_KINDS = ("jit-decorated", "jit-bound")  # targets a jit of their own wraps: one program
+
+
 def _by_call_site(ctx: ProgramContext, ops: list[Op]) -> list[list[Op]]:
     """The line's equations grouped by where the line was called from.
 
@@ -62,11 +65,19 @@ def _by_call_site(ctx: ProgramContext, ops: list[Op]) -> list[list[Op]]:
     or ``scan`` can roll into one body. The call site is the user frames above the line in the
     equation's traceback, and those of every call and control-flow equation around it: the
     body of a ``custom_jvp`` function is traced once and reused, its traceback has no caller.
+
+    In a function no jit of its own wraps, each call of a jitted function is its own group: a
+    Python loop that calls one (dynamax's ``fit_em`` runs its jitted EM step once per progress-bar
+    update) dispatches one compiled program again and again, cached after the first; nothing is
+    unrolled into one program.
     """
     program = ctx.program
+    own_jit = ctx.target.kind in _JITTED_KINDS
     groups: dict[tuple, list[Op]] = defaultdict(list)
     for op in ops:
         site = tuple(program.stack_of(info) for info in op.enclosing) + (program.call_stack(op)[:-1],)
+        if op.under_jit and op.enclosing and not own_jit:
+            site += (id(op.enclosing[0]),)  # the outermost call around it: one dispatch of a jitted function
         groups[site].append(op)
     return list(groups.values())
 

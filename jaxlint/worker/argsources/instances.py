@@ -24,7 +24,9 @@ same rules, three levels deep at most; else a field (or a method's parameter) th
 function, an optax transformation or a dtype gets the factories' stand-in (worker/standins.py),
 shown in the signature; else a method's ``state`` parameter its class's ``init_state``/``init``
 makes is made so in the trace (made_state.py; one its ``reset`` makes, before all of these, with
-the ladder's rungs after); else a field or parameter annotated with a bare
+the ladder's rungs after); a parameter annotated with a class the class's
+``initialize``/``init`` returns is made by it, abstractly (made_params.py); else a field or
+parameter annotated with a bare
 container or ``Any`` takes the value the method's uses show (containers.py). A field none of these gives means no instance, and the method is
 counted as not linted with why; so does a field annotated with a flax linen
 module (a linen module's own methods: linen_instances.py; a linen module's field typed with one
@@ -64,6 +66,7 @@ from jaxlint.worker.argsources import (
     descriptions,
     inferred,
     linen_instances,
+    made_params,
     made_state,
     nnx_instances,
     optional_fields,
@@ -84,6 +87,7 @@ from jaxlint.worker.argsources.field_roles import (
     role_value,
 )
 from jaxlint.worker.argsources.inferred import MAX_BODY_RANK, MAX_RANK, SOURCE, Uninferable
+from jaxlint.worker.argsources.static_fields import INT_VALUE
 from jaxlint.worker.built_instances import InstanceFields
 from jaxlint.worker.instrument import unrecorded
 
@@ -180,11 +184,19 @@ def _class_rungs(request: ArgumentRequest, owner: type, kind: str, callee: Any, 
     reader = containers.Reader(inferred.definition(request), request.target.params[0])
     roles = {f"self.{name}": role for name, role in class_fields(owner, kind, 0, reader).items()}
     given = {**_passed_on(request, callee), **_co_mapped(request, owner, kind, callee), **given}
-    roles.update(method_parameters(callee, given, reader=made_state.Maker(owner, callee, reader)))
+    made = made_params.made_roles(owner, callee)
+    roles.update(method_parameters(callee, given, reader=made_state.Maker(owner, callee, reader, made)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
-    plan = _Plan(request, owner, kind, callee, roles)
-    found = plan.rungs(frozenset())
+    if any(made_params.is_made(role) for role in roles.values()):
+        # Only its class makes one (``params: ParameterSet``): on the instance's sizes alone.
+        plan = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE)
+        found = plan.rungs(frozenset())
+    else:
+        plan = _Plan(request, owner, kind, callee, roles)
+        found = plan.rungs(frozenset())
+        if made:  # the ladder built them (a ParamsLGSSM of its own sizes): the class's maker's first
+            found = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE).rungs(frozenset()) + found
     if not found:
         raise _NoArray("neither its fields nor the method's parameters take an array")
     concrete = post_init_defaults.with_float_defaults(owner, kind, roles) \
@@ -296,11 +308,15 @@ class _Plan:
     kind: str
     callee: Any
     roles: dict[str, Any]  # "self.<field>" and the method's parameters
+    # The arrays' size where a value its class made holds the instance's sizes (made_params.py:
+    # a static int field's); else the symbolic ``n``.
+    size: int | None = None
 
     def rungs(self, absent: frozenset[str]) -> list[ArgumentSet]:
         """Rank 0, 1, 2 (never lower than the body shows), the fields in ``absent`` None; none
         when no value is an abstract array."""
-        roles, ranks, n = self.roles, inferred.ranks_used(self.request), inferred.symbolic_size()
+        roles, ranks = self.roles, inferred.ranks_used(self.request)
+        n = inferred.symbolic_size() if self.size is None else self.size
         nested = any(is_instance(role) for role in roles.values())
         found, seen = [], set()
         for rank in range(MAX_RANK + 1):
@@ -312,17 +328,23 @@ class _Plan:
             seen.add(key)
             values = {name: None if name.startswith("self.") and name[5:] in absent
                       else made_state.value(role, n, rank) if made_state.is_made(role)
+                      else made_params.value(role, n, rank) if made_params.is_made(role)
                       else role_value(role, shapes.get(name, ()), n, rank) for name, role in roles.items()}
-            if not has_abstract(values):
+            if not has_abstract(values) and not any(made_params.is_made(role) for role in roles.values()):
                 return []
-            found.append(self._signature(values))
+            try:
+                found.append(self._signature(values))
+            except made_params.NotMade as why:  # the class's maker refused this rung's instance
+                note = f"not made by its class: {why}"
+                self.request.notes += [] if note in self.request.notes else [note]
         return found
 
     def _signature(self, values: dict[str, Any]) -> ArgumentSet:
         self_name = self.request.target.params[0]
         fields = {name[5:]: value for name, value in values.items() if name.startswith("self.")}
-        arguments = {self_name: _built(self.owner, self.kind, fields),
-                     **{name: value for name, value in values.items() if not name.startswith("self.")}}
+        arguments = made_params.evaluated({self_name: _built(self.owner, self.kind, fields),
+                                           **{name: value for name, value in values.items()
+                                              if not name.startswith("self.")}}, self_name)
         call = built_instances.built_then_called(self.callee, self_name) \
             if any(isinstance(v, InstanceFields) for v in arguments.values()) else None
         if any(isinstance(v, init_states.MadeState) for v in arguments.values()):
@@ -330,9 +352,10 @@ class _Plan:
         if call is None and self.callee is not self.request.function:
             call = self.callee  # a property: its getter
         built = (self_name, *(name for name, role in self.roles.items()
-                              if (is_instance(role) or made_state.is_made(role)) and "." not in name))
+                              if (is_instance(role) or made_state.is_made(role) or made_params.is_made(role))
+                              and "." not in name))
         return ArgumentSet(SOURCE, (), arguments, call=call, built=built,
-                           chosen_sizes=descriptions.holds_description(arguments))
+                           chosen_sizes=self.size is not None or descriptions.holds_description(arguments))
 
     def instance(self, arguments: ArgumentSet) -> Any:
         """``self`` in ``arguments``."""

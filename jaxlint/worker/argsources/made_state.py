@@ -36,12 +36,14 @@ def is_made(role: Any) -> bool:
 
 class Maker:
     """containers.Reader's ``role`` for a method's parameters, with a ``state`` its class's init
-    makes first."""
+    makes first; those of ``made`` (made_params.py's: ``params`` its ``initialize`` makes) so."""
 
-    def __init__(self, owner: type, callee: Any, reader: containers.Reader) -> None:
-        self.owner, self.callee, self.reader = owner, callee, reader
+    def __init__(self, owner: type, callee: Any, reader: containers.Reader, made: dict[str, tuple]) -> None:
+        self.owner, self.callee, self.reader, self.made = owner, callee, reader, made
 
     def role(self, name: str, annotation: Any, why: Exception) -> Any:
+        if name in self.made:
+            return self.made[name]
         if name == "state" or name.endswith("_state"):
             found = state_role(self.owner, self.callee, name)
             if found is not None:

@@ -21,7 +21,8 @@ from jaxlint.worker.argsources.descriptions import description, is_set
 from jaxlint.worker.argsources.inferred import Uninferable
 from jaxlint.worker.built_instances import StaticValue
 
-_STATIC_VALUES = {int: 2, bool: False, float: 0.1}  # a static number's value (a union's member's too)
+INT_VALUE = 2  # a static int's value: a built instance's sizes (made_params.py sizes the method's arrays alike)
+_STATIC_VALUES = {int: INT_VALUE, bool: False, float: 0.1}  # a static number's value (a union's member's too)
 _SEQUENCE_LENGTH = 2  # the items of a static ``tuple[int, ...]``: equinox's kernel_size matches num_spatial_dims (2)
 _SEQUENCES = {tuple: tuple, list: list, collections.abc.Sequence: tuple}  # the value's container, by annotation
 _NONE = object()  # no static value for an annotation
