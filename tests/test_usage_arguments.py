@@ -132,6 +132,10 @@ MODULE = textwrap.dedent('''\
     def weights(n, lamb):  # a size and arithmetic: a static int serves both, an array no size
         y = jnp.ones(2 * n) / (n + lamb)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def fifth(n, lamb):  # index 5 is past jaxlint's size (2 * 2), not the user's: no JX503
+        return (jnp.ones(2 * n) * lamb)[5]
     ''')
 
 
@@ -169,6 +173,7 @@ def expected_lines() -> dict[int, str]:
     ("maybe_clipped", "x=f32[], clip=False"),
     ("Table.lookup", "self=Table(values=f32[n]), i=i32[]"),
     ("weights", "n=2, lamb=f32[]"),
+    ("fifth", "n=2, lamb=f32[]"),
 ])
 def test_a_use_gives_the_value_it_needs_shown_in_the_signature(checked, target: str, signature: str) -> None:
     assert signatures(checked)[target] == signature
