@@ -245,6 +245,12 @@ class Job:
     # The first lines of the functions a current test-run entry linted: with real arguments, so a
     # nested one among them is not built from its code with guessed ones (worker/nested_code.py).
     settled: list[int] = field(default_factory=list)
+    # Targets an earlier run of this job ran away in (its worker timed out or died there, engine/jobs.py):
+    # qualname -> [skip kind, why]; the worker skips them, so that the module's other functions are analyzed.
+    runaway: dict[str, list[str]] = field(default_factory=dict)
+    # The file's lines where a trace with guessed arguments of such a target was stuck: a later guess
+    # that calls the function holding one is stopped there (worker/guards.py).
+    runaway_lines: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

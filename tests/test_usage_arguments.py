@@ -132,6 +132,15 @@ MODULE = textwrap.dedent('''\
         a, b = pair
         c, d, e = pair
         return jnp.log(a + b + c + d + e)
+
+
+    def weights(n, lamb):  # a size and arithmetic: a static int serves both, an array no size
+        y = jnp.ones(2 * n) / (n + lamb)
+        return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
+
+
+    def fifth(n, lamb):  # index 5 is past jaxlint's size (2 * 2), not the user's: no JX503
+        return (jnp.ones(2 * n) * lamb)[5]
     ''')
 
 
@@ -169,6 +178,8 @@ def expected_lines() -> dict[int, str]:
     ("maybe_clipped", "x=f32[], clip=False"),
     ("Table.lookup", "self=Table(values=f32[n]), i=i32[]"),
     ("noisy", "x=f32[], seed=key<fry>[]"),
+    ("weights", "n=2, lamb=f32[]"),
+    ("fifth", "n=2, lamb=f32[]"),
 ])
 def test_a_use_gives_the_value_it_needs_shown_in_the_signature(checked, target: str, signature: str) -> None:
     assert signatures(checked)[target] == signature
@@ -211,6 +222,9 @@ def uses_of(source: str, name: str) -> object:
     ("def f(x, p):\n    return [x for _ in range(p)]", usage.SIZE),
     ("def f(x, p):\n    return x.reshape(p, -1)", usage.SIZE),
     ("def f(x, p):\n    return x[:p] + jnp.arange(p)", usage.SIZE),
+    ("def f(x, p):\n    return jnp.ones(2 * p) / (p + x)", usage.SIZE),  # a size and arithmetic: an int's
+    ("def f(x, p):\n    return [x for _ in range(p)] + x[p]", None),  # a size and an index
+    ("def f(x, p):\n    a, b = p\n    return jnp.ones(p)", None),  # a size and a tuple
     ("def f(x, p):\n    return x if not p or p is None else -x", usage.FLAG),
     ("def f(x, p):\n    return x * sum(p) if p else f(*p)", None),  # a flag and an iteration
     ("def f(x, p):\n    a, *b = p\n    return a", 2),  # iterated, no length

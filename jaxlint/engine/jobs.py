@@ -1,7 +1,8 @@
 """A file's worker job, and running it: timeouts and crashes become findings."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from jaxlint.engine.imports import import_plan
 from jaxlint.lazylog import LazyLogger
@@ -54,8 +55,15 @@ def job_devices(path: str, text: str, settings: Settings) -> int | None:
     return mesh.size
 
 
+# A module is analyzed again without a target it ran away in at most this many times: each run
+# that fails costs the module's limit again.
+MAX_RUNAWAYS = 2
+
+
 def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
-    """A worker's result, with timeouts and crashes turned into findings."""
+    """A worker's result, with timeouts and crashes turned into findings. Where the worker failed
+    inside one target's analysis (worker/progress.py), the module is analyzed again without it:
+    one target that runs away does not cost the others their results."""
     from jaxlint.engine.pool import WorkerFailure
 
     try:
@@ -66,9 +74,15 @@ def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
                 else "the worker process analyzing the module died")
         where = "" if failure.line is None else f"; at line {failure.line}"
         hint = "; --timeout sets the limit" if failure.kind == "timeout" else ""
+        target = failure.target
+        if target is not None and target not in job.runaway and len(job.runaway) < MAX_RUNAWAYS:
+            rerun = _without_runaway(pool, job, codes, target, failure)
+            if rule.code in codes and not failure.progress.get("guess"):  # the user's arguments ran away
+                rerun.findings.insert(0, rule.finding(job.path, _line_span(job.source, failure.line), (
+                    f"{what} ({failure.detail}{where}), in {target}: analyzed again without it{hint}")))
+            return rerun
         findings = [] if rule.code not in codes else [rule.finding(
-            job.path, _line_span(job.source, failure.line),
-            f"{what} ({failure.detail}{where}); it was not analyzed{hint}")]
+            job.path, _line_span(job.source, failure.line), f"{what} ({failure.detail}{where}); it was not analyzed{hint}")]
         return Result(job.path, findings, skipped=[
             Skipped(t.qualname, failure.kind,  # type: ignore[arg-type]
                     f"{what} ({failure.detail})", t.name_span.start_line)
@@ -76,6 +90,26 @@ def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
     if result.internal_error is not None:
         raise RuntimeError(f"jaxlint internal error on {job.path}:\n{result.internal_error}")
     return result
+
+
+def _without_runaway(pool: WorkerPool, job: Job, codes: list[str], target: str, failure: Any) -> Result:
+    """The job run again with ``target`` skipped as timed out, the failure its reason. Where a
+    trace with guessed arguments ran away it is jaxlint's guess (its sizes in a loop), no error
+    of the user's: the caller reports none."""
+    kind = failure.kind
+    if failure.progress.get("guess"):  # progress.py's watchdog ended the worker, or the module's limit did
+        kind, why = "timeout", ("a trace with guessed arguments ran away, in code the guess's time limit "
+                                f"cannot stop ({failure.detail})")
+    elif kind == "timeout":
+        why = f"its analysis ran past the module's limit ({failure.detail})"
+    else:
+        why = f"the worker died while it was analyzed ({failure.detail})"
+    why += "; the module's other functions were analyzed again without it"
+    lines = job.runaway_lines
+    if failure.progress.get("guess") and failure.line is not None:  # where it was stuck: other guesses reach it too
+        lines = [*lines, failure.line]
+    return run_job(pool, dataclasses.replace(job, runaway={**job.runaway, target: [kind, why]},
+                                             runaway_lines=lines), codes)
 
 
 def _line_span(text: str, line: int | None) -> Span:

@@ -46,11 +46,20 @@ def xla_flags(devices: int | None, flags: str | None = None) -> str | None:
 
 
 class WorkerFailure(Exception):
-    def __init__(self, kind: str, detail: str, line: int | None = None) -> None:
+    def __init__(self, kind: str, detail: str, line: int | None = None,
+                 progress: dict[str, Any] | None = None) -> None:
         super().__init__(detail)
         self.kind = kind  # "timeout" or "crash"
         self.detail = detail
         self.line = line  # the analyzed file's line the worker was running, when known
+        # What the worker last said it was doing (worker/progress.py): "target" (its qualname, None
+        # between targets) and "guess" (a trace with guessed arguments was running).
+        self.progress = progress or {}
+
+    @property
+    def target(self) -> str | None:
+        """The target the worker was analyzing when it failed; None outside any."""
+        return self.progress.get("target")
 
 
 class Worker:
@@ -99,6 +108,7 @@ class Worker:
         self.buffer = b""
         self.stderr_start = 0  # where the current job's stderr begins
         self.jax_import = 0.0
+        self.progress: dict[str, Any] = {}  # what the worker said it is doing in the current job
         self.ready = False
         if wait:
             self.wait_ready()
@@ -123,32 +133,39 @@ class Worker:
 
     def run(self, job: Job, timeout: float) -> Result:
         self.stderr_start = os.fstat(self.stderr.fileno()).st_size
+        self.progress = {}
         try:
             # The timeout goes along: the worker ends itself well past it if this process never does.
             self.jobs.write(json.dumps({"job": job.to_json(), "timeout": timeout}) + "\n")
             self.jobs.flush()
         except OSError:  # BrokenPipeError: the worker is gone
-            raise WorkerFailure("crash", self._death_reason(), self._stuck_line(job.path)) from None
+            raise WorkerFailure("crash", self._death_reason(), self._stuck_line(job.path), self.progress) from None
         return Result.from_json(self._read_line(timeout, job.path))
 
     def _read_line(self, timeout: float, path: str | None) -> dict[str, Any]:
+        """The worker's next line other than progress (which updates ``self.progress``)."""
         clock = OwnTime(self.process.pid)  # time the worker waited for a CPU others held is not counted
         with selectors.DefaultSelector() as selector:
             selector.register(self.results, selectors.EVENT_READ)
-            while b"\n" not in self.buffer:
-                remaining = clock.left(timeout)
-                if remaining <= 0:
-                    self._dump_stack()
-                    self.kill()
-                    raise WorkerFailure("timeout", f"no result within {timeout:g} s", self._stuck_line(path))
-                if not selector.select(remaining):
-                    continue  # the wall clock's share is spent: how much was the worker's own?
-                chunk = os.read(self.results.fileno(), 1 << 20)
-                if not chunk:
-                    raise WorkerFailure("crash", self._death_reason(), self._stuck_line(path))
-                self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+            while True:
+                while b"\n" not in self.buffer:
+                    remaining = clock.left(timeout)
+                    if remaining <= 0:
+                        self._dump_stack()
+                        self.kill()
+                        raise WorkerFailure("timeout", f"no result within {timeout:g} s", self._stuck_line(path),
+                                            self.progress)
+                    if not selector.select(remaining):
+                        continue  # the wall clock's share is spent: how much was the worker's own?
+                    chunk = os.read(self.results.fileno(), 1 << 20)
+                    if not chunk:
+                        raise WorkerFailure("crash", self._death_reason(), self._stuck_line(path), self.progress)
+                    self.buffer += chunk
+                line, _, self.buffer = self.buffer.partition(b"\n")
+                message = json.loads(line)
+                if "progress" not in message:
+                    return message
+                self.progress.update(message["progress"])
 
     def _job_stderr(self) -> str:
         """What the worker wrote to stderr since the current job started.

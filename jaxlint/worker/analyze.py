@@ -28,7 +28,7 @@ from jaxlint.rules.runner import run_source_rules
 from jaxlint.scan.functions import JaxFunction, jax_functions
 from jaxlint.scan.index import SourceIndex
 from jaxlint.scan.meshes import literal_meshes
-from jaxlint.worker import dispatch, guards, lifeline
+from jaxlint.worker import dispatch, guards, lifeline, progress
 from jaxlint.worker import errors as failures
 from jaxlint.worker.argsources import (
     ArgumentError,
@@ -185,10 +185,12 @@ class _Analysis:
         timings["import"] = time.perf_counter() - started
         retracer = ModuleRetracer(module, job.path, job.settings)
         guards.LOAD_DEPENDENT.fired = False
+        guards.set_tripwires(job.path, job.runaway_lines)
         try:
             self._analyze_imported(module, retracer, calls, bool(early))
         finally:
             self.ran.stop()
+            guards.set_tripwires("", [])
         # A limit of jaxlint's own fired in the user's code (an instance's __init__, an import):
         # what was linted depends on the machine's load, and the result cache does not keep it.
         self.result.load_dependent = self.result.load_dependent or guards.LOAD_DEPENDENT.fired
@@ -320,6 +322,18 @@ class _Analysis:
 
     def _target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list,
                 function: Any = None, outer: tuple[str, ...] = ()) -> None:
+        """``_traced_target``, told to the parent as it runs (progress.py); one an earlier run of the
+        job ran away in is skipped, as timed out."""
+        if target.qualname in self.job.runaway:
+            self.result.load_dependent = True  # where it ran away depends on the machine's load
+            kind, why = self.job.runaway[target.qualname]
+            self._skip(target, kind, why)  # type: ignore[arg-type]
+            return
+        with progress.analyzing(target.qualname, target.first_line):
+            self._traced_target(module, target, recorded, registrations, function, outer)
+
+    def _traced_target(self, module: Any, target: Target, recorded: Callable[[Any], Any], registrations: list,
+                       function: Any = None, outer: tuple[str, ...] = ()) -> None:
         """Trace one target with each of its signatures and run the rules on each program: the
         function found, its signatures asked of the argument sources, each traced, then what was
         traced or why nothing was. ``outer``: a nested function's parameters that are its enclosing

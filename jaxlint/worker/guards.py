@@ -9,12 +9,13 @@ import contextlib
 import io
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any, Iterator
 
 from jaxlint.jaxapi import config_state
-from jaxlint.worker import lifeline
+from jaxlint.worker import lifeline, progress
 
 GUESS_SECONDS = 15.0  # one trace with guessed arguments (a module has 60 s by default, --timeout)
 GUESS_MARGIN = 8.0  # seconds of the module's limit no guess may take: what was found is returned
@@ -110,8 +111,9 @@ def guess_limit(guessed: bool) -> Iterator[None]:
     repeat=len(m))`` at m of 8) can run for hours, and the module's limit would then leave every
     function of the module unlinted; at most the job's time left less GUESS_MARGIN (none left:
     GuessTimeUp at once). A loop inside C code (``list(itertools.product(...))``) is not
-    interrupted: Python handles the timer's signal between bytecodes, so the module's limit is
-    what stops it. Inside a limit that ends sooner, that one's TimeUp passes."""
+    interrupted: Python handles the timer's signal between bytecodes; in a worker, progress.py's
+    watchdog ends the worker soon after, and the parent analyzes the module again without the
+    target. Inside a limit that ends sooner, that one's TimeUp passes."""
     if not guessed or not _timers_reach():
         yield
         return
@@ -121,7 +123,8 @@ def guess_limit(guessed: bool) -> Iterator[None]:
         seconds = min(seconds, left - GUESS_MARGIN)
         if seconds <= 0:
             raise GuessTimeUp("not tried: the module's time was nearly spent")
-    with time_limit(seconds) as limit:  # inside a sooner limit it adds nothing: that one's TimeUp passes
+    # progress.guessing: the parent knows a guess runs, and a watchdog stops one stuck in C code.
+    with progress.guessing(seconds), _tripwires(), time_limit(seconds) as limit:  # inside a sooner limit it adds nothing
         try:
             yield
         except TimeUp:
@@ -129,6 +132,53 @@ def guess_limit(guessed: bool) -> Iterator[None]:
                 raise
     if limit.fired:
         raise GuessTimeUp(f"ran past {seconds:g} s")
+
+
+class _Tripwires:
+    """The lines of the analyzed file where a trace with guessed arguments ran away in an earlier
+    run of the job (Job.runaway_lines): set for the job's analysis (analyze.py)."""
+
+    path = ""
+    lines: frozenset[int] = frozenset()
+    codes: dict[Any, bool] = {}  # code object -> whether its own lines hold one of them
+
+
+TRIPWIRES = _Tripwires()
+
+
+def set_tripwires(path: str, lines: list[int]) -> None:
+    TRIPWIRES.path, TRIPWIRES.lines, TRIPWIRES.codes = path, frozenset(lines), {}
+
+
+@contextlib.contextmanager
+def _tripwires() -> Iterator[None]:
+    """A guess that calls the function where an earlier guess ran away (in C code, which no
+    timer stops: progress.py's watchdog ended the worker) raises GuessTimeUp at the call: the
+    same sizes would run away again, and each costs the module a run. A profile hook, only in a
+    job that had a runaway."""
+    if not TRIPWIRES.lines:
+        yield
+        return
+    wires, previous = TRIPWIRES, sys.getprofile()
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if previous is not None:
+            previous(frame, event, arg)
+        code = frame.f_code
+        if event != "call" or code.co_filename != wires.path:
+            return
+        tripped = wires.codes.get(code)
+        if tripped is None:
+            tripped = wires.codes[code] = any(line in wires.lines for _, _, line in code.co_lines())
+        if tripped:
+            raise GuessTimeUp(f"it reaches {code.co_qualname}, where a trace with guessed arguments "
+                              "ran away in an earlier run (not stopped by a time limit)")
+
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 IMPORT_SECONDS = 5.0  # a module of the checked package imported for its classes (argsources)

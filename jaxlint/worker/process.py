@@ -23,7 +23,7 @@ import traceback
 
 from jaxlint.model import Job, Result
 from jaxlint.processes import descendants, kill_all
-from jaxlint.worker import lifeline
+from jaxlint.worker import lifeline, progress
 
 
 def main() -> None:
@@ -54,6 +54,7 @@ def main() -> None:
     with os.fdopen(job_fd) as jobs, os.fdopen(result_fd, "w") as results:
         results.write(json.dumps({"ready": True, "jax_import": jax_import}) + "\n")
         results.flush()
+        progress.attach(results, stacks)  # what it is doing, told as it goes (a job that runs away)
         for line in jobs:
             message = json.loads(line)
             job = Job.from_json(message["job"])

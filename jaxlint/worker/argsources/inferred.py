@@ -122,6 +122,8 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
                                 for kind in roles.values()):
         return _size_only(roles)
     n = symbolic_size()
+    # A size jaxlint chose (an ``int``, a count, a size by its use): findings that judge lengths are left out.
+    chosen = any(kind[0] == "static" and type(kind[1]) is int for kind in roles.values() if isinstance(kind, tuple))
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):
@@ -133,12 +135,12 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
         seen.add(key)
         kwargs = {name: kind[1].make(rank) if kind[0] == "given" and isinstance(kind[1], PerRank)
                   else abstract(kind, shapes.get(name, ())) for name, kind in roles.items()}
-        chosen = descriptions.holds_description(kwargs)
+        sized = chosen or descriptions.holds_description(kwargs)
         if star is None:
-            found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf, chosen_sizes=chosen))
+            found.append(ArgumentSet(SOURCE, (), kwargs, one_leaf=one_leaf, chosen_sizes=sized))
         else:
             args = _by_position(signature, kwargs) + (abstract("array", shapes[star]),) * STAR_ARRAYS
-            found.append(ArgumentSet(SOURCE, args, kwargs, one_leaf=one_leaf, chosen_sizes=chosen))
+            found.append(ArgumentSet(SOURCE, args, kwargs, one_leaf=one_leaf, chosen_sizes=sized))
     return found
 
 

@@ -101,7 +101,9 @@ def is_tuple(role: Any) -> bool:
 
 def agreed_use(uses: list[Any] | None) -> Any:
     """The one use all of ``uses`` make (neutral ones aside; an iteration agrees with an unpacking
-    of any length), or None where they disagree, there are none, or the body rebinds the name."""
+    of any length; a size agrees with an array's uses, which a Python int serves too, while an
+    array can never be a size), or None where they disagree, there are none, or the body rebinds
+    the name."""
     if uses is None:
         return None
     kinds = {use for use in uses if use != NEUTRAL}
@@ -110,6 +112,8 @@ def agreed_use(uses: list[Any] | None) -> Any:
     if kinds and all(kind == ITERATED or isinstance(kind, int) for kind in kinds):
         lengths = {kind for kind in kinds if isinstance(kind, int)}
         return None if len(lengths) > 1 else lengths.pop() if lengths else ITERATED_LENGTH
+    if kinds == {SIZE, ARRAY}:  # a size in arithmetic too (``jnp.ones(2 * n)``, ``n + lamb``): an int does both
+        return SIZE
     if len(kinds) != 1 or ARRAY in kinds:
         return None
     return kinds.pop()
