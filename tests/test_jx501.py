@@ -109,6 +109,7 @@ CLAMP_EXPECTED = {
     "clip_kept_at_zero": ("1.0 / safe", "safe", None),  # where(d >= 0, d, 1) keeps d = 0
     "clip_difference_of_inputs": ("1.0 / (a - b)", "a - b", None),  # two equal arguments
     "clip_sum_of_differences": ("1.0 / jnp.sum(u - v)", "jnp.sum(u - v)", None),  # no two values coincide
+    "clip_difference_of_inputs_in_a_branch": ("1.0 / (u - v)", "u - v", None),  # the function's inputs
 }
 # Quiet clamps whose gradient at 0 and above is not NaN (inf for the tie and the upper bound).
 CLAMP_NOT_NAN = ["clip_before_log", "clip_log_upper", "clip_sqrt_at_zero"]

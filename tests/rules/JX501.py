@@ -617,6 +617,29 @@ def clip_sum_of_squared_differences(p, q):
 
 
 @jax.jit
+def clip_quadratic_root_in_a_branch(newton_in, cauchy_in):
+    # The same, the steps computed first and the root taken inside a branch (optimistix switches):
+    # the branch's inputs are the computed steps, not the function's own: not reported.
+    newton, cauchy = jnp.tanh(newton_in), jnp.sin(cauchy_in)
+
+    def root(n, c):
+        step = n - c
+        a = jnp.vdot(step, step)
+        return jnp.clip((1.0 - jnp.vdot(c, step)) / a, 1, 2)
+
+    return jax.lax.cond(jnp.sum(newton) > 0, root, lambda n, c: jnp.ones(()), newton, cauchy)
+
+
+@jax.jit
+def clip_difference_of_inputs_in_a_branch(a, b):
+    # A branch whose inputs are the function's own: 0 for any caller that passes two equal ones.
+    def ratio(u, v):
+        return jnp.clip(1.0 / (u - v), -1e6, 1e6)  # expect: JX501
+
+    return jax.lax.cond(jnp.sum(a) > 0, ratio, lambda u, v: u, a, b)
+
+
+@jax.jit
 def clip_sum_of_differences(p, q):
     # A plain sum of differences is 0 without any two values coinciding: reported.
     u, v = jnp.exp(p), jnp.exp(q)
@@ -626,6 +649,8 @@ def clip_sum_of_differences(p, q):
 clip_spline_bin(x)
 clip_quadratic_root(x, x)
 clip_sum_of_squared_differences(x, x)
+clip_quadratic_root_in_a_branch(x, x)
+clip_difference_of_inputs_in_a_branch(x, x)
 clip_sum_of_differences(x, x)
 
 

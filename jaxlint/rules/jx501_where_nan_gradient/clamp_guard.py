@@ -14,7 +14,8 @@ positive constant less the square of a value clipped below its root (jax_md's
 ``1 - clip(x, -1 + eps, 1 - eps) ** 2``, in float32), a
 where that keeps the value only where it is above a constant >= 0: ``where(d > eps, d, 1)``). Nor
 is a singular input that is a difference of two computed values (``x_pos[1] - x_pos[0]``), or a
-sum of squares of such (``vdot(n - c, n - c)``): it is 0 only where the two coincide, which code
+sum of squares of such (``vdot(n - c, n - c)``), values computed before a branch included: it
+is 0 only where the two coincide, which code
 like a spline's knots or a solver's distinct steps excludes by construction and guessed arguments
 cannot tell; a real coincidence is missed.
 """
@@ -25,7 +26,7 @@ import math
 from typing import Callable, Iterator
 
 from jaxlint.fixes.guard_inside import move_guard_inside
-from jaxlint.ir import Op, Value, patterns, primitives
+from jaxlint.ir import Op, Value, patterns, primitives, region_links
 from jaxlint.model import Fix, Span
 from jaxlint.rules.base import ProgramContext
 from jaxlint.rules.jx501_where_nan_gradient.predicate import candidates, predicate_of
@@ -233,7 +234,7 @@ def _a_difference(value: Value) -> bool:
     if op is None:
         return False
     if op.primitive == "sub" and len(op.inputs) == 2:
-        return all(scalar(v) is None and strip(v).producer is not None for v in op.inputs)
+        return all(scalar(v) is None and _computed(v) for v in op.inputs)
     if op.primitive == "neg":
         return _a_difference(op.inputs[0])
     if op.primitive in ("mul", "div") and len(op.inputs) == 2:
@@ -244,6 +245,31 @@ def _a_difference(value: Value) -> bool:
     if op.primitive == "select_n" and len(op.inputs) >= 3:
         return all(_a_difference(case) for case in op.inputs[1:])
     return _a_squared_norm_of_difference(op)
+
+
+def _computed(value: Value) -> bool:
+    """A value the function computes: an op's output, or the input of a branch or a call's body
+    that such a value feeds (optimistix's dogleg computes its steps, then switches); not the
+    function's own inputs, nor a loop's carry (another value each step)."""
+    for _ in range(_MAX_REGIONS):
+        value = strip(value)
+        if value.producer is not None:
+            return True
+        region = value.region_input
+        op = region.parent if region is not None else None
+        if op is None or op.primitive in ("scan", "while"):
+            return False
+        links = region_links(op, region)
+        index = next((i for i, v in enumerate(region.inputs) if v is value), None)
+        operand = links.operands[index] if links is not None and index is not None \
+            and index < len(links.operands) else None
+        if operand is None:
+            return False
+        value = op.inputs[operand]
+    return False
+
+
+_MAX_REGIONS = 8  # nested branches and calls followed out to the computing op
 
 
 def _a_squared_norm_of_difference(op: Op) -> bool:
