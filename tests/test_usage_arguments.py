@@ -128,6 +128,11 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def seeded(x, seed: jax.Array):  # a key made from it: an integer seed, not a key
+        key = jax.random.PRNGKey(seed)
+        return x + jax.random.normal(key, jnp.shape(x))
+
+
     def unpacked_twice(pair):  # two lengths: no tuple, rank 1's f32[8] unpacks to neither
         a, b = pair
         c, d, e = pair
@@ -178,6 +183,7 @@ def expected_lines() -> dict[int, str]:
     ("maybe_clipped", "x=f32[], clip=False"),
     ("Table.lookup", "self=Table(values=f32[n]), i=i32[]"),
     ("noisy", "x=f32[], seed=key<fry>[]"),
+    ("seeded", "x=f32[], seed=i32[]"),
     ("weights", "n=2, lamb=f32[]"),
     ("fifth", "n=2, lamb=f32[]"),
 ])

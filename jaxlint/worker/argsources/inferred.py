@@ -185,6 +185,8 @@ def _parameter_roles(request: ArgumentRequest, signature: inspect.Signature, giv
             continue  # *args empty, **kwargs empty, a default as it is
         elif attention_key(param, signature):
             roles[param.name] = "array"
+        elif usage.seeds_a_key(definition(request), param.name):  # PRNGKey(seed): an integer seed
+            roles[param.name] = sizes.INDEX_ROLE
         else:
             try:
                 roles[param.name] = _role_or_passed_on(request, param)

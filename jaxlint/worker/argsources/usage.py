@@ -309,6 +309,16 @@ def _call_use(node: ast.AST, call: ast.Call) -> Any:
     return ARRAY
 
 
+def seeds_a_key(definition: ast.AST | None, name: str) -> bool:
+    """``definition``'s body makes a key from ``name``: ``jax.random.PRNGKey(name)``,
+    ``random.key(name)`` (brax's ``run_batch(seed)``): an integer seed, not a key."""
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(isinstance(node, ast.Call) and _callee(node) in ("PRNGKey", "key") and _by_random(node)
+               and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name
+               for statement in definition.body for node in ast.walk(statement))
+
+
 def _by_random(call: ast.Call) -> bool:
     """``jax.random.f(...)``, ``random.f(...)`` or ``jr.f(...)``; not ``np.random.f(...)``."""
     func = call.func
