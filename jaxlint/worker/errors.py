@@ -40,8 +40,16 @@ def _frame_span(frame: traceback.FrameSummary | None) -> Span:
     return Span(frame.lineno, col, end_line, end_col)
 
 
+def error_text(error: BaseException) -> str:
+    """``str(error)``, or "" where the user's exception cannot say it (a ``__str__`` that raises)."""
+    try:
+        return str(error)
+    except Exception:
+        return ""
+
+
 def describe_error(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
+    text = error_text(error).strip().splitlines()
     head = text[0].rstrip(".") if text else ""  # messages append "; ..." after it
     return f"{type(error).__name__}: {head}" if head else type(error).__name__
 

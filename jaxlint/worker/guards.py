@@ -171,7 +171,7 @@ def _tripwires() -> Iterator[None]:
         if tripped is None:
             tripped = wires.codes[code] = any(line in wires.lines for _, _, line in code.co_lines())
         if tripped:
-            raise GuessTimeUp(f"it reaches {code.co_qualname}, where a trace with guessed arguments "
+            raise GuessTimeUp(f"it reaches {getattr(code, 'co_qualname', code.co_name)}, where a trace with guessed arguments "
                               "ran away in an earlier run (not stopped by a time limit)")
 
     sys.setprofile(hook)

@@ -225,33 +225,39 @@ def _above_clipped_square(constant: float | None, value: Value) -> bool:
     return bool(np.float32(constant) - square > 0)
 
 
-def _a_difference(value: Value) -> bool:
+def _a_difference(value: Value, depth: int = 0) -> bool:
     """``value`` is 0 only where two computed values coincide: a difference of two values the
     function computes (``x_pos[1] - x_pos[0]``; not its inputs, whose difference is 0 for any
-    caller that passes two equal ones), a constant multiple of one, or a where of such (distrax's
-    spline bins and quadratic roots, whose knots are apart by construction)."""
+    caller that passes two equal ones), a constant multiple of one, a where of such (distrax's
+    spline bins and quadratic roots, whose knots are apart by construction), or a sum of squares
+    of such."""
     op = strip(value).producer
-    if op is None:
+    if op is None or depth > _MAX_DEPTH:
         return False
     if op.primitive == "sub" and len(op.inputs) == 2:
         return all(scalar(v) is None and _computed(v) for v in op.inputs)
     if op.primitive == "neg":
-        return _a_difference(op.inputs[0])
+        return _a_difference(op.inputs[0], depth + 1)
     if op.primitive in ("mul", "div") and len(op.inputs) == 2:
         constants = [scalar(v) for v in op.inputs]
         if constants[0] is not None and constants[0] != 0 and op.primitive == "mul":
-            return _a_difference(op.inputs[1])
-        return constants[1] is not None and constants[1] != 0 and _a_difference(op.inputs[0])
+            return _a_difference(op.inputs[1], depth + 1)
+        if constants[1] is not None and constants[1] != 0:
+            return _a_difference(op.inputs[0], depth + 1)
     if op.primitive == "select_n" and len(op.inputs) >= 3:
-        return all(_a_difference(case) for case in op.inputs[1:])
-    return _a_squared_norm_of_difference(op)
+        return all(_a_difference(case, depth + 1) for case in op.inputs[1:])
+    return _a_squared_norm_of_difference(op, depth)
+
+
+_MAX_DEPTH = 16  # ops walked through (negations, constant factors, wheres) to the difference
+_MAX_TERMS = 64  # squares a sum adds (a pytree's leaves); a longer sum is not read
 
 
 def _computed(value: Value) -> bool:
     """A value the function computes: an op's output, or the input of a branch or a call's body
     that such a value feeds (optimistix's dogleg computes its steps, then switches); not the
     function's own inputs, nor a loop's carry (another value each step)."""
-    for _ in range(_MAX_REGIONS):
+    for _ in range(_MAX_DEPTH):
         value = strip(value)
         if value.producer is not None:
             return True
@@ -269,29 +275,38 @@ def _computed(value: Value) -> bool:
     return False
 
 
-_MAX_REGIONS = 8  # nested branches and calls followed out to the computing op
-
-
-def _a_squared_norm_of_difference(op: Op) -> bool:
+def _a_squared_norm_of_difference(op: Op, depth: int) -> bool:
     """A sum of squares of differences (``vdot(n - c, n - c)``, ``sum((u - v) ** 2)``, a pytree's
     squared norm adding one per leaf): 0 only where each difference is, as a difference is
-    (optimistix's dogleg divides by the squared distance of its Newton and Cauchy steps)."""
-    if op.primitive == "add" and len(op.inputs) == 2:
-        return all(strip(v).producer is not None and _a_squared_norm_of_difference(strip(v).producer)
-                   for v in op.inputs)
-    if op.primitive == "dot_general" and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1]):
-        return _a_difference(op.inputs[0])
+    (optimistix's dogleg divides by the squared distance of its Newton and Cauchy steps). Walked
+    once per op (a sum may add one term twice), at most _MAX_TERMS of them."""
+    pending, seen = [op], set()
+    while pending:
+        term = pending.pop()
+        if id(term) in seen:
+            continue
+        seen.add(id(term))
+        if len(seen) > _MAX_TERMS:
+            return False
+        if term.primitive == "add" and len(term.inputs) == 2:
+            producers = [strip(v).producer for v in term.inputs]
+            if any(producer is None for producer in producers):
+                return False
+            pending += producers
+        elif not _a_square_of_difference(term, depth):
+            return False
+    return True
+
+
+def _a_square_of_difference(op: Op, depth: int) -> bool:
+    """``d * d``, ``d ** 2``, ``vdot(d, d)`` or ``sum(d ** 2)`` of a difference ``d``."""
     if op.primitive == "reduce_sum" and op.inputs:
         squared = strip(op.inputs[0]).producer
-        return squared is not None and _a_square_of_difference(squared)
-    return _a_square_of_difference(op)
-
-
-def _a_square_of_difference(op: Op) -> bool:
+        return squared is not None and squared.primitive != "reduce_sum" and _a_square_of_difference(squared, depth)
     if op.primitive == "integer_pow" and op.params.get("y") == 2 or op.primitive == "square":
-        return _a_difference(op.inputs[0])
-    if op.primitive == "mul" and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1]):
-        return _a_difference(op.inputs[0])
+        return _a_difference(op.inputs[0], depth + 1)
+    if op.primitive in ("mul", "dot_general") and len(op.inputs) == 2 and strip(op.inputs[0]) is strip(op.inputs[1]):
+        return _a_difference(op.inputs[0], depth + 1)
     return False
 
 

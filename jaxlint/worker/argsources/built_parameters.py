@@ -38,6 +38,9 @@ def arguments(request: ArgumentRequest) -> list[ArgumentSet]:
     except Uninferable as why:
         request.notes.append(f"arguments not inferred: {why}")
         return []
+    except Exception as error:  # a user's object of a shape not foreseen: counted with why, the job goes on
+        request.notes.append(f"arguments not inferred: {type(error).__name__}: {error}")
+        return []
 
 
 def signatures(request: ArgumentRequest, given: dict[str, Any]) -> list[ArgumentSet]:

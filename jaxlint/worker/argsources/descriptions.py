@@ -5,6 +5,8 @@ one f32 scalar's description, an empty set. The description travels wrapped
 (``built_instances.StaticValue``), so that no trace takes it for an array to trace."""
 from __future__ import annotations
 
+import inspect
+
 import re
 import types
 import typing
@@ -76,4 +78,9 @@ def is_set(annotation: Any) -> bool:
 def _is_struct(annotation: Any) -> bool:
     import jax
 
-    return annotation is jax.ShapeDtypeStruct or getattr(annotation, "leaftype", None) is jax.ShapeDtypeStruct
+    if annotation is jax.ShapeDtypeStruct:
+        return True
+    try:  # a user's annotation object whose __getattr__ raises: no description
+        return inspect.getattr_static(annotation, "leaftype", None) is jax.ShapeDtypeStruct
+    except Exception:
+        return False

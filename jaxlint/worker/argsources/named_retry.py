@@ -15,16 +15,17 @@ import re
 from typing import Any, Callable
 
 from jaxlint.worker import built_instances
+from jaxlint.worker.errors import error_text
 from jaxlint.worker.argsources import ArgumentSet
 
-MAX_RANK = 4  # rank_retry.MAX_RANK: never raised past it
+MAX_RANK = 4  # inferred.MAX_BODY_RANK, as rank_retry.MAX_RANK: never raised past it
 
 
 def raised(arguments: ArgumentSet, error: BaseException, raisable: Callable[[Any], bool],
            changed: Callable[[Any, int], Any]) -> ArgumentSet | None:
     """``arguments`` with the one value ``error``'s message names raised by a rank, or None.
     ``raisable``: whether a leaf is a guessed array; ``changed(leaf, rank)``: it at that rank."""
-    message = str(error)
+    message = error_text(error)
     candidates: dict[str, tuple[str, str | None]] = {}  # a name -> (parameter, its field or None)
     for name, value in arguments.kwargs.items():
         if _holds(value, raisable):

@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, inferred, named_retry
+from jaxlint.worker.errors import error_text
 
 MAX_RANK = 4  # inferred.MAX_BODY_RANK: never raised past it
 _RANK_ERRORS = re.compile(
@@ -65,9 +66,10 @@ class Retries:
     def retried(self, arguments: ArgumentSet, error: BaseException) -> ArgumentSet | None:
         """``arguments`` with the one parameter ``error`` names raised by a rank (or made i32), or
         None where the error is not one of those or does not name exactly one parameter."""
-        index_error = _INDEX_ERROR.search(str(error)) is not None
-        shape_error = isinstance(error, IndexError) and _SHAPE_ERROR.search(str(error)) is not None
-        if not index_error and not shape_error and _RANK_ERRORS.search(str(error)) is None:
+        text = error_text(error)
+        index_error = _INDEX_ERROR.search(text) is not None
+        shape_error = isinstance(error, IndexError) and _SHAPE_ERROR.search(text) is not None
+        if not index_error and not shape_error and _RANK_ERRORS.search(text) is None:
             by_name = named_retry.raised(arguments, error, _raisable,
                                          lambda value, rank: _changed(value, rank, value.dtype, self.size))
             return None if by_name is None or _key(by_name.kwargs) in self._failed else by_name
