@@ -266,7 +266,7 @@ class Job:
 # Why a target was not traced.
 SkipKind = Literal["no-arguments", "invalid-hint", "trace-error", "not-traceable", "not-found",
                    "import-failed", "dependency-missing", "timeout", "crash", "factory-failed",
-                   "nested-not-built"]
+                   "nested-not-built", "runaway"]
 
 
 @dataclass

@@ -33,6 +33,10 @@ MODULE = textwrap.dedent('''\
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501
 
 
+    def past_a_constant(x, axis: Union[int, Sequence[int]]):  # an axis is no size jaxlint chose: JX503 stays
+        return jnp.sum(x, axis=axis) + jnp.ones(3)[5]  # expect JX503
+
+
     def sum_over(x, reduce_axis: int | tuple[int, ...]):
         y = jnp.sum(x, axis=reduce_axis)
         return jnp.where(y > 0, jnp.log(y), 0.0)  # expect JX501

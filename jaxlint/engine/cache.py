@@ -58,7 +58,7 @@ GITIGNORE = "# Automatically created by jaxlint.\n*\n"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by jaxlint.\n")
 # Results that depend on the machine's load or on jaxlint's own failures are never kept.
-_NOT_KEPT = {"timeout", "crash"}
+_NOT_KEPT = {"timeout", "crash", "runaway"}
 MAX_AGE_DAYS = 30  # entries unused this long are removed after a run that wrote new ones
 
 

@@ -81,6 +81,8 @@ def run_job(pool: WorkerPool, job: Job, codes: list[str]) -> Result:
                 rerun.findings.insert(0, rule.finding(job.path, _line_span(job.source, failure.line), (
                     f"{what} ({failure.detail}{where}), in {target}: analyzed again without it{hint}")))
             return rerun
+        if failure.progress.get("guess"):  # a guess ran away once more than reruns allow: still no user's error
+            return _runaways_abandoned(job, target, failure)
         findings = [] if rule.code not in codes else [rule.finding(
             job.path, _line_span(job.source, failure.line), f"{what} ({failure.detail}{where}); it was not analyzed{hint}")]
         return Result(job.path, findings, skipped=[
@@ -98,7 +100,7 @@ def _without_runaway(pool: WorkerPool, job: Job, codes: list[str], target: str, 
     of the user's: the caller reports none."""
     kind = failure.kind
     if failure.progress.get("guess"):  # progress.py's watchdog ended the worker, or the module's limit did
-        kind, why = "timeout", ("a trace with guessed arguments ran away, in code the guess's time limit "
+        kind, why = "runaway", ("a trace with guessed arguments ran away, in code the guess's time limit "
                                 f"cannot stop ({failure.detail})")
     elif kind == "timeout":
         why = f"its analysis ran past the module's limit ({failure.detail})"
@@ -110,6 +112,19 @@ def _without_runaway(pool: WorkerPool, job: Job, codes: list[str], target: str, 
         lines = [*lines, failure.line]
     return run_job(pool, dataclasses.replace(job, runaway={**job.runaway, target: [kind, why]},
                                              runaway_lines=lines), codes)
+
+
+def _runaways_abandoned(job: Job, target: str | None, failure: Any) -> Result:
+    """The module's result once guesses ran away more often than MAX_RUNAWAYS reruns allow: the
+    earlier runaways with their reasons, every other target skipped as one, and no JX902/JX903
+    (the guesses were jaxlint's, not the user's code)."""
+    where = "" if target is None else f", in {target}"
+    why = (f"not analyzed: traces with guessed arguments ran away in this module {len(job.runaway) + 1} times "
+           f"(the last: {failure.detail}{where}); jaxlint does not analyze it again")
+    return Result(job.path, [], skipped=[
+        Skipped(t.qualname, *(job.runaway.get(t.qualname) or ("runaway", why)),  # type: ignore[arg-type]
+                t.name_span.start_line)
+        for t in job.targets])
 
 
 def _line_span(text: str, line: int | None) -> Span:

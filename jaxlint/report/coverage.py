@@ -347,8 +347,8 @@ def untraced_text(report: Coverage, relative: Callable[[str], str] = lambda path
     if report.left_out:
         lines.append(f"findings left out ({len(report.left_out)}): their bad point lies among the fields of an "
                      "instance jaxlint built, alone, which the class may never hold (or among the values it guessed "
-                     "for a nested function's outer parameters, alone), or they judge the sizes jaxlint chose "
-                     "for a function of sizes alone:")
+                     "for a nested function's outer parameters, alone), or they judge lengths or bytes where the sizes "
+                     "are jaxlint's choice (a size parameter, a description, a built instance's):")
         lines += [f"  {relative(f.path)}:{f.line}: {f.target} {f.code} {f.message}" for f in report.left_out]
     return "".join(line + "\n" for line in lines)
 

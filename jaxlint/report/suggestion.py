@@ -106,6 +106,8 @@ _NO_HINT = {
                            "(the environment the tests run in) to lint these functions"),
     "timeout": "the module did not finish importing (see the JX902/JX903 finding)",
     "crash": "the module did not finish importing (see the JX902/JX903 finding)",
+    "runaway": ("a trace with jaxlint's guessed arguments ran away in code no time limit interrupts (a loop "
+                "in C over the guessed sizes): a hint or an example with the real, smaller sizes traces it"),
     "not-found": ("the name was not on the module after import (defined conditionally, "
                   "deleted, or renamed by a decorator such as parameterized tests?)"),
     "not-traceable": "it returns functions or objects: trace a function that calls what it makes",

@@ -419,7 +419,7 @@ class _Analysis:
                 self._skip(built.target, "nested-not-built", built.why)
                 continue
             try:
-                with guards.without_side_effects(module), guards.time_limit(NESTED_SECONDS) as limit:
+                with guards.without_side_effects(module), guards.guessed_call_limit(NESTED_SECONDS) as limit:
                     self._target(module, built.target, recorded, registrations, built.function, built.outer)
             except guards.TimeUp:
                 if not limit.fired:

@@ -98,7 +98,7 @@ def _with_fields(owner: type, fields: dict[str, Any]) -> Any:
         return instance
     module = sys.modules.get(owner.__module__) or types.ModuleType(owner.__module__)
     try:  # under the safeguards of a factory's call: what it prints, sets and takes long is not kept
-        with guards.without_side_effects(module), guards.time_limit(POST_INIT_SECONDS) as limit:
+        with guards.without_side_effects(module), guards.guessed_call_limit(POST_INIT_SECONDS) as limit:
             post_init(instance)
     except guards.TimeUp:
         if not limit.fired:  # an outer limit's (a guess's): its caller's

@@ -36,7 +36,7 @@ from jaxlint.model import SkipKind, Target
 from jaxlint.worker import standins
 from jaxlint.worker.argsources import ArgumentRequest, ArgumentSet, built_parameters, inferred, passed_on
 from jaxlint.worker.errors import describe_error
-from jaxlint.worker.guards import TimeUp, time_limit, without_side_effects
+from jaxlint.worker.guards import TimeUp, guessed_call_limit, without_side_effects
 from jaxlint.worker.trace import code_of, resolve
 
 FACTORY_SECONDS = 3.0
@@ -155,7 +155,7 @@ class Factories:
             return Made({}, why=("no-arguments", f"the factory {name} was not called: {why}"))
         shown = f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
         try:
-            with without_side_effects(module), time_limit(FACTORY_SECONDS) as limit:
+            with without_side_effects(module), guessed_call_limit(FACTORY_SECONDS) as limit:
                 returned = factory(**kwargs)
         except TimeUp:
             if not limit.fired:  # an outer limit's: its caller's

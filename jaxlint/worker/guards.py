@@ -105,6 +105,16 @@ class GuessTimeUp(BaseException):
 
 
 @contextlib.contextmanager
+def guessed_call_limit(seconds: float) -> Iterator[Any]:
+    """``time_limit(seconds)`` for jaxlint's own call of the user's code on values it guessed (an
+    ``__init__``, a ``__post_init__``, a class's maker, a factory): told to the parent as a guess
+    (progress.py; a runaway there is no error of the user's code) and stopped by the watchdog where
+    it loops inside C code."""
+    with progress.guessing(seconds), time_limit(seconds) as limit:
+        yield limit
+
+
+@contextlib.contextmanager
 def guess_limit(guessed: bool) -> Iterator[None]:
     """``time_limit(GUESS_SECONDS)`` for a trace with guessed arguments, raising GuessTimeUp, else
     no limit of its own: a loop in Python over jaxlint's sizes (``for p in itertools.product(points,

@@ -52,7 +52,7 @@ def guarded_init(owner: type, fields: dict[str, Any]) -> Any:
     the trace fails as on any other error, never the worker)."""
     module = sys.modules.get(owner.__module__) or types.ModuleType(owner.__module__)
     try:
-        with guards.without_side_effects(module), guards.time_limit(INIT_SECONDS) as limit:
+        with guards.without_side_effects(module), guards.guessed_call_limit(INIT_SECONDS) as limit:
             return owner(**fields)
     except guards.TimeUp:
         if not limit.fired:  # an outer limit's (a guess's, a nested function's): its caller's

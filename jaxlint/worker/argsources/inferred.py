@@ -122,8 +122,10 @@ def _signatures(request: ArgumentRequest, signature: inspect.Signature, given: d
                                 for kind in roles.values()):
         return _size_only(roles)
     n = symbolic_size()
-    # A size jaxlint chose (an ``int``, a count, a size by its use): findings that judge lengths are left out.
-    chosen = any(kind[0] == "static" and type(kind[1]) is int for kind in roles.values() if isinstance(kind, tuple))
+    # A size jaxlint chose (an ``int``, a count, a size by its use): findings that judge lengths are
+    # left out; an axis (sizes.LAST_AXIS, -1) is no size.
+    chosen = any(kind[0] == "static" and type(kind[1]) is int and kind[1] >= 0
+                 for kind in roles.values() if isinstance(kind, tuple))
     per_rank = any(isinstance(kind[1], PerRank) for kind in roles.values() if kind[0] == "given")
     found, seen = [], set()
     for rank in range(MAX_RANK + 1):

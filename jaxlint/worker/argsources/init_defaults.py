@@ -60,7 +60,7 @@ def _normalized(cls: type, name: str, default: Any) -> Any:
         return EMPTY
     module = sys.modules.get(cls.__module__) or types.ModuleType(cls.__module__)
     try:  # the library's code: under the factories' safeguards
-        with guards.without_side_effects(module), guards.time_limit(_CALL_SECONDS) as limit:
+        with guards.without_side_effects(module), guards.guessed_call_limit(_CALL_SECONDS) as limit:
             return function(default)
     except guards.TimeUp:
         if not limit.fired:  # an outer limit's: its caller's

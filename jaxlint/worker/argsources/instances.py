@@ -188,32 +188,38 @@ def _class_rungs(request: ArgumentRequest, owner: type, kind: str, callee: Any, 
     roles.update(method_parameters(callee, given, reader=made_state.Maker(owner, callee, reader, made)))
     roles.update(inferred.by_use(request, roles, inspect.signature(callee)))
     one_leaf = inferred.one_leaf_parameters(request, roles)
-    if any(made_params.is_made(role) for role in roles.values()):
-        # Only its class makes one (``params: ParameterSet``): on the instance's sizes alone.
-        plan = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE)
-        found = plan.rungs(frozenset())
-    else:
-        plan = _Plan(request, owner, kind, callee, roles)
-        found = plan.rungs(frozenset())
-        if made:  # the ladder built them (a ParamsLGSSM of its own sizes): the class's maker's first
-            found = _Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE).rungs(frozenset()) + found
+    plans = _plans(request, owner, kind, callee, roles, made)
+    found = [arguments for plan in plans for arguments in plan.rungs(frozenset())]
     if not found:
         raise _NoArray("neither its fields nor the method's parameters take an array")
     concrete = post_init_defaults.with_float_defaults(owner, kind, roles) \
         if built_instances.post_init_refused(owner) else None
     if concrete is not None:  # its __post_init__ refused abstract floats: their defaults, made again
-        retry = _Plan(request, owner, kind, callee, concrete)
-        again = retry.rungs(frozenset())
+        retry = _plans(request, owner, kind, callee, concrete, made)
+        again = [arguments for plan in retry for arguments in plan.rungs(frozenset())]
         if again and not built_instances.post_init_refused(owner):
-            plan, roles, found = retry, concrete, again
+            plans, roles, found = retry, concrete, again
+    last = plans[-1]
     names = optional_fields.optional(owner, kind, {name[5:]: role for name, role in roles.items()
                                                    if name.startswith("self.")})
-    absent = optional_fields.absent(owner, names, lambda absent: [plan.instance(arguments)
-                                                                  for arguments in plan.rungs(absent)])
-    found = plan.rungs(absent) if absent else found  # the rungs with every field given all fail: left out
+    absent = optional_fields.absent(owner, names, lambda absent: [last.instance(arguments)
+                                                                  for arguments in last.rungs(absent)])
+    if absent:  # the rungs with every field given all fail: left out
+        found = [arguments for plan in plans for arguments in plan.rungs(absent)]
     for name, role in parameter_subclasses.alternatives(callee, roles):  # tried when the first's all fail
-        found += _Plan(request, owner, kind, callee, {**roles, name: role}).rungs(absent)
+        found += _Plan(request, owner, kind, callee, {**last.roles, name: role}, last.size).rungs(absent)
     return [dataclasses.replace(arguments, one_leaf=one_leaf) for arguments in found]
+
+
+def _plans(request: ArgumentRequest, owner: type, kind: str, callee: Any, roles: dict[str, Any],
+           made: dict[str, Any]) -> list[_Plan]:
+    """The plans of a method's rungs, in order: with the parameters its class's maker makes, on the
+    instance's sizes (made_params.py), first; then the ladder's, unless only the maker makes one
+    (``params: ParameterSet``); the ladder's alone where there is no maker."""
+    plans = [_Plan(request, owner, kind, callee, {**roles, **made}, INT_VALUE)] if made else []
+    if not any(made_params.is_made(role) for role in roles.values()):
+        plans.append(_Plan(request, owner, kind, callee, roles))
+    return plans
 
 
 def _subclass_signatures(request: ArgumentRequest, owner: type, callee: Any) -> list[ArgumentSet]:

@@ -196,7 +196,7 @@ def _run(instance: Any, pending: Pending) -> Any:
     owner = instance.owner if isinstance(instance, InstanceFields) else type(instance)
     module = sys.modules.get(owner.__module__) or types.ModuleType(owner.__module__)
     try:
-        with guards.without_side_effects(module), guards.time_limit(MAKER_SECONDS) as limit:
+        with guards.without_side_effects(module), guards.guessed_call_limit(MAKER_SECONDS) as limit:
             shapes = iter(jax.eval_shape(run, *[leaves[i] for i in spots]))
     except guards.TimeUp:
         if not limit.fired:  # an outer limit's: its caller's
