@@ -636,7 +636,7 @@ def clip_difference_of_inputs_in_a_branch(a, b):
     def ratio(u, v):
         return jnp.clip(1.0 / (u - v), -1e6, 1e6)  # expect: JX501
 
-    return jax.lax.cond(jnp.sum(a) > 0, ratio, lambda u, v: u, a, b)
+    return jax.lax.cond(jnp.sum(a) >= 0, ratio, lambda u, v: u, a, b)
 
 
 @jax.jit

@@ -263,7 +263,7 @@ def _computed(value: Value) -> bool:
             return True
         region = value.region_input
         op = region.parent if region is not None else None
-        if op is None or op.primitive in ("scan", "while"):
+        if op is None or op.primitive in primitives.LOOPS:
             return False
         links = region_links(op, region)
         index = next((i for i, v in enumerate(region.inputs) if v is value), None)
