@@ -215,6 +215,27 @@ def check_in_process(paths: list[str], rules: list[type[Rule]] | list[RuleInfo],
         return check(paths, rules, **kwargs)
 
 
+def check_project(root: Path, modules: dict[str, str]) -> CheckResult:
+    """``modules`` (name: source) written under ``root`` beside an empty ``[tool.jaxlint]``, then
+    checked in this process with every rule and the project's configuration."""
+    from jaxlint.config import load_config
+    from jaxlint.rules import all_rules
+
+    paths = [write(root, name, source) for name, source in modules.items()]
+    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
+    return check_in_process([str(path) for path in paths], all_rules(), config=load_config([str(paths[0])]))
+
+
+def traced_signatures(result: CheckResult) -> dict[str, str]:
+    """Each traced target's signature, by qualname."""
+    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
+
+
+def skip_reasons(result: CheckResult) -> dict[str, str]:
+    """Why each skipped target was not traced, by qualname."""
+    return {s.target: s.reason for _, s in result.skipped}
+
+
 # ---------------------------------------------------------------------------------------------
 # Rule cases: tests/rules/JXnnn.py, or the folder tests/rules/JXnnn/ (see tests/rules/README.md).
 

@@ -10,13 +10,9 @@ project, one check, in the test process; near misses stay as before."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
-from helpers import check_in_process, expected_markers, write
-
-from jaxlint.config import load_config
-from jaxlint.rules import all_rules
+from helpers import check_project, expected_markers, skip_reasons, traced_signatures
 
 MODULE = textwrap.dedent('''\
     import abc
@@ -163,19 +159,9 @@ POSTPONED = textwrap.dedent('''\
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory):
-    root: Path = tmp_path_factory.mktemp("described")
-    path = write(root, "described", MODULE)
-    later = write(root, "postponed", POSTPONED)
-    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    return check_in_process([str(path), str(later)], all_rules(), config=load_config([str(path)]))
+    return check_project(tmp_path_factory.mktemp("described"), {"described": MODULE, "postponed": POSTPONED})
 
-
-def signatures(result) -> dict[str, str]:
-    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
-
-
-def skipped(result) -> dict[str, str]:
-    return {s.target: s.reason for _, s in result.skipped}
+signatures, skipped = traced_signatures, skip_reasons
 
 
 def test_the_findings_are_the_marked_ones(checked) -> None:

@@ -11,10 +11,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from helpers import check_in_process, write
-
-from jaxlint.config import load_config
-from jaxlint.rules import all_rules
+from helpers import check_project, skip_reasons, traced_signatures
 
 MODULE = textwrap.dedent('''\
     import dataclasses
@@ -69,12 +66,8 @@ MODULE = textwrap.dedent('''\
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("bases")
-    path = write(root, "shapes", MODULE)
-    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    result = check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
-    signatures = {t.target: t.signature for fa in result.files for t in fa.result.traced}
-    skipped = {s.target: s.reason for _, s in result.skipped}
+    result = check_project(tmp_path_factory.mktemp("bases"), {"shapes": MODULE})
+    signatures, skipped = traced_signatures(result), skip_reasons(result)
     findings = {(f.code, f.span.start_line) for fa in result.files for f in fa.findings}
     return signatures, skipped, findings
 

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import check_in_process, expected_markers, write
+from helpers import check_in_process, check_project, expected_markers, skip_reasons, traced_signatures, write
 
 from jaxlint.config import load_config
 from jaxlint.rules import all_rules
@@ -173,18 +173,9 @@ MODULE = textwrap.dedent('''\
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory):
-    root: Path = tmp_path_factory.mktemp("conventions")
-    path = write(root, "conventions", MODULE)
-    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    return check_project(tmp_path_factory.mktemp("conventions"), {"conventions": MODULE})
 
-
-def signatures(result) -> dict[str, str]:
-    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
-
-
-def skipped(result) -> dict[str, str]:
-    return {s.target: s.reason for _, s in result.skipped}
+signatures, skipped = traced_signatures, skip_reasons
 
 
 def test_the_findings_are_the_marked_ones(checked) -> None:

@@ -11,8 +11,8 @@ import pytest
 from helpers import expected_markers
 
 from jaxlint.config import load_config
-from jaxlint.engine.targets import file_targets
 from jaxlint.engine.jobs import make_job
+from jaxlint.engine.targets import file_targets
 from jaxlint.rules import all_rules
 from jaxlint.text import read_source
 

@@ -6,13 +6,9 @@ its module (nested_code.py), and the retry of a rung whose error names one value
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
-from helpers import check_in_process, expected_markers, write
-
-from jaxlint.config import load_config
-from jaxlint.rules import all_rules
+from helpers import check_project, expected_markers, skip_reasons, traced_signatures
 
 MODULE = textwrap.dedent('''\
     import abc
@@ -141,18 +137,9 @@ MODULE = textwrap.dedent('''\
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory):
-    root: Path = tmp_path_factory.mktemp("unused")
-    path = write(root, "wrappers", MODULE)
-    (root / "pyproject.toml").write_text("[tool.jaxlint]\n")
-    return check_in_process([str(path)], all_rules(), config=load_config([str(path)]))
+    return check_project(tmp_path_factory.mktemp("unused"), {"wrappers": MODULE})
 
-
-def signatures(result) -> dict[str, str]:
-    return {t.target: t.signature for fa in result.files for t in fa.result.traced}
-
-
-def skipped(result) -> dict[str, str]:
-    return {s.target: s.reason for _, s in result.skipped}
+signatures, skipped = traced_signatures, skip_reasons
 
 
 def test_the_findings_are_the_marked_ones(checked) -> None:

@@ -6,7 +6,6 @@ one f32 scalar's description, an empty set. The description travels wrapped
 from __future__ import annotations
 
 import inspect
-
 import re
 import types
 import typing

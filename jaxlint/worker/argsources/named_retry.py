@@ -15,10 +15,9 @@ import re
 from typing import Any, Callable
 
 from jaxlint.worker import built_instances
-from jaxlint.worker.errors import error_text
 from jaxlint.worker.argsources import ArgumentSet
-
-MAX_RANK = 4  # inferred.MAX_BODY_RANK, as rank_retry.MAX_RANK: never raised past it
+from jaxlint.worker.argsources.inferred import MAX_BODY_RANK as MAX_RANK  # never raised past it
+from jaxlint.worker.errors import error_text
 
 
 def raised(arguments: ArgumentSet, error: BaseException, raisable: Callable[[Any], bool],
